@@ -1,0 +1,45 @@
+"""Plain data passed between the ingesters, the index and the search core."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class ChunkSettings:
+    """How big chunks may be, in model tokens (word pieces)."""
+
+    max_tokens: int = 200
+    min_tokens: int = 40
+
+
+@dataclass
+class ParsedChunk:
+    """One retrievable unit of a document, in document order."""
+
+    text: str
+    heading: str | None = None  # heading chain, e.g. "Config > Advanced"
+    symbol: str | None = None  # code symbol, e.g. "Spider.parse"
+    line_start: int | None = None  # 1-based, inclusive
+    line_end: int | None = None
+    page_start: int | None = None  # 1-based, inclusive
+    page_end: int | None = None
+    token_count: int = 0
+
+
+@dataclass
+class ParsedDocument:
+    """What an ingester makes of one file."""
+
+    title: str
+    doc_type: str  # markdown | text | code | pdf | docx | html | ...
+    chunks: list[ParsedChunk]
+    language: str | None = None  # programming language for code; natural language if known
+    tags: list[str] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    page_count: int | None = None
+
+
+class IngestError(Exception):
+    """A file that cannot be ingested; the message is one line for the error log."""
