@@ -1,0 +1,488 @@
+"""The `kb` command: a thin click shell over the library core."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from kb_search import __version__
+from kb_search.environment import Environment
+
+FORMATS = click.Choice(["json", "human"])
+
+
+class UserError(click.ClickException):
+    """Exit 1 with a one-line message and no traceback."""
+
+    exit_code = 1
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"Error: {self.format_message()}", err=True)
+
+
+class App:
+    """Per-invocation state: environment, resolved config, and DB opening."""
+
+    def __init__(self, environment: Environment, flags: dict[str, Any]):
+        from kb_search.config import load_config
+
+        self.environment = environment
+        self.config = load_config(
+            env=environment.env,
+            cwd=environment.cwd,
+            home=environment.home,
+            flags={k: v for k, v in flags.items() if k != "config"},
+            config_path=flags.get("config"),
+        )
+
+    @property
+    def error_log(self) -> Path:
+        return self.config.data_dir / "ingest-errors.log"
+
+    def open_db(self, readonly: bool = False, create: bool = False):
+        from kb_search import db
+
+        return db.connect(self.config.db_path, readonly=readonly, create=create)
+
+    def chunk_settings(self):
+        from kb_search.models import ChunkSettings
+
+        return ChunkSettings(
+            max_tokens=self.config["chunking.max_tokens"],
+            min_tokens=self.config["chunking.min_tokens"],
+        )
+
+    def output_format(self, fmt: str | None) -> str:
+        if fmt:
+            return fmt
+        return "human" if self.environment.stdout_isatty else "json"
+
+
+def _known_errors() -> tuple[type[BaseException], ...]:
+    from kb_search.config import ConfigError
+    from kb_search.db import DBError
+    from kb_search.evaluate import EvalError
+    from kb_search.inventory import NotFound
+    from kb_search.models import IngestError
+    from kb_search.search import SearchError
+
+    return (ConfigError, DBError, SearchError, NotFound, EvalError, IngestError)
+
+
+def common_options(fn: Callable) -> Callable:
+    """--data-dir/--db/--config on every command (they also work before the command name)."""
+
+    @click.option("--data-dir", type=click.Path(path_type=Path), help="Data directory (~/.kb).")
+    @click.option("--db", "db_path", type=click.Path(path_type=Path), help="Database file.")
+    @click.option("--config", "config_path", type=click.Path(path_type=Path), help="Config file.")
+    @click.pass_context
+    @functools.wraps(fn)
+    def wrapper(ctx: click.Context, data_dir, db_path, config_path, **kwargs):
+        root = ctx.find_root()
+        flags = dict(root.meta.get("kb.flags", {}))
+        for key, value in (("data_dir", data_dir), ("db", db_path), ("config", config_path)):
+            if value is not None:
+                flags[key] = value
+        try:
+            app = App(root.meta.get("kb.environment") or Environment(), flags)
+            return fn(app, **kwargs)
+        except _known_errors() as exc:
+            raise UserError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from exc
+        except (click.ClickException, click.exceptions.Exit, click.Abort, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            if os.environ.get("KB_DEBUG"):
+                raise
+            message = f"internal error: {type(exc).__name__}: {exc}".splitlines()[0]
+            raise UserError(f"{message} (set KB_DEBUG=1 for a traceback)") from exc
+
+    return wrapper
+
+
+def emit(data: Any, fmt: str, human: Callable[[], str]) -> None:
+    if fmt == "json":
+        click.echo(json.dumps(data, ensure_ascii=False, indent=None, default=str))
+    else:
+        click.echo(human())
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--data-dir", type=click.Path(path_type=Path), help="Data directory (~/.kb).")
+@click.option("--db", "db_path", type=click.Path(path_type=Path), help="Database file.")
+@click.option("--config", "config_path", type=click.Path(path_type=Path), help="Config file.")
+@click.version_option(__version__, prog_name="kb")
+@click.pass_context
+def cli(ctx: click.Context, data_dir, db_path, config_path) -> None:
+    """kb: local hybrid search over your knowledge base, in one SQLite file."""
+    flags = {"data_dir": data_dir, "db": db_path, "config": config_path}
+    ctx.meta["kb.flags"] = {k: v for k, v in flags.items() if v is not None}
+    if isinstance(ctx.obj, Environment):
+        ctx.meta["kb.environment"] = ctx.obj
+
+
+# ---- init / config ------------------------------------------------------------------------
+
+
+@cli.command()
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+def init(app: App, fmt: str | None) -> None:
+    """Create the data directory and the database."""
+    from kb_search.inventory import stats
+
+    app.config.data_dir.mkdir(parents=True, exist_ok=True)
+    conn = app.open_db(create=True)
+    info = stats(conn, app.config.db_path)
+    conn.close()
+    emit(
+        {"data_dir": str(app.config.data_dir), "db": str(app.config.db_path), **info},
+        app.output_format(fmt),
+        lambda: f"Initialised {app.config.db_path} ({info['documents']} documents).",
+    )
+
+
+@cli.group()
+def config() -> None:
+    """Show the effective configuration."""
+
+
+@config.command("show")
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+def config_show(app: App, fmt: str | None) -> None:
+    """Print every setting, its value and where it came from."""
+    from kb_search.render import table
+
+    rows = app.config.as_rows()
+    data = {key: {"value": value, "source": source} for key, value, source in rows}
+    emit(data, app.output_format(fmt), lambda: table(rows, ["setting", "value", "source"]))
+
+
+# ---- add / remove -------------------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--tag", "tags", multiple=True, help="Tag every added document (repeatable).")
+@click.option("--type", "doc_type", help="Store the documents under this type.")
+@click.option("--workers", type=int, help="Parser processes.")
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+def add(app: App, paths, tags, doc_type, workers, fmt: str | None) -> None:
+    """Ingest files and directories (unchanged files are skipped)."""
+    from kb_search.indexer import AddOptions, ErrorLog, add_paths
+
+    options = AddOptions(
+        settings=app.chunk_settings(),
+        tags=list(tags),
+        doc_type=doc_type,
+        max_file_bytes=int(app.config["ingestion.max_file_mb"] * 1_000_000),
+        follow_symlinks=app.config["ingestion.follow_symlinks"],
+        ocr=app.config["ingestion.enable_ocr"],
+    )
+    app.config.data_dir.mkdir(parents=True, exist_ok=True)
+    conn = app.open_db(create=True)
+    bar: list[Any] = []
+
+    def on_start(total: int) -> None:
+        if app.environment.stderr_isatty and total:
+            bar.append(click.progressbar(length=total, label="Indexing", file=sys.stderr))
+            bar[0].__enter__()
+
+    def on_file(path: Path) -> None:
+        if bar:
+            bar[0].update(1)
+
+    try:
+        summary = add_paths(
+            conn,
+            list(paths),
+            options,
+            error_log=ErrorLog(app.error_log),
+            on_start=on_start,
+            on_file=on_file,
+        )
+    finally:
+        if bar:
+            bar[0].__exit__(None, None, None)
+        conn.close()
+    fmt = app.output_format(fmt)
+    emit(summary.to_dict() | {"summary": summary.line()}, fmt, summary.line)
+    if summary.failed and fmt == "human":
+        click.echo(f"See {app.error_log} for the failures.", err=True)
+
+
+@cli.command()
+@click.argument("refs", nargs=-1, required=True)
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+def remove(app: App, refs, fmt: str | None) -> None:
+    """Delete documents by id or path (chunks, FTS rows and vectors go with them)."""
+    from kb_search.inventory import resolve_document_id
+    from kb_search.store import delete_document
+
+    conn = app.open_db()
+    removed = []
+    for ref in refs:
+        doc_id = resolve_document_id(conn, ref, app.environment.cwd)
+        if delete_document(conn, doc_id):
+            removed.append(doc_id)
+    emit({"removed": removed}, app.output_format(fmt), lambda: f"Removed {len(removed)} documents.")
+
+
+# ---- search -------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("query")
+@click.option("--mode", type=click.Choice(["hybrid", "lexical", "vector"]))
+@click.option("--top", type=click.IntRange(min=1, max=1000))
+@click.option("--type", "types", multiple=True, help="Only these document types.")
+@click.option("--tag", "tags", multiple=True, help="Only documents with any of these tags.")
+@click.option("--path", "paths", multiple=True, help="Path glob (* stays inside a folder).")
+@click.option("--lang", "languages", multiple=True, help="Only this language.")
+@click.option("--min-score", type=click.FloatRange(0, 1))
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+def search(app: App, query, mode, top, types, tags, paths, languages, min_score, fmt) -> None:
+    """Search the knowledge base (hybrid by default)."""
+    from kb_search.query import Filters
+    from kb_search.render import search_human
+    from kb_search.search import SearchOptions
+    from kb_search.search import search as run_search
+
+    options = SearchOptions(
+        mode=mode or app.config["search.default_mode"],
+        top=top or app.config["search.default_top"],
+        filters=Filters(list(types), list(tags), list(paths), list(languages)),
+        min_score=min_score,
+        rrf_k=app.config["search.rrf_k"],
+    )
+    conn = app.open_db(readonly=True)
+    vector, unavailable = vector_leg_for(app, conn, options.mode)
+    response = run_search(conn, query, options, vector=vector, vector_unavailable=unavailable)
+    fmt = app.output_format(fmt)
+    color = fmt == "human" and app.environment.stdout_isatty
+    emit(response.to_dict(), fmt, lambda: search_human(response, color=color))
+
+
+def vector_leg_for(app: App, conn: Any, mode: str) -> tuple[Any, str | None]:
+    """The vector leg for this DB, or why there is none."""
+    if mode == "lexical":
+        return None, None
+    return None, "no embedding model configured for this database"
+
+
+# ---- show / chunk / list / stats / tags -----------------------------------------------------
+
+
+@cli.command()
+@click.argument("ref")
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+def show(app: App, ref: str, fmt: str | None) -> None:
+    """A document with its chunks, by id or path."""
+    from kb_search.inventory import get_document
+    from kb_search.render import document_human
+
+    conn = app.open_db(readonly=True)
+    doc = get_document(conn, ref, cwd=app.environment.cwd)
+    emit(doc.to_dict(), app.output_format(fmt), lambda: document_human(doc))
+
+
+@cli.command()
+@click.argument("chunk_id", type=int)
+@click.option("--context", type=click.IntRange(min=0, max=50), default=0, show_default=True)
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+def chunk(app: App, chunk_id: int, context: int, fmt: str | None) -> None:
+    """One chunk with `--context N` neighbours on each side."""
+    from kb_search.inventory import get_chunk
+    from kb_search.render import chunk_header
+
+    conn = app.open_db(readonly=True)
+    chunks = get_chunk(conn, chunk_id, context)
+    data = {"chunk_id": chunk_id, "chunks": [c.to_dict() for c in chunks]}
+
+    def human() -> str:
+        return "\n\n".join(f"{chunk_header(c)}\n{c.text}" for c in chunks)
+
+    emit(data, app.output_format(fmt), human)
+
+
+@cli.command("list")
+@click.option("--type", "doc_type")
+@click.option("--tag")
+@click.option("--limit", type=click.IntRange(min=1))
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+def list_cmd(app: App, doc_type, tag, limit, fmt: str | None) -> None:
+    """Indexed documents."""
+    from kb_search.inventory import list_documents
+    from kb_search.render import table
+
+    conn = app.open_db(readonly=True)
+    docs = list_documents(conn, doc_type, tag, limit)
+    rows = [(d.document_id, d.type, d.chunk_count, d.rel_path, ", ".join(d.tags)) for d in docs]
+    emit(
+        {"documents": [d.to_dict() for d in docs], "count": len(docs)},
+        app.output_format(fmt),
+        lambda: table(rows, ["id", "type", "chunks", "path", "tags"]),
+    )
+
+
+@cli.command()
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+def stats(app: App, fmt: str | None) -> None:
+    """Counts, sizes and the model."""
+    from kb_search.inventory import stats as get_stats
+
+    conn = app.open_db(readonly=True)
+    info = get_stats(conn, app.config.db_path)
+
+    def human() -> str:
+        types = ", ".join(f"{k}: {v}" for k, v in sorted(info["by_type"].items())) or "-"
+        size = f"{info['db_bytes'] / 1e6:.1f} MB" if info["db_bytes"] else "-"
+        return (
+            f"Documents: {info['documents']} ({types})\nChunks: {info['chunks']}"
+            f"\nTags: {info['tags']}\nModel: {info['model'] or '-'}\nDB: {info['db_path']} ({size})"
+        )
+
+    emit(info, app.output_format(fmt), human)
+
+
+@cli.command()
+@click.argument("ref")
+@click.argument("tags", nargs=-1, required=True)
+@common_options
+def tag(app: App, ref: str, tags) -> None:
+    """Add tags to a document."""
+    from kb_search.inventory import resolve_document_id
+    from kb_search.tags import add_tags
+
+    conn = app.open_db()
+    doc_id = resolve_document_id(conn, ref, app.environment.cwd)
+    add_tags(conn, doc_id, tags)
+    click.echo(f"Tagged document {doc_id}: {', '.join(tags)}")
+
+
+@cli.command()
+@click.argument("ref")
+@click.argument("tags", nargs=-1, required=True)
+@common_options
+def untag(app: App, ref: str, tags) -> None:
+    """Remove tags from a document."""
+    from kb_search.inventory import resolve_document_id
+    from kb_search.tags import remove_tags
+
+    conn = app.open_db()
+    doc_id = resolve_document_id(conn, ref, app.environment.cwd)
+    removed = remove_tags(conn, doc_id, tags)
+    click.echo(f"Removed {removed} tags from document {doc_id}")
+
+
+@cli.command()
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+def tags(app: App, fmt: str | None) -> None:
+    """All tags with their document counts."""
+    from kb_search.inventory import list_tags
+    from kb_search.render import table
+
+    conn = app.open_db(readonly=True)
+    rows = list_tags(conn)
+    emit(
+        {"tags": rows},
+        app.output_format(fmt),
+        lambda: table([(r["tag"], r["documents"]) for r in rows], ["tag", "documents"]),
+    )
+
+
+# ---- doctor / eval ------------------------------------------------------------------------
+
+
+@cli.command()
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+def doctor(app: App, fmt: str | None) -> None:
+    """Health checks; exit 1 when one fails."""
+    from kb_search.doctor import run_checks
+
+    conn = app.open_db()
+    checks = run_checks(conn)
+    ok = all(c.ok for c in checks)
+    emit(
+        {"ok": ok, "checks": [c.to_dict() for c in checks]},
+        app.output_format(fmt),
+        lambda: "\n".join(f"[{'ok' if c.ok else 'FAIL'}] {c.name}: {c.detail}" for c in checks),
+    )
+    if not ok:
+        sys.exit(1)
+
+
+@cli.command("eval")
+@click.argument("dataset_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.option("--mode", "modes", multiple=True, type=click.Choice(["hybrid", "lexical", "vector"]))
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+def eval_cmd(app: App, dataset_dir: Path, modes, fmt: str | None) -> None:
+    """Retrieval quality on a BEIR-layout dataset; its index is kept and reused."""
+    from kb_search.evaluate import run_eval
+    from kb_search.render import table
+
+    vector = None
+    modes = list(modes) or ["lexical"]
+    report = run_eval(
+        dataset_dir,
+        app.config.data_dir / "eval",
+        app.chunk_settings(),
+        modes,
+        vector=vector,
+    )
+    rows = [
+        (
+            s.mode,
+            f"{s.ndcg_at_10:.4f}",
+            f"{s.recall_at_100:.4f}",
+            f"{s.mrr_at_10:.4f}",
+            f"{s.p50_ms:.1f}",
+            f"{s.p95_ms:.1f}",
+            s.queries,
+        )
+        for s in report["scores"]
+    ]
+
+    def human() -> str:
+        how = "reused" if report["reused"] else f"built in {report['index_seconds']:.1f} s"
+        head = (
+            f"Dataset {report['dataset']}: {report['documents']} documents,"
+            f" {report['chunks']} chunks (index {how})"
+        )
+        cols = ["mode", "nDCG@10", "Recall@100", "MRR@10", "p50 ms", "p95 ms", "queries"]
+        return head + "\n" + table(rows, cols)
+
+    data = dict(report, scores=[s.to_dict() for s in report["scores"]])
+    emit(data, app.output_format(fmt), human)
+
+
+def main(argv: list[str] | None = None) -> None:
+    if os.environ.get("KB_DEBUG"):
+        cli.main(args=argv, prog_name="kb")
+        return
+    try:
+        cli.main(args=argv, prog_name="kb", standalone_mode=True)
+    except KeyboardInterrupt:
+        click.echo("Interrupted.", err=True)
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

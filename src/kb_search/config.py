@@ -1,0 +1,201 @@
+"""Effective configuration: flags > KB_* environment > .kb.yaml > config.yaml > defaults."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+PROJECT_FILE = ".kb.yaml"
+
+
+class ConfigError(Exception):
+    """A config file or value that cannot be used."""
+
+
+def _to_bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in {"1", "true", "yes", "on"}:
+        return True
+    if text in {"0", "false", "no", "off"}:
+        return False
+    raise ValueError(f"not a boolean: {value!r}")
+
+
+def _choice(*options: str) -> Callable[[Any], str]:
+    def convert(value: Any) -> str:
+        text = str(value).strip().lower()
+        if text not in options:
+            raise ValueError(f"{value!r} is not one of {', '.join(options)}")
+        return text
+
+    return convert
+
+
+@dataclass(frozen=True)
+class Setting:
+    key: str  # dotted name as in config.yaml, e.g. "search.default_top"
+    default: Any
+    convert: Callable[[Any], Any]
+    env: tuple[str, ...]
+    help: str
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("model", DEFAULT_MODEL, str, ("KB_MODEL",), "embedding model name"),
+    Setting("model_source", None, str, ("KB_MODEL_SOURCE",), "local model directory"),
+    Setting("query_prefix", "", str, ("KB_QUERY_PREFIX",), "text put before queries (e5)"),
+    Setting("passage_prefix", "", str, ("KB_PASSAGE_PREFIX",), "text put before passages"),
+    Setting("search.default_top", 10, int, ("KB_DEFAULT_TOP", "KB_SEARCH_DEFAULT_TOP"), "results"),
+    Setting(
+        "search.default_mode",
+        "hybrid",
+        _choice("hybrid", "lexical", "vector"),
+        ("KB_DEFAULT_MODE", "KB_SEARCH_DEFAULT_MODE"),
+        "mode when --mode is not given",
+    ),
+    Setting("search.rrf_k", 60, int, ("KB_RRF_K",), "Reciprocal Rank Fusion constant"),
+    Setting("chunking.max_tokens", 200, int, ("KB_CHUNK_MAX_TOKENS",), "largest chunk"),
+    Setting("chunking.min_tokens", 40, int, ("KB_CHUNK_MIN_TOKENS",), "smallest section"),
+    Setting("ingestion.workers", 1, int, ("KB_WORKERS",), "parser processes"),
+    Setting("ingestion.max_file_mb", 20.0, float, ("KB_MAX_FILE_MB",), "larger files skipped"),
+    Setting(
+        "ingestion.enable_ocr",
+        "auto",
+        _choice("auto", "always", "never"),
+        ("KB_ENABLE_OCR",),
+        "OCR for pages without text",
+    ),
+    Setting("ingestion.follow_symlinks", False, _to_bool, ("KB_FOLLOW_SYMLINKS",), "walk links"),
+)
+SETTINGS_BY_KEY = {s.key: s for s in SETTINGS}
+
+
+@dataclass
+class Config:
+    """Resolved settings plus where each came from."""
+
+    data_dir: Path
+    db_path: Path
+    values: dict[str, Any] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
+    files: list[Path] = field(default_factory=list)
+
+    def __getitem__(self, key: str) -> Any:
+        return self.values[key]
+
+    def as_rows(self) -> list[tuple[str, Any, str]]:
+        rows = [
+            ("data_dir", str(self.data_dir), self.sources["data_dir"]),
+            ("db", str(self.db_path), self.sources["db"]),
+        ]
+        rows += [(s.key, self.values[s.key], self.sources[s.key]) for s in SETTINGS]
+        return rows
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(_flatten(value, f"{name}."))
+        else:
+            flat[name] = value
+    return flat
+
+
+def read_yaml_file(path: Path) -> dict[str, Any]:
+    """Read a config file into dotted keys; a broken file is a ConfigError."""
+    import yaml  # only paid for when a config file exists
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ConfigError(f"cannot read config {path}: {first}") from exc
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"config {path} must be a mapping of settings")
+    flat = _flatten(data)
+    unknown = sorted(k for k in flat if k not in SETTINGS_BY_KEY and k not in {"data_dir", "db"})
+    if unknown:
+        raise ConfigError(f"unknown setting(s) in {path}: {', '.join(unknown)}")
+    return flat
+
+
+def find_project_file(cwd: Path) -> Path | None:
+    for directory in (cwd, *cwd.parents):
+        candidate = directory / PROJECT_FILE
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _convert(setting: Setting, value: Any, origin: str) -> Any:
+    if value is None:
+        return None
+    try:
+        return setting.convert(value)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"bad value for {setting.key} from {origin}: {exc}") from exc
+
+
+def load_config(
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    home: Path | None = None,
+    flags: Mapping[str, Any] | None = None,
+    config_path: Path | None = None,
+) -> Config:
+    """Resolve every setting; `flags` holds only options the user actually gave."""
+    env = dict(os.environ if env is None else env)
+    cwd = cwd or Path.cwd()
+    home = home or Path(env.get("HOME") or Path.home())
+    flags = {k: v for k, v in (flags or {}).items() if v is not None}
+
+    project_file = find_project_file(cwd)
+    project = read_yaml_file(project_file) if project_file else {}
+
+    def pick_path(key: str, env_name: str, default: Path) -> tuple[Path, str]:
+        if key in flags:
+            return Path(flags[key]).expanduser(), "flag"
+        if env.get(env_name):
+            return Path(env[env_name]).expanduser(), f"env {env_name}"
+        if key in project and project_file is not None:
+            value = Path(str(project[key])).expanduser()
+            return (project_file.parent / value).resolve(), str(project_file)
+        return default, "default"
+
+    data_dir, data_src = pick_path("data_dir", "KB_DATA_DIR", home / ".kb")
+    config_file = Path(config_path) if config_path else data_dir / "config.yaml"
+    if config_path and not config_file.is_file():
+        raise ConfigError(f"config file not found: {config_file}")
+    user = read_yaml_file(config_file) if config_file.is_file() else {}
+    if data_src == "default" and "data_dir" in user:
+        data_dir, data_src = Path(str(user["data_dir"])).expanduser(), str(config_file)
+    db_path, db_src = pick_path("db", "KB_DB", data_dir / "kb.db")
+    if db_src == "default" and "db" in user:
+        db_path, db_src = Path(str(user["db"])).expanduser(), str(config_file)
+
+    cfg = Config(data_dir=data_dir, db_path=db_path)
+    cfg.sources.update(data_dir=data_src, db=db_src)
+    cfg.files = [p for p in (config_file, project_file) if p is not None and p.is_file()]
+    for setting in SETTINGS:
+        value, origin = setting.default, "default"
+        if setting.key in user:
+            value, origin = user[setting.key], str(config_file)
+        if setting.key in project and project_file is not None:
+            value, origin = project[setting.key], str(project_file)
+        for name in setting.env:
+            if env.get(name) not in (None, ""):
+                value, origin = env[name], f"env {name}"
+                break
+        if setting.key in flags:
+            value, origin = flags[setting.key], "flag"
+        cfg.values[setting.key] = _convert(setting, value, origin)
+        cfg.sources[setting.key] = origin
+    return cfg

@@ -1,0 +1,188 @@
+"""Opening the SQLite file: extension-capable binding, WAL, numbered migrations."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import sqlean as sqlite
+
+from kb_search.migrations import MIGRATIONS
+
+Connection = sqlite.Connection
+DatabaseError = sqlite.DatabaseError
+OperationalError = sqlite.OperationalError
+IntegrityError = sqlite.IntegrityError
+
+BUSY_TIMEOUT_MS = 30_000
+
+
+class DBError(Exception):
+    """A database that cannot be opened or used; the message says what to do."""
+
+
+def glob_to_regex(pattern: str) -> str:
+    """Path glob where `*` stays inside one path segment and `**` crosses them."""
+    out, i = [], 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+            continue
+        if pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        if ch == "*":
+            out.append("[^/]*")
+        elif ch == "?":
+            out.append("[^/]")
+        elif ch == "[":
+            end = pattern.find("]", i + 1)
+            if end == -1:
+                out.append(re.escape(ch))
+            else:
+                body = pattern[i + 1 : end].replace("\\", "\\\\")
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append(f"[{body}]")
+                i = end
+        else:
+            out.append(re.escape(ch))
+        i += 1
+    return "".join(out)
+
+
+_glob_cache: dict[str, re.Pattern[str]] = {}
+
+
+def path_matches(pattern: str, rel_path: str, abs_path: str) -> bool:
+    """A pattern without `/` matches the file name; `/x` the absolute path; else the path
+    relative to its root, or any trailing part of the absolute path."""
+    rx = _glob_cache.get(pattern)
+    if rx is None:
+        rx = _glob_cache.setdefault(pattern, re.compile(glob_to_regex(pattern) + r"\Z"))
+    if "/" not in pattern:
+        return bool(rx.match(abs_path.rsplit("/", 1)[-1]))
+    if pattern.startswith("/"):
+        return bool(rx.match(abs_path))
+    if rx.match(rel_path):
+        return True
+    parts = abs_path.split("/")
+    return any(rx.match("/".join(parts[i:])) for i in range(1, len(parts)))
+
+
+def _sql_path_match(pattern: str, rel_path: str, abs_path: str) -> int:
+    return int(path_matches(pattern, rel_path or "", abs_path or ""))
+
+
+def load_vec_extension(conn: Connection) -> str | None:
+    """Load sqlite-vec; return None when it loads, else the reason."""
+    try:
+        import sqlite_vec
+
+        conn.enable_load_extension(True)
+        sqlite_vec.load(conn)
+        conn.enable_load_extension(False)
+    except Exception as exc:  # noqa: BLE001 - any failure is reported, not fatal here
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def schema_version(conn: Connection) -> int:
+    return conn.execute("PRAGMA user_version").fetchone()[0]
+
+
+def migrate(conn: Connection) -> int:
+    """Run every migration newer than the file; each in its own transaction."""
+    current = schema_version(conn)
+    if current > len(MIGRATIONS):
+        raise DBError(
+            f"database schema v{current} is newer than this kb (v{len(MIGRATIONS)}):"
+            " upgrade kb-search"
+        )
+    for number, script in enumerate(MIGRATIONS[current:], start=current + 1):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in script:
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {number}")
+            conn.execute(
+                "INSERT INTO meta(key, value) VALUES('schema_version', ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (str(number),),
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    return len(MIGRATIONS)
+
+
+def _configure(conn: Connection) -> None:
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.create_function("kb_path_match", 3, _sql_path_match, deterministic=True)
+
+
+def connect(path: Path | str, readonly: bool = False, create: bool = False) -> Connection:
+    """Open the DB. Writers migrate it; readers open it read-only and never write."""
+    path = Path(path) if str(path) != ":memory:" else path
+    if isinstance(path, Path):
+        if not path.exists() and not create:
+            raise DBError(f"no database at {path}: run `kb init` (or pass --db)")
+        if create:
+            path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        if readonly and isinstance(path, Path):
+            conn = sqlite.connect(
+                f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None
+            )
+        else:
+            conn = sqlite.connect(str(path), isolation_level=None)
+        _configure(conn)
+        version = schema_version(conn)
+    except sqlite.DatabaseError as exc:
+        raise DBError(f"cannot open {path}: {exc} (is it a kb database?)") from exc
+    if readonly and version != len(MIGRATIONS):
+        conn.close()
+        if version > len(MIGRATIONS):
+            raise DBError(f"database schema v{version} is newer than this kb: upgrade kb-search")
+        # An old file is migrated once by a short writer; readers then see the new schema.
+        migrate_conn = connect(path, readonly=False)
+        migrate_conn.close()
+        return connect(path, readonly=True)
+    if not readonly:
+        if isinstance(path, Path):
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+        migrate(conn)
+    return conn
+
+
+@contextmanager
+def transaction(conn: Connection) -> Iterator[Connection]:
+    """One write transaction; BEGIN IMMEDIATE so a second writer waits, not deadlocks."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def get_meta(conn: Connection, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return row[0] if row else None
+
+
+def set_meta(conn: Connection, key: str, value: str) -> None:
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES(?, ?) "
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (key, value),
+    )

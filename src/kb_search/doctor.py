@@ -1,0 +1,84 @@
+"""Health checks for `kb doctor`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+from kb_search.db import Connection, DatabaseError, load_vec_extension, schema_version
+from kb_search.migrations import MIGRATIONS
+
+
+@dataclass
+class Check:
+    name: str
+    ok: bool
+    detail: str
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _check(name: str, fn: Callable[[], str]) -> Check:
+    try:
+        return Check(name, True, fn())
+    except AssertionError as exc:
+        return Check(name, False, str(exc))
+    except DatabaseError as exc:
+        return Check(name, False, f"{type(exc).__name__}: {exc}")
+
+
+def _integrity(conn: Connection) -> str:
+    rows = [r[0] for r in conn.execute("PRAGMA integrity_check")]
+    assert rows == ["ok"], "; ".join(rows[:5])
+    return "ok"
+
+
+def _fts_in_sync(conn: Connection) -> str:
+    # 'integrity-check' with rank=1 also compares the index against the content rows.
+    conn.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)")
+    conn.execute("INSERT INTO chunks_cjk(chunks_cjk, rank) VALUES ('integrity-check', 1)")
+    chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    return f"{chunks} chunks indexed"
+
+
+def _chunk_counts(conn: Connection) -> str:
+    bad = conn.execute(
+        "SELECT count(*) FROM documents d WHERE chunk_count !="
+        " (SELECT count(*) FROM chunks c WHERE c.document_id = d.id)"
+    ).fetchone()[0]
+    assert bad == 0, f"{bad} documents whose chunk count does not match their chunks"
+    orphans = conn.execute(
+        "SELECT count(*) FROM chunks WHERE document_id NOT IN (SELECT id FROM documents)"
+    ).fetchone()[0]
+    assert orphans == 0, f"{orphans} chunks without a document"
+    return "documents and chunks agree"
+
+
+def _schema(conn: Connection) -> str:
+    version = schema_version(conn)
+    assert version == len(MIGRATIONS), f"schema v{version}, expected v{len(MIGRATIONS)}"
+    return f"v{version}"
+
+
+def _vec_extension(conn: Connection) -> str:
+    problem = load_vec_extension(conn)
+    assert problem is None, f"sqlite-vec does not load: {problem}"
+    return conn.execute("SELECT 'sqlite-vec ' || vec_version()").fetchone()[0]
+
+
+def _sqlite(conn: Connection) -> str:
+    version = conn.execute("SELECT sqlite_version()").fetchone()[0]
+    return f"SQLite {version}, FTS5 + trigram available"
+
+
+def run_checks(conn: Connection, extra: list[Check] | None = None) -> list[Check]:
+    checks = [
+        _check("sqlite", lambda: _sqlite(conn)),
+        _check("schema", lambda: _schema(conn)),
+        _check("integrity_check", lambda: _integrity(conn)),
+        _check("fts_in_sync", lambda: _fts_in_sync(conn)),
+        _check("chunk_counts", lambda: _chunk_counts(conn)),
+        _check("vec_extension", lambda: _vec_extension(conn)),
+    ]
+    return checks + (extra or [])

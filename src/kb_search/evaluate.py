@@ -1,0 +1,265 @@
+"""`kb eval`: retrieval quality on a BEIR-layout dataset (nDCG@10, Recall@100, MRR@10)."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kb_search import db
+from kb_search.models import ChunkSettings
+from kb_search.search import SearchOptions, VectorLeg, search
+from kb_search.store import DocumentRecord, content_hash, write_document
+
+Qrels = dict[str, dict[str, int]]
+Run = dict[str, list[str]]
+EVAL_FORMAT = 1  # bump when the way a corpus is indexed changes
+
+
+class EvalError(Exception):
+    """A dataset directory that is not in BEIR layout."""
+
+
+# ---- metrics -------------------------------------------------------------------------------
+
+
+def ndcg_at(ranking: list[str], relevant: dict[str, int], k: int = 10) -> float:
+    """nDCG with linear gains (as trec_eval / pytrec_eval compute it for BEIR)."""
+    gains = [g for g in relevant.values() if g > 0]
+    if not gains:
+        return 0.0
+    dcg = sum(
+        relevant.get(doc, 0) / math.log2(i + 2)
+        for i, doc in enumerate(ranking[:k])
+        if relevant.get(doc, 0) > 0
+    )
+    ideal = sorted(gains, reverse=True)[:k]
+    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
+    return dcg / idcg
+
+
+def recall_at(ranking: list[str], relevant: dict[str, int], k: int = 100) -> float:
+    wanted = {d for d, g in relevant.items() if g > 0}
+    if not wanted:
+        return 0.0
+    return len(wanted.intersection(ranking[:k])) / len(wanted)
+
+
+def mrr_at(ranking: list[str], relevant: dict[str, int], k: int = 10) -> float:
+    for i, doc in enumerate(ranking[:k]):
+        if relevant.get(doc, 0) > 0:
+            return 1.0 / (i + 1)
+    return 0.0
+
+
+def percentile(values: list[float], pct: float) -> float:
+    """Nearest-rank percentile with linear interpolation (numpy's default)."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    pos = (len(ordered) - 1) * pct / 100
+    lo, hi = math.floor(pos), math.ceil(pos)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+# ---- dataset -------------------------------------------------------------------------------
+
+
+@dataclass
+class Dataset:
+    root: Path
+    name: str
+    queries: dict[str, str]
+    qrels: Qrels
+
+    @property
+    def corpus_path(self) -> Path:
+        return self.root / "corpus.jsonl"
+
+    def corpus(self) -> Iterator[dict]:
+        with self.corpus_path.open(encoding="utf-8") as fh:
+            for line in fh:
+                if line.strip():
+                    yield json.loads(line)
+
+
+def load_dataset(root: Path, split: str = "test") -> Dataset:
+    root = Path(root)
+    needed = [root / "corpus.jsonl", root / "queries.jsonl", root / "qrels" / f"{split}.tsv"]
+    missing = [str(p) for p in needed if not p.is_file()]
+    if missing:
+        raise EvalError(f"not a BEIR dataset directory, missing: {', '.join(missing)}")
+    qrels: Qrels = {}
+    with needed[2].open(encoding="utf-8") as fh:
+        for n, line in enumerate(fh):
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) < 3 or (n == 0 and not parts[2].lstrip("-").isdigit()):
+                continue
+            qrels.setdefault(parts[0], {})[parts[1]] = int(parts[2])
+    queries = {}
+    with needed[1].open(encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                item = json.loads(line)
+                if str(item["_id"]) in qrels:
+                    queries[str(item["_id"])] = item["text"]
+    return Dataset(root=root, name=root.resolve().name, queries=queries, qrels=qrels)
+
+
+# ---- index ---------------------------------------------------------------------------------
+
+
+def index_fingerprint(dataset: Dataset, settings: ChunkSettings, model: str | None) -> str:
+    stat = dataset.corpus_path.stat()
+    key = json.dumps(
+        [
+            EVAL_FORMAT,
+            str(dataset.corpus_path.resolve()),
+            stat.st_size,
+            stat.st_mtime_ns,
+            settings.max_tokens,
+            settings.min_tokens,
+            model,
+        ]
+    )
+    return content_hash(key)[:12]
+
+
+def build_index(
+    conn: db.Connection,
+    dataset: Dataset,
+    settings: ChunkSettings,
+    embed: Callable | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> int:
+    """Index the corpus once; a crash or Ctrl-C resumes at the first missing document."""
+    from kb_search.ingest.text import parse_text
+
+    done = {r[0] for r in conn.execute("SELECT path FROM documents")}
+    added = 0
+    for item in dataset.corpus():
+        key = f"beir:{item['_id']}"
+        if key in done:
+            continue
+        title = (item.get("title") or "").strip()
+        body = (item.get("text") or "").strip() or title or str(item["_id"])
+        parsed = parse_text(body, Path(f"{item['_id']}.txt"), settings)
+        parsed.title = title or str(item["_id"])
+        record = DocumentRecord(
+            path=key, rel_path=str(item["_id"]), content_hash=content_hash(body)
+        )
+        vectors = embed(conn, parsed, key) if embed else None
+        write_document(conn, record, parsed, vectors=vectors)
+        added += 1
+        if progress:
+            progress(1)
+    db.set_meta(conn, "eval_complete", "1")
+    return added
+
+
+# ---- run -----------------------------------------------------------------------------------
+
+
+@dataclass
+class ModeScores:
+    mode: str
+    ndcg_at_10: float
+    recall_at_100: float
+    mrr_at_10: float
+    p50_ms: float
+    p95_ms: float
+    queries: int
+    legs: dict[str, int] = field(default_factory=dict)  # leg status -> count, for honesty
+
+    def to_dict(self) -> dict:
+        return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in self.__dict__.items()}
+
+
+def rank_documents(
+    conn: db.Connection, query: str, mode: str, vector: VectorLeg | None, depth: int = 100
+) -> tuple[list[str], dict[str, str]]:
+    """Document ids (the corpus `_id`s) best first: each document scores as its best chunk."""
+    response = search(conn, query, SearchOptions(mode=mode, top=depth), vector=vector)
+    ranking: list[str] = []
+    seen: set[str] = set()
+    for result in response.results:
+        doc = result.source.rel_path
+        if doc not in seen:
+            seen.add(doc)
+            ranking.append(doc)
+    return ranking, response.legs
+
+
+def evaluate(
+    conn: db.Connection, dataset: Dataset, modes: list[str], vector: VectorLeg | None = None
+) -> list[ModeScores]:
+    scores = []
+    for mode in modes:
+        ndcg, recall, mrr, latencies = [], [], [], []
+        legs: dict[str, int] = {}
+        for qid, text in dataset.queries.items():
+            relevant = dataset.qrels[qid]
+            t0 = time.perf_counter()
+            ranking, status = rank_documents(conn, text, mode, vector)
+            latencies.append((time.perf_counter() - t0) * 1000)
+            for leg, state in status.items():
+                key = f"{leg}:{state}"
+                legs[key] = legs.get(key, 0) + 1
+            ndcg.append(ndcg_at(ranking, relevant, 10))
+            recall.append(recall_at(ranking, relevant, 100))
+            mrr.append(mrr_at(ranking, relevant, 10))
+        n = max(1, len(ndcg))
+        scores.append(
+            ModeScores(
+                mode=mode,
+                ndcg_at_10=sum(ndcg) / n,
+                recall_at_100=sum(recall) / n,
+                mrr_at_10=sum(mrr) / n,
+                p50_ms=percentile(latencies, 50),
+                p95_ms=percentile(latencies, 95),
+                queries=len(ndcg),
+                legs=legs,
+            )
+        )
+    return scores
+
+
+def run_eval(
+    dataset_dir: Path,
+    index_dir: Path,
+    settings: ChunkSettings,
+    modes: list[str],
+    vector: VectorLeg | None = None,
+    model: str | None = None,
+    embed: Callable | None = None,
+) -> dict:
+    """Index the dataset (or reuse its index) and score each mode."""
+    dataset = load_dataset(dataset_dir)
+    index_dir.mkdir(parents=True, exist_ok=True)
+    path = index_dir / f"{dataset.name}-{index_fingerprint(dataset, settings, model)}.db"
+    conn = db.connect(path, create=True)
+    t0 = time.perf_counter()
+    reused = db.get_meta(conn, "eval_complete") == "1"
+    if not reused:
+        build_index(conn, dataset, settings, embed=embed)
+    index_seconds = time.perf_counter() - t0
+    conn.close()
+    conn = db.connect(path, readonly=True)
+    scores = evaluate(conn, dataset, modes, vector)
+    counts = conn.execute(
+        "SELECT (SELECT count(*) FROM documents), (SELECT count(*) FROM chunks)"
+    ).fetchone()
+    conn.close()
+    return {
+        "dataset": str(dataset.root),
+        "index": str(path),
+        "reused": reused,
+        "index_seconds": round(index_seconds, 3),
+        "documents": counts[0],
+        "chunks": counts[1],
+        "queries": len(dataset.queries),
+        "scores": scores,
+    }

@@ -1,0 +1,205 @@
+"""`kb add`: walk, skip what is unchanged, parse, write one document per transaction."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from kb_search.db import Connection, transaction
+from kb_search.models import ChunkSettings, IngestError, ParsedDocument
+from kb_search.store import DocumentRecord, content_hash, touch_document, write_document
+from kb_search.walk import Found, WalkError, rel_path_for, walk
+
+ERROR_LOG = "ingest-errors.log"
+
+
+@dataclass
+class AddOptions:
+    settings: ChunkSettings = field(default_factory=ChunkSettings)
+    tags: list[str] = field(default_factory=list)
+    doc_type: str | None = None
+    max_file_bytes: int = 20_000_000
+    follow_symlinks: bool = False
+    ocr: str = "auto"
+
+
+@dataclass
+class Failure:
+    path: str
+    reason: str
+
+
+@dataclass
+class AddSummary:
+    added: int = 0  # new documents
+    updated: int = 0  # changed documents re-ingested
+    skipped: int = 0  # unchanged, already indexed
+    unsupported: int = 0  # files of a type kb does not read, found while walking
+    failed: list[Failure] = field(default_factory=list)
+    chunks: int = 0
+    seconds: float = 0.0
+
+    def line(self) -> str:
+        text = (
+            f"Added {self.added + self.updated} documents. {len(self.failed)} failed. "
+            f"{self.skipped} skipped (already indexed)."
+        )
+        if self.unsupported:
+            text += f" {self.unsupported} files of unsupported types ignored."
+        return text
+
+    def to_dict(self) -> dict:
+        return {
+            "added": self.added,
+            "updated": self.updated,
+            "skipped": self.skipped,
+            "unsupported": self.unsupported,
+            "failed": [f.__dict__ for f in self.failed],
+            "chunks": self.chunks,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+class ErrorLog:
+    """Appends one tab-separated line per failure to <data_dir>/ingest-errors.log."""
+
+    def __init__(self, path: Path | None):
+        self.path = path
+
+    def write(self, failure: Failure) -> None:
+        if self.path is None:
+            return
+        stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        reason = " ".join(failure.reason.split())
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self.path.open("a", encoding="utf-8") as fh:
+            fh.write(f"{stamp}\t{failure.path}\t{reason}\n")
+
+
+Parser = Callable[[Path, ChunkSettings], ParsedDocument]
+Embed = Callable[[Connection, ParsedDocument, str], dict[str, list[bytes | None]]]
+
+
+def default_parser(options: AddOptions) -> Parser:
+    from kb_search.ingest import parse_file
+
+    def parse(path: Path, settings: ChunkSettings) -> ParsedDocument:
+        return parse_file(path, settings, max_bytes=options.max_file_bytes)
+
+    return parse
+
+
+def remember_roots(conn: Connection, paths: Iterable[Path]) -> None:
+    with transaction(conn):
+        for path in paths:
+            conn.execute(
+                "INSERT OR IGNORE INTO roots(path, added_at) VALUES (?, ?)",
+                (str(Path(path).expanduser().resolve()), time.time()),
+            )
+
+
+def candidates(paths: list[Path], options: AddOptions) -> tuple[list[Found], list[Failure], int]:
+    """Files to ingest, walk failures, and how many walked files were of unknown types."""
+    from kb_search.ingest import detect_type
+
+    found: list[Found] = []
+    failures: list[Failure] = []
+    unsupported = 0
+    explicit = {Path(p).expanduser().resolve() for p in paths if Path(p).is_file()}
+    for item in walk(paths, follow_symlinks=options.follow_symlinks):
+        if isinstance(item, WalkError):
+            failures.append(Failure(str(item.path), item.reason))
+        elif item.path in explicit or detect_type(item.path) is not None:
+            found.append(item)
+        else:
+            unsupported += 1
+    return found, failures, unsupported
+
+
+def add_paths(
+    conn: Connection,
+    paths: list[Path],
+    options: AddOptions,
+    error_log: ErrorLog | None = None,
+    parser: Parser | None = None,
+    embed: Embed | None = None,
+    on_start: Callable[[int], None] | None = None,
+    on_file: Callable[[Path], None] | None = None,
+) -> AddSummary:
+    """Ingest files and directories. Each file commits on its own, so a rerun resumes."""
+    started = time.perf_counter()
+    log = error_log or ErrorLog(None)
+    parse = parser or default_parser(options)
+    summary = AddSummary()
+    remember_roots(conn, [p for p in paths if Path(p).expanduser().is_dir()])
+    found, failures, summary.unsupported = candidates(paths, options)
+    for failure in failures:
+        summary.failed.append(failure)
+        log.write(failure)
+    if on_start:
+        on_start(len(found))
+    for item in found:
+        try:
+            outcome = ingest_file(conn, item, options, parse, embed)
+        except IngestError as exc:
+            failure = Failure(str(item.path), str(exc) or type(exc).__name__)
+            summary.failed.append(failure)
+            log.write(failure)
+        else:
+            if outcome == "skipped":
+                summary.skipped += 1
+            else:
+                setattr(summary, outcome[0], getattr(summary, outcome[0]) + 1)
+                summary.chunks += outcome[1]
+        if on_file:
+            on_file(item.path)
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+def ingest_file(
+    conn: Connection, item: Found, options: AddOptions, parse: Parser, embed: Embed | None = None
+) -> str | tuple[str, int]:
+    """Ingest one file: "skipped", or ("added"|"updated", chunk count). Raises IngestError."""
+    path = item.path
+    try:
+        stat = path.stat()
+    except OSError as exc:
+        raise IngestError(f"cannot stat file: {exc.strerror or exc}") from exc
+    key = str(path)
+    row = conn.execute(
+        "SELECT id, content_hash, size, mtime FROM documents WHERE path = ?", (key,)
+    ).fetchone()
+    if row and row[2] == stat.st_size and row[3] == stat.st_mtime:
+        return "skipped"
+    if stat.st_size > options.max_file_bytes:
+        cap = options.max_file_bytes / 1e6
+        raise IngestError(f"file too large: {stat.st_size / 1e6:.1f} MB > cap {cap:.0f} MB")
+    try:
+        digest = content_hash(path.read_bytes())
+    except OSError as exc:
+        raise IngestError(f"cannot read file: {exc.strerror or exc}") from exc
+    if row and row[1] == digest:
+        touch_document(conn, row[0], stat.st_size, stat.st_mtime)
+        return "skipped"
+    try:
+        parsed = parse(path, options.settings)
+    except IngestError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a parser bug must not stop the batch
+        raise IngestError(f"parser failed: {type(exc).__name__}: {exc}") from exc
+    if not parsed.chunks:
+        raise IngestError("no text found")
+    record = DocumentRecord(
+        path=key,
+        rel_path=rel_path_for(path, item.root),
+        content_hash=digest,
+        size=stat.st_size,
+        mtime=stat.st_mtime,
+    )
+    vectors = embed(conn, parsed, key) if embed else None
+    write_document(conn, record, parsed, options.tags, options.doc_type, vectors)
+    return ("updated" if row else "added", len(parsed.chunks))

@@ -1,0 +1,207 @@
+"""Writing and deleting documents: one document = one transaction, FTS kept in step."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from kb_search.db import Connection, transaction
+from kb_search.models import ParsedDocument
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+
+
+def has_cjk(text: str) -> bool:
+    return bool(_CJK.search(text))
+
+
+def content_hash(data: bytes | str) -> str:
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+@dataclass
+class DocumentRecord:
+    """Where a parsed document came from, as stored in `documents`."""
+
+    path: str  # absolute path, or a stable key such as "beir:<id>" for evaluation corpora
+    rel_path: str  # shown in citations
+    content_hash: str
+    size: int = 0
+    mtime: float = 0.0
+
+
+def _fts_delete(conn: Connection, document_id: int) -> None:
+    # External-content FTS needs the old values to remove a row, so this runs before the
+    # chunks themselves go.
+    conn.execute(
+        "INSERT INTO chunks_fts(chunks_fts, rowid, title, path, heading, body) "
+        "SELECT 'delete', id, title, path, heading, body FROM fts_source WHERE document_id = ?",
+        (document_id,),
+    )
+    conn.execute(
+        "INSERT INTO chunks_cjk(chunks_cjk, rowid, body) "
+        "SELECT 'delete', id, body FROM fts_source WHERE document_id = ? AND has_cjk = 1",
+        (document_id,),
+    )
+
+
+def _fts_insert(conn: Connection, document_id: int) -> None:
+    conn.execute(
+        "INSERT INTO chunks_fts(rowid, title, path, heading, body) "
+        "SELECT id, title, path, heading, body FROM fts_source WHERE document_id = ?",
+        (document_id,),
+    )
+    conn.execute(
+        "INSERT INTO chunks_cjk(rowid, body) "
+        "SELECT id, body FROM fts_source WHERE document_id = ? AND has_cjk = 1",
+        (document_id,),
+    )
+
+
+def vector_table_names(conn: Connection) -> list[str]:
+    return [r[0] for r in conn.execute("SELECT table_name FROM vector_tables")]
+
+
+def _delete_chunk_rows(conn: Connection, document_id: int, vector_tables: Sequence[str]) -> None:
+    _fts_delete(conn, document_id)
+    for table in vector_tables:
+        conn.execute(
+            f"DELETE FROM {table} WHERE rowid IN (SELECT id FROM chunks WHERE document_id = ?)",
+            (document_id,),
+        )
+    conn.execute("DELETE FROM chunks WHERE document_id = ?", (document_id,))
+
+
+def set_tags(conn: Connection, document_id: int, tags: Iterable[str], source: str) -> None:
+    for name in sorted({t.strip() for t in tags if t and t.strip()}):
+        conn.execute("INSERT OR IGNORE INTO tags(name) VALUES (?)", (name,))
+        conn.execute(
+            "INSERT OR IGNORE INTO document_tags(document_id, tag_id, source) "
+            "SELECT ?, id, ? FROM tags WHERE name = ?",
+            (document_id, source, name),
+        )
+
+
+def write_document(
+    conn: Connection,
+    record: DocumentRecord,
+    parsed: ParsedDocument,
+    user_tags: Iterable[str] = (),
+    doc_type: str | None = None,
+    vectors: dict[str, Sequence[bytes | None]] | None = None,
+) -> int:
+    """Insert or replace one document with its chunks, FTS rows, tags and vectors.
+
+    The document keeps its id when it is re-ingested; user tags survive, front matter tags
+    are replaced. `vectors` maps a vector table to one blob per chunk (None = not embedded).
+    """
+    now = time.time()
+    metadata = json.dumps(parsed.metadata, default=str, ensure_ascii=False)
+    tables = vector_table_names(conn)
+    with transaction(conn):
+        row = conn.execute("SELECT id FROM documents WHERE path = ?", (record.path,)).fetchone()
+        values = (
+            record.rel_path,
+            parsed.title,
+            doc_type or parsed.doc_type,
+            parsed.language,
+            record.content_hash,
+            record.size,
+            record.mtime,
+            parsed.page_count,
+            metadata,
+            len(parsed.chunks),
+            now,
+        )
+        if row:
+            document_id = row[0]
+            _delete_chunk_rows(conn, document_id, tables)
+            conn.execute(
+                "UPDATE documents SET rel_path=?, title=?, doc_type=?, language=?, "
+                "content_hash=?, size=?, mtime=?, page_count=?, metadata=?, chunk_count=?, "
+                "indexed_at=? WHERE id=?",
+                (*values, document_id),
+            )
+            conn.execute(
+                "DELETE FROM document_tags WHERE document_id = ? AND source = 'frontmatter'",
+                (document_id,),
+            )
+        else:
+            document_id = conn.execute(
+                "INSERT INTO documents(path, rel_path, title, doc_type, language, content_hash,"
+                " size, mtime, page_count, metadata, chunk_count, indexed_at)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                (record.path, *values),
+            ).lastrowid
+        chunk_ids = _insert_chunks(conn, document_id, parsed)
+        _fts_insert(conn, document_id)
+        for table, blobs in (vectors or {}).items():
+            conn.executemany(
+                f"INSERT INTO {table}(rowid, embedding) VALUES (?, ?)",
+                [(cid, blob) for cid, blob in zip(chunk_ids, blobs) if blob is not None],
+            )
+        set_tags(conn, document_id, parsed.tags, "frontmatter")
+        set_tags(conn, document_id, user_tags, "user")
+    return document_id
+
+
+def _insert_chunks(conn: Connection, document_id: int, parsed: ParsedDocument) -> list[int]:
+    ids = []
+    for index, chunk in enumerate(parsed.chunks):
+        cur = conn.execute(
+            "INSERT INTO chunks(document_id, chunk_index, text, heading, symbol, line_start,"
+            " line_end, page_start, page_end, token_count, content_hash, has_cjk)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                document_id,
+                index,
+                chunk.text,
+                chunk.heading,
+                chunk.symbol,
+                chunk.line_start,
+                chunk.line_end,
+                chunk.page_start,
+                chunk.page_end,
+                chunk.token_count,
+                content_hash(chunk.text),
+                int(has_cjk(chunk.text)),
+            ),
+        )
+        ids.append(cur.lastrowid)
+    return ids
+
+
+def delete_document(conn: Connection, document_id: int) -> bool:
+    """Remove a document; chunks, FTS rows, vectors and tag links go with it."""
+    tables = vector_table_names(conn)
+    with transaction(conn):
+        exists = conn.execute("SELECT 1 FROM documents WHERE id = ?", (document_id,)).fetchone()
+        if not exists:
+            return False
+        _delete_chunk_rows(conn, document_id, tables)
+        conn.execute("DELETE FROM documents WHERE id = ?", (document_id,))
+        conn.execute("DELETE FROM tags WHERE id NOT IN (SELECT tag_id FROM document_tags)")
+    return True
+
+
+def touch_document(conn: Connection, document_id: int, size: int, mtime: float) -> None:
+    """Record a new mtime for a file whose content did not change."""
+    with transaction(conn):
+        conn.execute(
+            "UPDATE documents SET size = ?, mtime = ? WHERE id = ?", (size, mtime, document_id)
+        )
+
+
+def rebuild_fts(conn: Connection) -> None:
+    with transaction(conn):
+        conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
+        conn.execute("INSERT INTO chunks_cjk(chunks_cjk) VALUES ('delete-all')")
+        conn.execute(
+            "INSERT INTO chunks_cjk(rowid, body) SELECT id, body FROM fts_source WHERE has_cjk = 1"
+        )
