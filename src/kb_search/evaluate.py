@@ -182,7 +182,9 @@ def rank_documents(
     conn: db.Connection, query: str, mode: str, vector: VectorLeg | None, depth: int = 100
 ) -> tuple[list[str], dict[str, str]]:
     """Document ids (the corpus `_id`s) best first: each document scores as its best chunk."""
-    response = search(conn, query, SearchOptions(mode=mode, top=depth), vector=vector)
+    response = search(
+        conn, query, SearchOptions(mode=mode, top=depth, snippets=False), vector=vector
+    )
     ranking: list[str] = []
     seen: set[str] = set()
     for result in response.results:

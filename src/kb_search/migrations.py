@@ -73,8 +73,10 @@ MIGRATION_1 = (
         tokenize='porter unicode61 remove_diacritics 2'
     )""",
     # unicode61 does not segment Chinese/Japanese/Korean: those chunks also go to a trigram index.
+    """CREATE VIEW fts_cjk_source AS
+        SELECT id, document_id, body FROM fts_source WHERE has_cjk = 1""",
     """CREATE VIRTUAL TABLE chunks_cjk USING fts5(
-        body, content='fts_source', content_rowid='id', tokenize='trigram'
+        body, content='fts_cjk_source', content_rowid='id', tokenize='trigram'
     )""",
     # One vec0 table per embedding model (created when a model is provisioned); this says which.
     """CREATE TABLE vector_tables (

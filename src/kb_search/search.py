@@ -38,6 +38,7 @@ class SearchOptions:
     filters: Filters = field(default_factory=Filters)
     min_score: float | None = None
     rrf_k: int = 60
+    snippets: bool = True  # evaluation turns them off: it only needs the ranking
 
 
 @dataclass
@@ -163,12 +164,26 @@ def _run_match(
     conn: Connection, table: str, expr: str, filters: Filters, k: int, weights: str
 ) -> tuple[list[tuple[int, float]], int]:
     where, params = filter_sql(filters)
+    if not where:
+        # Fastest path: FTS5 alone, and a count that skips scoring.
+        rows = conn.execute(
+            f"SELECT rowid, bm25({table}{weights}) AS s FROM {table} WHERE {table} MATCH ?"
+            " ORDER BY s, rowid LIMIT ?",
+            (expr, k),
+        ).fetchall()
+        total = len(rows)
+        if total == k:
+            total = conn.execute(
+                f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (expr,)
+            ).fetchone()[0]
+        return [(r[0], lexical_score(r[1])) for r in rows], total
+    # bm25() cannot run inside a join or window query: score the matches first.
     sql = (
-        f"SELECT f.rowid, bm25({table}{weights}) AS s, count(*) OVER () FROM {table} f"
-        " JOIN chunks c ON c.id = f.rowid JOIN documents d ON d.id = c.document_id"
-        f" WHERE {table} MATCH ?"
-        + (f" AND {where}" if where else "")
-        + " ORDER BY s, f.rowid LIMIT ?"
+        f"WITH m AS MATERIALIZED (SELECT rowid AS id, bm25({table}{weights}) AS s FROM {table}"
+        f" WHERE {table} MATCH ?)"
+        " SELECT m.id, m.s, count(*) OVER () FROM m"
+        " JOIN chunks c ON c.id = m.id JOIN documents d ON d.id = c.document_id"
+        f" WHERE {where} ORDER BY m.s, m.id LIMIT ?"
     )
     rows = conn.execute(sql, [expr, *params, k]).fetchall()
     total = rows[0][2] if rows else 0
@@ -423,7 +438,7 @@ def search(
     ranked = [(cid, s, _fill_breakdown(b, legs)) for cid, s, b in ranked[: options.top]]
     t0 = clock()
     expr = parsed.fts_expression()
-    snippets = _snippets(conn, expr, [cid for cid, _, _ in ranked])
+    snippets = _snippets(conn, expr, [cid for cid, _, _ in ranked]) if options.snippets else {}
     results = load_results(conn, ranked, snippets)
     timings["fetch"] = (clock() - t0) * 1000
     timings["total"] = (clock() - start) * 1000

@@ -46,7 +46,7 @@ def _fts_delete(conn: Connection, document_id: int) -> None:
     )
     conn.execute(
         "INSERT INTO chunks_cjk(chunks_cjk, rowid, body) "
-        "SELECT 'delete', id, body FROM fts_source WHERE document_id = ? AND has_cjk = 1",
+        "SELECT 'delete', id, body FROM fts_cjk_source WHERE document_id = ?",
         (document_id,),
     )
 
@@ -59,7 +59,7 @@ def _fts_insert(conn: Connection, document_id: int) -> None:
     )
     conn.execute(
         "INSERT INTO chunks_cjk(rowid, body) "
-        "SELECT id, body FROM fts_source WHERE document_id = ? AND has_cjk = 1",
+        "SELECT id, body FROM fts_cjk_source WHERE document_id = ?",
         (document_id,),
     )
 
@@ -201,7 +201,4 @@ def touch_document(conn: Connection, document_id: int, size: int, mtime: float) 
 def rebuild_fts(conn: Connection) -> None:
     with transaction(conn):
         conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
-        conn.execute("INSERT INTO chunks_cjk(chunks_cjk) VALUES ('delete-all')")
-        conn.execute(
-            "INSERT INTO chunks_cjk(rowid, body) SELECT id, body FROM fts_source WHERE has_cjk = 1"
-        )
+        conn.execute("INSERT INTO chunks_cjk(chunks_cjk) VALUES ('rebuild')")

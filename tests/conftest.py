@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kb_search import db
+from kb_search.cli import cli
+from kb_search.environment import Environment
+
+SAMPLE = Path(__file__).resolve().parent.parent / "examples" / "sample"
+
+
+@pytest.fixture
+def conn():
+    connection = db.connect(":memory:")
+    yield connection
+    connection.close()
+
+
+@pytest.fixture
+def environment(tmp_path: Path) -> Environment:
+    home = tmp_path / "home"
+    home.mkdir()
+    return Environment(
+        env={"HOME": str(home), "KB_DATA_DIR": str(tmp_path / "data dir")},
+        cwd=tmp_path,
+        stdout_isatty=False,
+        stderr_isatty=False,
+    )
+
+
+@pytest.fixture
+def kb(environment: Environment):
+    """Run `kb ...` in-process against a throwaway data dir; returns the click Result."""
+    runner = CliRunner()
+
+    def run(*args: str, ok: bool = True):
+        result = runner.invoke(cli, list(args), obj=environment, catch_exceptions=False)
+        if ok:
+            assert result.exit_code == 0, result.output + result.stderr
+        return result
+
+    run.json = lambda *args: json.loads(run(*args, "--format", "json").stdout)
+    return run
+
+
+@pytest.fixture
+def sample(tmp_path: Path) -> Path:
+    """A copy of the bundled sample corpus under a path with a space in it."""
+    target = tmp_path / "my notes"
+    shutil.copytree(SAMPLE, target)
+    return target

@@ -1,0 +1,184 @@
+import pytest
+
+from kb_search.models import ParsedChunk, ParsedDocument
+from kb_search.query import Filters
+from kb_search.search import LegResult, SearchError, SearchOptions, fuse, search
+from kb_search.store import DocumentRecord, write_document
+
+
+def add(conn, path, title, texts, doc_type="markdown", language=None, tags=(), heading=None):
+    chunks = [
+        ParsedChunk(
+            text=t, heading=heading, line_start=10 * i + 1, line_end=10 * i + 9, token_count=5
+        )
+        for i, t in enumerate(texts)
+    ]
+    parsed = ParsedDocument(title=title, doc_type=doc_type, chunks=chunks, language=language)
+    rel = path.lstrip("/")
+    return write_document(
+        conn, DocumentRecord(path=path, rel_path=rel, content_hash=path), parsed, tags
+    )
+
+
+@pytest.fixture
+def kbconn(conn):
+    add(
+        conn,
+        "/kb/docs/git.md",
+        "Git Admin Guide",
+        ["Install git from source with make.", "Hooks reject force pushes."],
+        tags=["git"],
+    )
+    add(
+        conn,
+        "/kb/docs/http.md",
+        "HTTP retries",
+        ["Retry transient errors with exponential backoff."],
+        tags=["http"],
+    )
+    add(
+        conn,
+        "/kb/code/retry.py",
+        "retry.py",
+        ["def retry(fn): backoff and retry the call"],
+        doc_type="code",
+        language="python",
+    )
+    add(conn, "/kb/notes/tokyo.txt", "Tokyo", ["東京タワーは夜景がきれいです。"], doc_type="text")
+    add(
+        conn,
+        "/kb/docs/deep/draft.md",
+        "Draft retry notes",
+        ["retry draft: do not publish"],
+        tags=["draft"],
+    )
+    return conn
+
+
+def lexical(conn, query, **kw):
+    return search(conn, query, SearchOptions(mode="lexical", **kw))
+
+
+def test_ranked_with_scores_in_unit_interval(kbconn):
+    res = lexical(kbconn, "retry backoff")
+    assert res.results, res
+    scores = [r.score for r in res.results]
+    assert scores == sorted(scores, reverse=True)
+    assert all(0 < s < 1 for s in scores)
+    assert res.results[0].source.title in {"HTTP retries", "retry.py"}
+    assert res.legs == {"lexical": "ok"}
+    assert res.total_matches == 3
+    top = res.results[0]
+    assert top.score_breakdown["fts_rank"] == 1
+    assert top.citation.endswith("#L1-L9")
+
+
+def test_title_weight_beats_body(kbconn):
+    # "git" is in the title of one document and nowhere in the body of the others
+    res = lexical(kbconn, "guide")
+    assert res.results[0].source.title == "Git Admin Guide"
+
+
+def test_filters(kbconn):
+    by_type = lexical(kbconn, "retry", filters=Filters(types=["code"]))
+    assert [r.source.type for r in by_type.results] == ["code"]
+    by_tag = lexical(kbconn, "retry", filters=Filters(tags=["draft"]))
+    assert [r.source.title for r in by_tag.results] == ["Draft retry notes"]
+    by_lang = lexical(kbconn, "retry", filters=Filters(languages=["Python"]))
+    assert [r.source.title for r in by_lang.results] == ["retry.py"]
+
+
+def test_path_glob_star_stays_in_one_folder(kbconn):
+    shallow = lexical(kbconn, "retry", filters=Filters(paths=["kb/docs/*"]))
+    assert [r.source.title for r in shallow.results] == ["HTTP retries"]
+    deep = lexical(kbconn, "retry", filters=Filters(paths=["kb/docs/**"]))
+    assert {r.source.title for r in deep.results} == {"HTTP retries", "Draft retry notes"}
+    by_name = lexical(kbconn, "retry", filters=Filters(paths=["*.py"]))
+    assert [r.source.title for r in by_name.results] == ["retry.py"]
+
+
+def test_inline_filters_and_exclusion(kbconn):
+    res = lexical(kbconn, 'retry type:markdown -"draft"')
+    assert [r.source.title for r in res.results] == ["HTTP retries"]
+
+
+def test_cjk_substring(kbconn):
+    for query in ("タワー", "夜景", "東京タワー"):
+        res = lexical(kbconn, query)
+        assert [r.source.title for r in res.results] == ["Tokyo"], query
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        '"',
+        "'",
+        "*",
+        "NEAR(",
+        "-",
+        ":",
+        "a OR",
+        "AND",
+        "x AND NOT",
+        "((((",
+        "col:val:",
+        "\x00",
+        "😀 emoji",
+        "'unbalanced",
+        "^start",
+        "a" * 5000,
+    ],
+)
+def test_hostile_queries_never_crash(kbconn, query):
+    try:
+        res = lexical(kbconn, query)
+    except SearchError as exc:
+        assert str(exc)
+    else:
+        assert res.total_matches >= 0
+
+
+def test_explicit_fts_syntax(kbconn):
+    res = lexical(kbconn, "'retry NOT draft'")
+    assert "Draft retry notes" not in [r.source.title for r in res.results]
+    with pytest.raises(SearchError, match="invalid FTS5 expression"):
+        lexical(kbconn, "'NEAR(('")
+
+
+def test_deterministic(kbconn):
+    first = [r.to_dict() for r in lexical(kbconn, "retry").results]
+    for _ in range(3):
+        assert [r.to_dict() for r in lexical(kbconn, "retry").results] == first
+
+
+def test_snippet_and_top(kbconn):
+    res = lexical(kbconn, "retry", top=1)
+    assert len(res.results) == 1
+    assert "\x02" not in res.to_dict()["results"][0]["snippet"]
+    assert res.total_matches >= 3
+
+
+def test_hybrid_without_model_reports_the_missing_leg(kbconn):
+    res = search(kbconn, "retry", SearchOptions(mode="hybrid"), vector_unavailable="no model")
+    assert res.legs == {"lexical": "ok", "vector": "error: no model"}
+    assert res.results and res.results[0].score == pytest.approx(1.0)
+    with pytest.raises(SearchError, match="vector search unavailable"):
+        search(kbconn, "retry", SearchOptions(mode="vector"), vector_unavailable="no model")
+
+
+def test_rrf_normalisation():
+    legs = {
+        "lexical": LegResult("ok", [(1, 0.9), (2, 0.5)]),
+        "vector": LegResult("ok", [(1, 0.8), (3, 0.7)]),
+    }
+    fused = fuse(legs, 60)
+    assert fused[0][0] == 1 and fused[0][1] == pytest.approx(1.0)
+    assert fused[1][1] == pytest.approx((1 / 62) / (2 / 61))
+    # ties broken by chunk id
+    assert [f[0] for f in fused[1:]] == [2, 3]
+
+
+def test_search_is_read_only(kbconn):
+    before = kbconn.total_changes
+    lexical(kbconn, "retry")
+    assert kbconn.total_changes == before

@@ -1,0 +1,64 @@
+from kb_search.models import ParsedChunk, ParsedDocument
+from kb_search.store import DocumentRecord, delete_document, rebuild_fts, write_document
+
+
+def doc(*texts: str, title: str = "Doc", tags=()) -> ParsedDocument:
+    chunks = [
+        ParsedChunk(text=t, line_start=i + 1, line_end=i + 1, token_count=3)
+        for i, t in enumerate(texts)
+    ]
+    return ParsedDocument(title=title, doc_type="text", chunks=chunks, tags=list(tags))
+
+
+def fts_ids(conn, term: str) -> list[int]:
+    rows = conn.execute(
+        "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rowid", (f'"{term}"',)
+    )
+    return [r[0] for r in rows]
+
+
+def test_write_then_rewrite_keeps_id_and_fts_in_step(conn):
+    rec = DocumentRecord(path="/x/a.txt", rel_path="x/a.txt", content_hash="h1")
+    doc_id = write_document(conn, rec, doc("alpha beta", "gamma"), user_tags=["mine"])
+    assert len(fts_ids(conn, "alpha")) == 1
+    rec.content_hash = "h2"
+    again = write_document(conn, rec, doc("delta", title="New"))
+    assert again == doc_id
+    assert fts_ids(conn, "alpha") == []
+    assert len(fts_ids(conn, "delta")) == 1
+    assert conn.execute("SELECT title, chunk_count FROM documents").fetchall() == [("New", 1)]
+    tags = conn.execute(
+        "SELECT t.name, dt.source FROM document_tags dt JOIN tags t ON t.id = dt.tag_id"
+    ).fetchall()
+    assert tags == [("mine", "user")]
+    conn.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)")
+
+
+def test_delete_cascades(conn):
+    rec = DocumentRecord(path="/x/a.txt", rel_path="x/a.txt", content_hash="h1")
+    doc_id = write_document(conn, rec, doc("alpha", "東京タワー"), user_tags=["t"])
+    assert delete_document(conn, doc_id)
+    assert not delete_document(conn, doc_id)
+    for table in ("documents", "chunks", "document_tags", "tags"):
+        assert conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0
+    assert fts_ids(conn, "alpha") == []
+    conn.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)")
+    conn.execute("INSERT INTO chunks_cjk(chunks_cjk, rank) VALUES ('integrity-check', 1)")
+
+
+def test_title_and_path_are_indexed(conn):
+    rec = DocumentRecord(path="/x/zebra-notes.txt", rel_path="x/zebra-notes.txt", content_hash="h")
+    write_document(conn, rec, doc("body text", title="Quagga handbook"))
+    assert len(fts_ids(conn, "quagga")) == 1
+    assert len(fts_ids(conn, "zebra")) == 1
+
+
+def test_rebuild_fts(conn):
+    rec = DocumentRecord(path="/x/a.txt", rel_path="a.txt", content_hash="h")
+    write_document(conn, rec, doc("alpha", "東京タワーの夜景"))
+    rebuild_fts(conn)
+    assert len(fts_ids(conn, "alpha")) == 1
+    rows = conn.execute(
+        "SELECT rowid FROM chunks_cjk WHERE chunks_cjk MATCH '\"タワー\"'"
+    ).fetchall()
+    assert len(rows) == 1
