@@ -97,28 +97,27 @@ def schema_version(conn: Connection) -> int:
 
 
 def migrate(conn: Connection) -> int:
-    """Run every migration newer than the file; each in its own transaction."""
-    current = schema_version(conn)
-    if current > len(MIGRATIONS):
-        raise DBError(
-            f"database schema v{current} is newer than this kb (v{len(MIGRATIONS)}):"
-            " upgrade kb-search"
-        )
-    for number, script in enumerate(MIGRATIONS[current:], start=current + 1):
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+    """Run every migration newer than the file, under the write lock (two processes opening
+    a new file at once must not both migrate it)."""
+    if schema_version(conn) == len(MIGRATIONS):
+        return len(MIGRATIONS)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        current = schema_version(conn)
+        if current > len(MIGRATIONS):
+            raise DBError(
+                f"database schema v{current} is newer than this kb (v{len(MIGRATIONS)}):"
+                " upgrade kb-search"
+            )
+        for number, script in enumerate(MIGRATIONS[current:], start=current + 1):
             for statement in script:
                 conn.execute(statement)
             conn.execute(f"PRAGMA user_version = {number}")
-            conn.execute(
-                "INSERT INTO meta(key, value) VALUES('schema_version', ?) "
-                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                (str(number),),
-            )
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+            set_meta(conn, "schema_version", str(number))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
     return len(MIGRATIONS)
 
 

@@ -1,0 +1,3 @@
+from kb_search.cli import main
+
+main()

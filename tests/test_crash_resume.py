@@ -1,0 +1,92 @@
+"""SIGKILL `kb add` in the middle of a batch; the rerun must leave every file indexed once."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from kb_search import db
+
+N_FILES = 600
+
+
+def make_corpus(root):
+    root.mkdir()
+    for i in range(N_FILES):
+        sub = root / f"dir {i % 7}"
+        sub.mkdir(exist_ok=True)
+        paras = "\n\n".join(
+            f"## Part {j}\n\nNote {i} paragraph {j} mentions token{i}x{j} and shared words." * 3
+            for j in range(6)
+        )
+        (sub / f"note {i}.md").write_text(f"# Note {i}\n\n{paras}\n")
+
+
+def kb_cmd(data_dir, *args):
+    env = dict(os.environ, KB_DATA_DIR=str(data_dir))
+    return [sys.executable, "-m", "kb_search", *args], env
+
+
+def count_documents(db_path) -> int:
+    try:
+        conn = db.connect(db_path, readonly=True)
+    except db.DBError:
+        return 0
+    try:
+        return conn.execute("SELECT count(*) FROM documents").fetchone()[0]
+    except db.DatabaseError:
+        return 0
+    finally:
+        conn.close()
+
+
+def test_sigkill_mid_batch_then_resume(tmp_path):
+    corpus = tmp_path / "corpus"
+    make_corpus(corpus)
+    data_dir = tmp_path / "data"
+    db_path = data_dir / "kb.db"
+    cmd, env = kb_cmd(data_dir, "add", str(corpus), "--format", "json")
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    killed_at = None
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if db_path.exists():
+            n = count_documents(db_path)
+            if n >= 20:
+                proc.send_signal(signal.SIGKILL)
+                killed_at = n
+                break
+        time.sleep(0.01)
+    proc.wait()
+    assert killed_at is not None and proc.returncode == -signal.SIGKILL, "ingest ended before kill"
+    assert count_documents(db_path) < N_FILES
+
+    cmd, env = kb_cmd(data_dir, "add", str(corpus), "--format", "json")
+    rerun = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert rerun.returncode == 0, rerun.stderr
+    summary = json.loads(rerun.stdout)
+    assert summary["failed"] == []
+    assert summary["skipped"] >= killed_at
+    assert summary["added"] + summary["skipped"] == N_FILES
+
+    conn = db.connect(db_path, readonly=True)
+    paths = [r[0] for r in conn.execute("SELECT path FROM documents")]
+    assert len(paths) == len(set(paths)) == N_FILES
+    expected = {str(p.resolve()) for p in corpus.rglob("*.md")}
+    assert set(paths) == expected
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    bad = conn.execute(
+        "SELECT count(*) FROM documents d WHERE chunk_count !="
+        " (SELECT count(*) FROM chunks c WHERE c.document_id = d.id)"
+    ).fetchone()[0]
+    assert bad == 0
+    conn.close()
+    cmd, env = kb_cmd(data_dir, "doctor", "--format", "json")
+    doctor = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+    assert json.loads(doctor.stdout)["ok"], doctor.stdout
+    # every note is findable by its unique token
+    cmd, env = kb_cmd(data_dir, "search", "token599x5", "--mode", "lexical", "--format", "json")
+    hit = json.loads(subprocess.run(cmd, env=env, capture_output=True, text=True).stdout)
+    assert hit["results"][0]["source"]["title"] == "Note 599"
