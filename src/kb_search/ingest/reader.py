@@ -1,0 +1,79 @@
+"""Read a text file into a normalised str, or raise IngestError with a one-line reason."""
+
+from __future__ import annotations
+
+import codecs
+from pathlib import Path
+
+from kb_search.models import IngestError
+
+SNIFF_BYTES = 8192
+_ALLOWED_CONTROL = {0x08, 0x09, 0x0A, 0x0C, 0x0D, 0x1B}
+_MAX_CONTROL_RATIO = 0.10
+_UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+
+
+def read_text_file(path: Path | str, max_bytes: int = 20_000_000) -> str:
+    """Return the file's text with newlines normalised to \\n."""
+    path = Path(path)
+    data = _read_bytes(path, max_bytes)
+    if looks_binary(data[:SNIFF_BYTES]):
+        raise IngestError("binary file (not text)")
+    text = decode_bytes(data)
+    if not text.strip():
+        raise IngestError("empty file")
+    return text
+
+
+def looks_binary(head: bytes) -> bool:
+    """NUL bytes or many control characters in the first bytes mean binary (UTF-16 excepted)."""
+    if not head or head.startswith(_UTF16_BOMS):
+        return False
+    if b"\x00" in head:
+        return True
+    control = sum(1 for b in head if b < 0x20 and b not in _ALLOWED_CONTROL)
+    return control / len(head) > _MAX_CONTROL_RATIO
+
+
+def decode_bytes(data: bytes) -> str:
+    """UTF-8 (BOM stripped), UTF-32/UTF-16 with BOM, else cp1252, else latin-1; never fails."""
+    if data.startswith(codecs.BOM_UTF8):
+        text = data.decode("utf-8-sig", errors="replace")
+    elif data.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
+        text = data.decode("utf-32", errors="replace")
+    elif data.startswith(_UTF16_BOMS):
+        text = data.decode("utf-16", errors="replace")
+    else:
+        text = _decode_legacy(data)
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _decode_legacy(data: bytes) -> str:
+    for encoding in ("utf-8", "cp1252"):
+        try:
+            return data.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+    return data.decode("latin-1")
+
+
+def _read_bytes(path: Path, max_bytes: int) -> bytes:
+    try:
+        if path.is_dir():
+            raise IngestError(f"is a directory: {path}")
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise IngestError(f"file too large: {_mb(size)} > cap {_mb(max_bytes, exact=True)}")
+        with path.open("rb") as handle:
+            return handle.read(max_bytes + 1)
+    except FileNotFoundError as exc:
+        raise IngestError(f"file not found: {path}") from exc
+    except PermissionError as exc:
+        raise IngestError(f"permission denied: {path}") from exc
+    except OSError as exc:
+        raise IngestError(f"cannot read file: {exc.strerror or exc}") from exc
+
+
+def _mb(size: int, exact: bool = False) -> str:
+    megabytes = size / 1_000_000
+    return f"{megabytes:g} MB" if exact else f"{megabytes:.1f} MB"
