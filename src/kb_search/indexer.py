@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from kb_search.db import Connection, transaction
-from kb_search.models import ChunkSettings, IngestError, ParsedDocument
+from kb_search.models import ChunkSettings, EmptyFile, IngestError, ParsedDocument
 from kb_search.store import DocumentRecord, content_hash, touch_document, write_document
 from kb_search.walk import Found, WalkError, rel_path_for, walk
 
@@ -38,6 +38,7 @@ class AddSummary:
     updated: int = 0  # changed documents re-ingested
     skipped: int = 0  # unchanged, already indexed
     unsupported: int = 0  # files of a type kb does not read, found while walking
+    empty: int = 0  # files with nothing to index
     failed: list[Failure] = field(default_factory=list)
     chunks: int = 0
     seconds: float = 0.0
@@ -47,6 +48,8 @@ class AddSummary:
             f"Added {self.added + self.updated} documents. {len(self.failed)} failed. "
             f"{self.skipped} skipped (already indexed)."
         )
+        if self.empty:
+            text += f" {self.empty} empty files ignored."
         if self.unsupported:
             text += f" {self.unsupported} files of unsupported types ignored."
         return text
@@ -57,6 +60,7 @@ class AddSummary:
             "updated": self.updated,
             "skipped": self.skipped,
             "unsupported": self.unsupported,
+            "empty": self.empty,
             "failed": [f.__dict__ for f in self.failed],
             "chunks": self.chunks,
             "seconds": round(self.seconds, 3),
@@ -144,6 +148,8 @@ def add_paths(
     for item in found:
         try:
             outcome = ingest_file(conn, item, options, parse, embed)
+        except EmptyFile:
+            summary.empty += 1
         except IngestError as exc:
             failure = Failure(str(item.path), str(exc) or type(exc).__name__)
             summary.failed.append(failure)
@@ -192,7 +198,7 @@ def ingest_file(
     except Exception as exc:  # noqa: BLE001 - a parser bug must not stop the batch
         raise IngestError(f"parser failed: {type(exc).__name__}: {exc}") from exc
     if not parsed.chunks:
-        raise IngestError("no text found")
+        raise EmptyFile("no text found")
     record = DocumentRecord(
         path=key,
         rel_path=rel_path_for(path, item.root),

