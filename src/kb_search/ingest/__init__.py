@@ -11,7 +11,7 @@ from kb_search.ingest.python_code import parse_python
 from kb_search.ingest.reader import SNIFF_BYTES, decode_bytes, looks_binary, read_text_file
 from kb_search.ingest.text import parse_text
 from kb_search.ingest.tokens import TokenCounter, count_tokens
-from kb_search.models import ChunkSettings, EmptyFile, IngestError, ParsedDocument
+from kb_search.models import ChunkSettings, EmptyFile, ParsedDocument
 
 MARKDOWN_EXTENSIONS = frozenset({".md", ".markdown", ".mdown", ".mkd", ".mdx"})
 TEXT_EXTENSIONS = frozenset({".txt", ".text", ".rst", ".org", ".adoc", ".asciidoc", ".tex"})
