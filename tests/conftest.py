@@ -21,12 +21,23 @@ def conn():
     connection.close()
 
 
+@pytest.fixture(scope="session")
+def model_cache(tmp_path_factory) -> Path:
+    """One converted model for the whole test session (conversion takes seconds)."""
+    return tmp_path_factory.mktemp("model-cache")
+
+
 @pytest.fixture
-def environment(tmp_path: Path) -> Environment:
+def environment(tmp_path: Path, model_cache: Path) -> Environment:
     home = tmp_path / "home"
     home.mkdir()
     return Environment(
-        env={"HOME": str(home), "KB_DATA_DIR": str(tmp_path / "data dir")},
+        env={
+            "HOME": str(home),
+            "KB_DATA_DIR": str(tmp_path / "data dir"),
+            "KB_MODEL_CACHE": str(model_cache),
+            "HF_HUB_OFFLINE": "1",
+        },
         cwd=tmp_path,
         stdout_isatty=False,
         stderr_isatty=False,

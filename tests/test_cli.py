@@ -60,8 +60,10 @@ def test_human_format(kb, sample):
     assert "1. [" in out and "recipes.rst" in out
 
 
-def test_hybrid_without_model_says_so(kb, sample):
-    kb("add", str(sample))
+def test_hybrid_without_model_says_so(kb, sample, environment):
+    environment.env["KB_MODEL"] = "kb-test/no-such-model"
+    added = kb("add", str(sample))
+    assert "Warning: no embedding model" in added.stderr
     res = kb.json("search", "git hooks")
     jsonschema.validate(res, schema())
     assert res["legs"]["lexical"] == "ok"

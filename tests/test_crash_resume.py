@@ -9,7 +9,7 @@ import time
 
 from kb_search import db
 
-N_FILES = 600
+N_FILES = 240
 
 
 def make_corpus(root):
@@ -18,14 +18,14 @@ def make_corpus(root):
         sub = root / f"dir {i % 7}"
         sub.mkdir(exist_ok=True)
         paras = "\n\n".join(
-            f"## Part {j}\n\nNote {i} paragraph {j} mentions token{i}x{j} and shared words." * 3
-            for j in range(6)
+            f"## Part {j}\n\nNote {i} paragraph {j} mentions token{i}x{j} and shared words." * 4
+            for j in range(2)
         )
         (sub / f"note {i}.md").write_text(f"# Note {i}\n\n{paras}\n")
 
 
 def kb_cmd(data_dir, *args):
-    env = dict(os.environ, KB_DATA_DIR=str(data_dir))
+    env = dict(os.environ, KB_DATA_DIR=str(data_dir), KB_MODEL_CACHE=os.environ["KB_TEST_MODEL_CACHE"])
     return [sys.executable, "-m", "kb_search", *args], env
 
 
@@ -42,7 +42,8 @@ def count_documents(db_path) -> int:
         conn.close()
 
 
-def test_sigkill_mid_batch_then_resume(tmp_path):
+def test_sigkill_mid_batch_then_resume(tmp_path, model_cache, monkeypatch):
+    monkeypatch.setenv("KB_TEST_MODEL_CACHE", str(model_cache))
     corpus = tmp_path / "corpus"
     make_corpus(corpus)
     data_dir = tmp_path / "data"
@@ -82,11 +83,15 @@ def test_sigkill_mid_batch_then_resume(tmp_path):
         " (SELECT count(*) FROM chunks c WHERE c.document_id = d.id)"
     ).fetchone()[0]
     assert bad == 0
+    table = conn.execute("SELECT table_name FROM vector_tables").fetchone()[0]
+    chunk_ids = {r[0] for r in conn.execute("SELECT id FROM chunks")}
+    vector_ids = {r[0] for r in conn.execute(f"SELECT rowid FROM {table}")}
+    assert chunk_ids == vector_ids
     conn.close()
     cmd, env = kb_cmd(data_dir, "doctor", "--format", "json")
     doctor = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
     assert json.loads(doctor.stdout)["ok"], doctor.stdout
     # every note is findable by its unique token
-    cmd, env = kb_cmd(data_dir, "search", "token599x5", "--mode", "lexical", "--format", "json")
+    cmd, env = kb_cmd(data_dir, "search", "token239x1", "--mode", "lexical", "--format", "json")
     hit = json.loads(subprocess.run(cmd, env=env, capture_output=True, text=True).stdout)
-    assert hit["results"][0]["source"]["title"] == "Note 599"
+    assert hit["results"][0]["source"]["title"] == "Note 239"

@@ -131,20 +131,27 @@ def cli(ctx: click.Context, data_dir, db_path, config_path) -> None:
 
 
 @cli.command()
+@click.option("--model", help="Embedding model (default: all-MiniLM-L6-v2).")
 @click.option("--format", "fmt", type=FORMATS)
 @common_options
-def init(app: App, fmt: str | None) -> None:
-    """Create the data directory and the database."""
+def init(app: App, model: str | None, fmt: str | None) -> None:
+    """Create the data directory and the database, and provision the embedding model."""
     from kb_search.inventory import stats
 
+    if model:
+        app.config.values["model"], app.config.sources["model"] = model, "flag"
     app.config.data_dir.mkdir(parents=True, exist_ok=True)
     conn = app.open_db(create=True)
+    embedder, _ = prepare_for_writing(app.config, conn)
     info = stats(conn, app.config.db_path)
     conn.close()
     emit(
         {"data_dir": str(app.config.data_dir), "db": str(app.config.db_path), **info},
         app.output_format(fmt),
-        lambda: f"Initialised {app.config.db_path} ({info['documents']} documents).",
+        lambda: (
+            f"Initialised {app.config.db_path} ({info['documents']} documents, "
+            f"model {embedder.name}, {embedder.dim} dimensions)."
+        ),
     )
 
 
@@ -177,7 +184,10 @@ def config_show(app: App, fmt: str | None) -> None:
 @common_options
 def add(app: App, paths, tags, doc_type, workers, fmt: str | None) -> None:
     """Ingest files and directories (unchanged files are skipped)."""
+    from kb_search.db import DBError
     from kb_search.indexer import AddOptions, ErrorLog, add_paths
+    from kb_search.semantic import ModelMismatch
+    from kb_search.vectors import ChunkEmbedder
 
     options = AddOptions(
         settings=app.chunk_settings(),
@@ -189,6 +199,20 @@ def add(app: App, paths, tags, doc_type, workers, fmt: str | None) -> None:
     )
     app.config.data_dir.mkdir(parents=True, exist_ok=True)
     conn = app.open_db(create=True)
+    vectors = None
+    try:
+        embedder, table = prepare_for_writing(app.config, conn)
+    except ModelMismatch:
+        raise
+    except DBError as exc:
+        click.echo(
+            f"Warning: no embedding model ({exc}); indexing for lexical search only."
+            " Run `kb reindex` once the model is available.",
+            err=True,
+        )
+    else:
+        vectors = ChunkEmbedder(embedder, table)
+        options.count = embedder.count_tokens
     bar: list[Any] = []
 
     def on_start(total: int) -> None:
@@ -206,6 +230,7 @@ def add(app: App, paths, tags, doc_type, workers, fmt: str | None) -> None:
             list(paths),
             options,
             error_log=ErrorLog(app.error_log),
+            vectors=vectors,
             on_start=on_start,
             on_file=on_file,
         )
@@ -275,9 +300,17 @@ def search(app: App, query, mode, top, types, tags, paths, languages, min_score,
 
 def vector_leg_for(app: App, conn: Any, mode: str) -> tuple[Any, str | None]:
     """The vector leg for this DB, or why there is none."""
+    from kb_search.semantic import model_for_search
+
     if mode == "lexical":
         return None, None
-    return None, "no embedding model configured for this database"
+    return model_for_search(app.config, conn)
+
+
+def prepare_for_writing(config: Any, conn: Any) -> tuple[Any, str]:
+    from kb_search.semantic import prepare_for_writing as prepare
+
+    return prepare(config, conn)
 
 
 # ---- show / chunk / list / stats / tags -----------------------------------------------------
@@ -437,16 +470,27 @@ def eval_cmd(app: App, dataset_dir: Path, modes, fmt: str | None) -> None:
     """Retrieval quality on a BEIR-layout dataset; its index is kept and reused."""
     from kb_search.evaluate import run_eval
     from kb_search.render import table
+    from kb_search.semantic import configured_model, load_embedder
 
-    vector = None
-    modes = list(modes) or ["lexical"]
-    report = run_eval(
-        dataset_dir,
-        app.config.data_dir / "eval",
-        app.chunk_settings(),
-        modes,
-        vector=vector,
+    modes = list(modes) or ["lexical", "vector", "hybrid"]
+    embedder = None
+    if set(modes) - {"lexical"}:
+        embedder = load_embedder(app.config, configured_model(app.config).name)
+    bar = _progress_bar(
+        app, "Indexing dataset", sum(1 for _ in dataset_dir.joinpath("corpus.jsonl").open())
     )
+    try:
+        report = run_eval(
+            dataset_dir,
+            app.config.data_dir / "eval",
+            app.chunk_settings(),
+            modes,
+            embedder=embedder,
+            progress=bar.update if bar else None,
+        )
+    finally:
+        if bar:
+            bar.__exit__(None, None, None)
     rows = [
         (
             s.mode,
@@ -471,6 +515,14 @@ def eval_cmd(app: App, dataset_dir: Path, modes, fmt: str | None) -> None:
 
     data = dict(report, scores=[s.to_dict() for s in report["scores"]])
     emit(data, app.output_format(fmt), human)
+
+
+def _progress_bar(app: App, label: str, total: int) -> Any:
+    if not app.environment.stderr_isatty or not total:
+        return None
+    bar = click.progressbar(length=total, label=label, file=sys.stderr)
+    bar.__enter__()
+    return bar
 
 
 def main(argv: list[str] | None = None) -> None:

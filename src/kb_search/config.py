@@ -49,6 +49,7 @@ class Setting:
 SETTINGS: tuple[Setting, ...] = (
     Setting("model", DEFAULT_MODEL, str, ("KB_MODEL",), "embedding model name"),
     Setting("model_source", None, str, ("KB_MODEL_SOURCE",), "local model directory"),
+    Setting("model_cache", None, str, ("KB_MODEL_CACHE",), "converted models (<data_dir>/models)"),
     Setting("query_prefix", "", str, ("KB_QUERY_PREFIX",), "text put before queries (e5)"),
     Setting("passage_prefix", "", str, ("KB_PASSAGE_PREFIX",), "text put before passages"),
     Setting("search.default_top", 10, int, ("KB_DEFAULT_TOP", "KB_SEARCH_DEFAULT_TOP"), "results"),

@@ -125,6 +125,9 @@ def _configure(conn: Connection) -> None:
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys = ON")
     conn.create_function("kb_path_match", 3, _sql_path_match, deterministic=True)
+    # Every connection gets sqlite-vec: deleting a document must reach its vectors too.
+    # When it cannot load, vector tables fail loudly on use and `kb doctor` says why.
+    load_vec_extension(conn)
 
 
 def connect(path: Path | str, readonly: bool = False, create: bool = False) -> Connection:

@@ -8,11 +8,13 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from kb_search import db
+from kb_search.indexer import BatchWriter, VectorSource
 from kb_search.models import ChunkSettings
 from kb_search.search import SearchOptions, VectorLeg, search
-from kb_search.store import DocumentRecord, content_hash, write_document
+from kb_search.store import DocumentRecord, content_hash
 
 Qrels = dict[str, dict[str, int]]
 Run = dict[str, list[str]]
@@ -132,13 +134,16 @@ def build_index(
     conn: db.Connection,
     dataset: Dataset,
     settings: ChunkSettings,
-    embed: Callable | None = None,
+    vectors: VectorSource | None = None,
+    count: Callable[[str], int] | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> int:
     """Index the corpus once; a crash or Ctrl-C resumes at the first missing document."""
     from kb_search.ingest.text import parse_text
+    from kb_search.ingest.tokens import count_tokens
 
     done = {r[0] for r in conn.execute("SELECT path FROM documents")}
+    writer = BatchWriter(conn, vectors)
     added = 0
     for item in dataset.corpus():
         key = f"beir:{item['_id']}"
@@ -146,16 +151,14 @@ def build_index(
             continue
         title = (item.get("title") or "").strip()
         body = (item.get("text") or "").strip() or title or str(item["_id"])
-        parsed = parse_text(body, Path(f"{item['_id']}.txt"), settings)
+        parsed = parse_text(body, Path(f"{item['_id']}.txt"), settings, count or count_tokens)
         parsed.title = title or str(item["_id"])
         record = DocumentRecord(
             path=key, rel_path=str(item["_id"]), content_hash=content_hash(body)
         )
-        vectors = embed(conn, parsed, key) if embed else None
-        write_document(conn, record, parsed, vectors=vectors)
+        writer.add(record, parsed, (lambda _: progress(1)) if progress else None)
         added += 1
-        if progress:
-            progress(1)
+    writer.flush()
     db.set_meta(conn, "eval_complete", "1")
     return added
 
@@ -234,22 +237,36 @@ def run_eval(
     index_dir: Path,
     settings: ChunkSettings,
     modes: list[str],
-    vector: VectorLeg | None = None,
-    model: str | None = None,
-    embed: Callable | None = None,
+    embedder: Any | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> dict:
-    """Index the dataset (or reuse its index) and score each mode."""
+    """Index the dataset (or reuse its index) and score each mode.
+
+    With an embedder the index also holds its vectors, and the vector leg searches an
+    in-memory matrix, as a long-running process would.
+    """
+    from kb_search.vectors import ChunkEmbedder, MatrixIndex, VectorSearch, ensure_vector_table
+
     dataset = load_dataset(dataset_dir)
     index_dir.mkdir(parents=True, exist_ok=True)
+    model = embedder.name if embedder is not None else None
     path = index_dir / f"{dataset.name}-{index_fingerprint(dataset, settings, model)}.db"
     conn = db.connect(path, create=True)
     t0 = time.perf_counter()
     reused = db.get_meta(conn, "eval_complete") == "1"
+    table = None
+    if embedder is not None:
+        table = ensure_vector_table(conn, embedder.name, embedder.dim)
     if not reused:
-        build_index(conn, dataset, settings, embed=embed)
+        vectors = ChunkEmbedder(embedder, table) if embedder is not None else None
+        count = embedder.count_tokens if embedder is not None else None
+        build_index(conn, dataset, settings, vectors=vectors, count=count, progress=progress)
     index_seconds = time.perf_counter() - t0
     conn.close()
     conn = db.connect(path, readonly=True)
+    vector = None
+    if embedder is not None and table is not None:
+        vector = VectorSearch(embedder, MatrixIndex.load(conn, table))
     scores = evaluate(conn, dataset, modes, vector)
     counts = conn.execute(
         "SELECT (SELECT count(*) FROM documents), (SELECT count(*) FROM chunks)"
@@ -263,5 +280,6 @@ def run_eval(
         "documents": counts[0],
         "chunks": counts[1],
         "queries": len(dataset.queries),
+        "model": model,
         "scores": scores,
     }

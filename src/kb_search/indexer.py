@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Protocol
 
 from kb_search.db import Connection, transaction
 from kb_search.models import ChunkSettings, EmptyFile, IngestError, ParsedDocument
@@ -24,6 +25,7 @@ class AddOptions:
     max_file_bytes: int = 20_000_000
     follow_symlinks: bool = False
     ocr: str = "auto"
+    count: Callable[[str], int] | None = None  # the model's tokenizer, when there is one
 
 
 @dataclass
@@ -84,14 +86,76 @@ class ErrorLog:
 
 
 Parser = Callable[[Path, ChunkSettings], ParsedDocument]
-Embed = Callable[[Connection, ParsedDocument, str], dict[str, list[bytes | None]]]
+
+
+class VectorSource(Protocol):
+    """Computes the vectors of a batch of parsed documents (see vectors.ChunkEmbedder)."""
+
+    batch_chunks: int
+
+    def vectors_for(
+        self, conn: Connection, docs: list[ParsedDocument]
+    ) -> list[dict[str, list[bytes | None]]]: ...
+
+
+@dataclass
+class Pending:
+    record: DocumentRecord
+    parsed: ParsedDocument
+    done: Callable[[ParsedDocument], None] | None = None
+
+
+class BatchWriter:
+    """Embeds several documents' chunks in one model call, then writes each document in its
+    own transaction: batching for throughput, per-document atomicity for crash safety."""
+
+    def __init__(
+        self,
+        conn: Connection,
+        vectors: VectorSource | None = None,
+        tags: Iterable[str] = (),
+        doc_type: str | None = None,
+    ):
+        self.conn = conn
+        self.vectors = vectors
+        self.tags = list(tags)
+        self.doc_type = doc_type
+        self.pending: list[Pending] = []
+
+    def add(
+        self,
+        record: DocumentRecord,
+        parsed: ParsedDocument,
+        done: Callable[[ParsedDocument], None] | None = None,
+    ) -> None:
+        self.pending.append(Pending(record, parsed, done))
+        if self.vectors is None or (
+            sum(len(p.parsed.chunks) for p in self.pending) >= self.vectors.batch_chunks
+        ):
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        batch, self.pending = self.pending, []
+        if self.vectors is not None:
+            vectors = self.vectors.vectors_for(self.conn, [p.parsed for p in batch])
+        else:
+            vectors = [None] * len(batch)
+        for item, vecs in zip(batch, vectors):
+            write_document(self.conn, item.record, item.parsed, self.tags, self.doc_type, vecs)
+            if item.done:
+                item.done(item.parsed)
 
 
 def default_parser(options: AddOptions) -> Parser:
     from kb_search.ingest import parse_file
+    from kb_search.ingest.tokens import count_tokens
+
+    count = options.count or count_tokens
 
     def parse(path: Path, settings: ChunkSettings) -> ParsedDocument:
-        return parse_file(path, settings, max_bytes=options.max_file_bytes)
+        return parse_file(path, settings, count=count, max_bytes=options.max_file_bytes)
 
     return parse
 
@@ -129,7 +193,7 @@ def add_paths(
     options: AddOptions,
     error_log: ErrorLog | None = None,
     parser: Parser | None = None,
-    embed: Embed | None = None,
+    vectors: VectorSource | None = None,
     on_start: Callable[[int], None] | None = None,
     on_file: Callable[[Path], None] | None = None,
 ) -> AddSummary:
@@ -145,31 +209,49 @@ def add_paths(
         log.write(failure)
     if on_start:
         on_start(len(found))
+    writer = BatchWriter(conn, vectors, options.tags, options.doc_type)
+
+    def tick(path: Path) -> None:
+        if on_file:
+            on_file(path)
+
     for item in found:
         try:
-            outcome = ingest_file(conn, item, options, parse, embed)
+            prepared = prepare_file(conn, item, options, parse)
         except EmptyFile:
             summary.empty += 1
+            tick(item.path)
+            continue
         except IngestError as exc:
             failure = Failure(str(item.path), str(exc) or type(exc).__name__)
             summary.failed.append(failure)
             log.write(failure)
-        else:
-            if outcome == "skipped":
-                summary.skipped += 1
+            tick(item.path)
+            continue
+        if prepared is None:
+            summary.skipped += 1
+            tick(item.path)
+            continue
+        record, parsed, existed = prepared
+
+        def done(parsed: ParsedDocument, existed: bool = existed, path: Path = item.path) -> None:
+            if existed:
+                summary.updated += 1
             else:
-                setattr(summary, outcome[0], getattr(summary, outcome[0]) + 1)
-                summary.chunks += outcome[1]
-        if on_file:
-            on_file(item.path)
+                summary.added += 1
+            summary.chunks += len(parsed.chunks)
+            tick(path)
+
+        writer.add(record, parsed, done)
+    writer.flush()
     summary.seconds = time.perf_counter() - started
     return summary
 
 
-def ingest_file(
-    conn: Connection, item: Found, options: AddOptions, parse: Parser, embed: Embed | None = None
-) -> str | tuple[str, int]:
-    """Ingest one file: "skipped", or ("added"|"updated", chunk count). Raises IngestError."""
+def prepare_file(
+    conn: Connection, item: Found, options: AddOptions, parse: Parser
+) -> tuple[DocumentRecord, ParsedDocument, bool] | None:
+    """Parse one file unless it is unchanged (None). Raises IngestError / EmptyFile."""
     path = item.path
     try:
         stat = path.stat()
@@ -180,7 +262,7 @@ def ingest_file(
         "SELECT id, content_hash, size, mtime FROM documents WHERE path = ?", (key,)
     ).fetchone()
     if row and row[2] == stat.st_size and row[3] == stat.st_mtime:
-        return "skipped"
+        return None
     if stat.st_size > options.max_file_bytes:
         cap = options.max_file_bytes / 1e6
         raise IngestError(f"file too large: {stat.st_size / 1e6:.1f} MB > cap {cap:.0f} MB")
@@ -190,7 +272,7 @@ def ingest_file(
         raise IngestError(f"cannot read file: {exc.strerror or exc}") from exc
     if row and row[1] == digest:
         touch_document(conn, row[0], stat.st_size, stat.st_mtime)
-        return "skipped"
+        return None
     try:
         parsed = parse(path, options.settings)
     except IngestError:
@@ -206,6 +288,4 @@ def ingest_file(
         size=stat.st_size,
         mtime=stat.st_mtime,
     )
-    vectors = embed(conn, parsed, key) if embed else None
-    write_document(conn, record, parsed, options.tags, options.doc_type, vectors)
-    return ("updated" if row else "added", len(parsed.chunks))
+    return record, parsed, row is not None

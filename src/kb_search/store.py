@@ -10,13 +10,20 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from kb_search.db import Connection, transaction
-from kb_search.models import ParsedDocument
+from kb_search.models import ParsedChunk, ParsedDocument
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 
 
 def has_cjk(text: str) -> bool:
     return bool(_CJK.search(text))
+
+
+def embedding_text(title: str, chunk: ParsedChunk) -> str:
+    """What the embedding model sees for a chunk: its text with the document title and heading
+    chain in front, so a chunk keeps its context. Its hash decides whether to re-embed."""
+    context = " > ".join(x for x in (title, chunk.heading) if x)
+    return f"{context}\n{chunk.text}" if context else chunk.text
 
 
 def content_hash(data: bytes | str) -> str:
@@ -169,7 +176,7 @@ def _insert_chunks(conn: Connection, document_id: int, parsed: ParsedDocument) -
                 chunk.page_start,
                 chunk.page_end,
                 chunk.token_count,
-                content_hash(chunk.text),
+                content_hash(embedding_text(parsed.title, chunk)),
                 int(has_cjk(chunk.text)),
             ),
         )
