@@ -25,7 +25,8 @@ def make_corpus(root):
 
 
 def kb_cmd(data_dir, *args):
-    env = dict(os.environ, KB_DATA_DIR=str(data_dir), KB_MODEL_CACHE=os.environ["KB_TEST_MODEL_CACHE"])
+    cache = os.environ["KB_TEST_MODEL_CACHE"]
+    env = dict(os.environ, KB_DATA_DIR=str(data_dir), KB_MODEL_CACHE=cache)
     return [sys.executable, "-m", "kb_search", *args], env
 
 

@@ -439,6 +439,76 @@ def tags(app: App, fmt: str | None) -> None:
     )
 
 
+# ---- reindex / similar --------------------------------------------------------------------
+
+
+@cli.command()
+@click.option("--model", help="Switch to this embedding model (re-embeds everything).")
+@click.option("--full", is_flag=True, help="Re-embed every chunk, not only missing vectors.")
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+def reindex(app: App, model: str | None, full: bool, fmt: str | None) -> None:
+    """Embed chunks that have no vector yet (resumable); --model switches models."""
+    from kb_search import db
+    from kb_search.reindex import reindex as run_reindex
+    from kb_search.semantic import canonical, load_embedder
+
+    conn = app.open_db()
+    name = (
+        canonical(model)
+        if model
+        else (db.get_meta(conn, "model_name") or canonical(app.config["model"]))
+    )
+    embedder = load_embedder(app.config, name)
+    bar: list[Any] = []
+
+    def on_start(total: int) -> None:
+        bar_ = _progress_bar(app, "Embedding", total)
+        if bar_:
+            bar.append(bar_)
+
+    try:
+        summary = run_reindex(
+            conn,
+            embedder,
+            full=full,
+            on_start=on_start,
+            on_batch=lambda n: bar[0].update(n) if bar else None,
+        )
+    finally:
+        if bar:
+            bar[0].__exit__(None, None, None)
+        conn.close()
+    emit(summary.to_dict(), app.output_format(fmt), summary.line)
+
+
+@cli.command()
+@click.argument("ref")
+@click.option("--chunk", "is_chunk", is_flag=True, help="REF is a chunk id: similar chunks.")
+@click.option("--top", type=click.IntRange(min=1, max=200), default=10, show_default=True)
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+def similar(app: App, ref: str, is_chunk: bool, top: int, fmt: str | None) -> None:
+    """Nearest documents to a document (id or path), or chunks to a chunk (--chunk)."""
+    from kb_search.inventory import resolve_document_id
+    from kb_search.render import search_human
+    from kb_search.semantic import model_for_search
+    from kb_search.similar import similar_chunks, similar_documents
+
+    conn = app.open_db(readonly=True)
+    vector, why = model_for_search(app.config, conn)
+    if vector is None:
+        raise UserError(f"similarity needs vectors: {why}")
+    if is_chunk:
+        if not ref.isdigit():
+            raise UserError(f"--chunk needs a numeric chunk id, got {ref!r}")
+        response = similar_chunks(conn, vector.index, int(ref), top)
+    else:
+        doc_id = resolve_document_id(conn, ref, app.environment.cwd)
+        response = similar_documents(conn, vector.index, doc_id, top)
+    emit(response.to_dict(), app.output_format(fmt), lambda: search_human(response))
+
+
 # ---- doctor / eval ------------------------------------------------------------------------
 
 
@@ -448,9 +518,10 @@ def tags(app: App, fmt: str | None) -> None:
 def doctor(app: App, fmt: str | None) -> None:
     """Health checks; exit 1 when one fails."""
     from kb_search.doctor import run_checks
+    from kb_search.semantic import model_checks
 
     conn = app.open_db()
-    checks = run_checks(conn)
+    checks = run_checks(conn, model_checks(app.config, conn))
     ok = all(c.ok for c in checks)
     emit(
         {"ok": ok, "checks": [c.to_dict() for c in checks]},

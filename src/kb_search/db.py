@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import importlib.util
+import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -79,13 +82,21 @@ def _sql_path_match(pattern: str, rel_path: str, abs_path: str) -> int:
     return int(path_matches(pattern, rel_path or "", abs_path or ""))
 
 
+@functools.cache
+def _vec_loadable_path() -> str:
+    # `import sqlite_vec` pulls in numpy (~100 ms); a lexical search needs neither, so the
+    # bundled library is located without importing the package.
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("the sqlite-vec package is not installed")
+    return os.path.join(next(iter(spec.submodule_search_locations)), "vec0")
+
+
 def load_vec_extension(conn: Connection) -> str | None:
     """Load sqlite-vec; return None when it loads, else the reason."""
     try:
-        import sqlite_vec
-
         conn.enable_load_extension(True)
-        sqlite_vec.load(conn)
+        conn.load_extension(_vec_loadable_path())
         conn.enable_load_extension(False)
     except Exception as exc:  # noqa: BLE001 - any failure is reported, not fatal here
         return f"{type(exc).__name__}: {exc}"

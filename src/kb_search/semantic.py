@@ -107,3 +107,40 @@ def prepare_for_writing(config: Config, conn: db.Connection) -> tuple[Any, str] 
     if db.get_meta(conn, "model_name") is None:
         set_db_model(conn, embedder)
     return embedder, table
+
+
+def model_checks(config: Config, conn: db.Connection) -> list[Any]:
+    """Doctor checks: the model loads and matches the DB; every chunk has exactly one vector."""
+    from kb_search.doctor import Check
+    from kb_search.vectors import vector_table
+
+    checks = []
+    try:
+        name = resolve_db_model(conn, configured_model(config))
+    except ModelMismatch as exc:
+        return [Check("model", False, str(exc))]
+    if name is None:
+        return [Check("model", False, "no embedding model recorded: run `kb init`")]
+    try:
+        embedder = load_embedder(config, name)
+        checks.append(Check("model", True, f"{name} ({embedder.dim} dims, {embedder.info.source})"))
+    except db.DBError as exc:
+        checks.append(Check("model", False, str(exc)))
+    found = vector_table(conn, name)
+    if found is None:
+        return [*checks, Check("vectors_in_sync", False, f"no vector table for {name}")]
+    try:
+        missing, orphans = conn.execute(
+            f"SELECT (SELECT count(*) FROM chunks WHERE id NOT IN (SELECT rowid FROM {found[0]})),"
+            f" (SELECT count(*) FROM {found[0]} WHERE rowid NOT IN (SELECT id FROM chunks))"
+        ).fetchone()
+    except db.DatabaseError as exc:
+        return [*checks, Check("vectors_in_sync", False, str(exc))]
+    ok = missing == 0 and orphans == 0
+    detail = (
+        "every chunk has one vector"
+        if ok
+        else f"{missing} chunks without vectors (run `kb reindex`), {orphans} orphan vectors"
+    )
+    checks.append(Check("vectors_in_sync", ok, detail))
+    return checks

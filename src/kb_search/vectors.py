@@ -129,7 +129,7 @@ class SqliteVecIndex:
             return _brute_force_subset(conn, self.table, vector, k, allowed)
         rows = conn.execute(
             f"SELECT rowid, distance FROM {self.table} WHERE embedding MATCH ? AND k = ?"
-            " ORDER BY distance, rowid",
+            " ORDER BY distance",
             (to_blob(vector), k),
         ).fetchall()
         if not rows:
