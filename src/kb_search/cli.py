@@ -179,7 +179,7 @@ def config_show(app: App, fmt: str | None) -> None:
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--tag", "tags", multiple=True, help="Tag every added document (repeatable).")
 @click.option("--type", "doc_type", help="Store the documents under this type.")
-@click.option("--workers", type=int, help="Parser processes.")
+@click.option("--workers", type=click.IntRange(min=0), help="Parser processes (0: in-process).")
 @click.option("--format", "fmt", type=FORMATS)
 @common_options
 def add(app: App, paths, tags, doc_type, workers, fmt: str | None) -> None:
@@ -196,6 +196,9 @@ def add(app: App, paths, tags, doc_type, workers, fmt: str | None) -> None:
         max_file_bytes=int(app.config["ingestion.max_file_mb"] * 1_000_000),
         follow_symlinks=app.config["ingestion.follow_symlinks"],
         ocr=app.config["ingestion.enable_ocr"],
+        workers=app.config["ingestion.workers"] if workers is None else workers,
+        timeout_s=app.config["ingestion.timeout_s"],
+        memory_mb=app.config["ingestion.max_memory_mb"],
     )
     app.config.data_dir.mkdir(parents=True, exist_ok=True)
     conn = app.open_db(create=True)
@@ -212,7 +215,7 @@ def add(app: App, paths, tags, doc_type, workers, fmt: str | None) -> None:
         )
     else:
         vectors = ChunkEmbedder(embedder, table)
-        options.count = embedder.count_tokens
+        options.tokenizer_path = str(embedder.info.tokenizer_path)
     bar: list[Any] = []
 
     def on_start(total: int) -> None:

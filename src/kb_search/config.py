@@ -63,7 +63,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("search.rrf_k", 60, int, ("KB_RRF_K",), "Reciprocal Rank Fusion constant"),
     Setting("chunking.max_tokens", 200, int, ("KB_CHUNK_MAX_TOKENS",), "largest chunk"),
     Setting("chunking.min_tokens", 40, int, ("KB_CHUNK_MIN_TOKENS",), "smallest section"),
-    Setting("ingestion.workers", 1, int, ("KB_WORKERS",), "parser processes"),
+    Setting("ingestion.workers", 1, int, ("KB_WORKERS",), "parser processes (0: in-process)"),
+    Setting("ingestion.timeout_s", 120.0, float, ("KB_PARSE_TIMEOUT",), "per-file parse limit"),
+    Setting("ingestion.max_memory_mb", 4096, int, ("KB_PARSE_MEMORY_MB",), "per parser process"),
     Setting("ingestion.max_file_mb", 20.0, float, ("KB_MAX_FILE_MB",), "larger files skipped"),
     Setting(
         "ingestion.enable_ocr",

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Protocol
 
 from kb_search.db import Connection, transaction
-from kb_search.models import ChunkSettings, EmptyFile, IngestError, ParsedDocument
+from kb_search.models import ChunkSettings, IngestError, ParsedDocument
 from kb_search.store import DocumentRecord, content_hash, touch_document, write_document
 from kb_search.walk import Found, WalkError, rel_path_for, walk
+from kb_search.workers import Outcome, ParseJob, ParserPool, make_counter, parse_one
 
 ERROR_LOG = "ingest-errors.log"
 
@@ -25,7 +26,10 @@ class AddOptions:
     max_file_bytes: int = 20_000_000
     follow_symlinks: bool = False
     ocr: str = "auto"
-    count: Callable[[str], int] | None = None  # the model's tokenizer, when there is one
+    tokenizer_path: str | None = None  # the model's tokenizer.json: exact chunk sizes
+    workers: int = 1  # parser processes; 0 parses in this process
+    timeout_s: float = 120.0  # per file
+    memory_mb: int = 4096  # per parser process; 0 = no cap
 
 
 @dataclass
@@ -83,9 +87,6 @@ class ErrorLog:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.path.open("a", encoding="utf-8") as fh:
             fh.write(f"{stamp}\t{failure.path}\t{reason}\n")
-
-
-Parser = Callable[[Path, ChunkSettings], ParsedDocument]
 
 
 class VectorSource(Protocol):
@@ -148,18 +149,6 @@ class BatchWriter:
                 item.done(item.parsed)
 
 
-def default_parser(options: AddOptions) -> Parser:
-    from kb_search.ingest import parse_file
-    from kb_search.ingest.tokens import count_tokens
-
-    count = options.count or count_tokens
-
-    def parse(path: Path, settings: ChunkSettings) -> ParsedDocument:
-        return parse_file(path, settings, count=count, max_bytes=options.max_file_bytes)
-
-    return parse
-
-
 def remember_roots(conn: Connection, paths: Iterable[Path]) -> None:
     with transaction(conn):
         for path in paths:
@@ -192,49 +181,82 @@ def add_paths(
     paths: list[Path],
     options: AddOptions,
     error_log: ErrorLog | None = None,
-    parser: Parser | None = None,
     vectors: VectorSource | None = None,
     on_start: Callable[[int], None] | None = None,
     on_file: Callable[[Path], None] | None = None,
 ) -> AddSummary:
     """Ingest files and directories. Each file commits on its own, so a rerun resumes."""
     started = time.perf_counter()
-    log = error_log or ErrorLog(None)
-    parse = parser or default_parser(options)
     summary = AddSummary()
     remember_roots(conn, [p for p in paths if Path(p).expanduser().is_dir()])
     found, failures, summary.unsupported = candidates(paths, options)
+    log = error_log or ErrorLog(None)
     for failure in failures:
         summary.failed.append(failure)
         log.write(failure)
     if on_start:
         on_start(len(found))
+    ingest_files(conn, found, options, summary, log, vectors, on_file)
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+@dataclass
+class Candidate:
+    """A file that changed (or is new) and must be parsed."""
+
+    item: Found
+    record: DocumentRecord
+    existed: bool
+
+
+def ingest_files(
+    conn: Connection,
+    found: list[Found],
+    options: AddOptions,
+    summary: AddSummary,
+    log: ErrorLog,
+    vectors: VectorSource | None = None,
+    on_file: Callable[[Path], None] | None = None,
+) -> None:
+    """Check, parse (in workers) and write files; counts go into `summary`."""
     writer = BatchWriter(conn, vectors, options.tags, options.doc_type)
 
     def tick(path: Path) -> None:
         if on_file:
             on_file(path)
 
+    def fail(path: Path, reason: str) -> None:
+        failure = Failure(str(path), reason)
+        summary.failed.append(failure)
+        log.write(failure)
+        tick(path)
+
+    todo: dict[int, Candidate] = {}
     for item in found:
         try:
-            prepared = prepare_file(conn, item, options, parse)
-        except EmptyFile:
-            summary.empty += 1
-            tick(item.path)
-            continue
+            candidate = check_file(conn, item, options)
         except IngestError as exc:
-            failure = Failure(str(item.path), str(exc) or type(exc).__name__)
-            summary.failed.append(failure)
-            log.write(failure)
-            tick(item.path)
+            fail(item.path, str(exc) or type(exc).__name__)
             continue
-        if prepared is None:
+        if candidate is None:
             summary.skipped += 1
             tick(item.path)
-            continue
-        record, parsed, existed = prepared
+        else:
+            todo[len(todo)] = candidate
 
-        def done(parsed: ParsedDocument, existed: bool = existed, path: Path = item.path) -> None:
+    for outcome in parse_outcomes(todo, options):
+        candidate = todo.pop(outcome.key)
+        path = candidate.item.path
+        if outcome.status == "empty":
+            summary.empty += 1
+            tick(path)
+            continue
+        if outcome.status == "error":
+            fail(path, outcome.reason)
+            continue
+
+        def done(parsed: ParsedDocument, existed: bool = candidate.existed, path=path) -> None:
             if existed:
                 summary.updated += 1
             else:
@@ -242,16 +264,37 @@ def add_paths(
             summary.chunks += len(parsed.chunks)
             tick(path)
 
-        writer.add(record, parsed, done)
+        writer.add(candidate.record, outcome.document, done)
     writer.flush()
-    summary.seconds = time.perf_counter() - started
-    return summary
 
 
-def prepare_file(
-    conn: Connection, item: Found, options: AddOptions, parse: Parser
-) -> tuple[DocumentRecord, ParsedDocument, bool] | None:
-    """Parse one file unless it is unchanged (None). Raises IngestError / EmptyFile."""
+def parse_outcomes(todo: dict[int, Candidate], options: AddOptions) -> Iterator[Outcome]:
+    """Parse in worker processes (time limit, memory cap), or in-process with workers=0."""
+    job = ParseJob(
+        settings=options.settings,
+        max_bytes=options.max_file_bytes,
+        ocr=options.ocr,
+        tokenizer_path=options.tokenizer_path,
+        memory_mb=options.memory_mb,
+    )
+    items = [(key, c.item.path) for key, c in todo.items()]
+    if not items:
+        return
+    if options.workers <= 0:
+        count = make_counter(job.tokenizer_path)
+        for key, path in items:
+            outcome = parse_one(path, job, count)
+            outcome.key = key
+            yield outcome
+        return
+    with ParserPool(
+        job, workers=min(options.workers, len(items)), timeout_s=options.timeout_s
+    ) as pool:
+        yield from pool.parse(items)
+
+
+def check_file(conn: Connection, item: Found, options: AddOptions) -> Candidate | None:
+    """None when the file is unchanged; else what to parse. Raises IngestError."""
     path = item.path
     try:
         stat = path.stat()
@@ -273,14 +316,6 @@ def prepare_file(
     if row and row[1] == digest:
         touch_document(conn, row[0], stat.st_size, stat.st_mtime)
         return None
-    try:
-        parsed = parse(path, options.settings)
-    except IngestError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - a parser bug must not stop the batch
-        raise IngestError(f"parser failed: {type(exc).__name__}: {exc}") from exc
-    if not parsed.chunks:
-        raise EmptyFile("no text found")
     record = DocumentRecord(
         path=key,
         rel_path=rel_path_for(path, item.root),
@@ -288,4 +323,4 @@ def prepare_file(
         size=stat.st_size,
         mtime=stat.st_mtime,
     )
-    return record, parsed, row is not None
+    return Candidate(item, record, row is not None)

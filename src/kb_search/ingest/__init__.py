@@ -66,13 +66,14 @@ def parse_file(
     settings: ChunkSettings,
     count: TokenCounter = count_tokens,
     max_bytes: int = 20_000_000,
+    ocr: str = "auto",
 ) -> ParsedDocument:
     """Parse one file; raises IngestError with a one-line reason when it cannot be ingested."""
     path = Path(path)
     if path.suffix.lower() in PDF_EXTENSIONS:
         from kb_search.ingest.pdf import parse_pdf
 
-        return parse_pdf(path, settings, count=count)
+        return parse_pdf(path, settings, count=count, ocr=ocr)
     text = read_text_file(path, max_bytes)
     document = _parse_text_file(text, path, settings, count)
     if not document.chunks:

@@ -1,0 +1,58 @@
+import os
+import signal
+import threading
+
+from kb_search.models import ChunkSettings
+from kb_search.workers import ParseJob, ParserPool
+
+
+def big_markdown(path, sections=4000):
+    path.write_text(
+        "\n\n".join(f"## Section {i}\n\n" + "lorem ipsum dolor " * 60 for i in range(sections))
+    )
+    return path
+
+
+def test_outcomes_for_good_empty_and_bad_files(tmp_path):
+    good = tmp_path / "good.md"
+    good.write_text("# Title\n\nSome text about otters.\n")
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    binary = tmp_path / "blob.txt"
+    binary.write_bytes(b"\x00\xff" * 100)
+    job = ParseJob(settings=ChunkSettings(), max_bytes=10_000_000)
+    with ParserPool(job, workers=2, timeout_s=60) as pool:
+        outcomes = {o.key: o for o in pool.parse([(1, good), (2, empty), (3, binary)])}
+    assert outcomes[1].status == "ok" and outcomes[1].document.title == "Title"
+    assert outcomes[2].status == "empty"
+    assert outcomes[3].status == "error" and "binary" in outcomes[3].reason
+
+
+def test_timeout_kills_the_worker_and_the_pool_goes_on(tmp_path):
+    small = tmp_path / "small.md"
+    small.write_text("# Small\n\nfine\n")
+    big = big_markdown(tmp_path / "big.md")
+    job = ParseJob(settings=ChunkSettings(), max_bytes=100_000_000)
+    with ParserPool(job, workers=1, timeout_s=60) as pool:
+        assert [o.status for o in pool.parse([(0, small)])] == ["ok"]  # worker warmed up
+        first_pid = pool._slots[0].process.pid
+        pool.timeout_s = 0.05
+        [late] = list(pool.parse([(1, big)]))
+        assert late.status == "error" and late.reason.startswith("timed out after")
+        assert pool._slots[0].process.pid != first_pid
+        pool.timeout_s = 60
+        assert [o.status for o in pool.parse([(2, small)])] == ["ok"]
+
+
+def test_a_crashing_worker_is_reported_and_replaced(tmp_path):
+    small = tmp_path / "small.md"
+    small.write_text("# Small\n\nfine\n")
+    big = big_markdown(tmp_path / "big.md", sections=20000)
+    job = ParseJob(settings=ChunkSettings(), max_bytes=100_000_000)
+    with ParserPool(job, workers=1, timeout_s=120) as pool:
+        list(pool.parse([(0, small)]))
+        pid = pool._slots[0].process.pid
+        threading.Timer(0.3, os.kill, (pid, signal.SIGKILL)).start()
+        outcomes = list(pool.parse([(1, big), (2, small)]))
+    assert outcomes[0].key == 1 and outcomes[0].reason == "parser process crashed (signal 9)"
+    assert outcomes[1].key == 2 and outcomes[1].status == "ok"
