@@ -73,14 +73,14 @@ def test_front_matter_only_markdown_raises(tmp_path):
 def test_pdf_routes_to_pdf_parser(tmp_path, monkeypatch):
     calls = []
 
-    def fake_parse_pdf(path, settings, count=count_tokens):
-        calls.append((path, settings, count))
+    def fake_parse_pdf(path, settings, count=count_tokens, ocr="auto"):
+        calls.append((path, settings, count, ocr))
         return ParsedDocument(title="p", doc_type="pdf", chunks=[])
 
     monkeypatch.setattr(pdf_module, "parse_pdf", fake_parse_pdf)
     path = write(tmp_path, "paper.pdf", b"%PDF-1.4")
-    assert parse_file(path, SETTINGS).doc_type == "pdf"
-    assert calls == [(path, SETTINGS, count_tokens)]
+    assert parse_file(path, SETTINGS, ocr="never").doc_type == "pdf"
+    assert calls == [(path, SETTINGS, count_tokens, "never")]
 
 
 def test_every_chunk_is_complete_and_within_budget(tmp_path):

@@ -1,0 +1,254 @@
+"""Build an ONNX graph for a BERT-family encoder straight from config.json + safetensors.
+
+No torch: the weights are read from the safetensors file with numpy and the graph is written
+with the onnx helper API. Supports BertModel checkpoints (all-MiniLM, bge, e5 ...) with absolute
+position embeddings and exact (erf) GELU. The graph outputs `last_hidden_state`; pooling and
+normalisation are done by the embedder.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    import onnx
+
+OPSET = 17  # first opset with LayerNormalization
+# Pinned so older onnxruntime builds can load the file (onnx would otherwise stamp its newest).
+IR_VERSION = 8
+_DTYPES = {"F32": np.float32, "F16": np.float16, "BF16": np.uint16, "F64": np.float64}
+# Prefixes seen in the wild: bare BertModel, BertFor* wrappers, and a few re-exports.
+_PREFIXES = ("", "bert.", "model.", "encoder.")
+
+
+class ConversionError(ValueError):
+    """The checkpoint is not a BERT-family encoder this converter understands."""
+
+
+@dataclass(frozen=True)
+class BertConfig:
+    hidden_size: int
+    num_layers: int
+    num_heads: int
+    layer_norm_eps: float
+
+    @classmethod
+    def from_file(cls, path: Path) -> BertConfig:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        model_type = raw.get("model_type", "bert")
+        if model_type != "bert":
+            raise ConversionError(f"unsupported model_type {model_type!r} (only BERT-family)")
+        if raw.get("position_embedding_type", "absolute") != "absolute":
+            raise ConversionError("only absolute position embeddings are supported")
+        if raw.get("hidden_act", "gelu") != "gelu":
+            raise ConversionError(f"unsupported hidden_act {raw.get('hidden_act')!r}")
+        return cls(
+            hidden_size=int(raw["hidden_size"]),
+            num_layers=int(raw["num_hidden_layers"]),
+            num_heads=int(raw["num_attention_heads"]),
+            layer_norm_eps=float(raw.get("layer_norm_eps", 1e-12)),
+        )
+
+
+def read_safetensors(path: Path) -> dict[str, np.ndarray]:
+    """Read all tensors as float32 numpy arrays (F16 and BF16 are widened)."""
+    data = np.memmap(path, dtype=np.uint8, mode="r")
+    (header_len,) = struct.unpack("<Q", bytes(data[:8]))
+    header = json.loads(bytes(data[8 : 8 + header_len]))
+    base = 8 + header_len
+    tensors: dict[str, np.ndarray] = {}
+    for name, meta in header.items():
+        if name == "__metadata__" or meta["dtype"] not in _DTYPES:
+            continue  # e.g. int64 position_ids buffers, not weights
+        start, end = meta["data_offsets"]
+        raw = np.frombuffer(data[base + start : base + end], dtype=_DTYPES[meta["dtype"]])
+        tensors[name] = _to_float32(raw, meta["dtype"]).reshape(meta["shape"])
+    return tensors
+
+
+def _to_float32(raw: np.ndarray, dtype: str) -> np.ndarray:
+    if dtype == "BF16":
+        return (raw.astype(np.uint32) << 16).view(np.float32)
+    return raw.astype(np.float32)
+
+
+class _Weights:
+    """Looks tensors up by their BertModel name, whatever prefix the checkpoint uses."""
+
+    def __init__(self, tensors: dict[str, np.ndarray]) -> None:
+        self._tensors = tensors
+        self._prefix = self._find_prefix()
+
+    def _find_prefix(self) -> str:
+        for prefix in _PREFIXES:
+            if f"{prefix}embeddings.word_embeddings.weight" in self._tensors:
+                return prefix
+        raise ConversionError("no embeddings.word_embeddings.weight in checkpoint")
+
+    def get(self, name: str) -> np.ndarray:
+        key = self._prefix + name
+        if key in self._tensors:
+            return self._tensors[key]
+        # Old TF-ported checkpoints name LayerNorm parameters gamma/beta.
+        legacy = key.replace("LayerNorm.weight", "LayerNorm.gamma").replace(
+            "LayerNorm.bias", "LayerNorm.beta"
+        )
+        if legacy in self._tensors:
+            return self._tensors[legacy]
+        raise ConversionError(f"missing tensor {key!r} in checkpoint")
+
+
+class _GraphBuilder:
+    def __init__(self, weights: _Weights, config: BertConfig) -> None:
+        from onnx import helper
+
+        self.helper = helper
+        self.w = weights
+        self.cfg = config
+        self.nodes: list[onnx.NodeProto] = []
+        self.inits: list[onnx.TensorProto] = []
+        self._n = 0
+
+    def _name(self, hint: str) -> str:
+        self._n += 1
+        return f"{hint}_{self._n}"
+
+    def const(self, name: str, value: np.ndarray) -> str:
+        from onnx import numpy_helper
+
+        self.inits.append(numpy_helper.from_array(np.ascontiguousarray(value), name))
+        return name
+
+    def op(self, op_type: str, inputs: list[str], hint: str, **attrs: object) -> str:
+        out = self._name(hint)
+        self.nodes.append(self.helper.make_node(op_type, inputs, [out], name=out, **attrs))
+        return out
+
+    def linear(self, x: str, name: str) -> str:
+        weight = self.const(f"{name}.weight_t", self.w.get(f"{name}.weight").T)
+        bias = self.const(f"{name}.bias", self.w.get(f"{name}.bias"))
+        return self.op("Add", [self.op("MatMul", [x, weight], name), bias], name)
+
+    def layer_norm(self, x: str, name: str) -> str:
+        scale = self.const(f"{name}.weight", self.w.get(f"{name}.weight"))
+        bias = self.const(f"{name}.bias", self.w.get(f"{name}.bias"))
+        return self.op(
+            "LayerNormalization", [x, scale, bias], name, axis=-1, epsilon=self.cfg.layer_norm_eps
+        )
+
+    def gelu(self, x: str) -> str:
+        # Exact GELU, 0.5 * x * (1 + erf(x / sqrt(2))), written in the exact shape (Div, not Mul)
+        # that onnxruntime's GeluFusion matches, so it runs as one kernel.
+        erf = self.op("Erf", [self.op("Div", [x, "c_sqrt2"], "gelu")], "gelu")
+        one_plus_erf = self.op("Add", [erf, "c_one"], "gelu")
+        return self.op("Mul", [self.op("Mul", [x, one_plus_erf], "gelu"), "c_half"], "gelu")
+
+    def embeddings(self) -> str:
+        word = self.const("word_embeddings", self.w.get("embeddings.word_embeddings.weight"))
+        pos = self.const("position_embeddings", self.w.get("embeddings.position_embeddings.weight"))
+        types = self.const(
+            "token_type_embeddings", self.w.get("embeddings.token_type_embeddings.weight")
+        )
+        # Rows 0..S-1 of the position table: Slice needs no Range/scalar juggling.
+        seq_len = self.op("Shape", ["input_ids"], "seq", start=1, end=2)
+        positions = self.op("Slice", [pos, "c_zero_1d", seq_len, "c_zero_1d"], "pos")
+        tokens = self.op("Gather", [word, "input_ids"], "word")
+        segments = self.op("Gather", [types, "token_type_ids"], "type")
+        summed = self.op("Add", [self.op("Add", [tokens, segments], "emb"), positions], "emb")
+        return self.layer_norm(summed, "embeddings.LayerNorm")
+
+    def attention_bias(self) -> str:
+        # [B, S] 1/0 mask -> [B, 1, 1, S] additive bias: 0 where attended, very negative elsewhere.
+        mask = self.op("Cast", ["attention_mask"], "mask", to=1)
+        inverted = self.op("Sub", ["c_one", mask], "mask")
+        bias = self.op("Mul", [inverted, "c_neg_big"], "mask")
+        return self.op("Unsqueeze", [bias, "c_axes_1_2"], "mask")
+
+    def split_heads(self, x: str, perm: list[int]) -> str:
+        reshaped = self.op("Reshape", [x, "c_heads_shape"], "heads")
+        return self.op("Transpose", [reshaped], "heads", perm=perm)
+
+    def self_attention(self, x: str, bias: str, prefix: str) -> str:
+        q = self.split_heads(self.linear(x, f"{prefix}.query"), [0, 2, 1, 3])
+        k = self.split_heads(self.linear(x, f"{prefix}.key"), [0, 2, 3, 1])
+        v = self.split_heads(self.linear(x, f"{prefix}.value"), [0, 2, 1, 3])
+        scores = self.op("Mul", [self.op("MatMul", [q, k], "scores"), "c_attn_scale"], "scores")
+        probs = self.op("Softmax", [self.op("Add", [scores, bias], "scores")], "probs", axis=-1)
+        context = self.op("MatMul", [probs, v], "ctx")
+        context = self.op("Transpose", [context], "ctx", perm=[0, 2, 1, 3])
+        return self.op("Reshape", [context, "c_hidden_shape"], "ctx")
+
+    def layer(self, x: str, bias: str, index: int) -> str:
+        p = f"encoder.layer.{index}"
+        context = self.self_attention(x, bias, f"{p}.attention.self")
+        attn = self.linear(context, f"{p}.attention.output.dense")
+        x = self.layer_norm(self.op("Add", [attn, x], "res"), f"{p}.attention.output.LayerNorm")
+        hidden = self.gelu(self.linear(x, f"{p}.intermediate.dense"))
+        out = self.linear(hidden, f"{p}.output.dense")
+        return self.layer_norm(self.op("Add", [out, x], "res"), f"{p}.output.LayerNorm")
+
+    def add_constants(self) -> None:
+        cfg = self.cfg
+        head_dim = cfg.hidden_size // cfg.num_heads
+        f32 = np.float32
+        self.const("c_one", np.array(1.0, f32))
+        self.const("c_half", np.array(0.5, f32))
+        self.const("c_sqrt2", np.array(math.sqrt(2), f32))
+        self.const("c_neg_big", np.array(np.finfo(f32).min, f32))
+        self.const("c_attn_scale", np.array(1 / math.sqrt(head_dim), f32))
+        self.const("c_zero_1d", np.array([0], np.int64))
+        self.const("c_axes_1_2", np.array([1, 2], np.int64))
+        self.const("c_heads_shape", np.array([0, 0, cfg.num_heads, head_dim], np.int64))
+        self.const("c_hidden_shape", np.array([0, 0, cfg.hidden_size], np.int64))
+
+    def build(self) -> onnx.ModelProto:
+        from onnx import TensorProto
+
+        self.add_constants()
+        bias = self.attention_bias()
+        x = self.embeddings()
+        for index in range(self.cfg.num_layers):
+            x = self.layer(x, bias, index)
+        self.nodes.append(self.helper.make_node("Identity", [x], ["last_hidden_state"]))
+        h = self.helper
+        inputs = [
+            h.make_tensor_value_info(n, TensorProto.INT64, ["batch", "sequence"])
+            for n in ("input_ids", "attention_mask", "token_type_ids")
+        ]
+        output = h.make_tensor_value_info(
+            "last_hidden_state", TensorProto.FLOAT, ["batch", "sequence", self.cfg.hidden_size]
+        )
+        graph = h.make_graph(self.nodes, "bert_encoder", inputs, [output], self.inits)
+        return h.make_model(
+            graph,
+            opset_imports=[h.make_opsetid("", OPSET)],
+            ir_version=IR_VERSION,
+            producer_name="kb-search",
+        )
+
+
+def build_bert_onnx(config_path: Path, weights_path: Path) -> onnx.ModelProto:
+    """Return a checked ONNX model equivalent to BertModel(...).last_hidden_state."""
+    import onnx
+
+    config = BertConfig.from_file(config_path)
+    if config.hidden_size % config.num_heads:
+        raise ConversionError("hidden_size is not divisible by num_attention_heads")
+    model = _GraphBuilder(_Weights(read_safetensors(weights_path)), config).build()
+    onnx.checker.check_model(model)
+    return model
+
+
+def convert_bert_to_onnx(config_path: Path, weights_path: Path, output_path: Path) -> Path:
+    """Convert a BERT safetensors checkpoint and write it to output_path (not atomic)."""
+    import onnx
+
+    onnx.save(build_bert_onnx(config_path, weights_path), str(output_path))
+    return output_path

