@@ -599,6 +599,16 @@ def _progress_bar(app: App, label: str, total: int) -> Any:
     return bar
 
 
+def _register_commands() -> None:
+    from kb_search.commands.serve import COMMANDS as SERVE
+
+    for command in SERVE:
+        cli.add_command(command)
+
+
+_register_commands()
+
+
 def main(argv: list[str] | None = None) -> None:
     if os.environ.get("KB_DEBUG"):
         cli.main(args=argv, prog_name="kb")

@@ -245,7 +245,13 @@ def run_eval(
     With an embedder the index also holds its vectors, and the vector leg searches an
     in-memory matrix, as a long-running process would.
     """
-    from kb_search.vectors import ChunkEmbedder, MatrixIndex, VectorSearch, ensure_vector_table
+    from kb_search.vectors import (
+        ChunkEmbedder,
+        MatrixIndex,
+        VectorSearch,
+        ensure_vector_table,
+        set_db_model,
+    )
 
     dataset = load_dataset(dataset_dir)
     index_dir.mkdir(parents=True, exist_ok=True)
@@ -257,6 +263,8 @@ def run_eval(
     table = None
     if embedder is not None:
         table = ensure_vector_table(conn, embedder.name, embedder.dim)
+        if db.get_meta(conn, "model_name") is None:
+            set_db_model(conn, embedder)
     if not reused:
         vectors = ChunkEmbedder(embedder, table) if embedder is not None else None
         count = embedder.count_tokens if embedder is not None else None

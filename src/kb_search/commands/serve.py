@@ -1,0 +1,57 @@
+"""`kb serve` (the MCP server) and `kb skill` (the agent skill file)."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import click
+
+from kb_search.cli import App, UserError, common_options
+
+
+@click.command()
+@click.option(
+    "--transport",
+    type=click.Choice(["stdio", "http"]),
+    default="stdio",
+    show_default=True,
+    help="stdio for IDEs and agents that start the server; http for streamable HTTP.",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True)
+@click.option(
+    "--token",
+    help="Bearer token HTTP clients must send (env KB_MCP_TOKEN); required off loopback.",
+)
+@click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    help="Extra Host header value clients use to reach a non-loopback bind (repeatable).",
+)
+@common_options
+def serve(
+    app: App, transport: str, host: str, port: int, token: str | None, allow_hosts: tuple
+) -> None:
+    """Serve the index to MCP clients (read-only); the model loads before requests."""
+    from kb_search.mcp_server import ServeError
+    from kb_search.mcp_server import serve as run_server
+
+    token = token or app.environment.env.get("KB_MCP_TOKEN") or None
+    try:
+        run_server(app.config, transport, host, port, token, list(allow_hosts))
+    except ServeError as exc:
+        raise UserError(str(exc)) from exc
+
+
+def skill_text() -> str:
+    return resources.files("kb_search").joinpath("SKILL.md").read_text(encoding="utf-8")
+
+
+@click.command()
+def skill() -> None:
+    """Print SKILL.md: how a coding agent should use `kb search` (save it as a skill)."""
+    click.echo(skill_text(), nl=False)
+
+
+COMMANDS = [serve, skill]

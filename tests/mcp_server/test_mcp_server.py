@@ -1,0 +1,246 @@
+"""`kb serve` end to end: the real server as a subprocess, the MCP SDK's own client."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import jsonschema
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp_harness import KB, SECRET, TOKEN, HttpServer, Index, free_port
+
+SCHEMA = json.loads(
+    (
+        Path(__file__).resolve().parents[2] / "src/kb_search/schemas/search_response.schema.json"
+    ).read_text()
+)
+TOOLS = {
+    "search",
+    "search_keyword",
+    "search_semantic",
+    "get_document",
+    "get_chunk",
+    "list_documents",
+    "list_tags",
+    "stats",
+}
+
+
+def stdio_client(index: Index) -> Client:
+    params = StdioServerParameters(
+        command=KB[0], args=[*KB[1:], "serve", "--transport", "stdio"], env=index.env
+    )
+    return Client(params)
+
+
+def http_client(server: HttpServer, token: str = TOKEN) -> Client:
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30)
+    return Client(streamable_http_client(server.url, http_client=http))
+
+
+def run(client: Client, check: Callable[[Client], Awaitable[None]]) -> None:
+    async def main() -> None:
+        async with client:
+            await check(client)
+
+    anyio.run(main)
+
+
+async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, result.content
+    return result.structured_content
+
+
+async def refused(client: Client, tool: str, **arguments: Any) -> str:
+    result = await client.call_tool(tool, arguments)
+    assert result.is_error
+    text = " ".join(getattr(c, "text", "") for c in result.content)
+    assert SECRET not in text
+    return text
+
+
+async def every_tool(client: Client) -> None:
+    listed = await client.list_tools()
+    assert {t.name for t in listed.tools} == TOOLS
+    assert all(len(t.description or "") > 80 for t in listed.tools)
+
+    hybrid = await call(client, "search", query="install git from source", top=3)
+    jsonschema.validate(hybrid, SCHEMA)
+    assert hybrid["legs"] == {"lexical": "ok", "vector": "ok"}
+    best = hybrid["results"][0]
+    assert best["citation"].startswith("docs/git.md#L")
+    assert 0 < best["score"] <= 1
+
+    keyword = await call(client, "search_keyword", query='"force pushes"', tag="demo")
+    jsonschema.validate(keyword, SCHEMA)
+    assert keyword["mode"] == "lexical" and keyword["results"]
+    semantic = await call(client, "search_semantic", query="how do I make spaghetti", top=1)
+    jsonschema.validate(semantic, SCHEMA)
+    assert semantic["results"][0]["source"]["rel_path"] == "docs/pasta.txt"
+    typed = await call(client, "search", query="readers writer type:markdown", type=["markdown"])
+    assert {r["source"]["type"] for r in typed["results"]} == {"markdown"}
+
+    chunk = await call(client, "get_chunk", chunk_id=best["chunk_id"], context=2)
+    assert best["chunk_id"] in [c["chunk_id"] for c in chunk["chunks"]]
+    doc_id = best["source"]["document_id"]
+    by_id = await call(client, "get_document", id=doc_id)
+    by_path = await call(client, "get_document", path=best["source"]["path"])
+    by_citation = await call(client, "get_document", path=best["citation"])
+    assert by_id == by_path == by_citation and by_id["chunks"]
+
+    listing = await call(client, "list_documents", tag="demo", limit=10)
+    assert listing["count"] == 3
+    assert (await call(client, "list_tags"))["tags"] == [{"tag": "demo", "documents": 3}]
+    assert (await call(client, "stats"))["documents"] == 3
+    await resources(client, doc_id)
+
+
+async def resources(client: Client, doc_id: int) -> None:
+    listed = await client.list_resources()
+    assert "kb://stats" in {str(r.uri) for r in listed.resources}
+    templates = await client.list_resource_templates()
+    assert "kb://document/{id}" in {t.uri_template for t in templates.resource_templates}
+    stats = json.loads((await client.read_resource("kb://stats")).contents[0].text)
+    assert stats["documents"] == 3
+    doc = json.loads((await client.read_resource(f"kb://document/{doc_id}")).contents[0].text)
+    assert doc["document_id"] == doc_id
+
+
+def test_stdio_every_tool_and_resource(index: Index) -> None:
+    run(stdio_client(index), every_tool)
+
+
+def test_http_every_tool_and_resource(http_server: HttpServer) -> None:
+    run(http_client(http_server), every_tool)
+
+
+def test_path_escapes_are_refused(index: Index, http_server: HttpServer) -> None:
+    escapes = [
+        "../../etc/passwd",
+        "/etc/passwd",
+        str(index.outside),
+        str(index.docs / "escape.txt"),  # a symlink in an indexed folder, pointing outside
+        str(index.docs / ".." / index.outside.name),
+        "docs/../outside-secret.txt",
+    ]
+
+    async def check(client: Client) -> None:
+        for path in escapes:
+            text = await refused(client, "get_document", path=path)
+            assert "not in the index" in text
+        await refused(client, "get_document", id=999_999)
+        await refused(client, "get_document")
+        assert "chunk" in await refused(client, "get_chunk", chunk_id=999_999)
+        with pytest.raises(Exception) as caught:
+            await client.read_resource("kb://document/..%2F..%2Fetc%2Fpasswd")
+        assert SECRET not in str(caught.value)
+
+    run(http_client(http_server), check)
+
+
+def test_bad_queries_are_tool_errors(http_server: HttpServer) -> None:
+    async def check(client: Client) -> None:
+        assert "FTS5" in await refused(client, "search", query="'NEAR(('")
+        await refused(client, "search", query="x", mode="fuzzy")
+        await refused(client, "search", query="x", top=0)
+
+    run(http_client(http_server), check)
+
+
+def post(server: HttpServer, headers: dict[str, str]) -> httpx2.Response:
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"},
+        },
+    }
+    headers = {"accept": "application/json, text/event-stream", **headers}
+    return httpx2.post(server.url, json=body, headers=headers, timeout=10)
+
+
+def test_token_is_required(http_server: HttpServer) -> None:
+    assert post(http_server, {}).status_code == 401
+    wrong = post(http_server, {"authorization": "Bearer wrong"})
+    assert wrong.status_code == 401
+    assert wrong.headers["www-authenticate"].startswith("Bearer")
+    assert post(http_server, {"authorization": TOKEN}).status_code == 401
+    assert post(http_server, {"authorization": f"Bearer {TOKEN}"}).status_code == 200
+
+    async def check(client: Client) -> None:
+        await client.list_tools()
+
+    with pytest.raises(Exception):  # noqa: B017 - the SDK surfaces the 401 as some error
+        run(http_client(http_server, token="wrong"), check)
+
+
+def test_dns_rebinding_headers_are_refused(http_server: HttpServer) -> None:
+    auth = {"authorization": f"Bearer {TOKEN}"}
+    assert post(http_server, {**auth, "host": "evil.example"}).status_code == 421
+    assert post(http_server, {**auth, "origin": "http://evil.example"}).status_code == 403
+    local = {**auth, "origin": f"http://localhost:{http_server.port}"}
+    assert post(http_server, local).status_code == 200
+
+
+def test_non_loopback_bind_needs_a_token(index: Index) -> None:
+    done = index.kb("serve", "--transport", "http", "--host", "0.0.0.0", check=False)
+    assert done.returncode == 1
+    assert "without a bearer token" in done.stderr and "--token" in done.stderr
+
+
+def test_missing_database_is_a_clear_error(index: Index, tmp_path: Path) -> None:
+    done = index.kb(
+        "--db", str(tmp_path / "none.db"), "serve", "--port", str(free_port()), check=False
+    )
+    assert done.returncode == 1
+    assert "no database" in done.stderr
+
+
+def test_documents_added_while_serving_are_found(index: Index, http_server: HttpServer) -> None:
+    extra = index.root / "later"
+    extra.mkdir()
+    (extra / "kayak.md").write_text("# Kayaking\n\nPaddle a sea kayak along the fjord coast.\n")
+    index.kb("add", str(extra))
+
+    async def check(client: Client) -> None:
+        found = await call(client, "search_semantic", query="paddling a boat on a fjord", top=1)
+        assert found["results"][0]["source"]["rel_path"] == "later/kayak.md"
+        assert (await call(client, "stats"))["documents"] == 4
+
+    try:
+        run(http_client(http_server), check)
+    finally:
+        index.kb("remove", str(extra / "kayak.md"))
+
+
+def test_skill_prints_the_skill_file(index: Index) -> None:
+    done = index.kb("skill")
+    assert done.stdout.startswith("---\nname: kb-search")
+    assert "kb search" in done.stdout and "--format json" in done.stdout
+
+
+def test_serve_help_lists_options(index: Index) -> None:
+    out = index.kb("serve", "--help").stdout
+    for option in ("--transport", "--host", "--port", "--token"):
+        assert option in out
+
+
+def test_stdio_keeps_stdout_clean(index: Index) -> None:
+    """Nothing but JSON-RPC may reach stdout; a bare EOF ends the server."""
+    done = subprocess.run(
+        [*KB, "serve"], env=index.env, input="", capture_output=True, text=True, timeout=60
+    )
+    assert done.stdout == ""
+    assert "read-only" in done.stderr
