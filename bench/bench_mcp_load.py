@@ -105,7 +105,6 @@ async def _client_loop(
     url: str, queries: list[str], seed: int, duration: float, clock: tuple[Any, Any], out: Any
 ) -> None:
     import anyio
-
     from mcp import Client
 
     start, go = clock
@@ -168,7 +167,6 @@ def percentile(values: list[float], q: float) -> float:
 
 def server_documents(url: str) -> int:
     import anyio
-
     from mcp import Client
 
     async def main() -> int:
