@@ -59,10 +59,71 @@ class App:
             min_tokens=self.config["chunking.min_tokens"],
         )
 
+    def add_options(self, workers: int | None = None, **overrides: Any) -> Any:
+        """The ingestion options every writing command uses (`add`, `sync`, the git hook)."""
+        from kb_search.indexer import AddOptions
+
+        return AddOptions(
+            settings=self.chunk_settings(),
+            max_file_bytes=int(self.config["ingestion.max_file_mb"] * 1_000_000),
+            follow_symlinks=self.config["ingestion.follow_symlinks"],
+            ocr=self.config["ingestion.enable_ocr"],
+            workers=self.config["ingestion.workers"] if workers is None else workers,
+            timeout_s=self.config["ingestion.timeout_s"],
+            memory_mb=self.config["ingestion.max_memory_mb"],
+            **overrides,
+        )
+
+    def writing_vectors(self, conn: Any, options: Any) -> Any:
+        """The ChunkEmbedder new chunks go through, or None (with a loud warning) when no
+        model can be had; a model that contradicts the DB is a hard error."""
+        from kb_search.db import DBError
+        from kb_search.semantic import ModelMismatch, prepare_for_writing
+        from kb_search.vectors import ChunkEmbedder
+
+        try:
+            embedder, table = prepare_for_writing(self.config, conn)
+        except ModelMismatch:
+            raise
+        except DBError as exc:
+            click.echo(
+                f"Warning: no embedding model ({exc}); indexing for lexical search only."
+                " Run `kb reindex` once the model is available.",
+                err=True,
+            )
+            return None
+        options.tokenizer_path = str(embedder.info.tokenizer_path)
+        return ChunkEmbedder(embedder, table)
+
     def output_format(self, fmt: str | None) -> str:
         if fmt:
             return fmt
         return "human" if self.environment.stdout_isatty else "json"
+
+
+class Progress:
+    """A progress bar on stderr, only on a terminal; callbacks for the core's hooks."""
+
+    def __init__(self, app: App, label: str):
+        self.app, self.label = app, label
+        self.bar: Any = None
+
+    def start(self, total: int) -> None:
+        if self.app.environment.stderr_isatty and total:
+            self.bar = click.progressbar(length=total, label=self.label, file=sys.stderr)
+            self.bar.__enter__()
+
+    def step(self, _item: Any = None) -> None:
+        self.advance(1)
+
+    def advance(self, n: int) -> None:
+        if self.bar is not None:
+            self.bar.update(n)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+            self.bar = None
 
 
 def _known_errors() -> tuple[type[BaseException], ...]:
@@ -184,49 +245,13 @@ def config_show(app: App, fmt: str | None) -> None:
 @common_options
 def add(app: App, paths, tags, doc_type, workers, fmt: str | None) -> None:
     """Ingest files and directories (unchanged files are skipped)."""
-    from kb_search.db import DBError
-    from kb_search.indexer import AddOptions, ErrorLog, add_paths
-    from kb_search.semantic import ModelMismatch
-    from kb_search.vectors import ChunkEmbedder
+    from kb_search.indexer import ErrorLog, add_paths
 
-    options = AddOptions(
-        settings=app.chunk_settings(),
-        tags=list(tags),
-        doc_type=doc_type,
-        max_file_bytes=int(app.config["ingestion.max_file_mb"] * 1_000_000),
-        follow_symlinks=app.config["ingestion.follow_symlinks"],
-        ocr=app.config["ingestion.enable_ocr"],
-        workers=app.config["ingestion.workers"] if workers is None else workers,
-        timeout_s=app.config["ingestion.timeout_s"],
-        memory_mb=app.config["ingestion.max_memory_mb"],
-    )
+    options = app.add_options(workers, tags=list(tags), doc_type=doc_type)
     app.config.data_dir.mkdir(parents=True, exist_ok=True)
     conn = app.open_db(create=True)
-    vectors = None
-    try:
-        embedder, table = prepare_for_writing(app.config, conn)
-    except ModelMismatch:
-        raise
-    except DBError as exc:
-        click.echo(
-            f"Warning: no embedding model ({exc}); indexing for lexical search only."
-            " Run `kb reindex` once the model is available.",
-            err=True,
-        )
-    else:
-        vectors = ChunkEmbedder(embedder, table)
-        options.tokenizer_path = str(embedder.info.tokenizer_path)
-    bar: list[Any] = []
-
-    def on_start(total: int) -> None:
-        if app.environment.stderr_isatty and total:
-            bar.append(click.progressbar(length=total, label="Indexing", file=sys.stderr))
-            bar[0].__enter__()
-
-    def on_file(path: Path) -> None:
-        if bar:
-            bar[0].update(1)
-
+    vectors = app.writing_vectors(conn, options)
+    progress = Progress(app, "Indexing")
     try:
         summary = add_paths(
             conn,
@@ -234,12 +259,11 @@ def add(app: App, paths, tags, doc_type, workers, fmt: str | None) -> None:
             options,
             error_log=ErrorLog(app.error_log),
             vectors=vectors,
-            on_start=on_start,
-            on_file=on_file,
+            on_start=progress.start,
+            on_file=progress.step,
         )
     finally:
-        if bar:
-            bar[0].__exit__(None, None, None)
+        progress.close()
         conn.close()
     fmt = app.output_format(fmt)
     emit(summary.to_dict() | {"summary": summary.line()}, fmt, summary.line)
@@ -463,24 +487,13 @@ def reindex(app: App, model: str | None, full: bool, fmt: str | None) -> None:
         else (db.get_meta(conn, "model_name") or canonical(app.config["model"]))
     )
     embedder = load_embedder(app.config, name)
-    bar: list[Any] = []
-
-    def on_start(total: int) -> None:
-        bar_ = _progress_bar(app, "Embedding", total)
-        if bar_:
-            bar.append(bar_)
-
+    progress = Progress(app, "Embedding")
     try:
         summary = run_reindex(
-            conn,
-            embedder,
-            full=full,
-            on_start=on_start,
-            on_batch=lambda n: bar[0].update(n) if bar else None,
+            conn, embedder, full=full, on_start=progress.start, on_batch=progress.advance
         )
     finally:
-        if bar:
-            bar[0].__exit__(None, None, None)
+        progress.close()
         conn.close()
     emit(summary.to_dict(), app.output_format(fmt), summary.line)
 
@@ -550,9 +563,8 @@ def eval_cmd(app: App, dataset_dir: Path, modes, fmt: str | None) -> None:
     embedder = None
     if set(modes) - {"lexical"}:
         embedder = load_embedder(app.config, configured_model(app.config).name)
-    bar = _progress_bar(
-        app, "Indexing dataset", sum(1 for _ in dataset_dir.joinpath("corpus.jsonl").open())
-    )
+    progress = Progress(app, "Indexing dataset")
+    progress.start(sum(1 for _ in dataset_dir.joinpath("corpus.jsonl").open(encoding="utf-8")))
     try:
         report = run_eval(
             dataset_dir,
@@ -560,11 +572,10 @@ def eval_cmd(app: App, dataset_dir: Path, modes, fmt: str | None) -> None:
             app.chunk_settings(),
             modes,
             embedder=embedder,
-            progress=bar.update if bar else None,
+            progress=progress.advance,
         )
     finally:
-        if bar:
-            bar.__exit__(None, None, None)
+        progress.close()
     rows = [
         (
             s.mode,
@@ -591,18 +602,11 @@ def eval_cmd(app: App, dataset_dir: Path, modes, fmt: str | None) -> None:
     emit(data, app.output_format(fmt), human)
 
 
-def _progress_bar(app: App, label: str, total: int) -> Any:
-    if not app.environment.stderr_isatty or not total:
-        return None
-    bar = click.progressbar(length=total, label=label, file=sys.stderr)
-    bar.__enter__()
-    return bar
-
-
 def _register_commands() -> None:
+    from kb_search.commands.maintenance import COMMANDS as MAINTENANCE
     from kb_search.commands.serve import COMMANDS as SERVE
 
-    for command in SERVE:
+    for command in (*SERVE, *MAINTENANCE):
         cli.add_command(command)
 
 

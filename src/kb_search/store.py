@@ -8,6 +8,7 @@ import re
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import PurePath
 
 from kb_search.db import Connection, transaction
 from kb_search.models import ParsedChunk, ParsedDocument
@@ -194,6 +195,44 @@ def delete_document(conn: Connection, document_id: int) -> bool:
         _delete_chunk_rows(conn, document_id, tables)
         conn.execute("DELETE FROM documents WHERE id = ?", (document_id,))
         conn.execute("DELETE FROM tags WHERE id NOT IN (SELECT tag_id FROM document_tags)")
+    return True
+
+
+def move_document(
+    conn: Connection,
+    document_id: int,
+    old_path: str,
+    new_path: str,
+    rel_path: str,
+    size: int,
+    mtime: float,
+) -> bool:
+    """Point a document at its new path in one transaction; chunks and vectors stay.
+
+    A title that was the file's name follows the rename. The FTS `path` column is rebuilt
+    from the new rel_path (external-content FTS must delete with the old values first).
+    False when another writer got there first (the new path is indexed, the old one gone).
+    """
+    old, new = PurePath(old_path), PurePath(new_path)
+    with transaction(conn):
+        row = conn.execute(
+            "SELECT path, title FROM documents WHERE id = ?", (document_id,)
+        ).fetchone()
+        taken = conn.execute("SELECT 1 FROM documents WHERE path = ?", (new_path,)).fetchone()
+        if row is None or row[0] != old_path or taken:
+            return False
+        title = row[1]
+        if title == old.name:
+            title = new.name
+        elif title == old.stem:
+            title = new.stem
+        _fts_delete(conn, document_id)
+        conn.execute(
+            "UPDATE documents SET path = ?, rel_path = ?, size = ?, mtime = ?, title = ?,"
+            " indexed_at = ? WHERE id = ?",
+            (new_path, rel_path, size, mtime, title, time.time(), document_id),
+        )
+        _fts_insert(conn, document_id)
     return True
 
 

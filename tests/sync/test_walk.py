@@ -1,0 +1,64 @@
+"""The walker: default ignores, nested .kbignore files (gitignore semantics), stats."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kb_search.walk import Found, IgnoreRules, walk, walk_tree
+
+
+def touch(root: Path, *names: str) -> None:
+    for name in names:
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x\n")
+
+
+def found(paths: list[Path], root: Path) -> set[str]:
+    return {
+        item.path.relative_to(root.resolve()).as_posix()
+        for item in walk(paths)
+        if isinstance(item, Found)
+    }
+
+
+def test_nested_kbignore_files_apply_below_their_directory(tmp_path):
+    touch(tmp_path, "a.md", "a.log", "keep.log", "docs/b.md", "docs/b.log", "docs/private/c.md")
+    touch(tmp_path, "docs/sub/d.md", "docs/sub/e.md", "other/private/f.md", "build/g.md")
+    (tmp_path / ".kbignore").write_text("*.log\n!keep.log\n")
+    (tmp_path / "docs" / ".kbignore").write_text("private/\n!b.log\n")
+    (tmp_path / "docs" / "sub" / ".kbignore").write_text("/e.md\n")
+    assert found([tmp_path], tmp_path) == {
+        "a.md",
+        "keep.log",
+        "docs/b.md",
+        "docs/b.log",  # the deeper file re-includes it
+        "docs/sub/d.md",
+        "other/private/f.md",  # docs/.kbignore does not reach outside docs/
+    }
+
+
+def test_ignore_rules_for_single_paths(tmp_path):
+    touch(tmp_path, "node_modules/x/readme.md", "notes/a.md", "notes/drafts/b.md")
+    (tmp_path / "notes" / ".kbignore").write_text("drafts/\n")
+    rules = IgnoreRules(tmp_path)
+    assert rules.ignored_path(tmp_path / "node_modules" / "x" / "readme.md")
+    assert rules.ignored_path(tmp_path / "notes" / "drafts" / "b.md")
+    assert not rules.ignored_path(tmp_path / "notes" / "a.md")
+    assert rules.ignored_dir(tmp_path / "notes" / "drafts")
+
+
+def test_walk_tree_reports_stat_and_starts_below_the_root(tmp_path):
+    touch(tmp_path, "a/one.md", "a/two.md", "b/three.md")
+    (tmp_path / ".kbignore").write_text("two.md\n")
+    items = [i for i in walk_tree(tmp_path, tmp_path / "a") if isinstance(i, Found)]
+    assert [i.path.name for i in items] == ["one.md"]
+    assert items[0].root == tmp_path and items[0].size == 2 and items[0].mtime
+
+
+def test_symlink_loops_end(tmp_path):
+    touch(tmp_path, "d/a.md")
+    (tmp_path / "d" / "loop").symlink_to(tmp_path / "d")
+    assert found([tmp_path], tmp_path) == {"d/a.md"}
+    items = list(walk_tree(tmp_path.resolve(), follow_symlinks=True))
+    assert sum(isinstance(i, Found) for i in items) == 1
