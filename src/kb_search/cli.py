@@ -193,9 +193,10 @@ def cli(ctx: click.Context, data_dir, db_path, config_path) -> None:
 
 @cli.command()
 @click.option("--model", help="Embedding model (default: all-MiniLM-L6-v2).")
+@click.option("--docling", is_flag=True, help="Also fetch Docling's PDF layout models (online).")
 @click.option("--format", "fmt", type=FORMATS)
 @common_options
-def init(app: App, model: str | None, fmt: str | None) -> None:
+def init(app: App, model: str | None, docling: bool, fmt: str | None) -> None:
     """Create the data directory and the database, and provision the embedding model."""
     from kb_search.inventory import stats
 
@@ -206,6 +207,10 @@ def init(app: App, model: str | None, fmt: str | None) -> None:
     embedder, _ = prepare_for_writing(app.config, conn)
     info = stats(conn, app.config.db_path)
     conn.close()
+    if docling:
+        from kb_search.ingest.docling_convert import fetch_docling_models
+
+        info["docling_models"] = str(fetch_docling_models())
     emit(
         {"data_dir": str(app.config.data_dir), "db": str(app.config.db_path), **info},
         app.output_format(fmt),
@@ -265,6 +270,8 @@ def add(app: App, paths, tags, doc_type, workers, fmt: str | None) -> None:
     finally:
         progress.close()
         conn.close()
+    for note in summary.notes:
+        click.echo(f"Note: {note}", err=True)
     fmt = app.output_format(fmt)
     emit(summary.to_dict() | {"summary": summary.line()}, fmt, summary.line)
     if summary.failed and fmt == "human":

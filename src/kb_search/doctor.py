@@ -72,6 +72,15 @@ def _sqlite(conn: Connection) -> str:
     return f"SQLite {version}, FTS5 + trigram available"
 
 
+def _parsers() -> list[Check]:
+    """Which PDF and office paths `kb add` uses here (informational: never a failure)."""
+    from kb_search.ingest.docling_convert import docling_available, pdf_path_report
+
+    office = docling_available("docx")
+    detail = "Docling" if office is None else f"unavailable ({office})"
+    return [Check("pdf_path", True, pdf_path_report()), Check("office_documents", True, detail)]
+
+
 def run_checks(conn: Connection, extra: list[Check] | None = None) -> list[Check]:
     checks = [
         _check("sqlite", lambda: _sqlite(conn)),
@@ -81,4 +90,4 @@ def run_checks(conn: Connection, extra: list[Check] | None = None) -> list[Check
         _check("chunk_counts", lambda: _chunk_counts(conn)),
         _check("vec_extension", lambda: _vec_extension(conn)),
     ]
-    return checks + (extra or [])
+    return checks + (extra or []) + _parsers()

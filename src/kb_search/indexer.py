@@ -48,6 +48,7 @@ class AddSummary:
     failed: list[Failure] = field(default_factory=list)
     chunks: int = 0
     seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)  # said once per run, e.g. the PDF path
 
     def line(self) -> str:
         text = (
@@ -70,6 +71,7 @@ class AddSummary:
             "failed": [f.__dict__ for f in self.failed],
             "chunks": self.chunks,
             "seconds": round(self.seconds, 3),
+            "notes": self.notes,
         }
 
 
@@ -194,11 +196,24 @@ def add_paths(
     for failure in failures:
         summary.failed.append(failure)
         log.write(failure)
+    summary.notes += parser_notes(found)
     if on_start:
         on_start(len(found))
     ingest_files(conn, found, options, summary, log, vectors, on_file)
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+def parser_notes(found: list[Found]) -> list[str]:
+    """One line when PDFs will take the default path because Docling cannot be used."""
+    if not any(item.path.suffix.lower() == ".pdf" for item in found):
+        return []
+    from kb_search.ingest.docling_convert import docling_pdf_unavailable
+
+    reason = docling_pdf_unavailable()
+    if reason is None:
+        return []
+    return [f"PDFs use the pypdfium2 text layer ({reason})"]
 
 
 @dataclass

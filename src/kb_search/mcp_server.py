@@ -77,7 +77,7 @@ class LiveVectorIndex:
         ).fetchone()
 
     def _sync(self, conn: db.Connection) -> None:
-        from kb_search.vectors import MatrixIndex
+        from kb_search.vectors import MatrixIndex, fetch_vectors
 
         current = dict(conn.execute("SELECT id, content_hash FROM chunks"))
         old = self.index or MatrixIndex(self.table)
@@ -87,30 +87,17 @@ class LiveVectorIndex:
             if current.get(cid) is not None and current[cid] == self.hashes.get(cid)
         ]
         kept = set(old.ids[keep].tolist())
-        ids, blobs = self._fetch(conn, [cid for cid in current if cid not in kept])
+        ids, fresh = fetch_vectors(conn, self.table, [cid for cid in current if cid not in kept])
         merged = MatrixIndex(self.table)
         merged.ids = np.concatenate([old.ids[keep], np.array(ids, dtype=np.int64)])
         parts = [old.matrix[keep]] if keep else []
         if ids:
-            parts.append(np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(ids), -1))
+            parts.append(fresh)
         if parts:
             merged.matrix = np.vstack(parts)
         merged.position = {int(cid): i for i, cid in enumerate(merged.ids.tolist())}
         self.hashes = {int(cid): current[int(cid)] for cid in merged.ids.tolist()}
         self.index = merged
-
-    def _fetch(self, conn: db.Connection, wanted: list[int]) -> tuple[list[int], list[bytes]]:
-        ids: list[int] = []
-        blobs: list[bytes] = []
-        for start in range(0, len(wanted), 900):
-            part = wanted[start : start + 900]
-            marks = ",".join("?" * len(part))
-            for rowid, blob in conn.execute(
-                f"SELECT rowid, embedding FROM {self.table} WHERE rowid IN ({marks})", part
-            ):
-                ids.append(rowid)
-                blobs.append(blob)
-        return ids, blobs
 
     def nearest(
         self, conn: db.Connection, vector: Any, k: int, allowed: set[int] | None

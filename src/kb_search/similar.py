@@ -9,18 +9,14 @@ import numpy as np
 from kb_search.db import Connection
 from kb_search.inventory import NotFound
 from kb_search.search import SearchResponse, load_results
-from kb_search.vectors import SqliteVecIndex
+from kb_search.vectors import SqliteVecIndex, fetch_vectors
 
 
 def _vectors(conn: Connection, table: str, chunk_ids: list[int]) -> np.ndarray:
-    marks = ",".join("?" * len(chunk_ids))
-    blobs = [
-        r[0]
-        for r in conn.execute(f"SELECT embedding FROM {table} WHERE rowid IN ({marks})", chunk_ids)
-    ]
-    if not blobs:
+    ids, matrix = fetch_vectors(conn, table, chunk_ids)
+    if not ids:
         raise NotFound("no vectors stored for it: run `kb reindex`")
-    return np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
+    return matrix
 
 
 def similar_chunks(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -144,16 +145,15 @@ def _ordered(ids: list[int], sims: np.ndarray, k: int) -> list[tuple[int, float]
     return [(cid, float(s)) for cid, s in pairs[:k]]
 
 
-def _brute_force_subset(
-    conn: Connection, table: str, vector: np.ndarray, k: int, allowed: set[int]
-) -> list[tuple[int, float]]:
-    if not allowed:
-        return []
+def fetch_vectors(
+    conn: Connection, table: str, chunk_ids: Iterable[int]
+) -> tuple[list[int], np.ndarray]:
+    """The stored vectors of these chunks (those that have one), as ids + a float32 matrix."""
+    wanted = sorted(set(chunk_ids))
     ids: list[int] = []
     blobs: list[bytes] = []
-    allowed_list = sorted(allowed)
-    for start in range(0, len(allowed_list), 900):
-        part = allowed_list[start : start + 900]
+    for start in range(0, len(wanted), 900):  # stay under SQLite's parameter limit
+        part = wanted[start : start + 900]
         marks = ",".join("?" * len(part))
         for rowid, blob in conn.execute(
             f"SELECT rowid, embedding FROM {table} WHERE rowid IN ({marks})", part
@@ -161,8 +161,16 @@ def _brute_force_subset(
             ids.append(rowid)
             blobs.append(blob)
     if not ids:
+        return [], np.zeros((0, 0), dtype=np.float32)
+    return ids, np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(ids), -1)
+
+
+def _brute_force_subset(
+    conn: Connection, table: str, vector: np.ndarray, k: int, allowed: set[int]
+) -> list[tuple[int, float]]:
+    ids, matrix = fetch_vectors(conn, table, allowed)
+    if not ids:
         return []
-    matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(ids), -1)
     sims = np.clip(matrix @ np.asarray(vector, dtype=np.float32), 0.0, 1.0)
     top = np.argsort(-sims, kind="stable")[: max(k * 2, k)]
     return _ordered([ids[i] for i in top], sims[top], k)

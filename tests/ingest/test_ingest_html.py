@@ -1,0 +1,208 @@
+"""The stdlib HTML converter (always available) and the routing of .html and office files."""
+
+from pathlib import Path
+
+import pytest
+
+from kb_search.ingest import SUPPORTED_EXTENSIONS, detect_type, docling_convert, parse_file
+from kb_search.ingest.html import html_to_markdown, parse_html
+from kb_search.models import ChunkSettings, EmptyFile, IngestError
+
+
+def words(text: str) -> int:
+    return len(text.split())
+
+
+def filler(n: int, word: str) -> str:
+    return " ".join([word] * n)
+
+
+PAGE = f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>Config &amp; Guide</title>
+<meta name="keywords" content="config, search">
+<meta name="description" content="How to configure kb">
+<script>var tracking = "SCRIPTTEXT";</script><style>.x {{ color: red }}</style>
+</head><body>
+<nav><a href="/">NAVTEXT</a></nav>
+<h1>Configuration</h1>
+<p>{filler(30, "intro")}</p>
+<h2>Install</h2>
+<p>{filler(30, "install")}</p>
+<h3>Linux</h3>
+<p>{filler(30, "linux")}</p>
+<h2>Reference</h2>
+<table><tr><th>Key</th><th>Default</th></tr><tr><td>max_tokens</td><td>200</td></tr></table>
+<footer>FOOTERTEXT</footer>
+</body></html>
+"""
+
+
+def parse(html: str, max_tokens: int = 200, min_tokens: int = 10, name: str = "page.html"):
+    return parse_html(html, Path(name), ChunkSettings(max_tokens, min_tokens), count=words)
+
+
+def markdown(html: str) -> str:
+    return html_to_markdown(html).markdown
+
+
+def test_head_gives_title_language_tags_and_description():
+    doc = parse(PAGE, max_tokens=60)
+    assert doc.title == "Config & Guide"
+    assert doc.doc_type == "html"
+    assert doc.language == "en"
+    assert doc.tags == ["config", "search"]
+    assert doc.metadata["description"] == "How to configure kb"
+
+
+def test_chunks_carry_heading_chains_and_no_line_numbers():
+    doc = parse(PAGE, max_tokens=60)
+    assert [c.heading for c in doc.chunks] == [
+        "Configuration",
+        "Configuration > Install",
+        "Configuration > Install > Linux",
+        "Configuration > Reference",
+    ]
+    assert all(c.line_start is None and c.line_end is None for c in doc.chunks)
+    assert all(c.page_start is None for c in doc.chunks)
+
+
+def test_scripts_styles_nav_footer_and_head_are_dropped():
+    text = markdown(PAGE)
+    for hidden in ("SCRIPTTEXT", "color: red", "NAVTEXT", "FOOTERTEXT", "Config & Guide"):
+        assert hidden not in text
+
+
+def test_title_falls_back_to_first_h1_then_file_name():
+    assert parse("<h2>Sub</h2><h1>Main</h1><p>x</p>").title == "Main"
+    assert parse("<p>just text</p>", name="notes.htm").title == "notes"
+
+
+def test_headings_become_atx_levels():
+    text = markdown("<h1>One</h1><h2>Two</h2><h3>Three</h3><h6>Six</h6>")
+    assert text == "# One\n\n## Two\n\n### Three\n\n###### Six\n"
+
+
+def test_entities_are_decoded_and_whitespace_collapsed():
+    text = markdown("<p>a &lt;b&gt; &amp;&nbsp;c&#233;   \n  d</p>")
+    assert text == "a <b> & c\u00e9 d\n"
+
+
+def test_br_keeps_a_line_break_and_inline_code_gets_backticks():
+    assert markdown("<p>one<br>two <code>x = 1</code></p>") == "one\ntwo `x = 1`\n"
+
+
+def test_lists_nested_and_ordered():
+    html = (
+        "<ul><li>one</li><li>two<ul><li>nested</li></ul></li></ul>"
+        '<ol start="3"><li><p>three</p></li><li>four</ol>'
+    )
+    assert markdown(html) == "- one\n- two\n  - nested\n\n3. three\n4. four\n"
+
+
+def test_pre_becomes_fenced_code_with_language_and_exact_whitespace():
+    html = '<pre><code class="language-python">def f():\n    return 1 &lt; 2\n</code></pre>'
+    assert markdown(html) == "```python\ndef f():\n    return 1 < 2\n```\n"
+
+
+def test_pre_containing_backticks_uses_tilde_fence():
+    assert markdown("<pre>```\ncode\n```</pre>") == "~~~\n```\ncode\n```\n~~~\n"
+
+
+def test_table_becomes_markdown_table():
+    html = (
+        "<table><thead><tr><th>Name</th><th>Value</th></tr></thead><tbody>"
+        "<tr><td>a|b</td><td>1</td></tr><tr><td colspan=2>wide</td></tr></tbody></table>"
+    )
+    assert markdown(html) == ("| Name | Value |\n| --- | --- |\n| a\\|b | 1 |\n| wide |  |\n")
+
+
+def test_table_without_header_cells_promotes_first_row():
+    html = "<table><tr><td>x</td><td>y</td></tr><tr><td>1</td></tr></table>"
+    assert markdown(html) == "| x | y |\n| --- | --- |\n| 1 |  |\n"
+
+
+def test_table_is_one_chunk_block_with_its_header():
+    rows = "".join(f"<tr><td>row{i}</td><td>{filler(5, 'v')}</td></tr>" for i in range(20))
+    html = f"<h1>T</h1><table><tr><th>K</th><th>V</th></tr>{rows}</table>"
+    doc = parse(html, max_tokens=60, min_tokens=5)
+    assert len(doc.chunks) > 1
+    for chunk in doc.chunks:
+        assert "| K | V |\n| --- | --- |" in chunk.text
+
+
+def test_text_that_looks_like_markdown_is_escaped():
+    doc = parse("<h1>Real</h1><p># not a heading</p><p>| not a table</p>")
+    assert [c.heading for c in doc.chunks] == ["Real"]
+    assert "\\# not a heading" in doc.chunks[0].text
+
+
+def test_head_without_end_tag_ends_at_body():
+    html = "<html><head><title>T</title><body><h1>Visible</h1><p>text</p>"
+    doc = parse(html)
+    assert doc.title == "T"
+    assert "Visible" in doc.chunks[0].text
+
+
+def test_unclosed_tags_and_self_closing_br():
+    text = markdown("<p>one<br/>two<p>three<div>four")
+    assert text == "one\ntwo\n\nthree\n\nfour\n"
+
+
+def test_detect_type_knows_html_and_office_extensions():
+    for name, expected in [
+        ("a.html", "html"),
+        ("a.HTM", "html"),
+        ("a.xhtml", "html"),
+        ("a.docx", "docx"),
+        ("a.pptx", "pptx"),
+        ("a.xlsx", "xlsx"),
+    ]:
+        assert detect_type(Path(name), sniff=False) == expected
+    assert {".html", ".htm", ".docx", ".pptx", ".xlsx"} <= SUPPORTED_EXTENSIONS
+
+
+@pytest.fixture
+def no_docling(monkeypatch):
+    monkeypatch.setattr(
+        docling_convert, "docling_available", lambda doc_type="docx": "docling is not installed"
+    )
+
+
+def test_parse_file_routes_html_to_stdlib_without_docling(tmp_path, no_docling):
+    path = tmp_path / "page.html"
+    path.write_text(PAGE, encoding="utf-8")
+    doc = parse_file(path, ChunkSettings(60, 10), count=words)
+    assert doc.doc_type == "html"
+    assert doc.metadata["converter"] == "html.parser"
+    assert doc.chunks[0].heading == "Configuration"
+
+
+def test_html_with_nothing_visible_is_empty(tmp_path, no_docling):
+    path = tmp_path / "blank.html"
+    path.write_text("<html><head><script>x()</script></head><body></body></html>")
+    with pytest.raises(EmptyFile):
+        parse_file(path, ChunkSettings(), count=words)
+
+
+@pytest.mark.parametrize("suffix", [".docx", ".pptx", ".xlsx"])
+def test_office_file_without_docling_fails_with_install_hint(tmp_path, no_docling, suffix):
+    path = tmp_path / f"report{suffix}"
+    path.write_bytes(b"PK\x03\x04 not really")
+    with pytest.raises(IngestError) as info:
+        parse_file(path, ChunkSettings(), count=words)
+    message = str(info.value)
+    assert message.startswith(f"{suffix[1:].upper()} needs the docling extra")
+    assert "pip install 'kb-search[docling]'" in message
+    assert "\n" not in message
+
+
+def test_pdf_path_report_names_the_active_path(monkeypatch, tmp_path):
+    from kb_search.ingest import pdf_path_report
+
+    for name in ("KB_DOCLING_MODELS", "DOCLING_ARTIFACTS_PATH"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("DOCLING_CACHE_DIR", str(tmp_path / "no-cache"))
+    report = pdf_path_report()
+    assert report.startswith("pypdfium2 text layer")
+    assert "Docling not used" in report
