@@ -182,3 +182,19 @@ def test_search_is_read_only(kbconn):
     before = kbconn.total_changes
     lexical(kbconn, "retry")
     assert kbconn.total_changes == before
+
+
+class _BrokenVectorLeg:
+    def embed_query(self, text):
+        raise RuntimeError("onnxruntime exploded\nsecond line")
+
+    def nearest(self, conn, vector, k, allowed):  # pragma: no cover - never reached
+        return []
+
+
+def test_a_failing_leg_is_reported_not_dropped(kbconn):
+    res = search(kbconn, "retry", SearchOptions(mode="hybrid"), vector=_BrokenVectorLeg())
+    assert res.legs == {"lexical": "ok", "vector": "error: RuntimeError: onnxruntime exploded"}
+    assert res.results and res.results[0].score_breakdown["vector"] is None
+    with pytest.raises(SearchError, match="onnxruntime exploded"):
+        search(kbconn, "retry", SearchOptions(mode="vector"), vector=_BrokenVectorLeg())

@@ -282,6 +282,11 @@ def _snippets(conn: Connection, expr: str | None, ids: list[int]) -> dict[int, s
         return {}
 
 
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 def _lead(text: str, words: int = 24) -> str:
     parts = text.split()
     return " ".join(parts[:words]) + (" …" if len(parts) > words else "")
@@ -385,9 +390,12 @@ def _vector_leg(
     if not parsed.text.strip():
         return LegResult(status="empty")
     t0 = time.perf_counter()
-    qvec = vector.embed_query(parsed.text)
-    t1 = time.perf_counter()
-    hits = vector.nearest(conn, qvec, k, allowed_chunks(conn, filters))
+    try:
+        qvec = vector.embed_query(parsed.text)
+        t1 = time.perf_counter()
+        hits = vector.nearest(conn, qvec, k, allowed_chunks(conn, filters))
+    except Exception as exc:  # noqa: BLE001 - reported in `legs`, the other leg still answers
+        return LegResult(status=f"error: {type(exc).__name__}: {_first_line(exc)}")
     timings["embed"] = (t1 - t0) * 1000
     timings["vector"] = (time.perf_counter() - t1) * 1000
     return LegResult(status="ok" if hits else "empty", hits=hits, total=len(hits))
@@ -416,7 +424,12 @@ def search(
     legs: dict[str, LegResult] = {}
     if options.mode in ("hybrid", "lexical"):
         t0 = clock()
-        legs["lexical"] = lexical_leg(conn, parsed, filters, k)
+        try:
+            legs["lexical"] = lexical_leg(conn, parsed, filters, k)
+        except OperationalError as exc:
+            if options.mode == "lexical":
+                raise SearchError(f"lexical search failed: {_first_line(exc)}") from exc
+            legs["lexical"] = LegResult(status=f"error: {_first_line(exc)}")
         timings["lexical"] = (clock() - t0) * 1000
     if options.mode in ("hybrid", "vector"):
         legs["vector"] = _vector_leg(conn, parsed, filters, k, vector, vector_unavailable, timings)
