@@ -18,7 +18,7 @@ from kb_search.store import content_hash, embedding_text
 
 def table_name_for(model: str) -> str:
     """`vec_<slug>_<hash>`: readable, and two models can never share a table."""
-    slug = re.sub(r"[^a-z0-9]+", "_", model.lower()).strip("_")[-32:]
+    slug = re.sub(r"[^a-z0-9]+", "_", model.rsplit("/", 1)[-1].lower()).strip("_")[:32]
     digest = hashlib.blake2b(model.encode(), digest_size=4).hexdigest()
     return f"vec_{slug}_{digest}"
 
