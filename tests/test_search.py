@@ -198,3 +198,27 @@ def test_a_failing_leg_is_reported_not_dropped(kbconn):
     assert res.results and res.results[0].score_breakdown["vector"] is None
     with pytest.raises(SearchError, match="onnxruntime exploded"):
         search(kbconn, "retry", SearchOptions(mode="vector"), vector=_BrokenVectorLeg())
+
+
+def test_date_filters_and_bad_dates(kbconn):
+    kbconn.execute(
+        "UPDATE documents SET mtime = 1700000000 WHERE title = 'HTTP retries'"
+    )  # 2023-11
+    kbconn.execute("UPDATE documents SET mtime = 1800000000 WHERE title != 'HTTP retries'")  # 2027
+    old = lexical(kbconn, "retry", filters=Filters(before=["2024-01-01"]))
+    assert [r.source.title for r in old.results] == ["HTTP retries"]
+    new = lexical(kbconn, "retry after:2024-01-01")
+    assert "HTTP retries" not in [r.source.title for r in new.results] and new.results
+    with pytest.raises(SearchError, match="not a date"):
+        lexical(kbconn, "retry before:yesterday")
+
+
+def test_exclusions_reach_cjk_and_vector_legs(kbconn):
+    res = lexical(kbconn, "タワー -東京")
+    assert res.results == []
+
+
+@pytest.mark.parametrize("query", ["'", "-", "*", ":", "(((", "- - -"])
+def test_punctuation_only_is_nothing_to_search_for(kbconn, query):
+    with pytest.raises(SearchError, match="nothing to search for"):
+        search(kbconn, query, SearchOptions(mode="hybrid"), vector_unavailable="none")

@@ -307,10 +307,14 @@ def remove(app: App, refs, fmt: str | None) -> None:
 @click.option("--tag", "tags", multiple=True, help="Only documents with any of these tags.")
 @click.option("--path", "paths", multiple=True, help="Path glob (* stays inside a folder).")
 @click.option("--lang", "languages", multiple=True, help="Only this language.")
+@click.option("--after", "after", help="Only files modified on/after this date (YYYY-MM-DD).")
+@click.option("--before", "before", help="Only files modified before this date (YYYY-MM-DD).")
 @click.option("--min-score", type=click.FloatRange(0, 1))
 @click.option("--format", "fmt", type=FORMATS)
 @common_options
-def search(app: App, query, mode, top, types, tags, paths, languages, min_score, fmt) -> None:
+def search(
+    app: App, query, mode, top, types, tags, paths, languages, after, before, min_score, fmt
+) -> None:
     """Search the knowledge base (hybrid by default)."""
     from kb_search.query import Filters
     from kb_search.render import search_human
@@ -320,7 +324,14 @@ def search(app: App, query, mode, top, types, tags, paths, languages, min_score,
     options = SearchOptions(
         mode=mode or app.config["search.default_mode"],
         top=top or app.config["search.default_top"],
-        filters=Filters(list(types), list(tags), list(paths), list(languages)),
+        filters=Filters(
+            list(types),
+            list(tags),
+            list(paths),
+            list(languages),
+            after=[after] if after else [],
+            before=[before] if before else [],
+        ),
         min_score=min_score,
         rrf_k=app.config["search.rrf_k"],
     )
@@ -426,34 +437,55 @@ def stats(app: App, fmt: str | None) -> None:
     emit(info, app.output_format(fmt), human)
 
 
+def _tag_names(tags: tuple[str, ...]) -> list[str]:
+    names = [t.strip() for t in tags if t.strip()]
+    if not names:
+        raise UserError("give at least one non-empty tag")
+    return names
+
+
 @cli.command()
 @click.argument("ref")
 @click.argument("tags", nargs=-1, required=True)
+@click.option("--format", "fmt", type=FORMATS)
 @common_options
-def tag(app: App, ref: str, tags) -> None:
+def tag(app: App, ref: str, tags, fmt: str | None) -> None:
     """Add tags to a document."""
-    from kb_search.inventory import resolve_document_id
+    from kb_search.inventory import document_tags, resolve_document_id
     from kb_search.tags import add_tags
 
+    names = _tag_names(tags)
     conn = app.open_db()
     doc_id = resolve_document_id(conn, ref, app.environment.cwd)
-    add_tags(conn, doc_id, tags)
-    click.echo(f"Tagged document {doc_id}: {', '.join(tags)}")
+    add_tags(conn, doc_id, names)
+    now = document_tags(conn, {doc_id}).get(doc_id, [])
+    emit(
+        {"document_id": doc_id, "added": names, "tags": now},
+        app.output_format(fmt),
+        lambda: f"Tagged document {doc_id}: {', '.join(names)}",
+    )
 
 
 @cli.command()
 @click.argument("ref")
 @click.argument("tags", nargs=-1, required=True)
+@click.option("--format", "fmt", type=FORMATS)
 @common_options
-def untag(app: App, ref: str, tags) -> None:
+def untag(app: App, ref: str, tags, fmt: str | None) -> None:
     """Remove tags from a document."""
-    from kb_search.inventory import resolve_document_id
+    from kb_search.inventory import document_tags, resolve_document_id
     from kb_search.tags import remove_tags
 
+    names = _tag_names(tags)
     conn = app.open_db()
     doc_id = resolve_document_id(conn, ref, app.environment.cwd)
-    removed = remove_tags(conn, doc_id, tags)
-    click.echo(f"Removed {removed} tags from document {doc_id}")
+    removed = remove_tags(conn, doc_id, names)
+    now = document_tags(conn, {doc_id}).get(doc_id, [])
+    emit(
+        {"document_id": doc_id, "removed": removed, "tags": now},
+        app.output_format(fmt),
+        lambda: f"Removed {removed} tags from document {doc_id}",
+    )
 
 
 @cli.command()
@@ -571,7 +603,8 @@ def eval_cmd(app: App, dataset_dir: Path, modes, fmt: str | None) -> None:
     if set(modes) - {"lexical"}:
         embedder = load_embedder(app.config, configured_model(app.config).name)
     progress = Progress(app, "Indexing dataset")
-    progress.start(sum(1 for _ in dataset_dir.joinpath("corpus.jsonl").open(encoding="utf-8")))
+    corpus = dataset_dir / "corpus.jsonl"
+    progress.start(sum(1 for _ in corpus.open(encoding="utf-8")) if corpus.is_file() else 0)
     try:
         report = run_eval(
             dataset_dir,

@@ -27,6 +27,16 @@ def _to_bool(value: Any) -> bool:
     raise ValueError(f"not a boolean: {value!r}")
 
 
+def _int_range(low: int, high: int) -> Callable[[Any], int]:
+    def convert(value: Any) -> int:
+        number = int(value)
+        if not low <= number <= high:
+            raise ValueError(f"{number} is outside {low}..{high}")
+        return number
+
+    return convert
+
+
 def _choice(*options: str) -> Callable[[Any], str]:
     def convert(value: Any) -> str:
         text = str(value).strip().lower()
@@ -52,7 +62,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("model_cache", None, str, ("KB_MODEL_CACHE",), "converted models (<data_dir>/models)"),
     Setting("query_prefix", "", str, ("KB_QUERY_PREFIX",), "text put before queries (e5)"),
     Setting("passage_prefix", "", str, ("KB_PASSAGE_PREFIX",), "text put before passages"),
-    Setting("search.default_top", 10, int, ("KB_DEFAULT_TOP", "KB_SEARCH_DEFAULT_TOP"), "results"),
+    Setting(
+        "search.default_top",
+        10,
+        _int_range(1, 1000),
+        ("KB_DEFAULT_TOP", "KB_SEARCH_DEFAULT_TOP"),
+        "results",
+    ),
     Setting(
         "search.default_mode",
         "hybrid",

@@ -164,14 +164,17 @@ def connect(path: Path | str, readonly: bool = False, create: bool = False) -> C
         conn.close()
         if version > len(MIGRATIONS):
             raise DBError(f"database schema v{version} is newer than this kb: upgrade kb-search")
-        # An old file is migrated once by a short writer; readers then see the new schema.
-        migrate_conn = connect(path, readonly=False)
-        migrate_conn.close()
-        return connect(path, readonly=True)
+        # Readers never write, not even a migration: any writing command upgrades the file.
+        raise DBError(
+            f"database schema v{version} is older than this kb (v{len(MIGRATIONS)}):"
+            " run `kb init` once to upgrade it"
+        )
     if not readonly:
-        if isinstance(path, Path):
+        if create and isinstance(path, Path):
+            # New files and ingests use WAL (readers never block); other writers keep the
+            # file's mode, so `kb doctor` on an exported rollback-journal copy leaves it as is.
             conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
         migrate(conn)
     return conn
 

@@ -44,6 +44,9 @@ def export_db(conn: db.Connection, target: Path, force: bool = False) -> ExportR
     target = Path(os.path.abspath(Path(target).expanduser()))
     if target.is_dir():
         raise ExportError(f"{target} is a directory: give a file name, e.g. {target / 'kb.db'}")
+    live = _live_files(conn)
+    if os.path.realpath(target) in live:
+        raise ExportError(f"{target} is the live database (or one of its files): pick another path")
     if target.exists() and not force:
         raise ExportError(f"{target} exists: pass --force to overwrite it")
     if not target.parent.is_dir():
@@ -59,6 +62,16 @@ def export_db(conn: db.Connection, target: Path, force: bool = False) -> ExportR
     return ExportResult(
         str(target), documents, chunks, target.stat().st_size, time.perf_counter() - started
     )
+
+
+def _live_files(conn: db.Connection) -> set[str]:
+    """The open database file and its -wal/-shm/-journal companions, resolved."""
+    files: set[str] = set()
+    for _, _, name in conn.execute("PRAGMA database_list"):
+        if name:
+            real = os.path.realpath(name)
+            files |= {real, f"{real}-wal", f"{real}-shm", f"{real}-journal"}
+    return files
 
 
 def _finish_copy(path: Path) -> tuple[int, int]:

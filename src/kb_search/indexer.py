@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Protocol
 
-from kb_search.db import Connection, transaction
+from kb_search.db import Connection, set_meta, transaction
 from kb_search.models import ChunkSettings, IngestError, ParsedDocument
 from kb_search.store import DocumentRecord, content_hash, touch_document, write_document
 from kb_search.walk import Found, WalkError, rel_path_for, walk
@@ -153,6 +153,7 @@ class BatchWriter:
 
 def remember_roots(conn: Connection, paths: Iterable[Path]) -> None:
     with transaction(conn):
+        set_meta(conn, "chunker_version", str(CHUNKER_VERSION))
         for path in paths:
             conn.execute(
                 "INSERT OR IGNORE INTO roots(path, added_at) VALUES (?, ?)",
@@ -308,6 +309,15 @@ def parse_outcomes(todo: dict[int, Candidate], options: AddOptions) -> Iterator[
         yield from pool.parse(items)
 
 
+CHUNKER_VERSION = 1  # bump when an ingester changes how it splits documents
+
+
+def chunking_fingerprint(options: AddOptions) -> str:
+    counter = "model" if options.tokenizer_path else "heuristic"
+    s = options.settings
+    return f"v{CHUNKER_VERSION}:{s.max_tokens}:{s.min_tokens}:{counter}"
+
+
 def check_file(conn: Connection, item: Found, options: AddOptions) -> Candidate | None:
     """None when the file is unchanged; else what to parse. Raises IngestError."""
     path = item.path
@@ -317,9 +327,11 @@ def check_file(conn: Connection, item: Found, options: AddOptions) -> Candidate 
         raise IngestError(f"cannot stat file: {exc.strerror or exc}") from exc
     key = str(path)
     row = conn.execute(
-        "SELECT id, content_hash, size, mtime FROM documents WHERE path = ?", (key,)
+        "SELECT id, content_hash, size, mtime, chunking FROM documents WHERE path = ?", (key,)
     ).fetchone()
-    if row and row[2] == stat.st_size and row[3] == stat.st_mtime:
+    chunking = chunking_fingerprint(options)
+    same_chunking = row is not None and row[4] == chunking
+    if same_chunking and row[2] == stat.st_size and row[3] == stat.st_mtime:
         return None
     if stat.st_size > options.max_file_bytes:
         cap = options.max_file_bytes / 1e6
@@ -328,7 +340,7 @@ def check_file(conn: Connection, item: Found, options: AddOptions) -> Candidate 
         digest = content_hash(path.read_bytes())
     except OSError as exc:
         raise IngestError(f"cannot read file: {exc.strerror or exc}") from exc
-    if row and row[1] == digest:
+    if same_chunking and row[1] == digest:
         touch_document(conn, row[0], stat.st_size, stat.st_mtime)
         return None
     record = DocumentRecord(
@@ -337,5 +349,6 @@ def check_file(conn: Connection, item: Found, options: AddOptions) -> Candidate 
         content_hash=digest,
         size=stat.st_size,
         mtime=stat.st_mtime,
+        chunking=chunking,
     )
     return Candidate(item, record, row is not None)

@@ -109,16 +109,18 @@ def resolve_document_id(conn: Connection, ref: str | int, cwd: Path | None = Non
         if row:
             return row[0]
     text = text.split("#", 1)[0]
-    candidates = [text]
     base = cwd or Path.cwd()
-    candidates.append(os.path.realpath(os.path.join(base, os.path.expanduser(text))))
-    for candidate in candidates:
-        row = conn.execute(
-            "SELECT id FROM documents WHERE path = ? OR rel_path = ? ORDER BY id LIMIT 1",
-            (candidate, candidate),
-        ).fetchone()
+    # An exact indexed path first (absolute, or relative to the cwd); a citation path
+    # (rel_path) only when it names one document.
+    for candidate in (text, os.path.realpath(os.path.join(base, os.path.expanduser(text)))):
+        row = conn.execute("SELECT id FROM documents WHERE path = ?", (candidate,)).fetchone()
         if row:
             return row[0]
+    ids = [r[0] for r in conn.execute("SELECT id FROM documents WHERE rel_path = ?", (text,))]
+    if len(ids) == 1:
+        return ids[0]
+    if ids:
+        raise NotFound(f"{ref!r} is ambiguous: documents {', '.join(map(str, ids))}; use an id")
     raise NotFound(f"no indexed document matches {ref!r}")
 
 

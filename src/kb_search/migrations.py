@@ -87,4 +87,8 @@ MIGRATION_1 = (
     )""",
 )
 
-MIGRATIONS: list[tuple[str, ...]] = [MIGRATION_1]
+# How a document was chunked (chunker version, sizes, token counter): a change re-chunks it
+# on the next `kb add` even when the file itself did not change.
+MIGRATION_2 = ("ALTER TABLE documents ADD COLUMN chunking TEXT NOT NULL DEFAULT ''",)
+
+MIGRATIONS: list[tuple[str, ...]] = [MIGRATION_1, MIGRATION_2]

@@ -17,6 +17,8 @@ FILTER_KEYS = {
     "path": "paths",
     "lang": "languages",
     "language": "languages",
+    "after": "after",
+    "before": "before",
 }
 
 # Dropped from OR queries (they match nearly every chunk and only cost time); kept when the
@@ -104,6 +106,8 @@ class Filters:
     tags: list[str] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
     languages: list[str] = field(default_factory=list)
+    after: list[str] = field(default_factory=list)  # dates: file modified on/after
+    before: list[str] = field(default_factory=list)  # dates: file modified before
 
     def merged(self, other: Filters) -> Filters:
         return Filters(
@@ -111,10 +115,14 @@ class Filters:
             tags=[*self.tags, *other.tags],
             paths=[*self.paths, *other.paths],
             languages=[*self.languages, *other.languages],
+            after=[*self.after, *other.after],
+            before=[*self.before, *other.before],
         )
 
     def is_empty(self) -> bool:
-        return not (self.types or self.tags or self.paths or self.languages)
+        return not (
+            self.types or self.tags or self.paths or self.languages or self.after or self.before
+        )
 
 
 @dataclass
@@ -204,7 +212,7 @@ def parse_query(query: str) -> ParsedQuery:
         words = _words(body)
         if negated:
             parsed.excluded += [w.rstrip("*") for w in words]
-        else:
+        elif words:
             parsed.terms += words
             kept.append(body)
     parsed.text = " ".join(kept)

@@ -80,29 +80,48 @@ def reindex(
     summary = ReindexSummary(embedder.name, table, total, already_present=total - len(todo))
     if on_start:
         on_start(len(todo))
-    for start in range(0, len(todo), BATCH):
-        batch = _chunk_texts(conn, todo[start : start + BATCH])
-        vectors = embedder.embed_passages([text for _, text in batch])
+    while True:
+        for start in range(0, len(todo), BATCH):
+            summary.embedded += _embed_batch(conn, embedder, table, todo[start : start + BATCH])
+            if on_batch:
+                on_batch(len(todo[start : start + BATCH]))
+        # Chunks written by a concurrent `kb add` meanwhile are caught by the next pass; the
+        # model switch happens under the write lock once nothing is missing.
         with transaction(conn):
-            conn.execute(
-                f"DELETE FROM {table} WHERE rowid IN ({','.join(str(cid) for cid, _ in batch)})"
-            )
-            conn.executemany(
-                f"INSERT INTO {table}(rowid, embedding) VALUES (?, ?)",
-                [(cid, to_blob(vec)) for (cid, _), vec in zip(batch, vectors)],
-            )
-            for cid, text in batch:
-                # keep the hash in step with what was embedded (title/heading may have moved)
-                conn.execute(
-                    "UPDATE chunks SET content_hash = ? WHERE id = ?", (content_hash(text), cid)
-                )
-        summary.embedded += len(batch)
-        if on_batch:
-            on_batch(len(batch))
-    previous = get_meta(conn, "model_name")
+            todo = missing_chunk_ids(conn, table)
+            if not todo:
+                previous = get_meta(conn, "model_name")
+                set_db_model(conn, embedder, in_transaction=True)
+                break
     if previous != embedder.name:
         summary.switched_from = previous
-    set_db_model(conn, embedder)
     summary.dropped = drop_other_tables(conn, embedder.name)
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+def _embed_batch(conn: Connection, embedder: Any, table: str, ids: list[int]) -> int:
+    """Embed outside the lock, then write only the chunks whose text is still what was
+    embedded (a re-ingest in between may have reused their ids)."""
+    batch = _chunk_texts(conn, ids)
+    vectors = embedder.embed_passages([text for _, text in batch])
+    with transaction(conn):
+        current = dict(_chunk_texts(conn, [cid for cid, _ in batch]))
+        fresh = [
+            (cid, text, vec) for (cid, text), vec in zip(batch, vectors) if current.get(cid) == text
+        ]
+        if not fresh:
+            return 0
+        conn.execute(
+            f"DELETE FROM {table} WHERE rowid IN ({','.join(str(cid) for cid, _, _ in fresh)})"
+        )
+        conn.executemany(
+            f"INSERT INTO {table}(rowid, embedding) VALUES (?, ?)",
+            [(cid, to_blob(vec)) for cid, _, vec in fresh],
+        )
+        # keep the hash in step with what was embedded (title/heading may have moved)
+        conn.executemany(
+            "UPDATE chunks SET content_hash = ? WHERE id = ?",
+            [(content_hash(text), cid) for cid, text, _ in fresh],
+        )
+    return len(fresh)

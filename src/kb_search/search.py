@@ -5,15 +5,18 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Protocol
 
 from kb_search.db import Connection, OperationalError
 from kb_search.query import Filters, ParsedQuery, parse_query
+from kb_search.store import has_cjk
 
 SCHEMA_VERSION = 1
 MODES = ("hybrid", "lexical", "vector")
 # BM25 column weights: title, path, heading, body.
 BM25_WEIGHTS = (3.0, 1.5, 2.0, 1.0)
+MAX_KNN = 4096  # sqlite-vec's largest k
 _HL_OPEN, _HL_CLOSE = "\x02", "\x03"
 
 
@@ -43,7 +46,7 @@ class SearchOptions:
 
 @dataclass
 class LegResult:
-    status: str  # "ok", "empty", "skipped: ..." or "error: ..."
+    status: str  # "ok", "empty" or "error: ..."
     hits: list[tuple[int, float]] = field(default_factory=list)  # (chunk_id, score), best first
     total: int = 0
 
@@ -147,12 +150,24 @@ def filter_sql(filters: Filters) -> tuple[str, list[Any]]:
             f" ON t.id = dt.tag_id WHERE t.name IN ({marks}))"
         )
         params.extend(filters.tags)
+    for dates, op, pick in ((filters.after, ">=", max), (filters.before, "<", min)):
+        if dates:
+            clauses.append(f"d.mtime {op} ?")
+            params.append(pick(_timestamp(d) for d in dates))
     if filters.paths:
         clauses.append(
             "(" + " OR ".join("kb_path_match(?, d.rel_path, d.path)" for _ in filters.paths) + ")"
         )
         params.extend(filters.paths)
     return " AND ".join(clauses), params
+
+
+def _timestamp(date: str) -> float:
+    """An ISO date or datetime (local time when no zone is given) as a Unix timestamp."""
+    try:
+        return datetime.fromisoformat(date.strip()).timestamp()
+    except ValueError as exc:
+        raise SearchError(f"not a date: {date!r} (use YYYY-MM-DD)") from exc
 
 
 def lexical_score(bm25: float) -> float:
@@ -213,7 +228,9 @@ def _cjk_hits(
         )
         ids = [r[0] for r in conn.execute(sql, [*(f"%{r}%" for r in short_runs), *params])]
         seen = {cid for cid, _ in hits}
-        hits += [(cid, 0.5) for cid in ids if cid not in seen][: max(0, k - len(hits))]
+        # Unscored substring hits rank after every BM25 match.
+        floor = min((score for _, score in hits), default=1.0) * 0.5
+        hits += [(cid, floor) for cid in ids if cid not in seen][: max(0, k - len(hits))]
         total += len([cid for cid in ids if cid not in seen])
     return hits, total
 
@@ -367,6 +384,26 @@ def document_tags(conn: Connection, document_ids: set[int]) -> dict[int, list[st
     return out
 
 
+def excluded_chunks(conn: Connection, parsed: ParsedQuery) -> set[int]:
+    """Chunks that a `-term` / `-"phrase"` rules out, for the legs FTS5 NOT cannot reach
+    (the vector leg, CJK substring hits)."""
+    if not parsed.excluded or parsed.raw_fts is not None:
+        return set()
+    expr = " OR ".join('"' + x.replace('"', '""') + '"' for x in parsed.excluded)
+    ids = {
+        r[0] for r in conn.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", (expr,))
+    }
+    for term in parsed.excluded:
+        if has_cjk(term):
+            ids |= {
+                r[0]
+                for r in conn.execute(
+                    "SELECT id FROM chunks WHERE has_cjk = 1 AND text LIKE ?", (f"%{term}%",)
+                )
+            }
+    return ids
+
+
 def allowed_chunks(conn: Connection, filters: Filters) -> set[int] | None:
     """Chunk ids passing the filters (None = no filter), for legs that cannot filter in SQL."""
     if filters.is_empty():
@@ -384,6 +421,7 @@ def _vector_leg(
     vector: VectorLeg | None,
     unavailable: str | None,
     timings: dict[str, float],
+    excluded: set[int] = frozenset(),
 ) -> LegResult:
     if vector is None:
         return LegResult(status=f"error: {unavailable or 'no embedding model'}")
@@ -393,7 +431,10 @@ def _vector_leg(
     try:
         qvec = vector.embed_query(parsed.text)
         t1 = time.perf_counter()
-        hits = vector.nearest(conn, qvec, k, allowed_chunks(conn, filters))
+        # Excluded chunks can take at most len(excluded) places: ask for that many more.
+        wanted = min(k + len(excluded), MAX_KNN)
+        hits = vector.nearest(conn, qvec, wanted, allowed_chunks(conn, filters))
+        hits = [h for h in hits if h[0] not in excluded][:k]
     except Exception as exc:  # noqa: BLE001 - reported in `legs`, the other leg still answers
         return LegResult(status=f"error: {type(exc).__name__}: {_first_line(exc)}")
     timings["embed"] = (t1 - t0) * 1000
@@ -422,17 +463,23 @@ def search(
     k = 3 * options.top
     timings: dict[str, float] = {}
     legs: dict[str, LegResult] = {}
+    excluded = excluded_chunks(conn, parsed)
     if options.mode in ("hybrid", "lexical"):
         t0 = clock()
         try:
-            legs["lexical"] = lexical_leg(conn, parsed, filters, k)
+            leg = lexical_leg(conn, parsed, filters, k)
         except OperationalError as exc:
             if options.mode == "lexical":
                 raise SearchError(f"lexical search failed: {_first_line(exc)}") from exc
-            legs["lexical"] = LegResult(status=f"error: {_first_line(exc)}")
+            leg = LegResult(status=f"error: {_first_line(exc)}")
+        if excluded and leg.hits:  # the FTS expression excludes already; CJK hits may not
+            leg.hits = [h for h in leg.hits if h[0] not in excluded]
+        legs["lexical"] = leg
         timings["lexical"] = (clock() - t0) * 1000
     if options.mode in ("hybrid", "vector"):
-        legs["vector"] = _vector_leg(conn, parsed, filters, k, vector, vector_unavailable, timings)
+        legs["vector"] = _vector_leg(
+            conn, parsed, filters, k, vector, vector_unavailable, timings, excluded
+        )
     if options.mode == "vector" and legs["vector"].status.startswith("error"):
         raise SearchError(f"vector search unavailable: {legs['vector'].status[7:]}")
 
@@ -448,6 +495,8 @@ def search(
     if options.min_score is not None:
         ranked = [item for item in ranked if item[1] >= options.min_score]
     total = _total_matches(conn, legs, parsed, ranked)
+    if options.min_score is not None:
+        total = min(total, len(ranked))
     ranked = [(cid, s, _fill_breakdown(b, legs)) for cid, s, b in ranked[: options.top]]
     t0 = clock()
     expr = parsed.fts_expression()
@@ -459,7 +508,7 @@ def search(
         query=query,
         mode=options.mode,
         results=results,
-        total_matches=total if options.min_score is None else min(total, len(ranked)),
+        total_matches=total,
         legs={name: leg.status for name, leg in legs.items()},
         timings_ms=timings,
         filters=filters,

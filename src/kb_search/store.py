@@ -42,6 +42,7 @@ class DocumentRecord:
     content_hash: str
     size: int = 0
     mtime: float = 0.0
+    chunking: str = ""  # see indexer.chunking_fingerprint
 
 
 def _fts_delete(conn: Connection, document_id: int) -> None:
@@ -111,13 +112,13 @@ def write_document(
     """
     now = time.time()
     metadata = json.dumps(parsed.metadata, default=str, ensure_ascii=False)
-    tables = vector_table_names(conn)
     with transaction(conn):
+        tables = vector_table_names(conn)  # inside the lock: a reindex may have added one
         row = conn.execute("SELECT id FROM documents WHERE path = ?", (record.path,)).fetchone()
         values = (
             record.rel_path,
             parsed.title,
-            doc_type or parsed.doc_type,
+            (doc_type or parsed.doc_type).lower(),
             parsed.language,
             record.content_hash,
             record.size,
@@ -133,8 +134,8 @@ def write_document(
             conn.execute(
                 "UPDATE documents SET rel_path=?, title=?, doc_type=?, language=?, "
                 "content_hash=?, size=?, mtime=?, page_count=?, metadata=?, chunk_count=?, "
-                "indexed_at=? WHERE id=?",
-                (*values, document_id),
+                "indexed_at=?, chunking=? WHERE id=?",
+                (*values, record.chunking, document_id),
             )
             conn.execute(
                 "DELETE FROM document_tags WHERE document_id = ? AND source = 'frontmatter'",
@@ -143,9 +144,9 @@ def write_document(
         else:
             document_id = conn.execute(
                 "INSERT INTO documents(path, rel_path, title, doc_type, language, content_hash,"
-                " size, mtime, page_count, metadata, chunk_count, indexed_at)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                (record.path, *values),
+                " size, mtime, page_count, metadata, chunk_count, indexed_at, chunking)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (record.path, *values, record.chunking),
             ).lastrowid
         chunk_ids = _insert_chunks(conn, document_id, parsed)
         _fts_insert(conn, document_id)
@@ -155,6 +156,7 @@ def write_document(
                 [(cid, blob) for cid, blob in zip(chunk_ids, blobs) if blob is not None],
             )
         set_tags(conn, document_id, parsed.tags, "frontmatter")
+        prune_tags(conn)
         set_tags(conn, document_id, user_tags, "user")
     return document_id
 
@@ -185,16 +187,21 @@ def _insert_chunks(conn: Connection, document_id: int, parsed: ParsedDocument) -
     return ids
 
 
+def prune_tags(conn: Connection) -> None:
+    """Drop tags no document carries any more (call inside a write transaction)."""
+    conn.execute("DELETE FROM tags WHERE id NOT IN (SELECT tag_id FROM document_tags)")
+
+
 def delete_document(conn: Connection, document_id: int) -> bool:
     """Remove a document; chunks, FTS rows, vectors and tag links go with it."""
-    tables = vector_table_names(conn)
     with transaction(conn):
+        tables = vector_table_names(conn)
         exists = conn.execute("SELECT 1 FROM documents WHERE id = ?", (document_id,)).fetchone()
         if not exists:
             return False
         _delete_chunk_rows(conn, document_id, tables)
         conn.execute("DELETE FROM documents WHERE id = ?", (document_id,))
-        conn.execute("DELETE FROM tags WHERE id NOT IN (SELECT tag_id FROM document_tags)")
+        prune_tags(conn)
     return True
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from kb_search.db import Connection, transaction
-from kb_search.store import set_tags
+from kb_search.store import prune_tags, set_tags
 
 
 def add_tags(conn: Connection, document_id: int, tags: Iterable[str]) -> None:
@@ -21,5 +21,5 @@ def remove_tags(conn: Connection, document_id: int, tags: Iterable[str]) -> int:
             f" (SELECT id FROM tags WHERE name IN ({','.join('?' * len(names))}))",
             (document_id, *names),
         ).rowcount
-        conn.execute("DELETE FROM tags WHERE id NOT IN (SELECT tag_id FROM document_tags)")
+        prune_tags(conn)
     return removed

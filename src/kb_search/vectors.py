@@ -62,12 +62,15 @@ def ensure_vector_table(conn: Connection, model: str, dim: int) -> str:
     return table
 
 
-def set_db_model(conn: Connection, embedder: Any) -> None:
+def set_db_model(conn: Connection, embedder: Any, in_transaction: bool = False) -> None:
     """Record the model this DB's vectors come from (name, dimension, max tokens)."""
-    with transaction(conn):
-        set_meta(conn, "model_name", embedder.name)
-        set_meta(conn, "embedding_dim", str(embedder.dim))
-        set_meta(conn, "model_max_tokens", str(embedder.max_tokens))
+    if not in_transaction:
+        with transaction(conn):
+            set_db_model(conn, embedder, in_transaction=True)
+        return
+    set_meta(conn, "model_name", embedder.name)
+    set_meta(conn, "embedding_dim", str(embedder.dim))
+    set_meta(conn, "model_max_tokens", str(embedder.max_tokens))
 
 
 def drop_other_tables(conn: Connection, keep_model: str) -> list[str]:
@@ -131,7 +134,7 @@ class SqliteVecIndex:
         rows = conn.execute(
             f"SELECT rowid, distance FROM {self.table} WHERE embedding MATCH ? AND k = ?"
             " ORDER BY distance",
-            (to_blob(vector), k),
+            (to_blob(vector), min(k, 4096)),
         ).fetchall()
         if not rows:
             return []
@@ -172,7 +175,7 @@ def _brute_force_subset(
     if not ids:
         return []
     sims = np.clip(matrix @ np.asarray(vector, dtype=np.float32), 0.0, 1.0)
-    top = np.argsort(-sims, kind="stable")[: max(k * 2, k)]
+    top = np.argsort(-sims, kind="stable")[: k * 2]
     return _ordered([ids[i] for i in top], sims[top], k)
 
 

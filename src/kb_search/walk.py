@@ -174,6 +174,9 @@ def walk(paths: list[Path], follow_symlinks: bool = False) -> Iterator[Found | W
                 seen_files.add(resolved)
                 yield Found(resolved, resolved.parent)
             continue
+        if not resolved.is_dir():
+            yield WalkError(given, "not a regular file (FIFO, socket or device)")
+            continue
         yield from walk_tree(resolved, follow_symlinks=follow_symlinks, seen_files=seen_files)
 
 
