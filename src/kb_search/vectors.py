@@ -43,13 +43,13 @@ def vector_table(conn: Connection, model: str) -> tuple[str, int] | None:
 def ensure_vector_table(conn: Connection, model: str, dim: int) -> str:
     """Create the model's vec0 table if needed (recreated when the dimension changed)."""
     require_extension(conn)
-    table = table_name_for(model)
     with transaction(conn):
         existing = vector_table(conn, model)
+        table = existing[0] if existing else table_name_for(model)
         if existing and existing[1] != dim:
             conn.execute(f"DROP TABLE IF EXISTS {existing[0]}")
             conn.execute("DELETE FROM vector_tables WHERE model = ?", (model,))
-            existing = None
+            existing, table = None, table_name_for(model)
         if existing is None:
             conn.execute(
                 f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING vec0("
