@@ -169,3 +169,24 @@ def test_config_show_names_sources(kb, environment):
     data = kb.json("config", "show")
     assert data["search.default_top"] == {"value": 4, "source": "env KB_DEFAULT_TOP"}
     assert data["search.rrf_k"]["source"] == "default"
+
+
+def test_a_file_added_on_its_own_keeps_its_folder_citation(kb, sample):
+    kb("add", str(sample))
+    path = sample / "docs" / "git-admin.md"
+    before = kb.json("show", str(path))["rel_path"]
+    path.write_text(path.read_text() + "\nOne more line.\n")
+    kb("add", str(path))
+    assert kb.json("show", str(path))["rel_path"] == before == "my notes/docs/git-admin.md"
+
+
+def test_same_citation_path_in_two_roots_is_ambiguous(kb, tmp_path):
+    for name in ("r1", "r2"):
+        (tmp_path / name / "notes").mkdir(parents=True)
+        (tmp_path / name / "notes" / "x.txt").write_text(f"note in {name}\n")
+    kb("add", str(tmp_path / "r1" / "notes"), str(tmp_path / "r2" / "notes"))
+    result = kb("show", "notes/x.txt", ok=False)
+    assert result.exit_code == 1 and "ambiguous" in result.stderr
+    assert kb.json("show", str(tmp_path / "r2" / "notes" / "x.txt"))["path"].endswith(
+        "r2/notes/x.txt"
+    )

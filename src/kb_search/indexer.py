@@ -161,8 +161,22 @@ def remember_roots(conn: Connection, paths: Iterable[Path]) -> None:
             )
 
 
-def candidates(paths: list[Path], options: AddOptions) -> tuple[list[Found], list[Failure], int]:
-    """Files to ingest, walk failures, and how many walked files were of unknown types."""
+def load_roots(conn: Connection) -> list[Path]:
+    return [Path(r[0]) for r in conn.execute("SELECT path FROM roots ORDER BY path")]
+
+
+def deepest_root(path: Path, roots: list[Path]) -> Path | None:
+    inside = [r for r in roots if r == path or r in path.parents]
+    return max(inside, key=lambda r: len(r.parts), default=None)
+
+
+def candidates(
+    paths: list[Path], options: AddOptions, roots: list[Path] | None = None
+) -> tuple[list[Found], list[Failure], int]:
+    """Files to ingest, walk failures, and how many walked files were of unknown types.
+
+    A file named on its own keeps the citation path of the added folder it lies in.
+    """
     from kb_search.ingest import detect_type
 
     found: list[Found] = []
@@ -173,6 +187,8 @@ def candidates(paths: list[Path], options: AddOptions) -> tuple[list[Found], lis
         if isinstance(item, WalkError):
             failures.append(Failure(str(item.path), item.reason))
         elif item.path in explicit or detect_type(item.path) is not None:
+            if item.path in explicit and roots:
+                item.root = deepest_root(item.path, roots) or item.root
             found.append(item)
         else:
             unsupported += 1
@@ -192,7 +208,7 @@ def add_paths(
     started = time.perf_counter()
     summary = AddSummary()
     remember_roots(conn, [p for p in paths if Path(p).expanduser().is_dir()])
-    found, failures, summary.unsupported = candidates(paths, options)
+    found, failures, summary.unsupported = candidates(paths, options, load_roots(conn))
     log = error_log or ErrorLog(None)
     for failure in failures:
         summary.failed.append(failure)

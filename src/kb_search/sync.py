@@ -25,7 +25,9 @@ from kb_search.indexer import (
     ErrorLog,
     Failure,
     VectorSource,
+    deepest_root,
     ingest_files,
+    load_roots,
 )
 from kb_search.store import (
     content_hash,
@@ -118,15 +120,6 @@ def load_rows(conn: Connection) -> dict[str, Row]:
     return {r[0]: Row(r[1], r[2], r[3], r[4]) for r in rows}
 
 
-def load_roots(conn: Connection) -> list[Path]:
-    return [Path(r[0]) for r in conn.execute("SELECT path FROM roots ORDER BY path")]
-
-
-def _deepest_root(path: Path, roots: list[Path]) -> Path | None:
-    inside = [r for r in roots if r == path or r in path.parents]
-    return max(inside, key=lambda r: len(r.parts), default=None)
-
-
 def scan(
     conn: Connection,
     paths: list[Path] | None,
@@ -142,12 +135,12 @@ def scan(
         for root in outer:
             _scan_dir(root, root, roots, follow_symlinks, result, summary)
         for path in rows:
-            if os.path.isabs(path) and _deepest_root(Path(path), roots) is None:
+            if os.path.isabs(path) and deepest_root(Path(path), roots) is None:
                 _scan_file(Path(path), None, rows, result, guard=True)
         return result
     for given in paths:
         path = _abs(given)
-        root = _deepest_root(path, roots)
+        root = deepest_root(path, roots)
         prefix = str(path) + "/"
         if path.is_dir() or (not path.exists() and any(p.startswith(prefix) for p in rows)):
             if root is None:
@@ -179,7 +172,7 @@ def _scan_dir(
             result.protected.append(str(item.path))
             continue
         if nested:
-            item.root = _deepest_root(item.path, roots) or root
+            item.root = deepest_root(item.path, roots) or root
         result.seen[str(item.path)] = item
 
 
