@@ -129,7 +129,7 @@ class KnowledgeBase:
         from kb_search.semantic import model_for_search
         from kb_search.vectors import VectorSearch
 
-        found, why = model_for_search(self.config, conn)
+        found, why = model_for_search(self.config, conn, one_shot=False)
         if found is None:
             return None, why
         live = LiveVectorIndex(found.index.table)

@@ -37,14 +37,18 @@ def model_cache_dir(config: Config) -> Path:
     return Path(cache).expanduser() if cache else config.data_dir / "models"
 
 
-def load_embedder(config: Config, name: str) -> Any:
-    """Provision (converting to ONNX once, cached under the data dir) and load a model."""
+def load_embedder(config: Config, name: str, one_shot: bool = False) -> Any:
+    """Provision (converting to ONNX once, cached under the data dir) and load a model.
+
+    `one_shot`: the process embeds a query or two and exits (CLI search): load fast."""
     from kb_search.embedding import ModelNotAvailableError
     from kb_search.embedding import load_embedder as load
 
     source = config["model_source"]
     try:
-        embedder = load(name, model_cache_dir(config), Path(source) if source else None)
+        embedder = load(
+            name, model_cache_dir(config), Path(source) if source else None, prepack=not one_shot
+        )
     except ModelNotAvailableError as exc:
         raise db.DBError(str(exc).splitlines()[0]) from exc
     prefix_q, prefix_p = config["query_prefix"], config["passage_prefix"]
@@ -72,7 +76,9 @@ def resolve_db_model(conn: db.Connection, choice: ModelChoice) -> str | None:
     return built_with
 
 
-def model_for_search(config: Config, conn: db.Connection) -> tuple[Any, str | None]:
+def model_for_search(
+    config: Config, conn: db.Connection, one_shot: bool = True
+) -> tuple[Any, str | None]:
     """(VectorSearch, None) or (None, why the vector leg cannot run)."""
     from kb_search.vectors import SqliteVecIndex, VectorSearch, vector_table
 
@@ -83,11 +89,11 @@ def model_for_search(config: Config, conn: db.Connection) -> tuple[Any, str | No
     if found is None:
         return None, f"no vector table for {name}: run `kb reindex`"
     try:
-        conn.execute(f"SELECT count(*) FROM {found[0]} LIMIT 1").fetchone()
+        conn.execute(f"SELECT rowid FROM {found[0]} LIMIT 1").fetchone()
     except db.DatabaseError as exc:
         return None, f"vector table unreadable ({exc}): check `kb doctor`"
     try:
-        embedder = load_embedder(config, name)
+        embedder = load_embedder(config, name, one_shot=one_shot)
     except db.DBError as exc:
         return None, str(exc)
     return VectorSearch(embedder, SqliteVecIndex(found[0], found[1])), None

@@ -44,10 +44,15 @@ def __getattr__(name: str) -> Any:
 
 
 def load_embedder(
-    name: str, cache_dir: Path, source: Path | None = None, *, threads: int | None = None
+    name: str,
+    cache_dir: Path,
+    source: Path | None = None,
+    *,
+    threads: int | None = None,
+    prepack: bool = True,
 ) -> Embedder:
     """Provision (or reuse) a model and return an Embedder for it."""
     from kb_search.embedding.embedder import Embedder
     from kb_search.embedding.provision import provision_model
 
-    return Embedder(provision_model(name, cache_dir, source), threads=threads)
+    return Embedder(provision_model(name, cache_dir, source), threads=threads, prepack=prepack)
