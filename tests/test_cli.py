@@ -190,3 +190,10 @@ def test_same_citation_path_in_two_roots_is_ambiguous(kb, tmp_path):
     assert kb.json("show", str(tmp_path / "r2" / "notes" / "x.txt"))["path"].endswith(
         "r2/notes/x.txt"
     )
+
+
+def test_a_file_the_roots_kbignore_excludes_is_refused_not_added(kb, sample):
+    (sample / ".kbignore").write_text("notes/recipes.rst\n")
+    kb("add", str(sample))
+    data = json.loads(kb("add", str(sample / "notes" / "recipes.rst")).stdout)
+    assert data["added"] == 0 and "ignored by .kbignore" in data["failed"][0]["reason"]

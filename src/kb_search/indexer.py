@@ -12,7 +12,7 @@ from typing import Protocol
 from kb_search.db import Connection, set_meta, transaction
 from kb_search.models import ChunkSettings, IngestError, ParsedDocument
 from kb_search.store import DocumentRecord, content_hash, touch_document, write_document
-from kb_search.walk import Found, WalkError, rel_path_for, walk
+from kb_search.walk import IGNORE_FILE, Found, IgnoreRules, WalkError, rel_path_for, walk
 from kb_search.workers import Outcome, ParseJob, ParserPool, make_counter, parse_one
 
 ERROR_LOG = "ingest-errors.log"
@@ -189,6 +189,12 @@ def candidates(
         elif item.path in explicit or detect_type(item.path) is not None:
             if item.path in explicit and roots:
                 item.root = deepest_root(item.path, roots) or item.root
+                # `kb sync` would drop it again: say so now instead.
+                if item.root != item.path.parent and IgnoreRules(item.root).ignored_path(item.path):
+                    failures.append(
+                        Failure(str(item.path), f"ignored by {IGNORE_FILE} in {item.root}")
+                    )
+                    continue
             found.append(item)
         else:
             unsupported += 1
