@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from kb_search.store import has_cjk
+from kb_search.store import CJK_CHARS, has_cjk
 
 FILTER_KEYS = {
     "type": "types",
@@ -97,7 +97,7 @@ STOPWORDS = frozenset(
 
 _TOKEN = re.compile(r'-?"[^"]*"?|\S+')
 _WORD = re.compile(r"\w+\*?", re.UNICODE)
-_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
+_CJK_RUN = re.compile(f"[{CJK_CHARS}]+")
 
 
 @dataclass

@@ -170,6 +170,11 @@ def _timestamp(date: str) -> float:
         raise SearchError(f"not a date: {date!r} (use YYYY-MM-DD)") from exc
 
 
+def leg_label(leg: str) -> str:
+    """The leg's key in `score_breakdown` ("fts", "vector"), as the JSON contract names it."""
+    return "fts" if leg == "lexical" else leg
+
+
 def lexical_score(bm25: float) -> float:
     x = -bm25
     return x / (1.0 + abs(x))
@@ -264,7 +269,7 @@ def fuse(legs: dict[str, LegResult], k: int) -> list[tuple[int, float, dict[str,
     scores: dict[int, float] = {}
     breakdown: dict[int, dict[str, Any]] = {}
     for name in ran:
-        label = "fts" if name == "lexical" else name
+        label = leg_label(name)
         for rank, (cid, score) in enumerate(legs[name].hits, start=1):
             scores[cid] = scores.get(cid, 0.0) + 1.0 / (k + rank)
             entry = breakdown.setdefault(cid, {})
@@ -279,7 +284,7 @@ def fuse(legs: dict[str, LegResult], k: int) -> list[tuple[int, float, dict[str,
 def _fill_breakdown(breakdown: dict[str, Any], legs: dict[str, LegResult]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name in legs:
-        label = "fts" if name == "lexical" else name
+        label = leg_label(name)
         out[label] = breakdown.get(label)
         out[f"{label}_rank"] = breakdown.get(f"{label}_rank")
     return out
@@ -487,7 +492,7 @@ def search(
         ranked = fuse(legs, options.rrf_k)
     else:
         leg = legs[options.mode]
-        label = "fts" if options.mode == "lexical" else "vector"
+        label = leg_label(options.mode)
         ranked = [
             (cid, score, {label: round(score, 6), f"{label}_rank": rank})
             for rank, (cid, score) in enumerate(leg.hits, start=1)

@@ -13,7 +13,9 @@ from pathlib import PurePath
 from kb_search.db import Connection, transaction
 from kb_search.models import ParsedChunk, ParsedDocument
 
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+# Kana, CJK ideographs (+ extension A, compatibility) and Hangul: text unicode61 cannot segment.
+CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_CJK = re.compile(f"[{CJK_CHARS}]")
 
 
 def has_cjk(text: str) -> bool:
