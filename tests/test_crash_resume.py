@@ -8,6 +8,7 @@ import sys
 import time
 
 from kb_search import db
+from kb_testing import document_count
 
 N_FILES = 240
 
@@ -30,19 +31,6 @@ def kb_cmd(data_dir, *args):
     return [sys.executable, "-m", "kb_search", *args], env
 
 
-def count_documents(db_path) -> int:
-    try:
-        conn = db.connect(db_path, readonly=True)
-    except db.DBError:
-        return 0
-    try:
-        return conn.execute("SELECT count(*) FROM documents").fetchone()[0]
-    except db.DatabaseError:
-        return 0
-    finally:
-        conn.close()
-
-
 def test_sigkill_mid_batch_then_resume(tmp_path, model_cache, monkeypatch):
     monkeypatch.setenv("KB_TEST_MODEL_CACHE", str(model_cache))
     corpus = tmp_path / "corpus"
@@ -55,7 +43,7 @@ def test_sigkill_mid_batch_then_resume(tmp_path, model_cache, monkeypatch):
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
         if db_path.exists():
-            n = count_documents(db_path)
+            n = document_count(db_path)
             if n >= 20:
                 proc.send_signal(signal.SIGKILL)
                 killed_at = n
@@ -63,7 +51,7 @@ def test_sigkill_mid_batch_then_resume(tmp_path, model_cache, monkeypatch):
         time.sleep(0.01)
     proc.wait()
     assert killed_at is not None and proc.returncode == -signal.SIGKILL, "ingest ended before kill"
-    assert count_documents(db_path) < N_FILES
+    assert document_count(db_path) < N_FILES
 
     cmd, env = kb_cmd(data_dir, "add", str(corpus), "--format", "json")
     rerun = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)

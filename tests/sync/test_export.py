@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from kb_search import db
+from kb_testing import document_count
 
 
 def make_corpus(root: Path, count: int) -> None:
@@ -92,16 +93,3 @@ def test_export_while_an_ingest_writes(run_kb, kb_script, kb_env, tmp_path, chec
     assert counts == sorted(counts)
     assert len([n for n in counts if 0 < n < 300]) >= 2
     assert document_count(db_path) == 300
-
-
-def document_count(path: Path) -> int:
-    try:
-        conn = db.connect(path, readonly=True)
-    except db.DBError:
-        return 0
-    try:
-        return conn.execute("SELECT count(*) FROM documents").fetchone()[0]
-    except db.DatabaseError:
-        return 0
-    finally:
-        conn.close()
