@@ -146,6 +146,9 @@ def scan(
             if root is None:
                 raise SyncError(f"{given} was never added: run `kb add {given}` first")
             _scan_dir(root, path, roots, follow_symlinks, result, summary)
+        elif not path.exists() and str(path) not in rows and root is None:
+            # A deleted file the index knows is a deletion to apply; this is neither.
+            raise SyncError(f"{given} does not exist and is not in the index")
         else:
             _scan_file(path, root, rows, result, guard=False)
     return result

@@ -210,3 +210,13 @@ def test_sync_honours_kbignore_for_explicit_paths(kb, environment, tmp_path, giv
     (notes / ".kbignore").write_text("note0.md\n")
     target = notes / "note0.md" if given == "file" else notes
     assert kb.json("sync", str(target))["deleted"] == 1
+
+
+def test_sync_of_a_path_that_is_neither_on_disk_nor_indexed_is_an_error(tmp_path):
+    from kb_search import db as kbdb
+    from kb_search.indexer import AddOptions
+    from kb_search.sync import SyncError, sync
+
+    conn = kbdb.connect(":memory:")
+    with pytest.raises(SyncError, match="does not exist and is not in the index"):
+        sync(conn, [tmp_path / "nope.md"], AddOptions(workers=0))
