@@ -62,3 +62,19 @@ def test_rebuild_fts(conn):
         "SELECT rowid FROM chunks_cjk WHERE chunks_cjk MATCH '\"タワー\"'"
     ).fetchall()
     assert len(rows) == 1
+
+
+def test_lone_surrogates_are_scrubbed_and_a_bad_write_does_not_stop_the_batch(conn):
+    from kb_search.indexer import BatchWriter
+    from kb_search.ingest.reader import scrub_document
+
+    bad = doc("broken \udc80 text", title="t\ud800")
+    assert scrub_document(doc("broken \udc80 text")).chunks[0].text == "broken \ufffd text"
+    failures = []
+    writer = BatchWriter(conn, on_error=lambda record, reason: failures.append(record.path))
+    writer.add(DocumentRecord(path="/x/bad.txt", rel_path="bad.txt", content_hash="1"), bad)
+    writer.add(DocumentRecord(path="/x/ok.txt", rel_path="ok.txt", content_hash="2"), doc("fine"))
+    writer.flush()
+    assert failures == ["/x/bad.txt"]
+    assert [r[0] for r in conn.execute("SELECT path FROM documents")] == ["/x/ok.txt"]
+    conn.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)")

@@ -139,6 +139,7 @@ def build_index(
     progress: Callable[[int], None] | None = None,
 ) -> int:
     """Index the corpus once; a crash or Ctrl-C resumes at the first missing document."""
+    from kb_search.ingest.reader import scrub
     from kb_search.ingest.text import parse_text
     from kb_search.ingest.tokens import count_tokens
 
@@ -151,8 +152,10 @@ def build_index(
             continue
         title = (item.get("title") or "").strip()
         body = (item.get("text") or "").strip() or title or str(item["_id"])
-        parsed = parse_text(body, Path(f"{item['_id']}.txt"), settings, count or count_tokens)
-        parsed.title = title or str(item["_id"])
+        parsed = parse_text(
+            scrub(body), Path(f"{item['_id']}.txt"), settings, count or count_tokens
+        )
+        parsed.title = scrub(title) or str(item["_id"])
         record = DocumentRecord(
             path=key, rel_path=str(item["_id"]), content_hash=content_hash(body)
         )

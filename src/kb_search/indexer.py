@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Protocol
 
-from kb_search.db import Connection, set_meta, transaction
+from kb_search.db import Connection, DatabaseError, set_meta, transaction
 from kb_search.models import ChunkSettings, IngestError, ParsedDocument
 from kb_search.store import DocumentRecord, content_hash, touch_document, write_document
 from kb_search.walk import IGNORE_FILE, Found, IgnoreRules, WalkError, rel_path_for, walk
@@ -118,7 +118,9 @@ class BatchWriter:
         vectors: VectorSource | None = None,
         tags: Iterable[str] = (),
         doc_type: str | None = None,
+        on_error: Callable[[DocumentRecord, str], None] | None = None,
     ):
+        self.on_error = on_error
         self.conn = conn
         self.vectors = vectors
         self.tags = list(tags)
@@ -146,7 +148,14 @@ class BatchWriter:
         else:
             vectors = [None] * len(batch)
         for item, vecs in zip(batch, vectors):
-            write_document(self.conn, item.record, item.parsed, self.tags, self.doc_type, vecs)
+            try:
+                write_document(self.conn, item.record, item.parsed, self.tags, self.doc_type, vecs)
+            except (DatabaseError, ValueError, UnicodeError) as exc:
+                # The document's transaction rolled back; the batch goes on without it.
+                if self.on_error is None:
+                    raise
+                self.on_error(item.record, f"cannot store: {type(exc).__name__}: {exc}")
+                continue
             if item.done:
                 item.done(item.parsed)
 
@@ -258,7 +267,13 @@ def ingest_files(
     on_file: Callable[[Path], None] | None = None,
 ) -> None:
     """Check, parse (in workers) and write files; counts go into `summary`."""
-    writer = BatchWriter(conn, vectors, options.tags, options.doc_type)
+    writer = BatchWriter(
+        conn,
+        vectors,
+        options.tags,
+        options.doc_type,
+        on_error=lambda record, reason: fail(Path(record.path), reason),
+    )
 
     def tick(path: Path) -> None:
         if on_file:

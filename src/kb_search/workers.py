@@ -46,12 +46,14 @@ def make_counter(tokenizer_path: str | None) -> Callable[[str], int]:
         return count_tokens
     from tokenizers import Tokenizer
 
+    from kb_search.ingest.reader import scrub
+
     tokenizer = Tokenizer.from_file(tokenizer_path)
     tokenizer.no_truncation()
     tokenizer.no_padding()
 
     def count(text: str) -> int:
-        return len(tokenizer.encode(text, add_special_tokens=False).ids)
+        return len(tokenizer.encode(scrub(text), add_special_tokens=False).ids)
 
     return count
 

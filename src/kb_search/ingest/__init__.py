@@ -11,7 +11,13 @@ from kb_search.ingest.docling_convert import pdf_path_report
 from kb_search.ingest.html import HTML_EXTENSIONS, parse_html
 from kb_search.ingest.markdown import parse_markdown
 from kb_search.ingest.python_code import parse_python
-from kb_search.ingest.reader import SNIFF_BYTES, decode_bytes, looks_binary, read_text_file
+from kb_search.ingest.reader import (
+    SNIFF_BYTES,
+    decode_bytes,
+    looks_binary,
+    read_text_file,
+    scrub_document,
+)
 from kb_search.ingest.text import parse_text
 from kb_search.ingest.tokens import TokenCounter, count_tokens
 from kb_search.models import ChunkSettings, EmptyFile, IngestError, ParsedDocument
@@ -80,7 +86,12 @@ def parse_file(
     ocr: str = "auto",
 ) -> ParsedDocument:
     """Parse one file; raises IngestError with a one-line reason when it cannot be ingested."""
-    path = Path(path)
+    return scrub_document(_parse(Path(path), settings, count, max_bytes, ocr))
+
+
+def _parse(
+    path: Path, settings: ChunkSettings, count: TokenCounter, max_bytes: int, ocr: str
+) -> ParsedDocument:
     suffix = path.suffix.lower()
     if suffix in PDF_EXTENSIONS:
         return _parse_pdf(path, settings, count, ocr)

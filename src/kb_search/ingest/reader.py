@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import codecs
+import re
 from pathlib import Path
 
-from kb_search.models import EmptyFile, IngestError
+from kb_search.models import EmptyFile, IngestError, ParsedDocument
 
 SNIFF_BYTES = 8192
 _ALLOWED_CONTROL = {0x08, 0x09, 0x0A, 0x0C, 0x0D, 0x1B}
@@ -77,3 +78,31 @@ def _read_bytes(path: Path, max_bytes: int) -> bytes:
 def _mb(size: int, exact: bool = False) -> str:
     megabytes = size / 1_000_000
     return f"{megabytes:g} MB" if exact else f"{megabytes:.1f} MB"
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def scrub(text: str) -> str:
+    """Replace lone surrogates (from broken PDFs, JSON "\\ud800" escapes, ...) with U+FFFD:
+    SQLite and the tokenizer both need valid UTF-8."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        # In a Python str every surrogate code point is a lone one (pairs are decoded).
+        return _SURROGATE.sub("\ufffd", text)
+
+
+def scrub_document(document: ParsedDocument) -> ParsedDocument:
+    """The same document with every stored string valid UTF-8."""
+    document.title = scrub(document.title)
+    document.tags = [scrub(t) for t in document.tags]
+    for chunk in document.chunks:
+        chunk.text = scrub(chunk.text)
+        chunk.heading = scrub(chunk.heading) if chunk.heading else chunk.heading
+        chunk.symbol = scrub(chunk.symbol) if chunk.symbol else chunk.symbol
+    document.metadata = {
+        k: scrub(v) if isinstance(v, str) else v for k, v in document.metadata.items()
+    }
+    return document
