@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kb_search.ingest.tokens import TokenCounter, count_tokens, pack_lines
+from kb_search.ingest.tokens import TokenCounter, count_tokens, pack_lines, trim_blank_lines
 from kb_search.models import ChunkSettings, ParsedChunk, ParsedDocument
 
 WINDOW_OVERLAP_LINES = 2
@@ -427,16 +427,17 @@ def span_chunk(
     context: str | None = None,
 ) -> ParsedChunk | None:
     """lines[start:end] without blank edges as one chunk, optionally under a context line."""
-    while start < end and not lines[start].strip():
-        start += 1
-    while end > start and not lines[end - 1].strip():
-        end -= 1
-    if start >= end:
+    kept, first = trim_blank_lines(lines[start:end], start + 1)
+    if not kept:
         return None
-    body = "\n".join(lines[start:end])
+    body = "\n".join(kept)
     text = f"{context}\n{body}" if context else body
     return ParsedChunk(
-        text=text, symbol=symbol, line_start=start + 1, line_end=end, token_count=count(text)
+        text=text,
+        symbol=symbol,
+        line_start=first,
+        line_end=first + len(kept) - 1,
+        token_count=count(text),
     )
 
 

@@ -7,7 +7,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from kb_search.ingest.tokens import Piece, TokenCounter, count_tokens, pack_lines
+from kb_search.ingest.tokens import (
+    Piece,
+    TokenCounter,
+    count_tokens,
+    pack_lines,
+    trim_blank_lines,
+)
 from kb_search.models import ChunkSettings, ParsedChunk, ParsedDocument
 
 MAX_TITLE_CHARS = 100
@@ -117,13 +123,10 @@ def make_chunk(piece: Piece, heading: str | None, count: TokenCounter) -> Parsed
 
 
 def _trimmed_piece(lines: list[str], start: int, end: int) -> Piece | None:
-    while start < end and not lines[start].strip():
-        start += 1
-    while end > start and not lines[end - 1].strip():
-        end -= 1
-    if start >= end:
+    kept, first = trim_blank_lines(lines[start:end], start + 1)
+    if not kept:
         return None
-    return Piece("\n".join(lines[start:end]), start + 1, end)
+    return Piece("\n".join(kept), first, first + len(kept) - 1)
 
 
 def merge_sections(
