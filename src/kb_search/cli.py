@@ -199,6 +199,7 @@ def cli(ctx: click.Context, data_dir, db_path, config_path) -> None:
 def init(app: App, model: str | None, docling: bool, fmt: str | None) -> None:
     """Create the data directory and the database, and provision the embedding model."""
     from kb_search.inventory import stats
+    from kb_search.semantic import prepare_for_writing
 
     if model:
         app.config.values["model"], app.config.sources["model"] = model, "flag"
@@ -350,12 +351,6 @@ def vector_leg_for(app: App, conn: Any, mode: str) -> tuple[Any, str | None]:
     if mode == "lexical":
         return None, None
     return model_for_search(app.config, conn)
-
-
-def prepare_for_writing(config: Any, conn: Any) -> tuple[Any, str]:
-    from kb_search.semantic import prepare_for_writing as prepare
-
-    return prepare(config, conn)
 
 
 # ---- show / chunk / list / stats / tags -----------------------------------------------------
