@@ -18,11 +18,11 @@ import sys
 import time
 from pathlib import Path
 
-from kb_search import db
 from kb_search.evaluate import percentile
-from kb_search.search import SearchOptions, search
-from kb_search.semantic import load_embedder
-from kb_search.vectors import MatrixIndex, SqliteVecIndex, VectorSearch, vector_table
+from kb_search.search.pipeline import SearchOptions, search
+from kb_search.store import db
+from kb_search.vectors.model import load_embedder
+from kb_search.vectors.tables import MatrixIndex, SqliteVecIndex, VectorSearch, vector_table
 
 
 def warm(conn, queries, mode, vector=None) -> list[float]:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 KB = (
     "from kb_search.cli import cli\n"
-    "from kb_search.commands.maintenance import COMMANDS\n"
+    "from kb_search.cli.maintenance import COMMANDS\n"
     "[cli.add_command(c) for c in COMMANDS if c.name not in cli.commands]\n"
     "cli()\n"
 )
@@ -71,9 +71,9 @@ def kb(env: dict[str, str], *args: str) -> tuple[dict, float]:
 
 
 def inprocess_noop(db_path: Path, rounds: int = 5) -> tuple[float, dict]:
-    from kb_search import db
-    from kb_search.indexer import AddOptions
-    from kb_search.sync import sync
+    from kb_search.ingest.pipeline import AddOptions
+    from kb_search.ingest.sync import sync
+    from kb_search.store import db
 
     conn = db.connect(db_path)
     times, summary = [], None

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kb_search import db
 from kb_search.cli import cli
 from kb_search.environment import Environment
+from kb_search.store import db
 
 SAMPLE = Path(__file__).resolve().parent.parent / "examples" / "sample"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kb_search import db
+from kb_search.store import db
 
 
 def document_count(path: Path | str) -> int:

@@ -7,7 +7,7 @@ import subprocess
 import sys
 import time
 
-from kb_search import db
+from kb_search.store import db
 from kb_testing import document_count
 
 N_FILES = 240

@@ -1,9 +1,9 @@
 import pytest
 
 from kb_search.models import ParsedChunk, ParsedDocument
-from kb_search.query import Filters
-from kb_search.search import LegResult, SearchError, SearchOptions, fuse, search
-from kb_search.store import DocumentRecord, write_document
+from kb_search.search.pipeline import LegResult, SearchError, SearchOptions, fuse, search
+from kb_search.search.query import Filters
+from kb_search.store.documents import DocumentRecord, write_document
 
 
 def add(conn, path, title, texts, doc_type="markdown", language=None, tags=(), heading=None):

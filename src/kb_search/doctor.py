@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
-from kb_search.db import Connection, DatabaseError, load_vec_extension, schema_version
-from kb_search.migrations import MIGRATIONS
+from kb_search.store.db import Connection, DatabaseError, load_vec_extension, schema_version
+from kb_search.store.migrations import MIGRATIONS
 
 
 @dataclass

@@ -12,7 +12,7 @@ from pathlib import Path
 # Registers the serve/skill commands when cli.py does not (yet) do it itself.
 LAUNCH = (
     "from kb_search.cli import cli, main\n"
-    "from kb_search.commands.serve import COMMANDS\n"
+    "from kb_search.cli.serve import COMMANDS\n"
     "for c in COMMANDS:\n"
     "    if c.name not in cli.commands: cli.add_command(c)\n"
     "main()\n"

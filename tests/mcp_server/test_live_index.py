@@ -6,9 +6,9 @@ from pathlib import Path
 
 import numpy as np
 
-from kb_search import db
-from kb_search.mcp_server import LiveVectorIndex
-from kb_search.vectors import MatrixIndex
+from kb_search.mcp.server import LiveVectorIndex
+from kb_search.store import db
+from kb_search.vectors.tables import MatrixIndex
 
 SECTIONS = ["Alpha section about rivers and boats.", "Beta section about mountains and snow."]
 

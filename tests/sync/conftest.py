@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from kb_search import db
 from kb_search.cli import cli
-from kb_search.commands.maintenance import COMMANDS
+from kb_search.cli.maintenance import COMMANDS
+from kb_search.store import db
 
 for _command in COMMANDS:
     if _command.name not in cli.commands:
@@ -23,7 +23,7 @@ for _command in COMMANDS:
 
 WRAPPER = """\
 from kb_search.cli import cli
-from kb_search.commands.maintenance import COMMANDS
+from kb_search.cli.maintenance import COMMANDS
 
 for command in COMMANDS:
     if command.name not in cli.commands:

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from kb_search import db
+from kb_search.store import db
 
 
 def make_corpus(root: Path, prefix: str, count: int) -> None:

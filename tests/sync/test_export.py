@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from kb_search import db
+from kb_search.store import db
 from kb_testing import document_count
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kb_search import db
+from kb_search.store import db
 
 N_FILES = 300
 KILLS_WHILE_ADDING = 12

@@ -17,8 +17,8 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import Field
 
-from kb_search import db
 from kb_search.config import Config
+from kb_search.store import db
 
 LOOPBACK_NAMES = ("localhost",)
 DEFAULT_TOP = 10
@@ -77,7 +77,7 @@ class LiveVectorIndex:
         ).fetchone()
 
     def _sync(self, conn: db.Connection) -> None:
-        from kb_search.vectors import MatrixIndex, fetch_vectors
+        from kb_search.vectors.tables import MatrixIndex, fetch_vectors
 
         current = dict(conn.execute("SELECT id, content_hash FROM chunks"))
         old = self.index or MatrixIndex(self.table)
@@ -126,8 +126,8 @@ class KnowledgeBase:
         return conn
 
     def _load_vector_leg(self, conn: db.Connection) -> tuple[Any, str | None]:
-        from kb_search.semantic import model_for_search
-        from kb_search.vectors import VectorSearch
+        from kb_search.vectors.model import model_for_search
+        from kb_search.vectors.tables import VectorSearch
 
         found, why = model_for_search(self.config, conn, one_shot=False)
         if found is None:
@@ -211,8 +211,8 @@ def run_search(
     filters: tuple[Any, Any, Any, Any],
     min_score: float | None,
 ) -> dict[str, Any]:
-    from kb_search.query import Filters
-    from kb_search.search import SearchError, SearchOptions, search
+    from kb_search.search.pipeline import SearchError, SearchOptions, search
+    from kb_search.search.query import Filters
 
     options = SearchOptions(
         mode=mode,
@@ -233,7 +233,7 @@ def run_search(
 
 def document_dict(kb: KnowledgeBase, ref: str, with_chunks: bool) -> dict[str, Any]:
     """An indexed document by id or indexed path; anything else is an error, never a file read."""
-    from kb_search.inventory import NotFound, get_document
+    from kb_search.store.inventory import NotFound, get_document
 
     if not ref.strip() or "\x00" in ref:
         raise _tool_error("give a document id or the path of an indexed document")
@@ -314,7 +314,7 @@ def register_tools(server: Any, kb: KnowledgeBase) -> None:
             Field(ge=0, le=MAX_CONTEXT, description="Neighbouring chunks on each side (0-20)."),
         ] = 0,
     ) -> dict[str, Any]:
-        from kb_search import inventory
+        from kb_search.store import inventory
 
         try:
             chunks = inventory.get_chunk(kb.connection(), chunk_id, context)
@@ -327,18 +327,18 @@ def register_tools(server: Any, kb: KnowledgeBase) -> None:
         tag: Annotated[str | None, Field(description="Only documents with this tag.")] = None,
         limit: Annotated[int, Field(ge=1, le=MAX_LIST_LIMIT)] = DEFAULT_LIST_LIMIT,
     ) -> dict[str, Any]:
-        from kb_search import inventory
+        from kb_search.store import inventory
 
         docs = inventory.list_documents(kb.connection(), type, tag, limit)
         return {"documents": [d.to_dict() for d in docs], "count": len(docs)}
 
     def list_tags() -> dict[str, Any]:
-        from kb_search import inventory
+        from kb_search.store import inventory
 
         return {"tags": inventory.list_tags(kb.connection())}
 
     def stats() -> dict[str, Any]:
-        from kb_search import inventory
+        from kb_search.store import inventory
 
         return inventory.stats(kb.connection(), kb.config.db_path)
 
@@ -414,7 +414,7 @@ def register_resources(server: Any, kb: KnowledgeBase) -> None:
         mime_type="application/json",
     )
     def stats_resource() -> str:
-        from kb_search.inventory import stats
+        from kb_search.store.inventory import stats
 
         return json.dumps(stats(kb.connection(), kb.config.db_path), ensure_ascii=False)
 

@@ -6,10 +6,10 @@ import time
 
 import numpy as np
 
-from kb_search.db import Connection
-from kb_search.inventory import NotFound
-from kb_search.search import SearchResponse, load_results
-from kb_search.vectors import SqliteVecIndex, fetch_vectors
+from kb_search.search.pipeline import SearchResponse, load_results
+from kb_search.store.db import Connection
+from kb_search.store.inventory import NotFound
+from kb_search.vectors.tables import SqliteVecIndex, fetch_vectors
 
 
 def _vectors(conn: Connection, table: str, chunk_ids: list[int]) -> np.ndarray:

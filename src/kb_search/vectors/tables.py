@@ -11,9 +11,16 @@ from typing import Any
 
 import numpy as np
 
-from kb_search.db import Connection, DBError, get_meta, load_vec_extension, set_meta, transaction
 from kb_search.models import ParsedDocument
-from kb_search.store import content_hash, embedding_text
+from kb_search.store.db import (
+    Connection,
+    DBError,
+    get_meta,
+    load_vec_extension,
+    set_meta,
+    transaction,
+)
+from kb_search.store.documents import content_hash, embedding_text
 
 
 def table_name_for(model: str) -> str:

@@ -2,176 +2,16 @@
 
 from __future__ import annotations
 
-import functools
-import json
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
 from kb_search import __version__
+from kb_search.cli.app import FORMATS, App, Progress, UserError, common_options, emit
 from kb_search.environment import Environment
-
-FORMATS = click.Choice(["json", "human"])
-
-
-class UserError(click.ClickException):
-    """Exit 1 with a one-line message and no traceback."""
-
-    exit_code = 1
-
-    def show(self, file: Any = None) -> None:
-        click.echo(f"Error: {self.format_message()}", err=True)
-
-
-class App:
-    """Per-invocation state: environment, resolved config, and DB opening."""
-
-    def __init__(self, environment: Environment, flags: dict[str, Any]):
-        from kb_search.config import load_config
-
-        self.environment = environment
-        self.config = load_config(
-            env=environment.env,
-            cwd=environment.cwd,
-            home=environment.home,
-            flags={k: v for k, v in flags.items() if k != "config"},
-            config_path=flags.get("config"),
-        )
-
-    @property
-    def error_log(self) -> Path:
-        return self.config.data_dir / "ingest-errors.log"
-
-    def open_db(self, readonly: bool = False, create: bool = False):
-        from kb_search import db
-
-        return db.connect(self.config.db_path, readonly=readonly, create=create)
-
-    def chunk_settings(self):
-        from kb_search.models import ChunkSettings
-
-        return ChunkSettings(
-            max_tokens=self.config["chunking.max_tokens"],
-            min_tokens=self.config["chunking.min_tokens"],
-        )
-
-    def add_options(self, workers: int | None = None, **overrides: Any) -> Any:
-        """The ingestion options every writing command uses (`add`, `sync`, the git hook)."""
-        from kb_search.indexer import AddOptions
-
-        return AddOptions(
-            settings=self.chunk_settings(),
-            max_file_bytes=int(self.config["ingestion.max_file_mb"] * 1_000_000),
-            follow_symlinks=self.config["ingestion.follow_symlinks"],
-            ocr=self.config["ingestion.enable_ocr"],
-            workers=self.config["ingestion.workers"] if workers is None else workers,
-            timeout_s=self.config["ingestion.timeout_s"],
-            memory_mb=self.config["ingestion.max_memory_mb"],
-            **overrides,
-        )
-
-    def writing_vectors(self, conn: Any, options: Any) -> Any:
-        """The ChunkEmbedder new chunks go through, or None (with a loud warning) when no
-        model can be had; a model that contradicts the DB is a hard error."""
-        from kb_search.db import DBError
-        from kb_search.semantic import ModelMismatch, prepare_for_writing
-        from kb_search.vectors import ChunkEmbedder
-
-        try:
-            embedder, table = prepare_for_writing(self.config, conn)
-        except ModelMismatch:
-            raise
-        except DBError as exc:
-            click.echo(
-                f"Warning: no embedding model ({exc}); indexing for lexical search only."
-                " Run `kb reindex` once the model is available.",
-                err=True,
-            )
-            return None
-        options.tokenizer_path = str(embedder.info.tokenizer_path)
-        return ChunkEmbedder(embedder, table)
-
-    def output_format(self, fmt: str | None) -> str:
-        if fmt:
-            return fmt
-        return "human" if self.environment.stdout_isatty else "json"
-
-
-class Progress:
-    """A progress bar on stderr, only on a terminal; callbacks for the core's hooks."""
-
-    def __init__(self, app: App, label: str):
-        self.app, self.label = app, label
-        self.bar: Any = None
-
-    def start(self, total: int) -> None:
-        if self.app.environment.stderr_isatty and total:
-            self.bar = click.progressbar(length=total, label=self.label, file=sys.stderr)
-            self.bar.__enter__()
-
-    def step(self, _item: Any = None) -> None:
-        self.advance(1)
-
-    def advance(self, n: int) -> None:
-        if self.bar is not None:
-            self.bar.update(n)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.__exit__(None, None, None)
-            self.bar = None
-
-
-def _known_errors() -> tuple[type[BaseException], ...]:
-    from kb_search.config import ConfigError
-    from kb_search.db import DBError
-    from kb_search.evaluate import EvalError
-    from kb_search.inventory import NotFound
-    from kb_search.models import IngestError
-    from kb_search.search import SearchError
-
-    return (ConfigError, DBError, SearchError, NotFound, EvalError, IngestError)
-
-
-def common_options(fn: Callable) -> Callable:
-    """--data-dir/--db/--config on every command (they also work before the command name)."""
-
-    @click.option("--data-dir", type=click.Path(path_type=Path), help="Data directory (~/.kb).")
-    @click.option("--db", "db_path", type=click.Path(path_type=Path), help="Database file.")
-    @click.option("--config", "config_path", type=click.Path(path_type=Path), help="Config file.")
-    @click.pass_context
-    @functools.wraps(fn)
-    def wrapper(ctx: click.Context, data_dir, db_path, config_path, **kwargs):
-        root = ctx.find_root()
-        flags = dict(root.meta.get("kb.flags", {}))
-        for key, value in (("data_dir", data_dir), ("db", db_path), ("config", config_path)):
-            if value is not None:
-                flags[key] = value
-        try:
-            app = App(root.meta.get("kb.environment") or Environment(), flags)
-            return fn(app, **kwargs)
-        except _known_errors() as exc:
-            raise UserError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from exc
-        except (click.ClickException, click.exceptions.Exit, click.Abort, KeyboardInterrupt):
-            raise
-        except Exception as exc:
-            if os.environ.get("KB_DEBUG"):
-                raise
-            message = f"internal error: {type(exc).__name__}: {exc}".splitlines()[0]
-            raise UserError(f"{message} (set KB_DEBUG=1 for a traceback)") from exc
-
-    return wrapper
-
-
-def emit(data: Any, fmt: str, human: Callable[[], str]) -> None:
-    if fmt == "json":
-        click.echo(json.dumps(data, ensure_ascii=False, indent=None, default=str))
-    else:
-        click.echo(human())
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -198,8 +38,8 @@ def cli(ctx: click.Context, data_dir, db_path, config_path) -> None:
 @common_options
 def init(app: App, model: str | None, docling: bool, fmt: str | None) -> None:
     """Create the data directory and the database, and provision the embedding model."""
-    from kb_search.inventory import stats
-    from kb_search.semantic import prepare_for_writing
+    from kb_search.store.inventory import stats
+    from kb_search.vectors.model import prepare_for_writing
 
     if model:
         app.config.values["model"], app.config.sources["model"] = model, "flag"
@@ -232,7 +72,7 @@ def config() -> None:
 @common_options
 def config_show(app: App, fmt: str | None) -> None:
     """Print every setting, its value and where it came from."""
-    from kb_search.render import table
+    from kb_search.cli.render import table
 
     rows = app.config.as_rows()
     data = {key: {"value": value, "source": source} for key, value, source in rows}
@@ -251,7 +91,7 @@ def config_show(app: App, fmt: str | None) -> None:
 @common_options
 def add(app: App, paths, tags, doc_type, workers, fmt: str | None) -> None:
     """Ingest files and directories (unchanged files are skipped)."""
-    from kb_search.indexer import ErrorLog, add_paths
+    from kb_search.ingest.pipeline import ErrorLog, add_paths
 
     options = app.add_options(workers, tags=list(tags), doc_type=doc_type)
     app.config.data_dir.mkdir(parents=True, exist_ok=True)
@@ -285,8 +125,8 @@ def add(app: App, paths, tags, doc_type, workers, fmt: str | None) -> None:
 @common_options
 def remove(app: App, refs, fmt: str | None) -> None:
     """Delete documents by id or path (chunks, FTS rows and vectors go with them)."""
-    from kb_search.inventory import resolve_document_id
-    from kb_search.store import delete_document
+    from kb_search.store.documents import delete_document
+    from kb_search.store.inventory import resolve_document_id
 
     conn = app.open_db()
     removed = []
@@ -317,10 +157,10 @@ def search(
     app: App, query, mode, top, types, tags, paths, languages, after, before, min_score, fmt
 ) -> None:
     """Search the knowledge base (hybrid by default)."""
-    from kb_search.query import Filters
-    from kb_search.render import search_human
-    from kb_search.search import SearchOptions
-    from kb_search.search import search as run_search
+    from kb_search.cli.render import search_human
+    from kb_search.search.pipeline import SearchOptions
+    from kb_search.search.pipeline import search as run_search
+    from kb_search.search.query import Filters
 
     options = SearchOptions(
         mode=mode or app.config["search.default_mode"],
@@ -346,7 +186,7 @@ def search(
 
 def vector_leg_for(app: App, conn: Any, mode: str) -> tuple[Any, str | None]:
     """The vector leg for this DB, or why there is none."""
-    from kb_search.semantic import model_for_search
+    from kb_search.vectors.model import model_for_search
 
     if mode == "lexical":
         return None, None
@@ -362,8 +202,8 @@ def vector_leg_for(app: App, conn: Any, mode: str) -> tuple[Any, str | None]:
 @common_options
 def show(app: App, ref: str, fmt: str | None) -> None:
     """A document with its chunks, by id or path."""
-    from kb_search.inventory import get_document
-    from kb_search.render import document_human
+    from kb_search.cli.render import document_human
+    from kb_search.store.inventory import get_document
 
     conn = app.open_db(readonly=True)
     doc = get_document(conn, ref, cwd=app.environment.cwd)
@@ -377,8 +217,8 @@ def show(app: App, ref: str, fmt: str | None) -> None:
 @common_options
 def chunk(app: App, chunk_id: int, context: int, fmt: str | None) -> None:
     """One chunk with `--context N` neighbours on each side."""
-    from kb_search.inventory import get_chunk
-    from kb_search.render import chunk_header
+    from kb_search.cli.render import chunk_header
+    from kb_search.store.inventory import get_chunk
 
     conn = app.open_db(readonly=True)
     chunks = get_chunk(conn, chunk_id, context)
@@ -398,8 +238,8 @@ def chunk(app: App, chunk_id: int, context: int, fmt: str | None) -> None:
 @common_options
 def list_cmd(app: App, doc_type, tag, limit, fmt: str | None) -> None:
     """Indexed documents."""
-    from kb_search.inventory import list_documents
-    from kb_search.render import table
+    from kb_search.cli.render import table
+    from kb_search.store.inventory import list_documents
 
     conn = app.open_db(readonly=True)
     docs = list_documents(conn, doc_type, tag, limit)
@@ -416,7 +256,7 @@ def list_cmd(app: App, doc_type, tag, limit, fmt: str | None) -> None:
 @common_options
 def stats(app: App, fmt: str | None) -> None:
     """Counts, sizes and the model."""
-    from kb_search.inventory import stats as get_stats
+    from kb_search.store.inventory import stats as get_stats
 
     conn = app.open_db(readonly=True)
     info = get_stats(conn, app.config.db_path)
@@ -446,8 +286,8 @@ def _tag_names(tags: tuple[str, ...]) -> list[str]:
 @common_options
 def tag(app: App, ref: str, tags, fmt: str | None) -> None:
     """Add tags to a document."""
-    from kb_search.inventory import document_tags, resolve_document_id
-    from kb_search.tags import add_tags
+    from kb_search.store.inventory import document_tags, resolve_document_id
+    from kb_search.store.tags import add_tags
 
     names = _tag_names(tags)
     conn = app.open_db()
@@ -468,8 +308,8 @@ def tag(app: App, ref: str, tags, fmt: str | None) -> None:
 @common_options
 def untag(app: App, ref: str, tags, fmt: str | None) -> None:
     """Remove tags from a document."""
-    from kb_search.inventory import document_tags, resolve_document_id
-    from kb_search.tags import remove_tags
+    from kb_search.store.inventory import document_tags, resolve_document_id
+    from kb_search.store.tags import remove_tags
 
     names = _tag_names(tags)
     conn = app.open_db()
@@ -488,8 +328,8 @@ def untag(app: App, ref: str, tags, fmt: str | None) -> None:
 @common_options
 def tags(app: App, fmt: str | None) -> None:
     """All tags with their document counts."""
-    from kb_search.inventory import list_tags
-    from kb_search.render import table
+    from kb_search.cli.render import table
+    from kb_search.store.inventory import list_tags
 
     conn = app.open_db(readonly=True)
     rows = list_tags(conn)
@@ -510,9 +350,9 @@ def tags(app: App, fmt: str | None) -> None:
 @common_options
 def reindex(app: App, model: str | None, full: bool, fmt: str | None) -> None:
     """Embed chunks that have no vector yet (resumable); --model switches models."""
-    from kb_search import db
-    from kb_search.reindex import reindex as run_reindex
-    from kb_search.semantic import canonical, load_embedder
+    from kb_search.store import db
+    from kb_search.vectors.model import canonical, load_embedder
+    from kb_search.vectors.reindex import reindex as run_reindex
 
     conn = app.open_db()
     name = (
@@ -540,10 +380,10 @@ def reindex(app: App, model: str | None, full: bool, fmt: str | None) -> None:
 @common_options
 def similar(app: App, ref: str, is_chunk: bool, top: int, fmt: str | None) -> None:
     """Nearest documents to a document (id or path), or chunks to a chunk (--chunk)."""
-    from kb_search.inventory import resolve_document_id
-    from kb_search.render import search_human
-    from kb_search.semantic import model_for_search
-    from kb_search.similar import similar_chunks, similar_documents
+    from kb_search.cli.render import search_human
+    from kb_search.search.similar import similar_chunks, similar_documents
+    from kb_search.store.inventory import resolve_document_id
+    from kb_search.vectors.model import model_for_search
 
     conn = app.open_db(readonly=True)
     vector, why = model_for_search(app.config, conn)
@@ -568,7 +408,7 @@ def similar(app: App, ref: str, is_chunk: bool, top: int, fmt: str | None) -> No
 def doctor(app: App, fmt: str | None) -> None:
     """Health checks; exit 1 when one fails."""
     from kb_search.doctor import run_checks
-    from kb_search.semantic import model_checks
+    from kb_search.vectors.model import model_checks
 
     conn = app.open_db()
     checks = run_checks(conn, model_checks(app.config, conn))
@@ -589,9 +429,9 @@ def doctor(app: App, fmt: str | None) -> None:
 @common_options
 def eval_cmd(app: App, dataset_dir: Path, modes, fmt: str | None) -> None:
     """Retrieval quality on a BEIR-layout dataset; its index is kept and reused."""
+    from kb_search.cli.render import table
     from kb_search.evaluate import run_eval
-    from kb_search.render import table
-    from kb_search.semantic import configured_model, load_embedder
+    from kb_search.vectors.model import configured_model, load_embedder
 
     modes = list(modes) or ["lexical", "vector", "hybrid"]
     embedder = None
@@ -638,8 +478,8 @@ def eval_cmd(app: App, dataset_dir: Path, modes, fmt: str | None) -> None:
 
 
 def _register_commands() -> None:
-    from kb_search.commands.maintenance import COMMANDS as MAINTENANCE
-    from kb_search.commands.serve import COMMANDS as SERVE
+    from kb_search.cli.maintenance import COMMANDS as MAINTENANCE
+    from kb_search.cli.serve import COMMANDS as SERVE
 
     for command in (*SERVE, *MAINTENANCE):
         cli.add_command(command)

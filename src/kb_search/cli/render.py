@@ -6,7 +6,7 @@ import textwrap
 from collections.abc import Iterable
 from typing import Any
 
-from kb_search.search import _HL_CLOSE, _HL_OPEN, SearchResponse
+from kb_search.search.pipeline import _HL_CLOSE, _HL_OPEN, SearchResponse
 
 
 def _highlight(snippet: str, color: bool) -> str:

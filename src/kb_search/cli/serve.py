@@ -6,7 +6,7 @@ from importlib import resources
 
 import click
 
-from kb_search.cli import App, UserError, common_options
+from kb_search.cli.app import App, UserError, common_options
 
 
 @click.command()
@@ -34,8 +34,8 @@ def serve(
     app: App, transport: str, host: str, port: int, token: str | None, allow_hosts: tuple
 ) -> None:
     """Serve the index to MCP clients (read-only); the model loads before requests."""
-    from kb_search.mcp_server import ServeError
-    from kb_search.mcp_server import serve as run_server
+    from kb_search.mcp.server import ServeError
+    from kb_search.mcp.server import serve as run_server
 
     token = token or app.environment.env.get("KB_MCP_TOKEN") or None
     try:

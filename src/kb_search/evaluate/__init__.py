@@ -10,11 +10,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kb_search import db
-from kb_search.indexer import BatchWriter, VectorSource
+from kb_search.ingest.pipeline import BatchWriter, VectorSource
 from kb_search.models import ChunkSettings
-from kb_search.search import SearchOptions, VectorLeg, search
-from kb_search.store import DocumentRecord, content_hash
+from kb_search.search.pipeline import SearchOptions, VectorLeg, search
+from kb_search.store import db
+from kb_search.store.documents import DocumentRecord, content_hash
 
 Qrels = dict[str, dict[str, int]]
 Run = dict[str, list[str]]
@@ -248,7 +248,7 @@ def run_eval(
     With an embedder the index also holds its vectors, and the vector leg searches an
     in-memory matrix, as a long-running process would.
     """
-    from kb_search.vectors import (
+    from kb_search.vectors.tables import (
         ChunkEmbedder,
         MatrixIndex,
         VectorSearch,

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from kb_search.cli import FORMATS, App, Progress, UserError, common_options, emit
+from kb_search.cli.app import FORMATS, App, Progress, UserError, common_options, emit
 
 
 def lazy_vectors(app: App, conn: Any, options: Any) -> Callable[[], Any]:
@@ -17,8 +17,8 @@ def lazy_vectors(app: App, conn: Any, options: Any) -> Callable[[], Any]:
 
 
 def run_sync(app: App, paths: list[Path] | None, workers: int | None = None) -> Any:
-    from kb_search.indexer import ErrorLog
-    from kb_search.sync import SyncError, sync
+    from kb_search.ingest.pipeline import ErrorLog
+    from kb_search.ingest.sync import SyncError, sync
 
     options = app.add_options(workers)
     conn = app.open_db()
@@ -64,7 +64,7 @@ def hook() -> None:
 
 
 def _baked_command(app: App) -> list[str]:
-    from kb_search.hooks import kb_command
+    from kb_search.ingest.hooks import kb_command
 
     command = [*kb_command(), "--data-dir", str(app.config.data_dir.resolve())]
     command += ["--db", str(Path(app.config.db_path).resolve())]
@@ -82,7 +82,7 @@ def _baked_command(app: App) -> list[str]:
 @common_options
 def hook_install(app: App, repo: Path | None, fmt: str | None) -> None:
     """Install a post-commit hook in REPO (default: the current directory)."""
-    from kb_search.hooks import LOG_NAME, HookError, install_hook, repo_top
+    from kb_search.ingest.hooks import LOG_NAME, HookError, install_hook, repo_top
 
     repo = repo or app.environment.cwd
     try:
@@ -115,7 +115,7 @@ def hook_install(app: App, repo: Path | None, fmt: str | None) -> None:
 
 
 def _repo_indexed(app: App, top: Path) -> bool:
-    from kb_search.db import DBError
+    from kb_search.store.db import DBError
 
     try:
         conn = app.open_db(readonly=True)
@@ -133,7 +133,7 @@ def _repo_indexed(app: App, top: Path) -> bool:
 @common_options
 def hook_uninstall(app: App, repo: Path | None) -> None:
     """Remove the kb post-commit hook (a hook it chained is put back)."""
-    from kb_search.hooks import HookError, uninstall_hook
+    from kb_search.ingest.hooks import HookError, uninstall_hook
 
     try:
         removed = uninstall_hook(repo or app.environment.cwd)
@@ -148,7 +148,7 @@ def hook_uninstall(app: App, repo: Path | None) -> None:
 @common_options
 def hook_run(app: App, repo: Path, commit: str) -> None:
     """What the post-commit hook runs: sync the files COMMIT touched (writes the log line)."""
-    from kb_search.hooks import commit_paths, log_line
+    from kb_search.ingest.hooks import commit_paths, log_line
 
     try:
         paths = commit_paths(repo, commit)
@@ -169,7 +169,7 @@ def hook_run(app: App, repo: Path, commit: str) -> None:
 @common_options
 def export(app: App, path: Path, force: bool, fmt: str | None) -> None:
     """Write a consistent copy of the database to PATH (safe while an ingest runs)."""
-    from kb_search.export import ExportError, export_db
+    from kb_search.store.export import ExportError, export_db
 
     conn = app.open_db(readonly=True)
     try:

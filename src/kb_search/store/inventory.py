@@ -8,8 +8,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from kb_search.db import Connection, get_meta
-from kb_search.search import citation, document_tags
+from kb_search.search.pipeline import citation, document_tags
+from kb_search.store.db import Connection, get_meta
 
 
 class NotFound(Exception):

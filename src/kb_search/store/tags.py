@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kb_search.db import Connection, transaction
-from kb_search.store import prune_tags, set_tags
+from kb_search.store.db import Connection, transaction
+from kb_search.store.documents import prune_tags, set_tags
 
 
 def add_tags(conn: Connection, document_id: int, tags: Iterable[str]) -> None:

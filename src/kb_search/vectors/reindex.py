@@ -7,9 +7,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kb_search.db import Connection, get_meta, transaction
-from kb_search.store import content_hash
-from kb_search.vectors import (
+from kb_search.store.db import Connection, get_meta, transaction
+from kb_search.store.documents import content_hash
+from kb_search.vectors.tables import (
     drop_other_tables,
     ensure_vector_table,
     missing_chunk_ids,
@@ -46,7 +46,7 @@ class ReindexSummary:
 
 def _chunk_texts(conn: Connection, ids: list[int]) -> list[tuple[int, str]]:
     from kb_search.models import ParsedChunk
-    from kb_search.store import embedding_text
+    from kb_search.store.documents import embedding_text
 
     marks = ",".join("?" * len(ids))
     rows = conn.execute(

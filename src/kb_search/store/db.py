@@ -12,7 +12,7 @@ from pathlib import Path
 
 import sqlean as sqlite
 
-from kb_search.migrations import MIGRATIONS
+from kb_search.store.migrations import MIGRATIONS
 
 Connection = sqlite.Connection
 DatabaseError = sqlite.DatabaseError

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from kb_search.db import Connection, OperationalError
-from kb_search.query import Filters, ParsedQuery, parse_query
-from kb_search.store import has_cjk
+from kb_search.search.query import Filters, ParsedQuery, parse_query
+from kb_search.store.db import Connection, OperationalError
+from kb_search.store.documents import has_cjk
 
 SCHEMA_VERSION = 1
 MODES = ("hybrid", "lexical", "vector")

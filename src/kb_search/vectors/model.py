@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kb_search import db
 from kb_search.config import Config
+from kb_search.store import db
 
 
 class ModelMismatch(db.DBError):
@@ -80,7 +80,7 @@ def model_for_search(
     config: Config, conn: db.Connection, one_shot: bool = True
 ) -> tuple[Any, str | None]:
     """(VectorSearch, None) or (None, why the vector leg cannot run)."""
-    from kb_search.vectors import SqliteVecIndex, VectorSearch, vector_table
+    from kb_search.vectors.tables import SqliteVecIndex, VectorSearch, vector_table
 
     name = resolve_db_model(conn, configured_model(config))
     if name is None:
@@ -104,7 +104,7 @@ def prepare_for_writing(config: Config, conn: db.Connection) -> tuple[Any, str] 
 
     None when no model can be had: the caller ingests lexically and says so loudly.
     """
-    from kb_search.vectors import ensure_vector_table, set_db_model
+    from kb_search.vectors.tables import ensure_vector_table, set_db_model
 
     choice = configured_model(config)
     name = resolve_db_model(conn, choice) or choice.name
@@ -118,7 +118,7 @@ def prepare_for_writing(config: Config, conn: db.Connection) -> tuple[Any, str] 
 def model_checks(config: Config, conn: db.Connection) -> list[Any]:
     """Doctor checks: the model loads and matches the DB; every chunk has exactly one vector."""
     from kb_search.doctor import Check
-    from kb_search.vectors import vector_table
+    from kb_search.vectors.tables import vector_table
 
     checks = []
     try:

@@ -18,8 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kb_search.db import Connection
-from kb_search.indexer import (
+from kb_search.ingest.pipeline import (
     AddOptions,
     AddSummary,
     ErrorLog,
@@ -29,13 +28,14 @@ from kb_search.indexer import (
     ingest_files,
     load_roots,
 )
-from kb_search.store import (
+from kb_search.ingest.walk import Found, IgnoreRules, WalkError, rel_path_for, walk_tree
+from kb_search.store.db import Connection
+from kb_search.store.documents import (
     content_hash,
     delete_document,
     move_document,
     touch_document,
 )
-from kb_search.walk import Found, IgnoreRules, WalkError, rel_path_for, walk_tree
 
 
 class SyncError(Exception):

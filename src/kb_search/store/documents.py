@@ -10,8 +10,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
 
-from kb_search.db import Connection, transaction
 from kb_search.models import ParsedChunk, ParsedDocument
+from kb_search.store.db import Connection, transaction
 
 # Kana, CJK ideographs (+ extension A, compatibility) and Hangul: text unicode61 cannot segment.
 CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"

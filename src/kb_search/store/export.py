@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from kb_search import db
+from kb_search.store import db
 
 
 class ExportError(Exception):
@@ -76,7 +76,7 @@ def _live_files(conn: db.Connection) -> set[str]:
 
 def _finish_copy(path: Path) -> tuple[int, int]:
     """Rollback-journal mode, integrity verified; returns (documents, chunks)."""
-    from kb_search.db import sqlite
+    from kb_search.store.db import sqlite
 
     copy = sqlite.connect(str(path), isolation_level=None)
     try:

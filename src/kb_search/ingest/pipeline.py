@@ -9,11 +9,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Protocol
 
-from kb_search.db import Connection, DatabaseError, set_meta, transaction
+from kb_search.ingest.walk import IGNORE_FILE, Found, IgnoreRules, WalkError, rel_path_for, walk
+from kb_search.ingest.workers import Outcome, ParseJob, ParserPool, make_counter, parse_one
 from kb_search.models import ChunkSettings, IngestError, ParsedDocument
-from kb_search.store import DocumentRecord, content_hash, touch_document, write_document
-from kb_search.walk import IGNORE_FILE, Found, IgnoreRules, WalkError, rel_path_for, walk
-from kb_search.workers import Outcome, ParseJob, ParserPool, make_counter, parse_one
+from kb_search.store.db import Connection, DatabaseError, set_meta, transaction
+from kb_search.store.documents import DocumentRecord, content_hash, touch_document, write_document
 
 ERROR_LOG = "ingest-errors.log"
 
