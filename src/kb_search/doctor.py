@@ -74,7 +74,7 @@ def _sqlite(conn: Connection) -> str:
 
 def _parsers() -> list[Check]:
     """Which PDF and office paths `kb add` uses here (informational: never a failure)."""
-    from kb_search.ingest.docling_convert import docling_available, pdf_path_report
+    from kb_search.ingest.formats.docling import docling_available, pdf_path_report
 
     office = docling_available("docx")
     detail = "Docling" if office is None else f"unavailable ({office})"

@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from kb_search.ingest.markdown import parse_markdown
+from kb_search.ingest.formats.markdown import parse_markdown
 from kb_search.models import ChunkSettings
 
 

@@ -2,10 +2,10 @@ from pathlib import Path
 
 import pytest
 
-import kb_search.ingest.pdf as pdf_module
+import kb_search.ingest.formats.pdf as pdf_module
 from kb_search.ingest import SUPPORTED_EXTENSIONS, detect_type, parse_file
 from kb_search.ingest.tokens import count_tokens
-from kb_search.models import ChunkSettings, IngestError, ParsedDocument
+from kb_search.models import ChunkSettings, IngestError, ParsedChunk, ParsedDocument
 
 SETTINGS = ChunkSettings(max_tokens=60, min_tokens=10)
 
@@ -75,7 +75,7 @@ def test_pdf_routes_to_pdf_parser(tmp_path, monkeypatch):
 
     def fake_parse_pdf(path, settings, count=count_tokens, ocr="auto"):
         calls.append((path, settings, count, ocr))
-        return ParsedDocument(title="p", doc_type="pdf", chunks=[])
+        return ParsedDocument(title="p", doc_type="pdf", chunks=[ParsedChunk("text")])
 
     monkeypatch.setattr(pdf_module, "parse_pdf", fake_parse_pdf)
     path = write(tmp_path, "paper.pdf", b"%PDF-1.4")

@@ -49,7 +49,7 @@ def init(app: App, model: str | None, docling: bool, fmt: str | None) -> None:
     info = stats(conn, app.config.db_path)
     conn.close()
     if docling:
-        from kb_search.ingest.docling_convert import fetch_docling_models
+        from kb_search.ingest.formats.docling import fetch_docling_models
 
         info["docling_models"] = str(fetch_docling_models())
     emit(

@@ -139,8 +139,8 @@ def build_index(
     progress: Callable[[int], None] | None = None,
 ) -> int:
     """Index the corpus once; a crash or Ctrl-C resumes at the first missing document."""
+    from kb_search.ingest.formats.text import parse_text
     from kb_search.ingest.reader import scrub
-    from kb_search.ingest.text import parse_text
     from kb_search.ingest.tokens import count_tokens
 
     done = {r[0] for r in conn.execute("SELECT path FROM documents")}

@@ -240,7 +240,7 @@ def parser_notes(found: list[Found]) -> list[str]:
     """One line when PDFs will take the default path because Docling cannot be used."""
     if not any(item.path.suffix.lower() == ".pdf" for item in found):
         return []
-    from kb_search.ingest.docling_convert import docling_pdf_unavailable
+    from kb_search.ingest.formats.docling import docling_pdf_unavailable
 
     reason = docling_pdf_unavailable()
     if reason is None:

@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
 
-from kb_search.ingest.markdown import parse_markdown
+from kb_search.ingest.formats.markdown import parse_markdown
+from kb_search.ingest.registry import Source
 from kb_search.ingest.tokens import TokenCounter, count_tokens
 from kb_search.models import ChunkSettings, EmptyFile, IngestError, ParsedChunk, ParsedDocument
 
@@ -429,3 +430,20 @@ def _one_line(value: object) -> str:
     text = str(value).strip()
     first = text.splitlines()[0] if text else ""
     return first[:300] if isinstance(value, str) else f"{type(value).__name__}: {first[:300]}"
+
+
+def parse_office_source(source: Source) -> ParsedDocument:
+    """DOCX/PPTX/XLSX: Docling only; without it, one line that says what to install."""
+    if docling_available(source.doc_type) is not None:
+        raise IngestError(docling_hint(source.doc_type))
+    _check_size(source.path, source.max_bytes)
+    return convert_with_docling(source.path, source.settings, source.count)
+
+
+def _check_size(path: Path, max_bytes: int) -> None:
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise IngestError(f"cannot read file: {exc.strerror or exc}") from exc
+    if size > max_bytes:
+        raise IngestError(f"file too large: {size / 1e6:.1f} MB > cap {max_bytes / 1e6:g} MB")

@@ -6,64 +6,12 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kb_search.ingest.registry import Source, language_for
 from kb_search.ingest.tokens import TokenCounter, count_tokens, pack_lines, trim_blank_lines
 from kb_search.models import ChunkSettings, ParsedChunk, ParsedDocument
 
 WINDOW_OVERLAP_LINES = 2
 MAX_MEMBER_DEPTH = 3
-
-CODE_EXTENSIONS: dict[str, str] = {
-    ".go": "go",
-    ".sh": "bash",
-    ".bash": "bash",
-    ".zsh": "zsh",
-    ".ksh": "bash",
-    ".js": "javascript",
-    ".jsx": "javascript",
-    ".mjs": "javascript",
-    ".cjs": "javascript",
-    ".ts": "typescript",
-    ".tsx": "typescript",
-    ".mts": "typescript",
-    ".cts": "typescript",
-    ".rs": "rust",
-    ".java": "java",
-    ".c": "c",
-    ".h": "c",
-    ".cc": "cpp",
-    ".cpp": "cpp",
-    ".cxx": "cpp",
-    ".hpp": "cpp",
-    ".hh": "cpp",
-    ".hxx": "cpp",
-    ".cs": "csharp",
-    ".rb": "ruby",
-    ".php": "php",
-    ".kt": "kotlin",
-    ".kts": "kotlin",
-    ".swift": "swift",
-    ".scala": "scala",
-    ".lua": "lua",
-    ".sql": "sql",
-    ".yaml": "yaml",
-    ".yml": "yaml",
-    ".toml": "toml",
-    ".json": "json",
-    ".ini": "ini",
-    ".cfg": "ini",
-    ".mk": "make",
-}
-
-CODE_FILENAMES: dict[str, str] = {
-    "Makefile": "make",
-    "GNUmakefile": "make",
-    "Dockerfile": "dockerfile",
-    "Containerfile": "dockerfile",
-    ".bashrc": "bash",
-    ".bash_profile": "bash",
-    ".profile": "bash",
-    ".zshrc": "zsh",
-}
 
 
 @dataclass
@@ -211,11 +159,6 @@ class Segment:
     start: int  # 0-based, inclusive
     end: int  # exclusive
     name: str | None
-
-
-def language_for(path: Path) -> str | None:
-    """Language name for a code file by file name or extension."""
-    return CODE_FILENAMES.get(path.name) or CODE_EXTENSIONS.get(path.suffix.lower())
 
 
 def parse_code(
@@ -484,3 +427,8 @@ def comment_prefix(language: str) -> str:
     """Line-comment marker for a language (for context lines)."""
     lang = LANGUAGES.get(language)
     return lang.comment if lang else _COMMENT_PREFIX.get(language, "#")
+
+
+def parse_code_source(source: Source) -> ParsedDocument:
+    text = source.text()
+    return parse_code(text, source.path, source.settings, source.count, language=source.language)

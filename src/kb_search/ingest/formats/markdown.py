@@ -11,7 +11,8 @@ from typing import Any
 
 import yaml
 
-from kb_search.ingest.text import Block, Section, chunk_sections, split_paragraph
+from kb_search.ingest.formats.text import Block, Section, chunk_sections, split_paragraph
+from kb_search.ingest.registry import Source
 from kb_search.ingest.tokens import Piece, TokenCounter, count_tokens, pack_lines
 from kb_search.models import ChunkSettings, ParsedDocument
 
@@ -254,3 +255,7 @@ def _split_table(
     if header:
         parts = [Piece(f"{header_text}\n{p.text}", p.line_start, p.line_end) for p in parts]
     return _span_block(parts, block)
+
+
+def parse_markdown_source(source: Source) -> ParsedDocument:
+    return parse_markdown(source.text(), source.path, source.settings, source.count)

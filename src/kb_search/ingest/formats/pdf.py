@@ -20,7 +20,8 @@ from pathlib import Path
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from kb_search.ingest import ocr as ocr_mod
+from kb_search.ingest.formats import ocr as ocr_mod
+from kb_search.ingest.registry import Source
 from kb_search.ingest.tokens import TokenCounter, count_tokens
 from kb_search.models import ChunkSettings, IngestError, ParsedChunk, ParsedDocument
 
@@ -930,3 +931,17 @@ def _make_chunk(group: list[_Para], count: TokenCounter) -> ParsedChunk:
         page_end=max(p.page for p in group),
         token_count=count(text),
     )
+
+
+def parse_pdf_source(source: Source) -> ParsedDocument:
+    """Docling's layout pipeline when its models are here, else the pypdfium2 text layer."""
+    from kb_search.ingest.formats import docling
+
+    if docling.docling_available("pdf") is None:
+        try:
+            return docling.convert_with_docling(
+                source.path, source.settings, source.count, source.ocr
+            )
+        except IngestError:
+            pass  # the text-layer path gives the clearer error (encrypted, truncated, ...)
+    return parse_pdf(source.path, source.settings, count=source.count, ocr=source.ocr)

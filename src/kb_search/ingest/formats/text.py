@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from kb_search.ingest.registry import Source
 from kb_search.ingest.tokens import (
     Piece,
     TokenCounter,
@@ -295,3 +296,7 @@ def _text_title(lines: list[str], path: Path) -> str:
             continue
         return stripped if len(stripped) < MAX_TITLE_CHARS else path.stem
     return path.stem
+
+
+def parse_text_source(source: Source) -> ParsedDocument:
+    return parse_text(source.text(), source.path, source.settings, source.count)

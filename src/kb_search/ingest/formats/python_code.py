@@ -6,7 +6,8 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
-from kb_search.ingest.code import span_chunk, window_chunks
+from kb_search.ingest.formats.code import span_chunk, window_chunks
+from kb_search.ingest.registry import Source
 from kb_search.ingest.tokens import TokenCounter, count_tokens
 from kb_search.models import ChunkSettings, ParsedChunk, ParsedDocument
 
@@ -130,3 +131,7 @@ def class_context(node: ast.ClassDef) -> str:
     if len(summary) > MAX_CONTEXT_SUMMARY_CHARS:
         summary = summary[:MAX_CONTEXT_SUMMARY_CHARS].rstrip() + "..."
     return f"# {signature} {summary}".rstrip()
+
+
+def parse_python_source(source: Source) -> ParsedDocument:
+    return parse_python(source.text(), source.path, source.settings, source.count)

@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 
-from kb_search.ingest.markdown import parse_markdown
+from kb_search.ingest.formats.markdown import parse_markdown
+from kb_search.ingest.registry import Source
 from kb_search.ingest.tokens import TokenCounter, count_tokens
-from kb_search.models import ChunkSettings, ParsedDocument
+from kb_search.models import ChunkSettings, IngestError, ParsedDocument
 
 HTML_EXTENSIONS = frozenset({".html", ".htm", ".xhtml"})
 # Never visible text, or site chrome repeated on every page of a site.
@@ -370,3 +371,16 @@ def _start_number(attributes: dict[str, str]) -> int:
         return int(attributes.get("start", "1"))
     except ValueError:
         return 1
+
+
+def parse_html_source(source: Source) -> ParsedDocument:
+    """Docling's HTML reader where it is installed, else (or when it rejects the page) ours."""
+    from kb_search.ingest.formats import docling
+
+    text = source.text()
+    if docling.docling_available("html") is None:
+        try:
+            return docling.convert_with_docling(source.path, source.settings, source.count)
+        except IngestError:
+            pass  # the stdlib converter copes with what Docling's backend rejects
+    return parse_html(text, source.path, source.settings, source.count)
