@@ -26,14 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-LAUNCH = (
-    "from kb_search.cli import cli, main\n"
-    "from kb_search.cli.serve import COMMANDS\n"
-    "for c in COMMANDS:\n"
-    "    if c.name not in cli.commands: cli.add_command(c)\n"
-    "main()\n"
-)
-KB = [sys.executable, "-c", LAUNCH]
+KB = [sys.executable, "-m", "kb_search"]
 
 
 def rss_mb(pid: int) -> float:

@@ -23,12 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-KB = (
-    "from kb_search.cli import cli\n"
-    "from kb_search.cli.maintenance import COMMANDS\n"
-    "[cli.add_command(c) for c in COMMANDS if c.name not in cli.commands]\n"
-    "cli()\n"
-)
+KB = "from kb_search.cli import main\nmain()\n"
 _TEXT = (
     "search index document chunk vector query model token embedding local offline file note "
     "project meeting design review code python function class error log database table"

@@ -69,7 +69,7 @@ def test_reindex_full_and_missing_only(indexed):
 
 
 def test_unchanged_chunks_are_not_re_embedded(indexed, sample, monkeypatch):
-    from kb_search.vectors import tables as vectors
+    from kb_search.vectors import writer as vectors
 
     calls = []
     original = vectors.ChunkEmbedder.vectors_for

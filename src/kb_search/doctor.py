@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from typing import Any
 
+from kb_search.errors import ModelError
 from kb_search.store.db import Connection, DatabaseError, load_vec_extension, schema_version
 from kb_search.store.migrations import MIGRATIONS
 
@@ -79,6 +81,27 @@ def _parsers() -> list[Check]:
     office = docling_available("docx")
     detail = "Docling" if office is None else f"unavailable ({office})"
     return [Check("pdf_path", True, pdf_path_report()), Check("office_documents", True, detail)]
+
+
+def model_checks(conn: Connection, choice: Any, load: Callable[[str], Any]) -> list[Check]:
+    """The model loads and matches the DB; every chunk has exactly one vector of it.
+    `choice` is the configured ModelChoice, `load(name)` loads an embedder."""
+    from kb_search.vectors.model import resolve_db_model, vector_sync_detail
+
+    try:
+        name = resolve_db_model(conn, choice)
+    except ModelError as exc:
+        return [Check("model", False, str(exc))]
+    if name is None:
+        return [Check("model", False, "no embedding model recorded: run `kb init`")]
+    try:
+        embedder = load(name)
+        source = getattr(getattr(embedder, "info", None), "source", "in process")
+        checks = [Check("model", True, f"{name} ({embedder.dim} dims, {source})")]
+    except ModelError as exc:
+        checks = [Check("model", False, str(exc))]
+    ok, detail = vector_sync_detail(conn, name)
+    return [*checks, Check("vectors_in_sync", ok, detail)]
 
 
 def run_checks(conn: Connection, extra: list[Check] | None = None) -> list[Check]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from kb_search.errors import EmptyFile, IngestError  # noqa: F401 - re-exported
+
 
 @dataclass
 class ChunkSettings:
@@ -40,10 +42,3 @@ class ParsedDocument:
     metadata: dict[str, Any] = field(default_factory=dict)
     page_count: int | None = None
 
-
-class IngestError(Exception):
-    """A file that cannot be ingested; the message is one line for the error log."""
-
-
-class EmptyFile(IngestError):
-    """A file with nothing to index (an empty `__init__.py`): skipped cleanly, not a failure."""

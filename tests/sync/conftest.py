@@ -1,8 +1,4 @@
-"""Shared helpers for the sync / hook / export / crash tests.
-
-The maintenance commands are registered on the CLI here until cli.py registers them; the
-subprocess tests run a tiny wrapper script that does the same.
-"""
+"""Shared helpers for the sync / hook / export / crash tests."""
 
 from __future__ import annotations
 
@@ -13,24 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from kb_search.cli import cli
-from kb_search.cli.maintenance import COMMANDS
 from kb_search.store import db
 
-for _command in COMMANDS:
-    if _command.name not in cli.commands:
-        cli.add_command(_command)
-
 WRAPPER = """\
-from kb_search.cli import cli
-from kb_search.cli.maintenance import COMMANDS
-
-for command in COMMANDS:
-    if command.name not in cli.commands:
-        cli.add_command(command)
+from kb_search.cli import main
 
 if __name__ == "__main__":
-    cli()
+    main()
 """
 
 
@@ -43,7 +28,7 @@ def environment(environment):
 
 @pytest.fixture(scope="session")
 def kb_script(tmp_path_factory) -> Path:
-    """A `kb` entry point with the maintenance commands (guarded: parser workers re-import it)."""
+    """A `kb` entry point script (guarded: parser workers re-import it)."""
     script = tmp_path_factory.mktemp("bin") / "kb_with_sync.py"
     script.write_text(WRAPPER)
     return script

@@ -6,7 +6,9 @@ import textwrap
 from collections.abc import Iterable
 from typing import Any
 
-from kb_search.search.pipeline import _HL_CLOSE, _HL_OPEN, SearchResponse
+from kb_search.search.results import HL_CLOSE as _HL_CLOSE
+from kb_search.search.results import HL_OPEN as _HL_OPEN
+from kb_search.search.results import SearchResponse
 
 
 def _highlight(snippet: str, color: bool) -> str:

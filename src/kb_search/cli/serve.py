@@ -6,7 +6,7 @@ from importlib import resources
 
 import click
 
-from kb_search.cli.app import App, UserError, common_options
+from kb_search.cli.app import App, common_options
 
 
 @click.command()
@@ -34,14 +34,10 @@ def serve(
     app: App, transport: str, host: str, port: int, token: str | None, allow_hosts: tuple
 ) -> None:
     """Serve the index to MCP clients (read-only); the model loads before requests."""
-    from kb_search.mcp.server import ServeError
     from kb_search.mcp.server import serve as run_server
 
     token = token or app.environment.env.get("KB_MCP_TOKEN") or None
-    try:
-        run_server(app.config, transport, host, port, token, list(allow_hosts))
-    except ServeError as exc:
-        raise UserError(str(exc)) from exc
+    run_server(app.kb(long_lived=True), transport, host, port, token, list(allow_hosts))
 
 
 def skill_text() -> str:

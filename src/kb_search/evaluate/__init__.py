@@ -10,9 +10,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kb_search.errors import EvalError  # noqa: F401 - re-exported
 from kb_search.ingest.pipeline import BatchWriter, VectorSource
 from kb_search.models import ChunkSettings
-from kb_search.search.pipeline import SearchOptions, VectorLeg, search
+from kb_search.search.legs import VectorLeg
+from kb_search.search.pipeline import SearchOptions, search
 from kb_search.store import db
 from kb_search.store.documents import DocumentRecord, content_hash
 
@@ -21,8 +23,6 @@ Run = dict[str, list[str]]
 EVAL_FORMAT = 1  # bump when the way a corpus is indexed changes
 
 
-class EvalError(Exception):
-    """A dataset directory that is not in BEIR layout."""
 
 
 # ---- metrics -------------------------------------------------------------------------------
@@ -248,13 +248,10 @@ def run_eval(
     With an embedder the index also holds its vectors, and the vector leg searches an
     in-memory matrix, as a long-running process would.
     """
-    from kb_search.vectors.tables import (
-        ChunkEmbedder,
-        MatrixIndex,
-        VectorSearch,
-        ensure_vector_table,
-        set_db_model,
-    )
+    from kb_search.vectors.index import VectorSearch
+    from kb_search.vectors.matrix import MatrixIndex
+    from kb_search.vectors.model import bind
+    from kb_search.vectors.writer import ChunkEmbedder
 
     dataset = load_dataset(dataset_dir)
     index_dir.mkdir(parents=True, exist_ok=True)
@@ -263,21 +260,17 @@ def run_eval(
     conn = db.connect(path, create=True)
     t0 = time.perf_counter()
     reused = db.get_meta(conn, "eval_complete") == "1"
-    table = None
-    if embedder is not None:
-        table = ensure_vector_table(conn, embedder.name, embedder.dim)
-        if db.get_meta(conn, "model_name") is None:
-            set_db_model(conn, embedder)
+    table = bind(conn, embedder) if embedder is not None else None
     if not reused:
-        vectors = ChunkEmbedder(embedder, table) if embedder is not None else None
-        count = embedder.count_tokens if embedder is not None else None
+        vectors = ChunkEmbedder(embedder, table.name) if table is not None else None
+        count = getattr(embedder, "count_tokens", None)
         build_index(conn, dataset, settings, vectors=vectors, count=count, progress=progress)
     index_seconds = time.perf_counter() - t0
     conn.close()
     conn = db.connect(path, readonly=True)
     vector = None
     if embedder is not None and table is not None:
-        vector = VectorSearch(embedder, MatrixIndex.load(conn, table))
+        vector = VectorSearch(embedder, MatrixIndex.open(conn, table))
     scores = evaluate(conn, dataset, modes, vector)
     counts = conn.execute(
         "SELECT (SELECT count(*) FROM documents), (SELECT count(*) FROM chunks)"

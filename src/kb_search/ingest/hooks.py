@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from kb_search.errors import HookError  # noqa: F401 - re-exported
+
 HOOK_NAME = "post-commit"
 CHAINED_NAME = "post-commit.kb-chained"
 MARKER = "# kb-search post-commit hook"
@@ -35,8 +37,6 @@ exit 0
 """
 
 
-class HookError(Exception):
-    """The hook cannot be installed (not a git repository, a conflicting hook)."""
 
 
 @dataclass

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kb_search.errors import SyncError  # noqa: F401 - re-exported
 from kb_search.ingest.pipeline import (
     AddOptions,
     AddSummary,
@@ -36,10 +37,6 @@ from kb_search.store.documents import (
     move_document,
     touch_document,
 )
-
-
-class SyncError(Exception):
-    """A path that `kb sync` cannot rescan (it was never added)."""
 
 
 @dataclass

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from kb_search.store.documents import CJK_CHARS, has_cjk
+from kb_search.cjk import CJK_CHARS, has_cjk
 
 FILTER_KEYS = {
     "type": "types",

@@ -6,10 +6,11 @@ import time
 
 import numpy as np
 
-from kb_search.search.pipeline import SearchResponse, load_results
+from kb_search.errors import NotFound
+from kb_search.search.results import Candidate, SearchResponse, hydrate
 from kb_search.store.db import Connection
-from kb_search.store.inventory import NotFound
-from kb_search.vectors.tables import SqliteVecIndex, fetch_vectors
+from kb_search.vectors.index import VectorIndex
+from kb_search.vectors.tables import MAX_KNN, fetch_vectors
 
 
 def _vectors(conn: Connection, table: str, chunk_ids: list[int]) -> np.ndarray:
@@ -20,18 +21,18 @@ def _vectors(conn: Connection, table: str, chunk_ids: list[int]) -> np.ndarray:
 
 
 def similar_chunks(
-    conn: Connection, index: SqliteVecIndex, chunk_id: int, top: int = 10
+    conn: Connection, index: VectorIndex, table: str, chunk_id: int, top: int = 10
 ) -> SearchResponse:
     start = time.perf_counter()
     if not conn.execute("SELECT 1 FROM chunks WHERE id = ?", (chunk_id,)).fetchone():
         raise NotFound(f"no chunk with id {chunk_id}")
-    query = _vectors(conn, index.table, [chunk_id])[0]
+    query = _vectors(conn, table, [chunk_id])[0]
     hits = [h for h in index.nearest(conn, query, top + 1, None) if h[0] != chunk_id][:top]
     return _response(conn, f"similar to chunk {chunk_id}", hits, start)
 
 
 def similar_documents(
-    conn: Connection, index: SqliteVecIndex, document_id: int, top: int = 10
+    conn: Connection, index: VectorIndex, table: str, document_id: int, top: int = 10
 ) -> SearchResponse:
     """Documents ranked by their best chunk's similarity to the document's mean vector."""
     start = time.perf_counter()
@@ -40,12 +41,10 @@ def similar_documents(
     ]
     if not ids:
         raise NotFound(f"no document with id {document_id}")
-    centroid = _vectors(conn, index.table, ids).mean(axis=0)
+    centroid = _vectors(conn, table, ids).mean(axis=0)
     centroid /= np.linalg.norm(centroid) or 1.0
     own = set(ids)
-    hits = index.nearest(conn, centroid, min(4096, top * 8 + len(ids)), None)
-    seen: set[int] = set()
-    best: list[tuple[int, float]] = []
+    hits = index.nearest(conn, centroid, min(MAX_KNN, top * 8 + len(ids)), None)
     owners = (
         dict(
             conn.execute(
@@ -56,6 +55,8 @@ def similar_documents(
         if hits
         else {}
     )
+    seen: set[int] = set()
+    best: list[tuple[int, float]] = []
     for cid, score in hits:
         doc = owners.get(cid)
         if cid in own or doc is None or doc in seen:
@@ -70,11 +71,11 @@ def similar_documents(
 def _response(
     conn: Connection, label: str, hits: list[tuple[int, float]], start: float
 ) -> SearchResponse:
-    ranked = [
-        (cid, score, {"vector": round(score, 6), "vector_rank": rank})
+    candidates = [
+        Candidate(cid, score, {"vector": round(score, 6), "vector_rank": rank})
         for rank, (cid, score) in enumerate(hits, start=1)
     ]
-    results = load_results(conn, ranked, {})
+    results = hydrate(conn, candidates, {})
     return SearchResponse(
         query=label,
         mode="vector",

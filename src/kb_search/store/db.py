@@ -12,6 +12,7 @@ from pathlib import Path
 
 import sqlean as sqlite
 
+from kb_search.errors import DBError  # noqa: F401 - re-exported
 from kb_search.store.migrations import MIGRATIONS
 
 Connection = sqlite.Connection
@@ -22,8 +23,6 @@ IntegrityError = sqlite.IntegrityError
 BUSY_TIMEOUT_MS = 30_000
 
 
-class DBError(Exception):
-    """A database that cannot be opened or used; the message says what to do."""
 
 
 def glob_to_regex(pattern: str) -> str:

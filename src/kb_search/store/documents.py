@@ -4,22 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
 
+from kb_search.cjk import has_cjk
 from kb_search.models import ParsedChunk, ParsedDocument
 from kb_search.store.db import Connection, transaction
-
-# Kana, CJK ideographs (+ extension A, compatibility) and Hangul: text unicode61 cannot segment.
-CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
-_CJK = re.compile(f"[{CJK_CHARS}]")
-
-
-def has_cjk(text: str) -> bool:
-    return bool(_CJK.search(text))
+from kb_search.vectors.tables import delete_document_vectors, insert_vectors
 
 
 def embedding_text(title: str, chunk: ParsedChunk) -> str:
@@ -75,17 +68,9 @@ def _fts_insert(conn: Connection, document_id: int) -> None:
     )
 
 
-def vector_table_names(conn: Connection) -> list[str]:
-    return [r[0] for r in conn.execute("SELECT table_name FROM vector_tables")]
-
-
-def _delete_chunk_rows(conn: Connection, document_id: int, vector_tables: Sequence[str]) -> None:
+def _delete_chunk_rows(conn: Connection, document_id: int) -> None:
     _fts_delete(conn, document_id)
-    for table in vector_tables:
-        conn.execute(
-            f"DELETE FROM {table} WHERE rowid IN (SELECT id FROM chunks WHERE document_id = ?)",
-            (document_id,),
-        )
+    delete_document_vectors(conn, document_id)
     conn.execute("DELETE FROM chunks WHERE document_id = ?", (document_id,))
 
 
@@ -115,7 +100,6 @@ def write_document(
     now = time.time()
     metadata = json.dumps(parsed.metadata, default=str, ensure_ascii=False)
     with transaction(conn):
-        tables = vector_table_names(conn)  # inside the lock: a reindex may have added one
         row = conn.execute("SELECT id FROM documents WHERE path = ?", (record.path,)).fetchone()
         values = (
             record.rel_path,
@@ -132,7 +116,7 @@ def write_document(
         )
         if row:
             document_id = row[0]
-            _delete_chunk_rows(conn, document_id, tables)
+            _delete_chunk_rows(conn, document_id)
             conn.execute(
                 "UPDATE documents SET rel_path=?, title=?, doc_type=?, language=?, "
                 "content_hash=?, size=?, mtime=?, page_count=?, metadata=?, chunk_count=?, "
@@ -153,10 +137,7 @@ def write_document(
         chunk_ids = _insert_chunks(conn, document_id, parsed)
         _fts_insert(conn, document_id)
         for table, blobs in (vectors or {}).items():
-            conn.executemany(
-                f"INSERT INTO {table}(rowid, embedding) VALUES (?, ?)",
-                [(cid, blob) for cid, blob in zip(chunk_ids, blobs) if blob is not None],
-            )
+            insert_vectors(conn, table, chunk_ids, blobs)
         set_tags(conn, document_id, parsed.tags, "frontmatter")
         prune_tags(conn)
         set_tags(conn, document_id, user_tags, "user")
@@ -197,11 +178,10 @@ def prune_tags(conn: Connection) -> None:
 def delete_document(conn: Connection, document_id: int) -> bool:
     """Remove a document; chunks, FTS rows, vectors and tag links go with it."""
     with transaction(conn):
-        tables = vector_table_names(conn)
         exists = conn.execute("SELECT 1 FROM documents WHERE id = ?", (document_id,)).fetchone()
         if not exists:
             return False
-        _delete_chunk_rows(conn, document_id, tables)
+        _delete_chunk_rows(conn, document_id)
         conn.execute("DELETE FROM documents WHERE id = ?", (document_id,))
         prune_tags(conn)
     return True

@@ -13,11 +13,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from kb_search.errors import ExportError  # noqa: F401 - re-exported
 from kb_search.store import db
-
-
-class ExportError(Exception):
-    """The export cannot be written where asked."""
 
 
 @dataclass

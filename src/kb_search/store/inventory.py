@@ -8,12 +8,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from kb_search.search.pipeline import citation, document_tags
+from kb_search.errors import NotFound  # noqa: F401 - re-exported
 from kb_search.store.db import Connection, get_meta
-
-
-class NotFound(Exception):
-    """No indexed document or chunk matches."""
+from kb_search.store.records import StoredChunk, document_chunks, document_tags
+from kb_search.vectors import tables
 
 
 @dataclass
@@ -29,6 +27,22 @@ class ChunkView:
     page_end: int | None
     token_count: int
     citation: str
+
+    @classmethod
+    def from_stored(cls, chunk: StoredChunk) -> ChunkView:
+        return cls(
+            chunk_id=chunk.chunk_id,
+            document_id=chunk.document_id,
+            chunk_index=chunk.chunk_index,
+            text=chunk.text,
+            heading=chunk.heading,
+            symbol=chunk.symbol,
+            lines=chunk.lines,
+            page=chunk.page,
+            page_end=chunk.page_end,
+            token_count=chunk.token_count,
+            citation=chunk.citation,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -61,12 +75,6 @@ _DOC_COLUMNS = (
     "id, path, rel_path, title, doc_type, language, size, page_count, chunk_count,"
     " indexed_at, metadata"
 )
-_CHUNK_COLUMNS = (
-    "c.id, c.document_id, c.chunk_index, c.text, c.heading, c.symbol, c.line_start,"
-    " c.line_end, c.page_start, c.page_end, c.token_count, d.rel_path"
-)
-
-
 def _document(row: tuple, tags: list[str]) -> DocumentView:
     return DocumentView(
         document_id=row[0],
@@ -81,23 +89,6 @@ def _document(row: tuple, tags: list[str]) -> DocumentView:
         chunk_count=row[8],
         indexed_at=row[9],
         metadata=json.loads(row[10] or "{}"),
-    )
-
-
-def _chunk(row: tuple) -> ChunkView:
-    lines = [row[6], row[7]] if row[6] is not None else None
-    return ChunkView(
-        chunk_id=row[0],
-        document_id=row[1],
-        chunk_index=row[2],
-        text=row[3],
-        heading=row[4],
-        symbol=row[5],
-        lines=lines,
-        page=row[8],
-        page_end=row[9],
-        token_count=row[10],
-        citation=citation(row[11], row[8], row[9], lines),
     )
 
 
@@ -131,12 +122,7 @@ def get_document(
     row = conn.execute(f"SELECT {_DOC_COLUMNS} FROM documents WHERE id = ?", (doc_id,)).fetchone()
     view = _document(row, document_tags(conn, {doc_id}).get(doc_id, []))
     if with_chunks:
-        rows = conn.execute(
-            f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN documents d ON d.id = c.document_id"
-            " WHERE c.document_id = ? ORDER BY c.chunk_index",
-            (doc_id,),
-        ).fetchall()
-        view.chunks = [_chunk(r) for r in rows]
+        view.chunks = [ChunkView.from_stored(c) for c in document_chunks(conn, doc_id)]
     return view
 
 
@@ -148,12 +134,8 @@ def get_chunk(conn: Connection, chunk_id: int, context: int = 0) -> list[ChunkVi
     if row is None:
         raise NotFound(f"no chunk with id {chunk_id}")
     context = max(0, context)
-    rows = conn.execute(
-        f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN documents d ON d.id = c.document_id"
-        " WHERE c.document_id = ? AND c.chunk_index BETWEEN ? AND ? ORDER BY c.chunk_index",
-        (row[0], row[1] - context, row[1] + context),
-    ).fetchall()
-    return [_chunk(r) for r in rows]
+    chunks = document_chunks(conn, row[0], row[1] - context, row[1] + context)
+    return [ChunkView.from_stored(c) for c in chunks]
 
 
 def list_documents(
@@ -189,13 +171,10 @@ def list_tags(conn: Connection) -> list[dict[str, Any]]:
 def stats(conn: Connection, db_path: Path | None = None) -> dict[str, Any]:
     one = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
     by_type = dict(conn.execute("SELECT doc_type, count(*) FROM documents GROUP BY doc_type"))
-    vectors = {}
-    for model, table, dim in conn.execute("SELECT model, table_name, dim FROM vector_tables"):
-        try:
-            count = conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
-        except Exception:  # noqa: BLE001 - the extension may not be loaded here
-            count = None
-        vectors[model] = {"table": table, "dim": dim, "vectors": count}
+    vectors = {
+        t.model: {"table": t.name, "dim": t.dim, "vectors": tables.count_vectors(conn, t.name)}
+        for t in tables.all_tables(conn)
+    }
     size = None
     if db_path is not None and Path(db_path).exists():
         size = sum(p.stat().st_size for p in (Path(db_path), Path(f"{db_path}-wal")) if p.exists())

@@ -1,17 +1,45 @@
-"""The embedding model as a database sees it: provisioning, the model check, the vector leg."""
+"""The embedding model as a database sees it: which model a DB is bound to, loading it,
+binding a DB to it, and the doctor's model and vector checks."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Protocol
+
+import numpy as np
 
 from kb_search.config import Config
+from kb_search.errors import DBError, ModelMismatch, ModelUnavailable
 from kb_search.store import db
+from kb_search.vectors import tables
+from kb_search.vectors.tables import VectorTable
+
+NO_MODEL = "no embedding model in this database: run `kb init` then `kb reindex`"
 
 
-class ModelMismatch(db.DBError):
-    """The configured model is not the one the database was built with."""
+class TextEmbedder(Protocol):
+    """What kb needs of an embedding model (kb_search.embedding.Embedder is the real one)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    @property
+    def max_tokens(self) -> int: ...
+
+    def embed_query(self, text: str) -> np.ndarray: ...
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray: ...
+
+
+def tokenizer_path(embedder: TextEmbedder) -> str | None:
+    """The model's tokenizer.json, which parser workers use to size chunks exactly."""
+    info = getattr(embedder, "info", None)
+    path = getattr(info, "tokenizer_path", None)
+    return str(path) if path else None
 
 
 @dataclass
@@ -37,7 +65,7 @@ def model_cache_dir(config: Config) -> Path:
     return Path(cache).expanduser() if cache else config.data_dir / "models"
 
 
-def load_embedder(config: Config, name: str, one_shot: bool = False) -> Any:
+def load_embedder(config: Config, name: str, one_shot: bool = False) -> TextEmbedder:
     """Provision (converting to ONNX once, cached under the data dir) and load a model.
 
     `one_shot`: the process embeds a query or two and exits (CLI search): load fast."""
@@ -50,11 +78,9 @@ def load_embedder(config: Config, name: str, one_shot: bool = False) -> Any:
             name, model_cache_dir(config), Path(source) if source else None, prepack=not one_shot
         )
     except ModelNotAvailableError as exc:
-        raise db.DBError(str(exc).splitlines()[0]) from exc
+        raise ModelUnavailable(str(exc).splitlines()[0]) from exc
     prefix_q, prefix_p = config["query_prefix"], config["passage_prefix"]
     if prefix_q or prefix_p:
-        from dataclasses import replace
-
         embedder.info = replace(
             embedder.info,
             query_prefix=prefix_q or embedder.info.query_prefix,
@@ -65,7 +91,7 @@ def load_embedder(config: Config, name: str, one_shot: bool = False) -> Any:
 
 def resolve_db_model(conn: db.Connection, choice: ModelChoice) -> str | None:
     """The model to use with this DB; a hard error when an explicit choice contradicts it."""
-    built_with = db.get_meta(conn, "model_name")
+    built_with = tables.db_model(conn)
     if built_with is None:
         return None
     if choice.explicit and canonical(built_with) != choice.name:
@@ -76,77 +102,43 @@ def resolve_db_model(conn: db.Connection, choice: ModelChoice) -> str | None:
     return built_with
 
 
-def model_for_search(
-    config: Config, conn: db.Connection, one_shot: bool = True
-) -> tuple[Any, str | None]:
-    """(VectorSearch, None) or (None, why the vector leg cannot run)."""
-    from kb_search.vectors.tables import SqliteVecIndex, VectorSearch, vector_table
-
-    name = resolve_db_model(conn, configured_model(config))
-    if name is None:
-        return None, "no embedding model in this database: run `kb init` then `kb reindex`"
-    found = vector_table(conn, name)
-    if found is None:
-        return None, f"no vector table for {name}: run `kb reindex`"
+def readable_table(conn: db.Connection, name: str) -> VectorTable:
+    """The model's vector table, checked to be readable; DBError says what to run."""
+    table = tables.table_for(conn, name)
+    if table is None or not tables.table_exists(conn, table):
+        raise DBError(f"no vector table for {name}: run `kb reindex`")
     try:
-        conn.execute(f"SELECT rowid FROM {found[0]} LIMIT 1").fetchone()
+        tables.probe(conn, table.name)
     except db.DatabaseError as exc:
-        return None, f"vector table unreadable ({exc}): check `kb doctor`"
+        raise DBError(f"vector table unreadable ({exc}): check `kb doctor`") from exc
+    return table
+
+
+def bind(conn: db.Connection, embedder: TextEmbedder) -> VectorTable:
+    """Make sure the embedder's vector table exists; bind an unbound DB to the model."""
+    table = tables.ensure_table(conn, embedder.name, embedder.dim)
+    if tables.db_model(conn) is None:
+        with db.transaction(conn):
+            tables.set_db_model(conn, embedder.name, embedder.dim, embedder.max_tokens)
+    return table
+
+
+def switch_model(conn: db.Connection, embedder: TextEmbedder) -> str | None:
+    """Point the DB at the embedder's model (inside a write transaction); the previous one."""
+    previous = tables.db_model(conn)
+    tables.set_db_model(conn, embedder.name, embedder.dim, embedder.max_tokens)
+    return previous
+
+
+def vector_sync_detail(conn: db.Connection, name: str) -> tuple[bool, str]:
+    """Doctor: does every chunk have exactly one vector of the DB's model?"""
+    table = tables.table_for(conn, name)
+    if table is None or not tables.table_exists(conn, table):
+        return False, f"no vector table for {name}: run `kb reindex`"
     try:
-        embedder = load_embedder(config, name, one_shot=one_shot)
-    except db.DBError as exc:
-        return None, str(exc)
-    return VectorSearch(embedder, SqliteVecIndex(found[0], found[1])), None
-
-
-def prepare_for_writing(config: Config, conn: db.Connection) -> tuple[Any, str] | None:
-    """The embedder and vector table that `kb add` writes to; provisions on first use.
-
-    None when no model can be had: the caller ingests lexically and says so loudly.
-    """
-    from kb_search.vectors.tables import ensure_vector_table, set_db_model
-
-    choice = configured_model(config)
-    name = resolve_db_model(conn, choice) or choice.name
-    embedder = load_embedder(config, name)
-    table = ensure_vector_table(conn, embedder.name, embedder.dim)
-    if db.get_meta(conn, "model_name") is None:
-        set_db_model(conn, embedder)
-    return embedder, table
-
-
-def model_checks(config: Config, conn: db.Connection) -> list[Any]:
-    """Doctor checks: the model loads and matches the DB; every chunk has exactly one vector."""
-    from kb_search.doctor import Check
-    from kb_search.vectors.tables import vector_table
-
-    checks = []
-    try:
-        name = resolve_db_model(conn, configured_model(config))
-    except ModelMismatch as exc:
-        return [Check("model", False, str(exc))]
-    if name is None:
-        return [Check("model", False, "no embedding model recorded: run `kb init`")]
-    try:
-        embedder = load_embedder(config, name)
-        checks.append(Check("model", True, f"{name} ({embedder.dim} dims, {embedder.info.source})"))
-    except db.DBError as exc:
-        checks.append(Check("model", False, str(exc)))
-    found = vector_table(conn, name)
-    if found is None:
-        return [*checks, Check("vectors_in_sync", False, f"no vector table for {name}")]
-    try:
-        missing, orphans = conn.execute(
-            f"SELECT (SELECT count(*) FROM chunks WHERE id NOT IN (SELECT rowid FROM {found[0]})),"
-            f" (SELECT count(*) FROM {found[0]} WHERE rowid NOT IN (SELECT id FROM chunks))"
-        ).fetchone()
+        missing, orphans = tables.sync_counts(conn, table.name)
     except db.DatabaseError as exc:
-        return [*checks, Check("vectors_in_sync", False, str(exc))]
-    ok = missing == 0 and orphans == 0
-    detail = (
-        "every chunk has one vector"
-        if ok
-        else f"{missing} chunks without vectors (run `kb reindex`), {orphans} orphan vectors"
-    )
-    checks.append(Check("vectors_in_sync", ok, detail))
-    return checks
+        return False, str(exc)
+    if missing == 0 and orphans == 0:
+        return True, "every chunk has one vector"
+    return False, f"{missing} chunks without vectors (run `kb reindex`), {orphans} orphan vectors"

@@ -7,13 +7,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kb_search.store.db import Connection, get_meta, transaction
-from kb_search.store.documents import content_hash
+from kb_search.models import ParsedChunk
+from kb_search.store.db import Connection, transaction
+from kb_search.store.documents import content_hash, embedding_text
+from kb_search.vectors.model import TextEmbedder, switch_model
 from kb_search.vectors.tables import (
+    clear_table,
     drop_other_tables,
-    ensure_vector_table,
+    ensure_table,
     missing_chunk_ids,
-    set_db_model,
+    replace_vectors,
     to_blob,
 )
 
@@ -45,9 +48,6 @@ class ReindexSummary:
 
 
 def _chunk_texts(conn: Connection, ids: list[int]) -> list[tuple[int, str]]:
-    from kb_search.models import ParsedChunk
-    from kb_search.store.documents import embedding_text
-
     marks = ",".join("?" * len(ids))
     rows = conn.execute(
         f"SELECT c.id, d.title, c.heading, c.text FROM chunks c JOIN documents d"
@@ -59,7 +59,7 @@ def _chunk_texts(conn: Connection, ids: list[int]) -> list[tuple[int, str]]:
 
 def reindex(
     conn: Connection,
-    embedder: Any,
+    embedder: TextEmbedder,
     full: bool = False,
     on_start: Callable[[int], None] | None = None,
     on_batch: Callable[[int], None] | None = None,
@@ -71,10 +71,9 @@ def reindex(
     chunk has its vector.
     """
     started = time.perf_counter()
-    table = ensure_vector_table(conn, embedder.name, embedder.dim)
+    table = ensure_table(conn, embedder.name, embedder.dim).name
     if full:
-        with transaction(conn):
-            conn.execute(f"DELETE FROM {table}")
+        clear_table(conn, table)
     todo = missing_chunk_ids(conn, table)
     total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
     summary = ReindexSummary(embedder.name, table, total, already_present=total - len(todo))
@@ -90,8 +89,7 @@ def reindex(
         with transaction(conn):
             todo = missing_chunk_ids(conn, table)
             if not todo:
-                previous = get_meta(conn, "model_name")
-                set_db_model(conn, embedder, in_transaction=True)
+                previous = switch_model(conn, embedder)
                 break
     if previous != embedder.name:
         summary.switched_from = previous
@@ -100,7 +98,7 @@ def reindex(
     return summary
 
 
-def _embed_batch(conn: Connection, embedder: Any, table: str, ids: list[int]) -> int:
+def _embed_batch(conn: Connection, embedder: TextEmbedder, table: str, ids: list[int]) -> int:
     """Embed outside the lock, then write only the chunks whose text is still what was
     embedded (a re-ingest in between may have reused their ids)."""
     batch = _chunk_texts(conn, ids)
@@ -112,13 +110,7 @@ def _embed_batch(conn: Connection, embedder: Any, table: str, ids: list[int]) ->
         ]
         if not fresh:
             return 0
-        conn.execute(
-            f"DELETE FROM {table} WHERE rowid IN ({','.join(str(cid) for cid, _, _ in fresh)})"
-        )
-        conn.executemany(
-            f"INSERT INTO {table}(rowid, embedding) VALUES (?, ?)",
-            [(cid, to_blob(vec)) for cid, _, vec in fresh],
-        )
+        replace_vectors(conn, table, [(cid, to_blob(vec)) for cid, _, vec in fresh])
         # keep the hash in step with what was embedded (title/heading may have moved)
         conn.executemany(
             "UPDATE chunks SET content_hash = ? WHERE id = ?",

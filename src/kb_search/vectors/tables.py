@@ -1,26 +1,32 @@
-"""Vector storage (one sqlite-vec `vec0` table per model) and nearest-neighbour search."""
+"""Every SQL statement against vector tables: one sqlite-vec `vec0` table per model.
+
+`vector_tables(model, table_name, dim)` registers them; the DB's own model is the `meta`
+row `model_name`. Nothing outside this module names a vec table in SQL.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import re
 import time
-from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
+from kb_search.errors import DBError
+from kb_search.store.db import Connection, get_meta, load_vec_extension, set_meta, transaction
 
-from kb_search.models import ParsedDocument
-from kb_search.store.db import (
-    Connection,
-    DBError,
-    get_meta,
-    load_vec_extension,
-    set_meta,
-    transaction,
-)
-from kb_search.store.documents import content_hash, embedding_text
+if TYPE_CHECKING:
+    import numpy as np
+
+MAX_KNN = 4096  # sqlite-vec's largest k
+
+
+@dataclass(frozen=True)
+class VectorTable:
+    model: str
+    name: str
+    dim: int
 
 
 def table_name_for(model: str) -> str:
@@ -31,6 +37,8 @@ def table_name_for(model: str) -> str:
 
 
 def to_blob(vector: np.ndarray) -> bytes:
+    import numpy as np
+
     return np.asarray(vector, dtype=np.float32).tobytes()
 
 
@@ -40,60 +48,111 @@ def require_extension(conn: Connection) -> None:
         raise DBError(f"the sqlite-vec extension does not load ({problem}): vectors unavailable")
 
 
-def vector_table(conn: Connection, model: str) -> tuple[str, int] | None:
+# ---- the registry of tables ----------------------------------------------------------------
+
+
+def table_for(conn: Connection, model: str) -> VectorTable | None:
     row = conn.execute(
         "SELECT table_name, dim FROM vector_tables WHERE model = ?", (model,)
     ).fetchone()
-    return (row[0], row[1]) if row else None
+    return VectorTable(model, row[0], row[1]) if row else None
 
 
-def ensure_vector_table(conn: Connection, model: str, dim: int) -> str:
-    """Create the model's vec0 table if needed (recreated when the dimension changed)."""
+def all_tables(conn: Connection) -> list[VectorTable]:
+    rows = conn.execute("SELECT model, table_name, dim FROM vector_tables ORDER BY model")
+    return [VectorTable(*r) for r in rows]
+
+
+def table_exists(conn: Connection, table: VectorTable) -> bool:
+    row = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table.name,)
+    ).fetchone()
+    return row is not None
+
+
+def ensure_table(conn: Connection, model: str, dim: int) -> VectorTable:
+    """The model's vec0 table, created (or recreated, when the dimension changed or the table
+    itself went missing) as needed."""
     require_extension(conn)
     with transaction(conn):
-        existing = vector_table(conn, model)
-        table = existing[0] if existing else table_name_for(model)
-        if existing and existing[1] != dim:
-            conn.execute(f"DROP TABLE IF EXISTS {existing[0]}")
+        existing = table_for(conn, model)
+        if existing and existing.dim != dim:
+            conn.execute(f"DROP TABLE IF EXISTS {existing.name}")
             conn.execute("DELETE FROM vector_tables WHERE model = ?", (model,))
-            existing, table = None, table_name_for(model)
+            existing = None
+        name = existing.name if existing else table_name_for(model)
+        conn.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {name} USING vec0("
+            f"embedding float[{dim}] distance_metric=cosine)"
+        )
         if existing is None:
             conn.execute(
-                f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING vec0("
-                f"embedding float[{dim}] distance_metric=cosine)"
-            )
-            conn.execute(
                 "INSERT INTO vector_tables(model, table_name, dim, created_at) VALUES (?,?,?,?)",
-                (model, table, dim, time.time()),
+                (model, name, dim, time.time()),
             )
-    return table
-
-
-def set_db_model(conn: Connection, embedder: Any, in_transaction: bool = False) -> None:
-    """Record the model this DB's vectors come from (name, dimension, max tokens)."""
-    if not in_transaction:
-        with transaction(conn):
-            set_db_model(conn, embedder, in_transaction=True)
-        return
-    set_meta(conn, "model_name", embedder.name)
-    set_meta(conn, "embedding_dim", str(embedder.dim))
-    set_meta(conn, "model_max_tokens", str(embedder.max_tokens))
+    return VectorTable(model, name, dim)
 
 
 def drop_other_tables(conn: Connection, keep_model: str) -> list[str]:
     """After a model switch has finished, drop the vectors of every other model."""
     dropped = []
     with transaction(conn):
-        for model, table in conn.execute("SELECT model, table_name FROM vector_tables").fetchall():
-            if model != keep_model:
-                conn.execute(f"DROP TABLE IF EXISTS {table}")
-                conn.execute("DELETE FROM vector_tables WHERE model = ?", (model,))
-                dropped.append(model)
+        for table in all_tables(conn):
+            if table.model != keep_model:
+                conn.execute(f"DROP TABLE IF EXISTS {table.name}")
+                conn.execute("DELETE FROM vector_tables WHERE model = ?", (table.model,))
+                dropped.append(table.model)
     return dropped
+
+
+# ---- the model binding ---------------------------------------------------------------------
 
 
 def db_model(conn: Connection) -> str | None:
     return get_meta(conn, "model_name")
+
+
+def set_db_model(conn: Connection, name: str, dim: int, max_tokens: int) -> None:
+    """Record the model this DB's vectors come from (call inside a write transaction)."""
+    set_meta(conn, "model_name", name)
+    set_meta(conn, "embedding_dim", str(dim))
+    set_meta(conn, "model_max_tokens", str(max_tokens))
+
+
+# ---- rows ----------------------------------------------------------------------------------
+
+
+def insert_vectors(
+    conn: Connection, table: str, chunk_ids: Sequence[int], blobs: Sequence[bytes | None]
+) -> None:
+    """Store one vector per chunk (None = not embedded); inside the caller's transaction."""
+    conn.executemany(
+        f"INSERT INTO {table}(rowid, embedding) VALUES (?, ?)",
+        [(cid, blob) for cid, blob in zip(chunk_ids, blobs) if blob is not None],
+    )
+
+
+def replace_vectors(conn: Connection, table: str, rows: Sequence[tuple[int, bytes]]) -> None:
+    """Overwrite the vectors of these chunks; inside the caller's transaction."""
+    if not rows:
+        return
+    conn.execute(f"DELETE FROM {table} WHERE rowid IN ({','.join(str(cid) for cid, _ in rows)})")
+    conn.executemany(f"INSERT INTO {table}(rowid, embedding) VALUES (?, ?)", rows)
+
+
+def delete_document_vectors(conn: Connection, document_id: int) -> None:
+    """Remove a document's vectors from every model's table (before its chunks go)."""
+    for table in all_tables(conn):
+        conn.execute(
+            f"DELETE FROM {table.name} WHERE rowid IN"
+            " (SELECT id FROM chunks WHERE document_id = ?)",
+            (document_id,),
+        )
+
+
+def clear_table(conn: Connection, table: str) -> None:
+    with transaction(conn):
+        conn.execute(f"DELETE FROM {table}")
 
 
 def missing_chunk_ids(conn: Connection, table: str) -> list[int]:
@@ -104,6 +163,27 @@ def missing_chunk_ids(conn: Connection, table: str) -> list[int]:
             f"SELECT id FROM chunks WHERE id NOT IN (SELECT rowid FROM {table}) ORDER BY id"
         )
     ]
+
+
+def sync_counts(conn: Connection, table: str) -> tuple[int, int]:
+    """(chunks without a vector, vectors without a chunk)."""
+    return conn.execute(
+        f"SELECT (SELECT count(*) FROM chunks WHERE id NOT IN (SELECT rowid FROM {table})),"
+        f" (SELECT count(*) FROM {table} WHERE rowid NOT IN (SELECT id FROM chunks))"
+    ).fetchone()
+
+
+def count_vectors(conn: Connection, table: str) -> int | None:
+    """Vectors in a table; None when it cannot be read (the extension did not load)."""
+    try:
+        return conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+    except Exception:  # noqa: BLE001 - reported as unknown, e.g. by `kb stats`
+        return None
+
+
+def probe(conn: Connection, table: str) -> None:
+    """Raise if the table cannot be read (cheap: one row)."""
+    conn.execute(f"SELECT rowid FROM {table} LIMIT 1").fetchone()
 
 
 def vectors_by_hash(conn: Connection, table: str, hashes: list[str]) -> dict[str, bytes]:
@@ -121,40 +201,6 @@ def vectors_by_hash(conn: Connection, table: str, hashes: list[str]) -> dict[str
     return found
 
 
-def _scores(distances: np.ndarray) -> np.ndarray:
-    # cosine distance -> similarity, clipped into [0, 1] for the JSON contract
-    return np.clip(1.0 - distances, 0.0, 1.0)
-
-
-@dataclass
-class SqliteVecIndex:
-    """Queries the vec0 table directly: nothing to load, best for one-shot CLI calls."""
-
-    table: str
-    dim: int
-
-    def nearest(
-        self, conn: Connection, vector: np.ndarray, k: int, allowed: set[int] | None
-    ) -> list[tuple[int, float]]:
-        if allowed is not None:
-            return _brute_force_subset(conn, self.table, vector, k, allowed)
-        rows = conn.execute(
-            f"SELECT rowid, distance FROM {self.table} WHERE embedding MATCH ? AND k = ?"
-            " ORDER BY distance",
-            (to_blob(vector), min(k, 4096)),
-        ).fetchall()
-        if not rows:
-            return []
-        ids = [r[0] for r in rows]
-        sims = _scores(np.array([r[1] for r in rows], dtype=np.float64))
-        return _ordered(ids, sims, k)
-
-
-def _ordered(ids: list[int], sims: np.ndarray, k: int) -> list[tuple[int, float]]:
-    pairs = sorted(zip(ids, sims.tolist()), key=lambda p: (-round(p[1], 6), p[0]))
-    return [(cid, float(s)) for cid, s in pairs[:k]]
-
-
 def fetch_vectors(
     conn: Connection, table: str, chunk_ids: Iterable[int]
 ) -> tuple[list[int], np.ndarray]:
@@ -170,97 +216,28 @@ def fetch_vectors(
         ):
             ids.append(rowid)
             blobs.append(blob)
-    if not ids:
-        return [], np.zeros((0, 0), dtype=np.float32)
-    return ids, np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(ids), -1)
+    return ids, _matrix(blobs)
 
 
-def _brute_force_subset(
-    conn: Connection, table: str, vector: np.ndarray, k: int, allowed: set[int]
-) -> list[tuple[int, float]]:
-    ids, matrix = fetch_vectors(conn, table, allowed)
-    if not ids:
-        return []
-    sims = np.clip(matrix @ np.asarray(vector, dtype=np.float32), 0.0, 1.0)
-    top = np.argsort(-sims, kind="stable")[: k * 2]
-    return _ordered([ids[i] for i in top], sims[top], k)
+def all_vectors(conn: Connection, table: str) -> tuple[list[int], np.ndarray]:
+    """Every vector of a table, by rowid."""
+    rows = conn.execute(f"SELECT rowid, embedding FROM {table} ORDER BY rowid").fetchall()
+    return [r[0] for r in rows], _matrix([r[1] for r in rows])
 
 
-@dataclass
-class MatrixIndex:
-    """All vectors in one numpy matrix: ~0.7 ms per query at 22k x 384, for long-lived
-    processes (the MCP server, `kb eval`). Reload when the table changes."""
+def _matrix(blobs: list[bytes]) -> np.ndarray:
+    # numpy is imported here, not at the top: a lexical search never needs it (~80 ms).
+    import numpy as np
 
-    table: str
-    ids: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    matrix: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
-    position: dict[int, int] = field(default_factory=dict)
-
-    @classmethod
-    def load(cls, conn: Connection, table: str) -> MatrixIndex:
-        rows = conn.execute(f"SELECT rowid, embedding FROM {table} ORDER BY rowid").fetchall()
-        index = cls(table)
-        if rows:
-            index.ids = np.array([r[0] for r in rows], dtype=np.int64)
-            index.matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(
-                len(rows), -1
-            )
-            index.position = {int(cid): i for i, cid in enumerate(index.ids)}
-        return index
-
-    def nearest(
-        self, conn: Connection, vector: np.ndarray, k: int, allowed: set[int] | None
-    ) -> list[tuple[int, float]]:
-        if not len(self.ids):
-            return []
-        query = np.asarray(vector, dtype=np.float32)
-        if allowed is not None:
-            rows = np.array([self.position[c] for c in allowed if c in self.position], dtype=int)
-            if not len(rows):
-                return []
-            sims = self.matrix[rows] @ query
-            ids = self.ids[rows]
-        else:
-            sims = self.matrix @ query
-            ids = self.ids
-        take = min(len(sims), k * 2)
-        top = np.argpartition(-sims, take - 1)[:take] if take < len(sims) else np.arange(len(sims))
-        return _ordered(ids[top].tolist(), np.clip(sims[top], 0.0, 1.0), k)
+    if not blobs:
+        return np.zeros((0, 0), dtype=np.float32)
+    return np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
 
 
-@dataclass
-class VectorSearch:
-    """The vector leg of a search: an embedder for the query plus an index to search."""
-
-    embedder: Any
-    index: Any
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self.embedder.embed_query(text)
-
-    def nearest(
-        self, conn: Connection, vector: np.ndarray, k: int, allowed: set[int] | None
-    ) -> list[tuple[int, float]]:
-        return self.index.nearest(conn, vector, k, allowed)
-
-
-@dataclass
-class ChunkEmbedder:
-    """Vectors for parsed documents, re-using stored vectors of identical chunk text."""
-
-    embedder: Any
-    table: str
-    batch_chunks: int = 64
-
-    def vectors_for(
-        self, conn: Connection, docs: list[ParsedDocument]
-    ) -> list[dict[str, list[bytes | None]]]:
-        texts = [[embedding_text(d.title, c) for c in d.chunks] for d in docs]
-        hashes = {t: content_hash(t) for doc_texts in texts for t in doc_texts}
-        known = vectors_by_hash(conn, self.table, list(set(hashes.values())))
-        todo = sorted({t for t, h in hashes.items() if h not in known})
-        if todo:
-            fresh = self.embedder.embed_passages(todo)
-            for text, vector in zip(todo, fresh):
-                known[hashes[text]] = to_blob(vector)
-        return [{self.table: [known[hashes[t]] for t in doc_texts]} for doc_texts in texts]
+def knn(conn: Connection, table: str, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """sqlite-vec's exact KNN: (chunk id, cosine distance), nearest first."""
+    return conn.execute(
+        f"SELECT rowid, distance FROM {table} WHERE embedding MATCH ? AND k = ?"
+        " ORDER BY distance",
+        (to_blob(vector), min(k, MAX_KNN)),
+    ).fetchall()

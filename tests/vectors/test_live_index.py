@@ -6,9 +6,9 @@ from pathlib import Path
 
 import numpy as np
 
-from kb_search.mcp.server import LiveVectorIndex
 from kb_search.store import db
-from kb_search.vectors.tables import MatrixIndex
+from kb_search.vectors.matrix import LiveMatrixIndex, MatrixIndex
+from kb_search.vectors.tables import all_tables
 
 SECTIONS = ["Alpha section about rivers and boats.", "Beta section about mountains and snow."]
 
@@ -36,10 +36,9 @@ def test_live_index_tracks_adds_and_reused_chunk_ids(kb, environment, tmp_path: 
     kb("add", str(docs))
     db_path = Path(environment.env["KB_DATA_DIR"]) / "kb.db"
     conn = db.connect(db_path, readonly=True)
-    table = conn.execute("SELECT table_name FROM vector_tables").fetchone()[0]
-    live = LiveVectorIndex(table)
-    live.refresh(conn)
-    assert vectors(live.index) == vectors(MatrixIndex.load(conn, table))
+    (table,) = all_tables(conn)
+    live = LiveMatrixIndex.open(conn, table)
+    assert vectors(live.index) == vectors(MatrixIndex.open(conn, table))
 
     # Re-adding the newest document reuses its chunk ids: only the first chunk's text
     # changes, so a matcher on (count, max id) or on the last row alone would go stale.
@@ -49,7 +48,7 @@ def test_live_index_tracks_adds_and_reused_chunk_ids(kb, environment, tmp_path: 
     (docs / "b.md").write_text("# B\n\nA later document about kayaks.\n")
     kb("add", str(docs))
     live.refresh(conn)
-    fresh = MatrixIndex.load(conn, table)
+    fresh = MatrixIndex.open(conn, table)
     assert vectors(live.index) == vectors(fresh)
     assert before == chunk_ids(conn, last)  # the ids really were reused
     query = fresh.matrix[-1]

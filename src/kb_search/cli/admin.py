@@ -1,0 +1,215 @@
+"""Setting up and looking after a knowledge base: init, config, doctor, eval, export, hook."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from kb_search.cli.app import FORMATS, App, Progress, common_options, emit
+
+
+@click.command()
+@click.option("--model", help="Embedding model (default: all-MiniLM-L6-v2).")
+@click.option("--docling", is_flag=True, help="Also fetch Docling's PDF layout models (online).")
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+def init(app: App, model: str | None, docling: bool, fmt: str | None) -> None:
+    """Create the data directory and the database, and provision the embedding model."""
+    info = app.kb().init(model)
+    if docling:
+        from kb_search.ingest.formats.docling import fetch_docling_models
+
+        info["docling_models"] = str(fetch_docling_models())
+    emit(
+        info,
+        app.output_format(fmt),
+        lambda: (
+            f"Initialised {info['db']} ({info['documents']} documents, "
+            f"model {info['model']}, {info['embedding_dim']} dimensions)."
+        ),
+    )
+
+
+@click.group()
+def config() -> None:
+    """Show the effective configuration."""
+
+
+@config.command("show")
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+def config_show(app: App, fmt: str | None) -> None:
+    """Print every setting, its value and where it came from."""
+    from kb_search.cli.render import table
+
+    rows = app.config.as_rows()
+    data = {key: {"value": value, "source": source} for key, value, source in rows}
+    emit(data, app.output_format(fmt), lambda: table(rows, ["setting", "value", "source"]))
+
+
+@click.command()
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+def doctor(app: App, fmt: str | None) -> None:
+    """Health checks; exit 1 when one fails."""
+    checks = app.kb().doctor()
+    ok = all(c.ok for c in checks)
+    emit(
+        {"ok": ok, "checks": [c.to_dict() for c in checks]},
+        app.output_format(fmt),
+        lambda: "\n".join(f"[{'ok' if c.ok else 'FAIL'}] {c.name}: {c.detail}" for c in checks),
+    )
+    if not ok:
+        sys.exit(1)
+
+
+@click.command("eval")
+@click.argument("dataset_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.option("--mode", "modes", multiple=True, type=click.Choice(["hybrid", "lexical", "vector"]))
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+def eval_cmd(app: App, dataset_dir: Path, modes, fmt: str | None) -> None:
+    """Retrieval quality on a BEIR-layout dataset; its index is kept and reused."""
+    from kb_search.cli.render import table
+
+    modes = list(modes) or ["lexical", "vector", "hybrid"]
+    with Progress(app, "Indexing dataset") as progress:
+        report = app.kb(long_lived=True).eval(dataset_dir, modes, progress=progress)
+    rows = [
+        (
+            s.mode,
+            f"{s.ndcg_at_10:.4f}",
+            f"{s.recall_at_100:.4f}",
+            f"{s.mrr_at_10:.4f}",
+            f"{s.p50_ms:.1f}",
+            f"{s.p95_ms:.1f}",
+            s.queries,
+        )
+        for s in report["scores"]
+    ]
+
+    def human() -> str:
+        how = "reused" if report["reused"] else f"built in {report['index_seconds']:.1f} s"
+        head = (
+            f"Dataset {report['dataset']}: {report['documents']} documents,"
+            f" {report['chunks']} chunks (index {how})"
+        )
+        cols = ["mode", "nDCG@10", "Recall@100", "MRR@10", "p50 ms", "p95 ms", "queries"]
+        return head + "\n" + table(rows, cols)
+
+    data = dict(report, scores=[s.to_dict() for s in report["scores"]])
+    emit(data, app.output_format(fmt), human)
+
+
+@click.command("export")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--force", is_flag=True, help="Overwrite PATH if it exists.")
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+def export(app: App, path: Path, force: bool, fmt: str | None) -> None:
+    """Write a consistent copy of the database to PATH (safe while an ingest runs)."""
+    result = app.kb().export(path, force=force)
+    emit(result.to_dict(), app.output_format(fmt), result.line)
+
+
+# ---- git hooks -------------------------------------------------------------------------------
+
+
+@click.group()
+def hook() -> None:
+    """Git hooks that keep the index in step with commits."""
+
+
+def _baked_command(app: App) -> list[str]:
+    from kb_search.ingest.hooks import kb_command
+
+    command = [*kb_command(), "--data-dir", str(app.config.data_dir.resolve())]
+    command += ["--db", str(Path(app.config.db_path).resolve())]
+    # an explicit --config is the first config file unless it is the data dir's own
+    default = (app.config.data_dir / "config.yaml").resolve()
+    first = app.config.files[0].resolve() if app.config.files else None
+    if first is not None and first != default and first.name != ".kb.yaml":
+        command += ["--config", str(first)]
+    return command
+
+
+@hook.command("install")
+@click.argument("repo", required=False, type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+def hook_install(app: App, repo: Path | None, fmt: str | None) -> None:
+    """Install a post-commit hook in REPO (default: the current directory)."""
+    from kb_search.ingest.hooks import LOG_NAME, install_hook, repo_top
+
+    repo = repo or app.environment.cwd
+    installed = install_hook(repo, app.config.data_dir.resolve(), _baked_command(app))
+    top = repo_top(repo)
+    log = app.config.data_dir.resolve() / LOG_NAME
+    data = {
+        "hook": str(installed.hook),
+        "chained": str(installed.chained) if installed.chained else None,
+        "updated": installed.updated,
+        "log": str(log),
+        "repo_indexed": _repo_indexed(app, top),
+    }
+
+    def human() -> str:
+        lines = [f"{'Updated' if installed.updated else 'Installed'} {installed.hook}."]
+        if installed.chained:
+            lines.append(f"The hook that was there runs first: {installed.chained}.")
+        lines.append(f"Each commit now syncs the files it touched in the background; log: {log}")
+        if not data["repo_indexed"]:
+            lines.append(
+                f"Note: {top} is not under an added root, so commits change nothing yet:"
+                f" run `kb add {top}` (or a folder in it)."
+            )
+        return "\n".join(lines)
+
+    emit(data, app.output_format(fmt), human)
+
+
+def _repo_indexed(app: App, top: Path) -> bool:
+    from kb_search.errors import DBError
+
+    try:
+        roots = app.kb().roots()
+    except DBError:
+        return False
+    return any(r == top or top in r.parents or r in top.parents for r in roots)
+
+
+@hook.command("uninstall")
+@click.argument("repo", required=False, type=click.Path(path_type=Path))
+@common_options
+def hook_uninstall(app: App, repo: Path | None) -> None:
+    """Remove the kb post-commit hook (a hook it chained is put back)."""
+    from kb_search.ingest.hooks import uninstall_hook
+
+    removed = uninstall_hook(repo or app.environment.cwd)
+    click.echo("Removed the kb post-commit hook." if removed else "No kb hook installed.")
+
+
+@hook.command("run", hidden=True)
+@click.option("--repo", required=True, type=click.Path(path_type=Path))
+@click.option("--commit", required=True)
+@common_options
+def hook_run(app: App, repo: Path, commit: str) -> None:
+    """What the post-commit hook runs: sync the files COMMIT touched (writes the log line)."""
+    from kb_search.cli.ingest import sync_paths
+    from kb_search.ingest.hooks import commit_paths, log_line
+
+    try:
+        paths = commit_paths(repo, commit)
+        summary = sync_paths(app, paths, workers=0) if paths else None
+    except Exception as exc:  # noqa: BLE001 - the log is the only place anyone will look
+        click.echo(log_line(f"{repo}@{commit[:12]}: failed: {type(exc).__name__}: {exc}"))
+        raise SystemExit(1) from exc
+    text = summary.line() if summary else "nothing to sync"
+    click.echo(log_line(f"{repo}@{commit[:12]}: {len(paths)} paths. {text}"))
+    for failure in summary.failed if summary else []:
+        click.echo(log_line(f"  failed: {failure.path}: {failure.reason}"))
+
+
+COMMANDS = [init, config, doctor, eval_cmd, export, hook]
