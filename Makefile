@@ -23,4 +23,8 @@ test: $(VENV)/.installed
 	$(PY) -m ruff check src tests bench
 	$(PY) -m pytest
 
-.PHONY: install demo test
+# Unit and pipeline tests with the deterministic test embedder: no real model, no kill tests.
+test-fast: $(VENV)/.installed
+	$(PY) -m pytest -m "not slow and not model"
+
+.PHONY: install demo test test-fast

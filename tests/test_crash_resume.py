@@ -7,8 +7,12 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from kb_search.store import db
 from kb_testing import document_count
+
+pytestmark = pytest.mark.slow
 
 N_FILES = 240
 

@@ -87,6 +87,7 @@ def session(kb, sample: Path) -> dict:
     return out
 
 
+@pytest.mark.model
 def test_sample_output_is_unchanged(kb, sample, monkeypatch):
     monkeypatch.chdir(sample.parent)
     got = session(kb, sample)

@@ -4,6 +4,8 @@ from importlib import resources
 import jsonschema
 import pytest
 
+pytestmark = pytest.mark.model
+
 
 @pytest.fixture
 def indexed(kb, sample):

@@ -17,6 +17,8 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp_harness import KB, SECRET, TOKEN, HttpServer, Index, free_port
 
+pytestmark = pytest.mark.model
+
 SCHEMA = json.loads(
     (
         Path(__file__).resolve().parents[2] / "src/kb_search/schemas/search_response.schema.json"

@@ -48,6 +48,7 @@ def no_engine(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ocr, "get_engine", lambda: None)
 
 
+@pytest.mark.slow
 def test_image_only_page_is_recognised(tmp_path: Path) -> None:
     if ocr.get_engine() is None:
         pytest.skip("no OCR engine installed (pip install 'kb-search[ocr]')")

@@ -18,8 +18,11 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from kb_search.store import db
+
+pytestmark = pytest.mark.slow
 
 N_FILES = 300
 KILLS_WHILE_ADDING = 12

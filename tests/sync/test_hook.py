@@ -72,6 +72,7 @@ def documents(db_path: Path) -> dict[str, int]:
         conn.close()
 
 
+@pytest.mark.slow
 def test_hook_syncs_what_each_commit_touched(
     repo, git_env, run_kb, kb_script, tmp_path, monkeypatch, check_db
 ):

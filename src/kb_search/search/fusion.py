@@ -39,10 +39,11 @@ def single_leg(legs: dict[str, LegResult], mode: str) -> list[Candidate]:
 
 
 def complete_breakdown(breakdown: dict[str, Any], legs: dict[str, LegResult]) -> dict[str, Any]:
-    """Every leg that ran has its score and rank in the breakdown (null = it did not find it)."""
+    """Every leg that ran has its score and rank in the breakdown (null = it did not find it);
+    what later stages added (a rerank score) follows."""
     out: dict[str, Any] = {}
     for name in legs:
         label = leg_label(name)
         out[label] = breakdown.get(label)
         out[f"{label}_rank"] = breakdown.get(f"{label}_rank")
-    return out
+    return out | {k: v for k, v in breakdown.items() if k not in out}

@@ -3,6 +3,7 @@ binding a DB to it, and the doctor's model and vector checks."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
@@ -33,6 +34,15 @@ class TextEmbedder(Protocol):
     def embed_query(self, text: str) -> np.ndarray: ...
 
     def embed_passages(self, texts: list[str]) -> np.ndarray: ...
+
+
+# Embedders made in process rather than provisioned from files, by model name (the test
+# suite registers a small deterministic one; a plugin could register its own).
+_REGISTERED: dict[str, Callable[[], TextEmbedder]] = {}
+
+
+def register_embedder(name: str, factory: Callable[[], TextEmbedder]) -> None:
+    _REGISTERED[name] = factory
 
 
 def tokenizer_path(embedder: TextEmbedder) -> str | None:
@@ -69,6 +79,8 @@ def load_embedder(config: Config, name: str, one_shot: bool = False) -> TextEmbe
     """Provision (converting to ONNX once, cached under the data dir) and load a model.
 
     `one_shot`: the process embeds a query or two and exits (CLI search): load fast."""
+    if name in _REGISTERED:
+        return _REGISTERED[name]()
     from kb_search.embedding import ModelNotAvailableError
     from kb_search.embedding import load_embedder as load
 
