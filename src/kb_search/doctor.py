@@ -84,9 +84,9 @@ def _parsers() -> list[Check]:
 
 
 def model_checks(conn: Connection, choice: Any, load: Callable[[str], Any]) -> list[Check]:
-    """The model loads and matches the DB; every chunk has exactly one vector of it.
-    `choice` is the configured ModelChoice, `load(name)` loads an embedder."""
-    from kb_search.vectors.model import resolve_db_model, vector_sync_detail
+    """The model loads and matches the DB. `choice` is the configured ModelChoice,
+    `load(name)` loads an embedder."""
+    from kb_search.vectors.model import resolve_db_model
 
     try:
         name = resolve_db_model(conn, choice)
@@ -96,21 +96,38 @@ def model_checks(conn: Connection, choice: Any, load: Callable[[str], Any]) -> l
         return [Check("model", False, "no embedding model recorded: run `kb init`")]
     try:
         embedder = load(name)
-        source = getattr(getattr(embedder, "info", None), "source", "in process")
-        checks = [Check("model", True, f"{name} ({embedder.dim} dims, {source})")]
     except ModelError as exc:
-        checks = [Check("model", False, str(exc))]
+        return [Check("model", False, str(exc))]
+    source = getattr(getattr(embedder, "info", None), "source", "in process")
+    return [Check("model", True, f"{name} ({embedder.dim} dims, {source})")]
+
+
+def _vectors_in_sync(conn: Connection) -> str:
+    from kb_search.vectors.model import vector_sync_detail
+    from kb_search.vectors.tables import db_model
+
+    name = db_model(conn)
+    if name is None:
+        return "no embedding model bound: lexical search only"
     ok, detail = vector_sync_detail(conn, name)
-    return [*checks, Check("vectors_in_sync", ok, detail)]
+    assert ok, detail
+    return detail
 
 
-def run_checks(conn: Connection, extra: list[Check] | None = None) -> list[Check]:
-    checks = [
+def storage_checks(conn: Connection) -> list[Check]:
+    """What the file itself must satisfy: no model needed (the consistency tests use these)."""
+    return [
         _check("sqlite", lambda: _sqlite(conn)),
         _check("schema", lambda: _schema(conn)),
         _check("integrity_check", lambda: _integrity(conn)),
         _check("fts_in_sync", lambda: _fts_in_sync(conn)),
         _check("chunk_counts", lambda: _chunk_counts(conn)),
         _check("vec_extension", lambda: _vec_extension(conn)),
+        _check("vectors_in_sync", lambda: _vectors_in_sync(conn)),
     ]
-    return checks + (extra or []) + _parsers()
+
+
+def run_checks(conn: Connection, model: list[Check] | None = None) -> list[Check]:
+    """Every check: the file's, the model's (given), then which parsers this install uses."""
+    checks = storage_checks(conn)
+    return checks[:-1] + (model or []) + checks[-1:] + _parsers()
