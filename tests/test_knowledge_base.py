@@ -136,6 +136,28 @@ def test_a_rerank_stage_reorders_the_head_and_sees_chunk_text(kb):
     assert "rerank" in reranked.timings_ms
 
 
+def test_a_reranker_named_in_the_config_is_used(tmp_path, monkeypatch):
+    from kb_search.search import rerank
+
+    monkeypatch.setitem(rerank.RERANKERS, "reverse", ReverseReranker)
+    shutil.copytree(SAMPLE, tmp_path / "notes")
+    config = load_config(
+        env={"KB_DATA_DIR": str(tmp_path / "data"), "KB_WORKERS": "0", "KB_RERANKER": "reverse"}
+    )
+    with KnowledgeBase(config, embedder=HashEmbedder(), cwd=tmp_path) as knowledge_base:
+        knowledge_base.add([tmp_path / "notes"])
+        response = knowledge_base.search("git", knowledge_base.search_options(top=3))
+        assert all("rerank" in r.score_breakdown for r in response.results)
+
+
+def test_an_unknown_reranker_is_a_config_error(tmp_path):
+    from kb_search.errors import ConfigError
+
+    config = load_config(env={"KB_DATA_DIR": str(tmp_path / "data"), "KB_RERANKER": "nope"})
+    with pytest.raises(ConfigError, match="unknown reranker 'nope'"):
+        KnowledgeBase(config).search_options()
+
+
 def test_apply_reranker_keeps_the_tail_below_the_head():
     candidates = [Candidate(i, 1.0 - i / 10, {}, text=f"t{i}") for i in range(5)]
     out = apply_reranker(ReverseReranker(), "q", candidates, depth=2)

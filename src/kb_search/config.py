@@ -77,6 +77,7 @@ SETTINGS: tuple[Setting, ...] = (
         "mode when --mode is not given",
     ),
     Setting("search.rrf_k", 60, int, ("KB_RRF_K",), "Reciprocal Rank Fusion constant"),
+    Setting("search.reranker", "none", str, ("KB_RERANKER",), "rerank stage (none)"),
     Setting(
         "vectors.index",
         "auto",

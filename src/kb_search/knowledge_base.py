@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from kb_search.ingest.pipeline import AddOptions, AddSummary
     from kb_search.ingest.sync import SyncSummary
     from kb_search.search.pipeline import SearchOptions
+    from kb_search.search.rerank import Reranker
     from kb_search.search.results import SearchResponse
     from kb_search.store.export import ExportResult
     from kb_search.store.inventory import ChunkView, DocumentView
@@ -68,6 +69,7 @@ class KnowledgeBase:
         self._readers: list[db.Connection] = []
         self._writer: db.Connection | None = None
         self._vector: VectorLegState | None = None
+        self._rerank: tuple[Reranker | None] | None = None
         self._lock = threading.Lock()  # the vector leg loads once
         self._readers_lock = threading.Lock()
 
@@ -210,13 +212,22 @@ class KnowledgeBase:
         """SearchOptions with this KB's defaults for what is not given (None = default)."""
         from kb_search.search.pipeline import SearchOptions
         from kb_search.search.query import Filters
-
         given = {k: v for k, v in values.items() if v is not None}
+        if "reranker" not in given:
+            given["reranker"] = self._reranker()
         given.setdefault("mode", self.config["search.default_mode"])
         given.setdefault("top", self.config["search.default_top"])
         given.setdefault("rrf_k", self.config["search.rrf_k"])
         given.setdefault("filters", Filters())
         return SearchOptions(**given)
+
+    def _reranker(self) -> Reranker | None:
+        """The configured rerank stage, built once."""
+        if self._rerank is None:
+            from kb_search.search.rerank import reranker_named
+
+            self._rerank = (reranker_named(self.config["search.reranker"]),)
+        return self._rerank[0]
 
     def similar(self, ref: str, *, chunk: bool = False, top: int = 10) -> SearchResponse:
         from kb_search.search.similar import similar_chunks, similar_documents

@@ -6,8 +6,10 @@ them re-scored and re-ordered, scores in [0, 1]. None is configured by default.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
+from kb_search.errors import ConfigError
 from kb_search.search.results import Candidate
 
 
@@ -15,6 +17,20 @@ class Reranker(Protocol):
     name: str
 
     def rerank(self, query: str, candidates: list[Candidate]) -> list[Candidate]: ...
+
+
+# name (the `search.reranker` setting) -> a function that builds the reranker.
+RERANKERS: dict[str, Callable[[], Reranker]] = {}
+
+
+def reranker_named(name: str) -> Reranker | None:
+    """The configured reranker; "none" (the default) is no rerank stage."""
+    if name == "none":
+        return None
+    if name not in RERANKERS:
+        known = ", ".join(["none", *sorted(RERANKERS)])
+        raise ConfigError(f"unknown reranker {name!r}: use one of {known}")
+    return RERANKERS[name]()
 
 
 def apply_reranker(
