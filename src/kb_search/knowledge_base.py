@@ -425,25 +425,53 @@ class KnowledgeBase:
         return run_checks(conn, model_checks(conn, self._model_choice(), self.embedder_for))
 
     def eval(
-        self, dataset_dir: Path, modes: list[str], progress: Progress | None = None
+        self, target: Path, modes: list[str], progress: Progress | None = None
     ) -> dict[str, Any]:
-        """Retrieval quality on a BEIR-layout dataset; its index is kept under the data dir."""
-        from kb_search.evaluate import run_eval
+        """Retrieval quality: on a BEIR-layout dataset directory (indexed into its own DB
+        under the data dir, kept and reused), or on a questions file over this KB."""
+        if Path(target).is_file():
+            return self._eval_questions(Path(target), modes)
+        from kb_search.evaluate.beir import DEPTH, run_eval
 
         progress = progress or NoProgress()
         embedder = None
         if set(modes) - {"lexical"}:
             embedder = self.embedder_for(self._model_choice().name)
-        corpus = Path(dataset_dir) / "corpus.jsonl"
+        corpus = Path(target) / "corpus.jsonl"
         progress.start(sum(1 for _ in corpus.open(encoding="utf-8")) if corpus.is_file() else 0)
-        return run_eval(
-            Path(dataset_dir),
+        report = run_eval(
+            Path(target),
             self.config.data_dir / "eval",
             self.chunk_settings(),
             modes,
             embedder=embedder,
             progress=progress.advance,
+            options_for=lambda mode: self.search_options(mode=mode, top=DEPTH, snippets=False),
         )
+        return {"kind": "beir", **report}
+
+    def _eval_questions(self, path: Path, modes: list[str]) -> dict[str, Any]:
+        from kb_search.evaluate.questions import DEPTH, evaluate_questions, load_questions
+
+        questions = load_questions(path)
+        conn = self.reader()
+
+        def run(text: str, mode: str) -> SearchResponse:
+            return self.search(text, self.search_options(mode=mode, top=DEPTH, snippets=False))
+
+        scores = evaluate_questions(conn, questions, modes, run)
+        counts = conn.execute(
+            "SELECT (SELECT count(*) FROM documents), (SELECT count(*) FROM chunks)"
+        ).fetchone()
+        return {
+            "kind": "questions",
+            "questions_file": str(path),
+            "questions": len(questions),
+            "documents": counts[0],
+            "chunks": counts[1],
+            "model": self.stats()["model"],
+            "scores": scores,
+        }
 
     # ---- references ----------------------------------------------------------------------------
 

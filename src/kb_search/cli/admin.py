@@ -66,41 +66,38 @@ def doctor(app: App, fmt: str | None) -> None:
 
 
 @click.command("eval")
-@click.argument("dataset_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.argument("target", type=click.Path(path_type=Path, exists=True))
 @click.option("--mode", "modes", multiple=True, type=click.Choice(["hybrid", "lexical", "vector"]))
+@click.option(
+    "--misses",
+    type=click.IntRange(min=0),
+    default=5,
+    show_default=True,
+    help="Questions files: list up to N missed questions per mode.",
+)
 @click.option("--format", "fmt", type=FORMATS)
 @common_options
-def eval_cmd(app: App, dataset_dir: Path, modes, fmt: str | None) -> None:
-    """Retrieval quality on a BEIR-layout dataset; its index is kept and reused."""
-    from kb_search.cli.render import table
+def eval_cmd(app: App, target: Path, modes, misses: int, fmt: str | None) -> None:
+    """Retrieval quality: TARGET is a BEIR-layout dataset directory (indexed once, kept and
+    reused) or a questions file (.jsonl) over your indexed knowledge base.
+
+    \b
+    Questions file, one JSON object per line:
+      {"id": "q1", "question": "how do I roll back a release",
+       "relevant": ["docs/releases.md#L10-L24", "notes/ops.pdf#page=3"]}
+    Relevant paths are relative to the folder you added (or any trailing part of the
+    file's path); #L..-L.. or #page=N also scores chunks.
+    """
+    from kb_search.cli.render import beir_report_human, questions_report_human
 
     modes = list(modes) or ["lexical", "vector", "hybrid"]
     with Progress(app, "Indexing dataset") as progress:
-        report = app.kb(long_lived=True).eval(dataset_dir, modes, progress=progress)
-    rows = [
-        (
-            s.mode,
-            f"{s.ndcg_at_10:.4f}",
-            f"{s.recall_at_100:.4f}",
-            f"{s.mrr_at_10:.4f}",
-            f"{s.p50_ms:.1f}",
-            f"{s.p95_ms:.1f}",
-            s.queries,
-        )
-        for s in report["scores"]
-    ]
-
-    def human() -> str:
-        how = "reused" if report["reused"] else f"built in {report['index_seconds']:.1f} s"
-        head = (
-            f"Dataset {report['dataset']}: {report['documents']} documents,"
-            f" {report['chunks']} chunks (index {how})"
-        )
-        cols = ["mode", "nDCG@10", "Recall@100", "MRR@10", "p50 ms", "p95 ms", "queries"]
-        return head + "\n" + table(rows, cols)
-
+        report = app.kb(long_lived=True).eval(target, modes, progress=progress)
     data = dict(report, scores=[s.to_dict() for s in report["scores"]])
-    emit(data, app.output_format(fmt), human)
+    if report["kind"] == "beir":
+        emit(data, app.output_format(fmt), lambda: beir_report_human(report))
+    else:
+        emit(data, app.output_format(fmt), lambda: questions_report_human(report, misses))
 
 
 @click.command("export")

@@ -84,3 +84,61 @@ def table(rows: Iterable[Iterable[Any]], headers: list[str]) -> str:
     out = [fmt.format(*headers), fmt.format(*("-" * w for w in widths))]
     out += [fmt.format(*row) for row in rows]
     return "\n".join(out)
+
+
+def beir_report_human(report: dict[str, Any]) -> str:
+    rows = [
+        (
+            s.mode,
+            f"{s.ndcg_at_10:.4f}",
+            f"{s.recall_at_100:.4f}",
+            f"{s.mrr_at_10:.4f}",
+            f"{s.p50_ms:.1f}",
+            f"{s.p95_ms:.1f}",
+            s.queries,
+        )
+        for s in report["scores"]
+    ]
+    how = "reused" if report["reused"] else f"built in {report['index_seconds']:.1f} s"
+    head = (
+        f"Dataset {report['dataset']}: {report['documents']} documents,"
+        f" {report['chunks']} chunks (index {how})"
+    )
+    cols = ["mode", "nDCG@10", "Recall@100", "MRR@10", "p50 ms", "p95 ms", "queries"]
+    return head + "\n" + table(rows, cols)
+
+
+def questions_report_human(report: dict[str, Any], misses: int = 5) -> str:
+    rows = []
+    for s in report["scores"]:
+        f, c = s.file, s.chunk
+        chunk = [f"{c[k]:.3f}" for k in ("hit@5", "mrr@10", "ndcg@10")] if c else ["-"] * 3
+        rows.append(
+            (
+                s.mode,
+                *(f"{f[k]:.3f}" for k in ("hit@1", "hit@5", "hit@10", "mrr@10", "ndcg@10")),
+                *chunk,
+                f"{s.p50_ms:.0f}/{s.p95_ms:.0f}",
+            )
+        )
+    cols = ["mode", "hit@1", "hit@5", "hit@10", "MRR@10", "nDCG@10",
+            "chunk hit@5", "chunk MRR", "chunk nDCG", "p50/p95 ms"]  # fmt: skip
+    chunked = report["scores"][0].chunk_questions if report["scores"] else 0
+    lines = [
+        f"Questions {report['questions_file']}: {report['questions']} questions"
+        f" ({chunked} with located answers) over {report['documents']} documents,"
+        f" {report['chunks']} chunks",
+        "File level, then chunk level:",
+        table(rows, cols),
+    ]
+    for s in report["scores"]:
+        if not s.misses or not misses:
+            continue
+        lines.append(f"\n{s.mode}: {len(s.misses)} questions with no relevant file in the top 10")
+        for miss in s.misses[:misses]:
+            note = (
+                f" (not indexed: {', '.join(miss['not_indexed'])})" if miss["not_indexed"] else ""
+            )
+            lines.append(f"  [{miss['id']}] {miss['question']}{note}")
+            lines.extend(f"      {i}. {c}" for i, c in enumerate(miss["top"], start=1))
+    return "\n".join(lines)

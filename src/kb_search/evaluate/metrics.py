@@ -42,8 +42,3 @@ def percentile(values: list[float], pct: float) -> float:
     pos = (len(ordered) - 1) * pct / 100
     lo, hi = math.floor(pos), math.ceil(pos)
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
-
-
-def hit_at(ranking: list[str], relevant: dict[str, int], k: int) -> float:
-    """1.0 when a relevant item is among the first k."""
-    return float(any(relevant.get(doc, 0) > 0 for doc in ranking[:k]))
