@@ -37,6 +37,7 @@ def search_human(response: SearchResponse, color: bool = False) -> str:
     ]
     if bad_legs:
         lines.append("Note: " + "; ".join(bad_legs))
+    lines += [f"Note: {note}" for note in response.notes]
     for i, result in enumerate(response.results, start=1):
         s = result.source
         tags = f" [{', '.join(s.tags)}]" if s.tags else ""

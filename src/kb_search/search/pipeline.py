@@ -35,10 +35,12 @@ class SearchOptions:
     snippets: bool = True  # evaluation turns them off: it only needs the ranking
     reranker: Reranker | None = None
     rerank_depth: int = 50
+    leg_depth: int = 100
 
     def depth(self) -> int:
-        """Candidates each leg retrieves."""
-        return 3 * self.top
+        """Candidates each leg retrieves: fixed, so that the top 3 of a query is always the
+        prefix of its top 10 (it grows only when more results than that are asked for)."""
+        return max(self.leg_depth, self.top)
 
 
 @dataclass
@@ -126,33 +128,32 @@ def above_min_score(candidates: list[Candidate], options: SearchOptions) -> list
     return [c for c in candidates if c.score >= options.min_score]
 
 
-def total_matches(
-    conn: Connection, legs: dict[str, LegResult], query: Query, ranked: list[Candidate]
-) -> int:
-    """Every chunk the lexical leg matched (not only its top candidates), plus the vector
-    candidates it did not match."""
+def total_matches(legs: dict[str, LegResult]) -> int:
+    """Chunks that contain the query's words (all the lexical leg matched, after filters, not
+    only its candidates); with no lexical leg (vector mode), the candidates it ranked."""
     lexical = legs.get("lexical")
-    vector = legs.get("vector")
-    if lexical is None:
-        return len(ranked)
-    total = lexical.total
-    if vector and vector.hits:
-        lexical_ids = {cid for cid, _ in lexical.hits}
-        outside = [cid for cid, _ in vector.hits if cid not in lexical_ids]
-        expr = query.parsed.fts_expression()
-        if outside and expr and lexical.total > len(lexical.hits):
-            # All matching rowids without scoring is cheap; MATCH with `rowid IN (...)` is not
-            # (FTS5 re-runs the query per listed rowid).
-            matched = {
-                r[0]
-                for r in conn.execute(
-                    "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", (expr,)
-                )
-            }
-            total += sum(1 for cid in outside if cid not in matched)
-        else:
-            total += len(outside)
-    return total
+    if lexical is not None:
+        return lexical.total
+    return sum(len(leg.hits) for leg in legs.values())
+
+
+def explain(
+    query: Query, legs: dict[str, LegResult], options: SearchOptions, dropped: int
+) -> list[str]:
+    """What a reader of the results should know: a leg that found nothing, a keyword match on
+    common words only, results removed by --min-score."""
+    notes = []
+    lexical, vector = legs.get("lexical"), legs.get("vector")
+    if lexical is not None and lexical.status == "empty" and vector and vector.hits:
+        notes.append("no chunk contains the query's words: results are ranked by meaning alone")
+    elif lexical is not None and lexical.hits and query.parsed.only_stopwords():
+        notes.append(
+            "the query's words are all common ones: keyword matches say little, phrase it with"
+            " the words the answer would use"
+        )
+    if dropped:
+        notes.append(f"{dropped} more results scored under --min-score {options.min_score}")
+    return notes
 
 
 def search(
@@ -175,10 +176,8 @@ def search(
         candidates = apply_reranker(options.reranker, query, candidates, options.rerank_depth)
         timings["rerank"] = (clock() - t0) * 1000
     passing = above_min_score(candidates, options)
-    total = total_matches(conn, legs, prepared, passing)
-    if options.min_score is not None:
-        total = min(total, len(passing))
     top = cut(passing, options)
+    dropped = min(options.top, len(candidates)) - len(top)
     for candidate in top:
         candidate.breakdown = complete_breakdown(candidate.breakdown, legs)
     t0 = clock()
@@ -192,8 +191,9 @@ def search(
         query=query,
         mode=options.mode,
         results=results,
-        total_matches=total,
+        total_matches=total_matches(legs),
         legs={name: leg.status for name, leg in legs.items()},
         timings_ms=timings,
         filters=prepared.filters,
+        notes=explain(prepared, legs, options, dropped),
     )

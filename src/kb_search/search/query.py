@@ -150,6 +150,12 @@ class ParsedQuery:
             expr = f"({expr})" + "".join(f" NOT {_quote(x)}" for x in self.excluded)
         return expr
 
+    def only_stopwords(self) -> bool:
+        """The words are all stop words (and there is no phrase): FTS5 then matches them."""
+        return bool(self.terms) and not self.phrases and all(
+            t.rstrip("*").lower() in STOPWORDS for t in self.terms
+        )
+
     def cjk_runs(self) -> list[str]:
         runs: list[str] = []
         for piece in [*self.phrases, *self.terms]:

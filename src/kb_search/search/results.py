@@ -102,6 +102,7 @@ class SearchResponse:
     legs: dict[str, str]
     timings_ms: dict[str, float]
     filters: Filters = field(default_factory=Filters)
+    notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -112,6 +113,7 @@ class SearchResponse:
             "total_matches": self.total_matches,
             "returned": len(self.results),
             "legs": self.legs,
+            "notes": self.notes,
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
         }
 
