@@ -8,6 +8,7 @@ lines it holds. Lines of the converted text never leak out as if they were lines
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +27,7 @@ class Origin:
 
 
 NOWHERE = Origin()
+_BLANK_RUN = re.compile(r"\n(?:[ \t]*\n){2,}")
 
 
 class MarkdownBuilder:
@@ -77,6 +79,8 @@ class MarkdownBuilder:
         document = parse_markdown(self.markdown, path, settings, count)
         for chunk in document.chunks:
             locate(chunk, self.origins)
+            # Lines a converter dropped (drawers, comments) leave runs of blank lines.
+            chunk.text = _BLANK_RUN.sub("\n\n", chunk.text)
         return document
 
 
