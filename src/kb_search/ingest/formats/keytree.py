@@ -142,7 +142,7 @@ def chunk_tree(
 
 
 def heading_of(group: list[KeyNode]) -> str | None:
-    """"a > b" for one node; "a > b, c, d" (or "a > b … z") for siblings packed together."""
+    """ "a > b" for one node; "a > b, c, d" (or "a > b … z") for siblings packed together."""
     paths = [node.path for node in group]
     if len(paths) == 1:
         return " > ".join(paths[0]) or None

@@ -146,9 +146,7 @@ def _starts_special(line: str) -> bool:
     return bool(begin) and (begin.group(1) in _VERBATIM or begin.group(1) in _NAMED_ENVIRONMENTS)
 
 
-def _verbatim(
-    lines: list[str], start: int, end: int, name: str, builder: MarkdownBuilder
-) -> int:
+def _verbatim(lines: list[str], start: int, end: int, name: str, builder: MarkdownBuilder) -> int:
     closing = "\\end{" + name + "}"
     stop = next((i for i in range(start + 1, end) if closing in lines[i]), end)
     if name != "comment":
