@@ -25,7 +25,9 @@ def assert_exact_lines(path: Path, chunks) -> None:
 
 
 def env_block(name: str, count: int) -> str:
-    return "".join(f"      - name: {name.upper()}_{i}\n        value: \"v{i}\"\n" for i in range(count))
+    return "".join(
+        f'      - name: {name.upper()}_{i}\n        value: "v{i}"\n' for i in range(count)
+    )
 
 
 YAML = f"""# Helm values for the web chart.

@@ -65,8 +65,17 @@ def test_org_headings_blocks_and_metadata(tmp_path):
     assert compost.text == "# Compost\n| bin | temp |\n|---|---|\n| A   | 55   |"
     assert (compost.line_start, compost.line_end) == (20, 23)
     everything = "\n".join(c.text for c in document.chunks)
-    for junk in ("TODO", ":plants:", "SCHEDULED", "abc-123-secret-id", "private comment",
-                 "hidden remark", "#+", "[[", "https://example.org"):
+    for junk in (
+        "TODO",
+        ":plants:",
+        "SCHEDULED",
+        "abc-123-secret-id",
+        "private comment",
+        "hidden remark",
+        "#+",
+        "[[",
+        "https://example.org",
+    ):
         assert junk not in everything
 
 
@@ -171,15 +180,26 @@ def test_latex_sections_text_and_no_macros(tmp_path):
     assert "First step" in method.text and "Second step" in method.text
     assert (method.line_start, method.line_end) == (22, 27)
     everything = "\n".join(c.text for c in document.chunks)
-    for junk in ("\\", "secret comment", "knuth", "sec:intro", "plot-file", "textwidth",
-                 "mathbb", "{", "}"):
+    for junk in (
+        "\\",
+        "secret comment",
+        "knuth",
+        "sec:intro",
+        "plot-file",
+        "textwidth",
+        "mathbb",
+        "{",
+        "}",
+    ):
         assert junk not in everything
 
 
 def test_latex_without_document_environment_is_read_whole(tmp_path):
     chapter = "\\chapter{Results}\nThe \\textbf{gain} was 4\\%.\n\\section{Ablation}\nNone.\n"
     document = parse_file(write(tmp_path, "results.tex", chapter), TIGHT)
-    assert [c.text for c in document.chunks] == ["# Results\n\nThe gain was 4%.\n\n## Ablation\n\nNone."]
+    assert [c.text for c in document.chunks] == [
+        "# Results\n\nThe gain was 4%.\n\n## Ablation\n\nNone."
+    ]
     assert (document.chunks[0].line_start, document.chunks[0].line_end) == (1, 4)
     assert document.title == "Results"
 
