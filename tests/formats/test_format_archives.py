@@ -106,7 +106,10 @@ ODF_NS = (
 
 
 def odf(path: Path, kind: str, body: str, title: str = "") -> Path:
-    content = f"<office:document-content {ODF_NS}><office:body>{body}</office:body></office:document-content>"
+    content = (
+        f"<office:document-content {ODF_NS}><office:body>{body}</office:body>"
+        "</office:document-content>"
+    )
     meta = (
         f"<office:document-meta {ODF_NS}><office:meta><dc:title>{title}</dc:title>"
         "<dc:creator>Ann Lee</dc:creator><dc:language>en-GB</dc:language>"
@@ -119,16 +122,25 @@ def odf(path: Path, kind: str, body: str, title: str = "") -> Path:
 
 ODT_BODY = """<office:text>
 <text:sequence-decls><text:sequence-decl text:name="Figure"/></text:sequence-decls>
-<text:table-of-content><text:index-body><text:p>TOCLINE 1</text:p></text:index-body></text:table-of-content>
+<text:table-of-content><text:index-body><text:p>TOCLINE 1</text:p></text:index-body>
+</text:table-of-content>
 <text:h text:outline-level="1">Garden plan</text:h>
-<text:p>Plant <text:span>tomatoes</text:span> in<text:s text:c="3"/>May.<text:note><text:note-citation>1</text:note-citation><text:note-body><text:p>After the frost.</text:p></text:note-body></text:note></text:p>
+<text:p>Plant <text:span>tomatoes</text:span> in<text:s text:c="3"/>May.<text:note>
+<text:note-citation>1</text:note-citation><text:note-body><text:p>After the frost.</text:p>
+</text:note-body></text:note></text:p>
 <text:h text:outline-level="2">Beds</text:h>
 <text:list><text:list-item><text:p>North bed</text:p></text:list-item>
-<text:list-item><text:p>South bed</text:p><text:list><text:list-item><text:p>Herbs</text:p></text:list-item></text:list></text:list-item></text:list>
-<table:table table:name="Costs"><table:table-row><table:table-cell><text:p>Item</text:p></table:table-cell><table:table-cell><text:p>Cost</text:p></table:table-cell></table:table-row>
-<table:table-row><table:table-cell><text:p>Seeds</text:p></table:table-cell><table:table-cell><text:p>12</text:p></table:table-cell><table:table-cell table:number-columns-repeated="16380"/></table:table-row>
-<table:table-row table:number-rows-repeated="1048570"><table:table-cell table:number-columns-repeated="16384"/></table:table-row></table:table>
-<text:tracked-changes><text:changed-region><text:deletion><text:p>DELETEDTEXT</text:p></text:deletion></text:changed-region></text:tracked-changes>
+<text:list-item><text:p>South bed</text:p><text:list><text:list-item><text:p>Herbs</text:p>
+</text:list-item></text:list></text:list-item></text:list>
+<table:table table:name="Costs"><table:table-row><table:table-cell><text:p>Item</text:p>
+</table:table-cell><table:table-cell><text:p>Cost</text:p></table:table-cell></table:table-row>
+<table:table-row><table:table-cell><text:p>Seeds</text:p></table:table-cell><table:table-cell>
+<text:p>12</text:p></table:table-cell><table:table-cell table:number-columns-repeated="16380"/>
+</table:table-row>
+<table:table-row table:number-rows-repeated="1048570">
+<table:table-cell table:number-columns-repeated="16384"/></table:table-row></table:table>
+<text:tracked-changes><text:changed-region><text:deletion><text:p>DELETEDTEXT</text:p>
+</text:deletion></text:changed-region></text:tracked-changes>
 <text:p><office:annotation><text:p>COMMENTTEXT</text:p></office:annotation>Water daily.</text:p>
 </office:text>"""
 
@@ -157,7 +169,8 @@ def test_odt_headings_lists_tables_and_metadata(tmp_path):
 ODS_BODY = (
     """<office:spreadsheet>
 <table:table table:name="Budget">
-<table:table-row><table:table-cell><text:p>Month</text:p></table:table-cell><table:table-cell><text:p>Spend</text:p></table:table-cell></table:table-row>
+<table:table-row><table:table-cell><text:p>Month</text:p></table:table-cell><table:table-cell>
+<text:p>Spend</text:p></table:table-cell></table:table-row>
 """
     + "".join(
         f"<table:table-row><table:table-cell><text:p>Month {i}</text:p></table:table-cell>"
@@ -165,7 +178,8 @@ ODS_BODY = (
         for i in range(1, 25)
     )
     + """</table:table>
-<table:table table:name="Notes"><table:table-row><table:table-cell><text:p>Ask the bank</text:p></table:table-cell></table:table-row></table:table>
+<table:table table:name="Notes"><table:table-row><table:table-cell>
+<text:p>Ask the bank</text:p></table:table-cell></table:table-row></table:table>
 </office:spreadsheet>"""
 )
 
@@ -192,9 +206,12 @@ def test_ods_sheets_are_pages_and_rows_keep_the_header(tmp_path):
 
 ODP_BODY = """<office:presentation>
 <draw:page draw:name="page1">
-  <draw:frame presentation:class="title"><draw:text-box><text:p>Roadmap</text:p></draw:text-box></draw:frame>
-  <draw:frame presentation:class="outline"><draw:text-box><text:list><text:list-item><text:p>Ship search</text:p></text:list-item></text:list></draw:text-box></draw:frame>
-  <presentation:notes><draw:frame><draw:text-box><text:p>Mention the latency numbers.</text:p></draw:text-box></draw:frame></presentation:notes>
+  <draw:frame presentation:class="title"><draw:text-box><text:p>Roadmap</text:p>
+</draw:text-box></draw:frame>
+  <draw:frame presentation:class="outline"><draw:text-box><text:list><text:list-item>
+<text:p>Ship search</text:p></text:list-item></text:list></draw:text-box></draw:frame>
+  <presentation:notes><draw:frame><draw:text-box><text:p>Mention the latency numbers.</text:p>
+</draw:text-box></draw:frame></presentation:notes>
 </draw:page>
 <draw:page draw:name="page2">
   <draw:frame><draw:text-box><text:p>No title here, just text.</text:p></draw:text-box></draw:frame>
