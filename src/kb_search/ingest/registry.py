@@ -9,6 +9,7 @@ signature: `parse(source: Source) -> ParsedDocument`.
 from __future__ import annotations
 
 import importlib
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -208,6 +209,7 @@ _MAIL_HEADERS = frozenset({
     "mime-version", "delivered-to", "reply-to", "in-reply-to", "x-mailer", "sender",
 })  # fmt: skip
 _JSON_START = re.compile(r'\s*(\{\s*["}]|\[\s*([\[{"\]\d-]|true|false|null))')
+_JSON_CONTAINER = re.compile(r'\s*(\{\s*"|\[\s*[\[{"])')
 _LATEX_START = re.compile(r"\\(documentclass|documentstyle)\b")
 _ORG_START = re.compile(r"#\+(title|author|filetags|startup|options|setupfile):", re.I)
 _HTML_START = re.compile(r"\s*(<!doctype html|<html[\s>])", re.I)
@@ -238,15 +240,15 @@ def sniff_extension(head: bytes) -> str | None:
         return ".rtf"
     if looks_binary(head):
         return None
-    return _sniff_text(decode_bytes(head).lstrip("\ufeff"))
+    return _sniff_text(decode_bytes(head).lstrip("\ufeff"), complete=len(head) < SNIFF_BYTES)
 
 
-def _sniff_text(text: str) -> str | None:
+def _sniff_text(text: str, complete: bool) -> str | None:
     if _MBOX_FROM.match(text):
         return ".mbox"
     if _is_mail_header(text):
         return ".eml"
-    if _JSON_START.match(text):
+    if _looks_like_json(text, complete):
         return ".json"
     if _HTML_START.match(text):
         return ".html"
@@ -256,6 +258,20 @@ def _sniff_text(text: str) -> str | None:
     if body and _ORG_START.match(body[0]):
         return ".org"
     return None
+
+
+def _looks_like_json(text: str, complete: bool) -> bool:
+    """A whole small file must parse; the head of a big one must open an object or a list
+    of objects, lists or strings (`[1] Smith, J.` is a reference list, not JSON)."""
+    if not _JSON_START.match(text):
+        return False
+    if complete:
+        try:
+            json.loads(text)
+        except (ValueError, RecursionError):
+            return False
+        return True
+    return _JSON_CONTAINER.match(text) is not None
 
 
 def _is_mail_header(text: str) -> bool:
