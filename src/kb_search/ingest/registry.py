@@ -90,6 +90,10 @@ CODE_LANGUAGES: dict[str, str] = {
     ".scala": "scala",
     ".lua": "lua",
     ".sql": "sql",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".toml": "toml",
+    ".json": "json",
     ".ini": "ini",
     ".cfg": "ini",
     ".mk": "make",
@@ -148,11 +152,6 @@ FORMATS: list[Format] = [
     Format("email", "mail:parse_eml_source", frozenset({".eml"})),
     Format("email", "mail:parse_mbox_source", frozenset({".mbox", ".mbx"})),
     Format("csv", "delimited:parse_delimited_source", frozenset({".csv", ".tsv", ".tab"})),
-    # Config files stay "code" in the language of their syntax (`lang:yaml` keeps working),
-    # chunked by key path.
-    Format("code", "config:parse_json_source", frozenset({".json"}), language="json"),
-    Format("code", "config:parse_yaml_source", frozenset({".yaml", ".yml"}), language="yaml"),
-    Format("code", "config:parse_toml_source", frozenset({".toml"}), language="toml"),
     Format("code", "python_code:parse_python_source", frozenset({".py", ".pyi", ".pyw"}),
            language="python"),
     Format("pdf", "pdf:parse_pdf_source", frozenset({".pdf"})),
@@ -162,6 +161,11 @@ FORMATS: list[Format] = [
     Format("pptx", "docling:parse_office_source", frozenset({".pptx"})),
     Format("xlsx", "docling:parse_office_source", frozenset({".xlsx"})),
     *_code_formats(),
+    # Config files stay "code" in the language of their syntax (`lang:yaml` keeps working) but
+    # are chunked by key path; registered after the code formats, so these win the extension.
+    Format("code", "config:parse_json_source", frozenset({".json"}), language="json"),
+    Format("code", "config:parse_yaml_source", frozenset({".yaml", ".yml"}), language="yaml"),
+    Format("code", "config:parse_toml_source", frozenset({".toml"}), language="toml"),
 ]  # fmt: skip
 
 _BY_EXTENSION: dict[str, Format] = {}

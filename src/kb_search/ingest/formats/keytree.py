@@ -59,8 +59,7 @@ class _Packer:
     chunks: list[ParsedChunk] = field(default_factory=list)
 
     def emit(self, node: KeyNode, root: bool = False) -> None:
-        size = self.count(self.text[node.start : node.end])
-        if size <= self.settings.max_tokens:
+        if self.size(node.start, node.end) <= self.settings.max_tokens:
             self.add(node.start, node.end, heading_of([node]))
             return
         kids = self.children_of(node)
@@ -69,13 +68,14 @@ class _Packer:
             return
         group: list[KeyNode] = []
         total = 0
-        # With gaps kept, comments between keys go with the key after them (and a file's
-        # opening comment with its first key).
+        # Sizes include the text between siblings (separators, comments), so that a packed
+        # group never exceeds the budget. With gaps kept, that text goes in the chunk too:
+        # comments travel with the key after them (a file's opening comment with its first).
         gap_start = node.start if root else kids[0].start
         for kid in kids:
+            kid_size = self.size(gap_start, kid.end)
             start = gap_start if self.keep_gaps else kid.start
             gap_start = kid.end
-            kid_size = self.count(self.text[start : kid.end])
             if kid_size > self.settings.max_tokens:
                 self.flush(group)
                 group, total = [], 0
@@ -88,6 +88,16 @@ class _Packer:
             group.append(kid if start == kid.start else replace(kid, start=start))
             total += kid_size
         self.flush(group)
+
+    def size(self, start: int, end: int) -> int:
+        """Tokens in text[start:end], or just "over budget" for a span that cannot fit: a
+        word piece never covers more than 4 non-space characters, so a span with more than
+        4 x max_tokens of them is over budget without counting (keeps big files linear)."""
+        span = self.text[start:end]
+        dense = len(span) - sum(span.count(space) for space in " \n\t\r")
+        if dense > 4 * self.settings.max_tokens:
+            return self.settings.max_tokens + 1
+        return self.count(span)
 
     def flush(self, group: list[KeyNode]) -> None:
         if group:
