@@ -57,7 +57,7 @@ def test_yaml_chunks_follow_key_paths(tmp_path):
     # The file's opening comment travels with the first key; small keys are packed together.
     assert document.chunks[0].text.startswith("# Helm values for the web chart.")
     assert headings[0] == "replicaCount, image"
-    assert "containers > web > env > [0], [1]" in headings  # list items packed in pairs
+    assert "containers > web > env > [0] … [3]" in headings  # list items packed up to the budget
     assert any(h.startswith("containers > worker") for h in headings)
     assert headings[-1] == "service"
     assert all(c.token_count <= SMALL.max_tokens for c in document.chunks)

@@ -2,9 +2,9 @@
 
 A document is a tree of keyed spans of the file's text. A span that fits the token budget
 is one chunk headed by its key path ("spec > template > containers"); one that does not is
-opened and its children packed in order (small neighbours together, until the group reaches
-min_tokens); a leaf too big to fit is cut at line boundaries. Chunk text is always the file's
-own text, so line ranges are exact.
+opened and its children packed in order (top-level keys merged until a group reaches
+min_tokens, deeper ones packed up to max_tokens); a leaf too big to fit is cut at lines.
+Chunk text is always the file's own text, so line ranges are exact.
 """
 
 from __future__ import annotations
@@ -82,7 +82,10 @@ class _Packer:
                 self.emit(kid)
                 continue
             too_big = total + kid_size > self.settings.max_tokens
-            if group and (too_big or total >= self.settings.min_tokens):
+            # Top-level keys are like sections: one that reached min_tokens stands alone with
+            # its own heading. Inside a value too big to keep whole they are like paragraphs:
+            # packed up to the budget.
+            if group and (too_big or (root and total >= self.settings.min_tokens)):
                 self.flush(group)
                 group, total = [], 0
             group.append(kid if start == kid.start else replace(kid, start=start))
