@@ -120,3 +120,13 @@ def test_a_sniffed_file_is_parsed_by_its_format(tmp_path):
     path.write_text('{"server": {"port": 8080}}')
     document = parse_file(path, ChunkSettings())
     assert (document.doc_type, document.language) == ("code", "json")
+
+
+def test_a_file_named_explicitly_with_an_unknown_extension_is_sniffed(tmp_path):
+    path = tmp_path / "message.out"
+    path.write_bytes((MAIL + "Subject: Saved mail\n\nHello.\n").encode())
+    assert detect_type(path) is None  # not picked up when walking a folder
+    assert parse_file(path, ChunkSettings()).doc_type == "email"  # but read as what it is
+    script = tmp_path / "deploy.v2"
+    script.write_text("#!/bin/sh\necho hi\n")
+    assert parse_file(script, ChunkSettings()).language == "bash"
