@@ -8,7 +8,7 @@ from email.message import EmailMessage
 import pytest
 
 from kb_search.ingest import parse_file
-from kb_search.models import ChunkSettings
+from kb_search.models import ChunkSettings, IngestError
 
 PNG = bytes(range(256)) * 40  # binary: its base64 must never reach a chunk
 
@@ -126,8 +126,13 @@ def test_odd_eml_files_do_not_crash(tmp_path, data):
     try:
         document = parse_file(path, ChunkSettings())
     except Exception as exc:  # noqa: BLE001 - the contract: IngestError or a document
-        from kb_search.models import IngestError
-
         assert isinstance(exc, IngestError)
     else:
         assert document.doc_type == "email"
+
+
+def test_mail_over_the_size_cap_is_refused(tmp_path):
+    path = tmp_path / "big.eml"
+    path.write_bytes(budget_mail().as_bytes())
+    with pytest.raises(IngestError, match="file too large"):
+        parse_file(path, ChunkSettings(), max_bytes=1000)

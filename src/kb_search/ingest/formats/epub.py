@@ -47,7 +47,8 @@ def parse_epub(source: Source) -> ParsedDocument:
     document.title = metadata.pop("title", "") or document.title
     document.doc_type = "epub"
     document.language = metadata.pop("language", None) or None
-    document.tags = metadata.pop("subjects", [])  # type: ignore[assignment]
+    subjects = metadata.pop("subjects", [])
+    document.tags = [str(s) for s in subjects] if isinstance(subjects, list) else []
     document.page_count = chapters or None
     document.metadata = {**metadata, "page_unit": "chapter"}
     return document

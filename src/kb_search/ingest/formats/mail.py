@@ -43,7 +43,11 @@ class _Message:
 
 
 def parse_eml(source: Source) -> ParsedDocument:
-    data = _read(source)
+    _check_size(source)
+    try:
+        data = source.path.read_bytes()
+    except OSError as exc:
+        raise IngestError(f"cannot read file: {exc.strerror or exc}") from exc
     message = BytesParser(policy=policy.default).parsebytes(data)
     parsed = _message(message, source, page=None)
     headers = parsed.headers
@@ -61,7 +65,7 @@ def parse_eml(source: Source) -> ParsedDocument:
 
 
 def parse_mbox(source: Source) -> ParsedDocument:
-    _read(source, keep=False)  # the size check
+    _check_size(source)
     try:
         box = mailbox.mbox(source.path, create=False)
         keys = box.keys()
@@ -88,16 +92,14 @@ def parse_mbox(source: Source) -> ParsedDocument:
     )
 
 
-def _read(source: Source, keep: bool = True) -> bytes:
+def _check_size(source: Source) -> None:
     try:
         size = source.path.stat().st_size
-        if size > source.max_bytes:
-            raise IngestError(
-                f"file too large: {size / 1e6:.1f} MB > cap {source.max_bytes / 1e6:g} MB"
-            )
-        return source.path.read_bytes() if keep else b""
     except OSError as exc:
         raise IngestError(f"cannot read file: {exc.strerror or exc}") from exc
+    if size > source.max_bytes:
+        cap = source.max_bytes / 1e6
+        raise IngestError(f"file too large: {size / 1e6:.1f} MB > cap {cap:g} MB")
 
 
 def _message(message: Message, source: Source, page: int | None) -> _Message:

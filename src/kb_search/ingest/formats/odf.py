@@ -86,7 +86,8 @@ def parse_odf(source: Source) -> ParsedDocument:
     document.title = str(title or default_title)
     document.doc_type = kind
     document.language = str(info.pop("language", "")) or None
-    document.tags = info.pop("keywords", [])  # type: ignore[assignment]
+    keywords = info.pop("keywords", [])
+    document.tags = [str(k) for k in keywords] if isinstance(keywords, list) else []
     document.page_count = pages or None
     if kind in ("ods", "odp"):
         info["page_unit"] = "sheet" if kind == "ods" else "slide"
