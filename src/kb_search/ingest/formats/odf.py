@@ -151,10 +151,14 @@ def _blocks(element: ElementTree.Element, walk: _Walk, depth: int = 0) -> None:
             _blocks(child, walk, depth)
 
 
-def _frames(paragraph: ElementTree.Element, walk: _Walk) -> None:
-    """Text boxes anchored in a paragraph hold paragraphs and tables of their own."""
-    for frame in paragraph.iter(FRAME):
-        _blocks(frame, walk)
+def _frames(element: ElementTree.Element, walk: _Walk) -> None:
+    """Text boxes anchored in a paragraph hold paragraphs and tables of their own (a frame
+    inside one of those is reached through it, not again from here)."""
+    for child in element:
+        if child.tag == FRAME:
+            _blocks(child, walk)
+        else:
+            _frames(child, walk)
 
 
 def _list(element: ElementTree.Element, walk: _Walk, depth: int) -> None:
