@@ -291,3 +291,13 @@ def test_an_archive_missing_its_content_says_which_member(tmp_path):
                      {"content.xml": "<office:document-content"})  # fmt: skip
     with pytest.raises(IngestError, match="content.xml is not valid XML"):
         parse_file(path, ChunkSettings())
+
+
+def test_odt_text_boxes_are_read_once(tmp_path):
+    inner = "<draw:frame><draw:text-box><text:p>Inner box</text:p></draw:text-box></draw:frame>"
+    body = (
+        "<office:text><text:p>Figure: <draw:frame><draw:text-box><text:p>Boxed note</text:p>"
+        f"<text:p>{inner}</text:p></draw:text-box></draw:frame></text:p></office:text>"
+    )
+    document = parse_file(odf(tmp_path / "boxes.odt", "text", body), ChunkSettings())
+    assert document.chunks[0].text == "Figure:\n\nBoxed note\n\nInner box"
