@@ -12,8 +12,8 @@ from kb_search.ingest.registry import (
     Format,
     Source,
     detect_type,
+    format_by_content,
     format_for,
-    shebang_language,
 )
 from kb_search.ingest.tokens import TokenCounter, count_tokens
 from kb_search.models import ChunkSettings, EmptyFile, ParsedDocument
@@ -43,10 +43,14 @@ def parse_file(
 
 
 def _by_content(source: Source) -> Format:
-    from kb_search.ingest.registry import _BY_LANGUAGE
-
-    language = shebang_language(source.text()[:SNIFF_BYTES])
-    return _BY_LANGUAGE.get(language, _PLAIN_TEXT) if language else _PLAIN_TEXT
+    """A file named explicitly whose extension is unknown: its first bytes decide (a PDF
+    called `paper.data`, a mail saved as `message.out`), else it is read as text."""
+    try:
+        with source.path.open("rb") as handle:
+            head = handle.read(SNIFF_BYTES)
+    except OSError:
+        return _PLAIN_TEXT  # reading the text gives the one-line reason
+    return format_by_content(head) or _PLAIN_TEXT
 
 
 __all__ = ["SUPPORTED_EXTENSIONS", "Source", "detect_type", "format_for", "parse_file"]
