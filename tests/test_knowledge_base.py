@@ -85,8 +85,10 @@ def test_similar_remove_tag_document_chunk(kb, tmp_path):
     assert kb.remove([str(doc.document_id)]) == [doc.document_id]
     with pytest.raises(NotFound):
         kb.document(str(doc.document_id))
-    with pytest.raises(UserInputError, match="chunk id is a number"):
+    with pytest.raises(UserInputError, match="chunk id must be a number like 42"):
         kb.chunk("٣")
+    with pytest.raises(UserInputError, match="no chunk id '99999999999999999999'"):
+        kb.chunk("99999999999999999999")
 
 
 def test_an_explicit_other_model_is_a_model_error_not_a_db_error(kb, tmp_path):

@@ -93,12 +93,12 @@ class KnowledgeBase:
                 self._readers.append(conn)
         return conn
 
-    def writer(self, create: bool = False) -> db.Connection:
+    def writer(self, create: bool = False, adopt_empty: bool = False) -> db.Connection:
         """The one writing connection (opened on first use; migrates the file)."""
         if self._writer is None:
             if create:
                 self.config.data_dir.mkdir(parents=True, exist_ok=True)
-            self._writer = db.connect(self.db_path, create=create)
+            self._writer = db.connect(self.db_path, create=create, adopt_empty=adopt_empty)
         return self._writer
 
     def close(self) -> None:
@@ -287,7 +287,7 @@ class KnowledgeBase:
 
         if model:
             self.config.values["model"], self.config.sources["model"] = model, "flag"
-        conn = self.writer(create=True)
+        conn = self.writer(create=True, adopt_empty=True)
         embedder = self._writing_embedder(conn)
         bind(conn, embedder)
         info = stats(conn, self.db_path)
@@ -331,15 +331,17 @@ class KnowledgeBase:
         options = self.add_options(workers, tags=list(tags), doc_type=doc_type)
         conn = self.writer(create=True)
         vectors = self._writing_vectors(conn, options)
-        return add_paths(
+        log = ErrorLog(self.error_log)
+        summary = add_paths(
             conn,
             list(paths),
             options,
-            error_log=ErrorLog(self.error_log),
+            error_log=log,
             vectors=vectors,
             on_start=progress.start,
             on_file=lambda _path: progress.advance(1),
         )
+        return _with_log_problem(summary, log)
 
     def sync(
         self,
@@ -355,15 +357,17 @@ class KnowledgeBase:
         progress = progress or NoProgress()
         options = self.add_options(workers)
         conn = self.writer()
-        return sync(
+        log = ErrorLog(self.error_log)
+        summary = sync(
             conn,
             list(paths) if paths is not None else None,
             options,
-            error_log=ErrorLog(self.error_log),
+            error_log=log,
             on_start=progress.start,
             on_file=lambda _path: progress.advance(1),
             lazy_vectors=lambda: self._writing_vectors(conn, options),
         )
+        return _with_log_problem(summary, log)
 
     def remove(self, refs: Iterable[str]) -> list[int]:
         """Delete documents by id or path; returns the ids removed."""
@@ -420,8 +424,12 @@ class KnowledgeBase:
         """Every health check: SQLite, schema, integrity, FTS, chunks, sqlite-vec, the model and
         its vectors, and which parsers this install uses."""
         from kb_search.doctor import model_checks, run_checks
+        from kb_search.errors import DBError
 
-        conn = self.writer()
+        try:
+            conn = self.writer()
+        except DBError:
+            conn = self.reader()  # a read-only database: every check that only reads still runs
         return run_checks(conn, model_checks(conn, self._model_choice(), self.embedder_for))
 
     def eval(
@@ -482,7 +490,12 @@ class KnowledgeBase:
 
     @staticmethod
     def _chunk_id(ref: str | int) -> int:
-        text = str(ref).strip()
-        if not (text.isascii() and text.isdigit()):
-            raise UserInputError(f"a chunk id is a number, got {str(ref)!r}")
-        return int(text)
+        from kb_search.sanitize import parse_id
+
+        return parse_id(ref, "chunk id")
+
+
+def _with_log_problem(summary: Any, log: Any) -> Any:
+    if log.problem:
+        summary.notes.append(f"{log.problem}; the failures are in this summary only")
+    return summary

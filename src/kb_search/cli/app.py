@@ -109,6 +109,7 @@ def common_options(fn: Callable) -> Callable:
     @functools.wraps(fn)
     def wrapper(ctx: click.Context, data_dir, db_path, config_path, **kwargs):
         from kb_search.errors import KbError
+        from kb_search.store.db import DatabaseError, explain
 
         root = ctx.find_root()
         flags = dict(root.meta.get("kb.flags", {}))
@@ -121,18 +122,28 @@ def common_options(fn: Callable) -> Callable:
             return fn(app, **kwargs)
         except KbError as exc:
             raise UserError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from exc
+        except DatabaseError as exc:
+            known = explain(exc)
+            if known is None and os.environ.get("KB_DEBUG"):
+                raise
+            raise (UserError(str(known)) if known else _internal(exc)) from exc
         except (click.ClickException, click.exceptions.Exit, click.Abort, KeyboardInterrupt):
             raise
         except Exception as exc:
             if os.environ.get("KB_DEBUG"):
                 raise
-            message = f"internal error: {type(exc).__name__}: {exc}".splitlines()[0]
-            raise UserError(f"{message} (set KB_DEBUG=1 for a traceback)") from exc
+            raise _internal(exc) from exc
         finally:
             if app is not None:
                 app.close()
 
     return wrapper
+
+
+def _internal(exc: Exception) -> UserError:
+    """A bug, not a user error: one line (the traceback with KB_DEBUG=1)."""
+    message = f"internal error: {type(exc).__name__}: {exc}".splitlines()[0]
+    return UserError(f"{message} (set KB_DEBUG=1 for a traceback)")
 
 
 def emit(data: Any, fmt: str, human: Callable[[], str]) -> None:

@@ -20,16 +20,16 @@ def show(app: App, ref: str, fmt: str | None) -> None:
 
 
 @click.command()
-@click.argument("chunk_id", type=int)
+@click.argument("chunk_id")
 @click.option("--context", type=click.IntRange(min=0, max=50), default=0, show_default=True)
 @click.option("--format", "fmt", type=FORMATS)
 @common_options
-def chunk(app: App, chunk_id: int, context: int, fmt: str | None) -> None:
+def chunk(app: App, chunk_id: str, context: int, fmt: str | None) -> None:
     """One chunk with `--context N` neighbours on each side."""
     from kb_search.cli.render import chunk_header
 
     chunks = app.kb().chunk(chunk_id, context)
-    data = {"chunk_id": chunk_id, "chunks": [c.to_dict() for c in chunks]}
+    data = {"chunk_id": int(chunk_id), "chunks": [c.to_dict() for c in chunks]}
 
     def human() -> str:
         return "\n\n".join(f"{chunk_header(c)}\n{c.text}" for c in chunks)

@@ -12,7 +12,8 @@ from typing import Protocol
 from kb_search.ingest.walk import IGNORE_FILE, Found, IgnoreRules, WalkError, rel_path_for, walk
 from kb_search.ingest.workers import Outcome, ParseJob, ParserPool, make_counter, parse_one
 from kb_search.models import ChunkSettings, IngestError, ParsedDocument
-from kb_search.store.db import Connection, DatabaseError, set_meta, transaction
+from kb_search.sanitize import log_field, path_text
+from kb_search.store.db import Connection, DatabaseError, explain, set_meta, transaction
 from kb_search.store.documents import DocumentRecord, content_hash, touch_document, write_document
 
 ERROR_LOG = "ingest-errors.log"
@@ -76,19 +77,27 @@ class AddSummary:
 
 
 class ErrorLog:
-    """Appends one tab-separated line per failure to <data_dir>/ingest-errors.log."""
+    """Appends one tab-separated line per failure to <data_dir>/ingest-errors.log.
+
+    Fields are escaped (one failure is always one line). A log that cannot be written (read-only,
+    disk full) never stops the batch: the failures stay in the summary, and `problem` says why
+    the log has not got them."""
 
     def __init__(self, path: Path | None):
         self.path = path
+        self.problem: str | None = None
 
     def write(self, failure: Failure) -> None:
-        if self.path is None:
+        if self.path is None or self.problem is not None:
             return
         stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         reason = " ".join(failure.reason.split())
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.path.open("a", encoding="utf-8") as fh:
-            fh.write(f"{stamp}\t{failure.path}\t{reason}\n")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a", encoding="utf-8") as fh:
+                fh.write(f"{stamp}\t{log_field(failure.path)}\t{log_field(reason)}\n")
+        except OSError as exc:
+            self.problem = f"cannot write {self.path}: {exc.strerror or exc}"
 
 
 class VectorSource(Protocol):
@@ -151,7 +160,12 @@ class BatchWriter:
             try:
                 write_document(self.conn, item.record, item.parsed, self.tags, self.doc_type, vecs)
             except (DatabaseError, ValueError, UnicodeError) as exc:
-                # The document's transaction rolled back; the batch goes on without it.
+                # The document's transaction rolled back. A full disk, a read-only or damaged
+                # file stops the batch (every next document would fail the same way); any
+                # other error fails this one document and the batch goes on.
+                stop = explain(exc) if isinstance(exc, DatabaseError) else None
+                if stop is not None:
+                    raise stop from exc
                 if self.on_error is None:
                     raise
                 self.on_error(item.record, f"cannot store: {type(exc).__name__}: {exc}")
@@ -166,7 +180,7 @@ def remember_roots(conn: Connection, paths: Iterable[Path]) -> None:
         for path in paths:
             conn.execute(
                 "INSERT OR IGNORE INTO roots(path, added_at) VALUES (?, ?)",
-                (str(Path(path).expanduser().resolve()), time.time()),
+                (path_text(Path(path).expanduser().resolve()), time.time()),
             )
 
 
@@ -194,14 +208,14 @@ def candidates(
     explicit = {Path(p).expanduser().resolve() for p in paths if Path(p).is_file()}
     for item in walk(paths, follow_symlinks=options.follow_symlinks):
         if isinstance(item, WalkError):
-            failures.append(Failure(str(item.path), item.reason))
+            failures.append(Failure(path_text(item.path), item.reason))
         elif item.path in explicit or detect_type(item.path) is not None:
             if item.path in explicit and roots:
                 item.root = deepest_root(item.path, roots) or item.root
                 # `kb sync` would drop it again: say so now instead.
                 if item.root != item.path.parent and IgnoreRules(item.root).ignored_path(item.path):
                     failures.append(
-                        Failure(str(item.path), f"ignored by {IGNORE_FILE} in {item.root}")
+                        Failure(path_text(item.path), f"ignored by {IGNORE_FILE} in {item.root}")
                     )
                     continue
             found.append(item)
@@ -280,7 +294,7 @@ def ingest_files(
             on_file(path)
 
     def fail(path: Path, reason: str) -> None:
-        failure = Failure(str(path), reason)
+        failure = Failure(path_text(path), reason)
         summary.failed.append(failure)
         log.write(failure)
         tick(path)
@@ -362,7 +376,7 @@ def check_file(conn: Connection, item: Found, options: AddOptions) -> Candidate 
         stat = path.stat()
     except OSError as exc:
         raise IngestError(f"cannot stat file: {exc.strerror or exc}") from exc
-    key = str(path)
+    key = path_text(path)
     row = conn.execute(
         "SELECT id, content_hash, size, mtime, chunking FROM documents WHERE path = ?", (key,)
     ).fetchone()

@@ -30,6 +30,7 @@ from kb_search.ingest.pipeline import (
     load_roots,
 )
 from kb_search.ingest.walk import Found, IgnoreRules, WalkError, rel_path_for, walk_tree
+from kb_search.sanitize import path_text
 from kb_search.store.db import Connection
 from kb_search.store.documents import (
     content_hash,
@@ -51,6 +52,7 @@ class SyncSummary:
     chunks: int = 0
     seconds: float = 0.0
     missing_roots: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> int:
@@ -76,6 +78,7 @@ class SyncSummary:
             "failed": [f.__dict__ for f in self.failed],
             "chunks": self.chunks,
             "missing_roots": self.missing_roots,
+            "notes": self.notes,
             "seconds": round(self.seconds, 3),
         }
 
@@ -138,12 +141,12 @@ def scan(
     for given in paths:
         path = _abs(given)
         root = deepest_root(path, roots)
-        prefix = str(path) + "/"
+        prefix = path_text(path) + "/"
         if path.is_dir() or (not path.exists() and any(p.startswith(prefix) for p in rows)):
             if root is None:
                 raise SyncError(f"{given} was never added: run `kb add {given}` first")
             _scan_dir(root, path, roots, follow_symlinks, result, summary)
-        elif not path.exists() and str(path) not in rows and root is None:
+        elif not path.exists() and path_text(path) not in rows and root is None:
             # A deleted file the index knows is a deletion to apply; this is neither.
             raise SyncError(f"{given} does not exist and is not in the index")
         else:
@@ -168,18 +171,18 @@ def _scan_dir(
     nested = [r for r in roots if root in r.parents]
     for item in walk_tree(root, start, follow_symlinks=follow_symlinks):
         if isinstance(item, WalkError):
-            summary.failed.append(Failure(str(item.path), item.reason))
-            result.protected.append(str(item.path))
+            summary.failed.append(Failure(path_text(item.path), item.reason))
+            result.protected.append(path_text(item.path))
             continue
         if nested:
             item.root = deepest_root(item.path, roots) or root
-        result.seen[str(item.path)] = item
+        result.seen[path_text(item.path)] = item
 
 
 def _scan_file(
     path: Path, root: Path | None, rows: dict[str, Row], result: Scan, guard: bool
 ) -> None:
-    key = str(path)
+    key = path_text(path)
     if (guard and not path.parent.is_dir()) or (root is not None and not root.is_dir()):
         return  # on a drive that is not mounted, say: keep its documents
     result.exact.add(key)
@@ -301,7 +304,7 @@ def _drop_touched(
     mtime and leave them out, so that the model is not even loaded for them."""
     still = []
     for item in changed:
-        row = rows[str(item.path)]
+        row = rows[path_text(item.path)]
         if item.size == row.size:
             try:
                 same = content_hash(item.path.read_bytes()) == row.content_hash
@@ -321,22 +324,24 @@ def _apply_renames(
     summary: SyncSummary,
     on_file: Callable[[Path], None] | None,
 ) -> list[Found]:
-    """Move documents in place; returns the files that must be ingested after all."""
+    """Move documents in place; returns the files that must be ingested after all (those
+    another writer took, and those whose title was their old file name)."""
     left = []
     for old_path, row, item in renames:
-        if move_document(
+        moved = move_document(
             conn,
             row.id,
             old_path,
-            str(item.path),
+            path_text(item.path),
             rel_path_for(item.path, item.root),
             item.size,
             item.mtime,
-        ):
+        )
+        if moved:
             summary.renamed += 1
             if on_file:
                 on_file(item.path)
-        else:
+        if moved != "moved":
             left.append(item)
     return left
 

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pathspec
 
+from kb_search.sanitize import path_text
+
 IGNORE_FILE = ".kbignore"
 DEFAULT_IGNORED_DIRS = frozenset(
     {
@@ -151,8 +153,8 @@ def rel_path_for(path: Path, root: Path) -> str:
     try:
         below = path.relative_to(root)
     except ValueError:
-        return path.name
-    return (Path(root.name) / below).as_posix() if root.name else below.as_posix()
+        return path_text(path.name)
+    return path_text((Path(root.name) / below).as_posix() if root.name else below.as_posix())
 
 
 def walk(paths: list[Path], follow_symlinks: bool = False) -> Iterator[Found | WalkError]:

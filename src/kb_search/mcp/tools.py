@@ -279,10 +279,10 @@ def register_resources(server: Any, kb: KnowledgeBase) -> None:
         mime_type="application/json",
     )
     def document_resource(id: str) -> str:
-        if not id.isdigit():
-            raise ResourceError(f"kb://document/{{id}} takes a numeric document id, not {id!r}")
+        from kb_search.sanitize import parse_id
+
         try:
-            data = document_dict(kb, id, with_chunks=True)
+            data = document_dict(kb, str(parse_id(id, "document id")), with_chunks=True)
         except Exception as exc:  # noqa: BLE001 - a ToolError here becomes a resource error
             raise ResourceError(str(exc)) from exc
         return json.dumps(data, ensure_ascii=False, default=str)

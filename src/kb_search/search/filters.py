@@ -45,11 +45,16 @@ def filter_sql(filters: Filters) -> tuple[str, list[Any]]:
 
 
 def _timestamp(date: str) -> float:
-    """An ISO date or datetime (local time when no zone is given) as a Unix timestamp."""
+    """An ISO date or datetime (local time when no zone is given) as a Unix timestamp; dates
+    the platform cannot convert (year 1, year 9999) are before or after every file."""
     try:
-        return datetime.fromisoformat(date.strip()).timestamp()
+        moment = datetime.fromisoformat(date.strip())
     except ValueError as exc:
         raise SearchError(f"not a date: {date!r} (use YYYY-MM-DD)") from exc
+    try:
+        return moment.timestamp()
+    except (OverflowError, OSError, ValueError):
+        return float("-inf") if moment.year < 1970 else float("inf")
 
 
 def allowed_chunks(conn: Connection, filters: Filters) -> set[int] | None:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kb_search.errors import SearchError
+from kb_search.sanitize import valid_text
 from kb_search.search.filters import excluded_chunks
 from kb_search.search.fusion import complete_breakdown, fuse, single_leg
 from kb_search.search.legs import LegResult, VectorLeg, first_line, lexical_leg, vector_leg
@@ -61,8 +62,14 @@ def prepare(conn: Connection, query: str, options: SearchOptions) -> Query:
     parsed = parse_query(query)
     if parsed.fts_expression() is None and not parsed.text.strip():
         raise SearchError("nothing to search for: the query has no words")
-    filters = options.filters.merged(parsed.filters)
-    return Query(query, parsed, filters, excluded_chunks(conn, parsed))
+    filters = options.filters.merged(parsed.filters).cleaned()
+    try:
+        excluded = excluded_chunks(conn, parsed)
+    except OperationalError as exc:
+        raise SearchError(
+            f"cannot apply the exclusions ({first_line(exc)}): check the index with `kb doctor`"
+        ) from exc
+    return Query(query, parsed, filters, excluded)
 
 
 def retrieve(
@@ -166,6 +173,7 @@ def search(
 ) -> SearchResponse:
     """Run one query through every stage."""
     start = clock()
+    query = valid_text(query)
     prepared = prepare(conn, query, options)
     timings: dict[str, float] = {}
     legs = retrieve(conn, prepared, options, vector, vector_unavailable, timings)

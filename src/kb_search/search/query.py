@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 
 from kb_search.cjk import CJK_CHARS, has_cjk
+from kb_search.sanitize import valid_text
 
 FILTER_KEYS = {
     "type": "types",
@@ -118,6 +119,19 @@ class Filters:
             after=[*self.after, *other.after],
             before=[*self.before, *other.before],
         )
+
+    def cleaned(self) -> Filters:
+        """The same filters with every value valid text (stripped), path globs checked."""
+        clean = {
+            name: [valid_text(v).strip() for v in getattr(self, name) if valid_text(v).strip()]
+            for name in ("types", "tags", "paths", "languages", "after", "before")
+        }
+        if clean["paths"]:
+            from kb_search.store.globs import check_glob
+
+            for pattern in clean["paths"]:
+                check_glob(pattern)
+        return Filters(**clean)
 
     def is_empty(self) -> bool:
         return not (

@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,61 +22,9 @@ IntegrityError = sqlite.IntegrityError
 BUSY_TIMEOUT_MS = 30_000
 
 
-
-
-def glob_to_regex(pattern: str) -> str:
-    """Path glob where `*` stays inside one path segment and `**` crosses them."""
-    out, i = [], 0
-    while i < len(pattern):
-        ch = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-            continue
-        if pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
-        if ch == "*":
-            out.append("[^/]*")
-        elif ch == "?":
-            out.append("[^/]")
-        elif ch == "[":
-            end = pattern.find("]", i + 1)
-            if end == -1:
-                out.append(re.escape(ch))
-            else:
-                body = pattern[i + 1 : end].replace("\\", "\\\\")
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                out.append(f"[{body}]")
-                i = end
-        else:
-            out.append(re.escape(ch))
-        i += 1
-    return "".join(out)
-
-
-_glob_cache: dict[str, re.Pattern[str]] = {}
-
-
-def path_matches(pattern: str, rel_path: str, abs_path: str) -> bool:
-    """A pattern without `/` matches the file name; `/x` the absolute path; else the path
-    relative to its root, or any trailing part of the absolute path."""
-    rx = _glob_cache.get(pattern)
-    if rx is None:
-        rx = _glob_cache.setdefault(pattern, re.compile(glob_to_regex(pattern) + r"\Z"))
-    if "/" not in pattern:
-        return bool(rx.match(abs_path.rsplit("/", 1)[-1]))
-    if pattern.startswith("/"):
-        return bool(rx.match(abs_path))
-    if rx.match(rel_path):
-        return True
-    parts = abs_path.split("/")
-    return any(rx.match("/".join(parts[i:])) for i in range(1, len(parts)))
-
-
 def _sql_path_match(pattern: str, rel_path: str, abs_path: str) -> int:
+    from kb_search.store.globs import path_matches
+
     return int(path_matches(pattern, rel_path or "", abs_path or ""))
 
 
@@ -140,12 +87,19 @@ def _configure(conn: Connection) -> None:
     load_vec_extension(conn)
 
 
-def connect(path: Path | str, readonly: bool = False, create: bool = False) -> Connection:
-    """Open the DB. Writers migrate it; readers open it read-only and never write."""
+def connect(
+    path: Path | str, readonly: bool = False, create: bool = False, adopt_empty: bool = False
+) -> Connection:
+    """Open the DB. Writers migrate it; readers open it read-only and never write.
+
+    `create` makes a missing file; an existing empty file is made a kb database only with
+    `adopt_empty` (`kb init`), and a file of another program never is."""
     path = Path(path) if str(path) != ":memory:" else path
     if isinstance(path, Path):
         if not path.exists() and not create:
             raise DBError(f"no database at {path}: run `kb init` (or pass --db)")
+        if path.exists() and not readonly:
+            _check_writable(path, adopt_empty)
         if create:
             path.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -168,6 +122,11 @@ def connect(path: Path | str, readonly: bool = False, create: bool = False) -> C
             f"database schema v{version} is older than this kb (v{len(MIGRATIONS)}):"
             " run `kb init` once to upgrade it"
         )
+    if version == 0 and isinstance(path, Path) and _foreign(conn):
+        conn.close()
+        raise DBError(
+            f"{path} is not a kb database (it holds another program's tables): pass another --db"
+        )
     if not readonly:
         if create and isinstance(path, Path):
             # New files and ingests use WAL (readers never block); other writers keep the
@@ -178,6 +137,47 @@ def connect(path: Path | str, readonly: bool = False, create: bool = False) -> C
     return conn
 
 
+def _check_writable(path: Path, adopt_empty: bool) -> None:
+    if path.is_file() and path.stat().st_size == 0 and not adopt_empty:
+        raise DBError(
+            f"{path} is an empty file, not a kb database: `kb init --db {path}` makes it one"
+        )
+    for target in (path, path.parent):
+        if not os.access(target, os.W_OK):
+            raise DBError(
+                f"{target} is read-only: writing needs write access to the database and its"
+                " folder (reading commands still work)"
+            )
+
+
+def _foreign(conn: Connection) -> bool:
+    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    return bool(names) and "meta" not in names
+
+
+_SQLITE_PROBLEMS = (
+    ("readonly database", "the database is read-only here: writing needs write access to it and"
+     " its folder (reading commands still work)"),
+    ("database or disk is full", "the disk is full: free some space and run the command again;"
+     " everything written before is kept"),
+    ("database is locked",
+     "the database stayed busy (another kb kept writing for 30 s): try again"),
+    ("disk i/o error", "the disk reported an I/O error: check it, then run `kb doctor`"),
+    ("malformed",
+     "the database file is damaged: run `kb doctor`; `kb export` saves what is readable"),
+    ("not a database", "this file is not a kb database (or it is damaged): check --db"),
+)  # fmt: skip
+
+
+def explain(exc: BaseException) -> DBError | None:
+    """A DBError that says what to do, for the SQLite errors a user can meet; else None."""
+    text = str(exc).lower()
+    for needle, message in _SQLITE_PROBLEMS:
+        if needle in text:
+            return DBError(message)
+    return None
+
+
 @contextmanager
 def transaction(conn: Connection) -> Iterator[Connection]:
     """One write transaction; BEGIN IMMEDIATE so a second writer waits, not deadlocks."""
@@ -185,7 +185,10 @@ def transaction(conn: Connection) -> Iterator[Connection]:
     try:
         yield conn
     except BaseException:
-        conn.execute("ROLLBACK")
+        # SQLite rolls back by itself on some errors (a full disk): roll back only what is
+        # still open, so the original error is the one reported.
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
 

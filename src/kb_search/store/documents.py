@@ -195,12 +195,14 @@ def move_document(
     rel_path: str,
     size: int,
     mtime: float,
-) -> bool:
+) -> str | None:
     """Point a document at its new path in one transaction; chunks and vectors stay.
 
-    A title that was the file's name follows the rename. The FTS `path` column is rebuilt
-    from the new rel_path (external-content FTS must delete with the old values first).
-    False when another writer got there first (the new path is indexed, the old one gone).
+    The FTS `path` column is rebuilt from the new rel_path (external-content FTS must delete
+    with the old values first). Returns "moved"; "retitled" when the title was the file's name,
+    which the chunks' embedding text includes: the document is then marked changed so that the
+    caller re-ingests it (same id) and its chunks and vectors become what a fresh ingest gives.
+    None when another writer got there first (the new path is indexed, the old one gone).
     """
     old, new = PurePath(old_path), PurePath(new_path)
     with transaction(conn):
@@ -209,20 +211,18 @@ def move_document(
         ).fetchone()
         taken = conn.execute("SELECT 1 FROM documents WHERE path = ?", (new_path,)).fetchone()
         if row is None or row[0] != old_path or taken:
-            return False
-        title = row[1]
-        if title == old.name:
-            title = new.name
-        elif title == old.stem:
-            title = new.stem
+            return None
+        retitled = row[1] in (old.name, old.stem) and old.name != new.name
         _fts_delete(conn, document_id)
+        # A retitled document looks changed (no hash, an impossible mtime) until re-ingested.
         conn.execute(
-            "UPDATE documents SET path = ?, rel_path = ?, size = ?, mtime = ?, title = ?,"
-            " indexed_at = ? WHERE id = ?",
-            (new_path, rel_path, size, mtime, title, time.time(), document_id),
-        )
+            "UPDATE documents SET path = ?, rel_path = ?, size = ?, mtime = ?, indexed_at = ?,"
+            " content_hash = CASE WHEN ? THEN '' ELSE content_hash END WHERE id = ?",
+            (new_path, rel_path, size, -1.0 if retitled else mtime, time.time(), retitled,
+             document_id),
+        )  # fmt: skip
         _fts_insert(conn, document_id)
-    return True
+    return "retitled" if retitled else "moved"
 
 
 def touch_document(conn: Connection, document_id: int, size: int, mtime: float) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kb_search.errors import NotFound  # noqa: F401 - re-exported
+from kb_search.sanitize import SQLITE_MAX_INT
 from kb_search.store.db import Connection, get_meta
 from kb_search.store.records import StoredChunk, document_chunks, document_tags
 from kb_search.vectors import tables
@@ -95,7 +96,7 @@ def _document(row: tuple, tags: list[str]) -> DocumentView:
 def resolve_document_id(conn: Connection, ref: str | int, cwd: Path | None = None) -> int:
     """A document id, an indexed path (absolute or relative to cwd) or a citation path."""
     text = str(ref).strip()
-    if text.isdigit():
+    if text.isascii() and text.isdigit() and int(text) <= SQLITE_MAX_INT:
         row = conn.execute("SELECT id FROM documents WHERE id = ?", (int(text),)).fetchone()
         if row:
             return row[0]
@@ -154,7 +155,7 @@ def list_documents(
     where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
     sql = f"SELECT {_DOC_COLUMNS} FROM documents{where} ORDER BY rel_path, id"
     if limit:
-        sql += f" LIMIT {int(limit)}"
+        sql += f" LIMIT {min(int(limit), SQLITE_MAX_INT)}"
     rows = conn.execute(sql, params).fetchall()
     tags = document_tags(conn, {r[0] for r in rows})
     return [_document(r, tags.get(r[0], [])) for r in rows]

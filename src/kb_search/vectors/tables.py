@@ -141,8 +141,11 @@ def replace_vectors(conn: Connection, table: str, rows: Sequence[tuple[int, byte
 
 
 def delete_document_vectors(conn: Connection, document_id: int) -> None:
-    """Remove a document's vectors from every model's table (before its chunks go)."""
+    """Remove a document's vectors from every model's table (before its chunks go); a table
+    that went missing is skipped (`kb reindex` recreates it)."""
     for table in all_tables(conn):
+        if not table_exists(conn, table):
+            continue
         conn.execute(
             f"DELETE FROM {table.name} WHERE rowid IN"
             " (SELECT id FROM chunks WHERE document_id = ?)",
