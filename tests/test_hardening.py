@@ -283,3 +283,17 @@ def test_a_full_disk_stops_the_batch_cleanly_and_the_rerun_completes(tmp_path):
         summary = kb.add([docs])
         assert summary.added + summary.skipped == 40 and not summary.failed
         assert all(c.ok for c in kb.doctor())
+
+
+def test_a_search_past_its_time_budget_stops_with_one_line(folder, tmp_path):
+    config = load_config(
+        env={"KB_DATA_DIR": str(tmp_path / "data"), "KB_WORKERS": "0", "KB_SEARCH_TIMEOUT": "0"}
+    )
+    for i in range(200):
+        (folder / f"more{i}.md").write_text(f"# More {i}\n\nGit notes, part {i}, and words.\n")
+    with KnowledgeBase(config, embedder=HashEmbedder(), cwd=tmp_path) as kb:
+        kb.add([folder])
+        with pytest.raises(SearchError, match="past its 0 s budget"):
+            kb.search("git", kb.search_options(mode="lexical"))
+        with pytest.raises(SearchError, match="past its 0 s budget"):
+            kb.search("git", kb.search_options())  # no leg could answer in time

@@ -78,6 +78,7 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("search.rrf_k", 60, int, ("KB_RRF_K",), "Reciprocal Rank Fusion constant"),
     Setting("search.reranker", "none", str, ("KB_RERANKER",), "rerank stage (none)"),
+    Setting("search.timeout_s", 10.0, float, ("KB_SEARCH_TIMEOUT",), "a search stops after this"),
     Setting(
         "vectors.index",
         "auto",

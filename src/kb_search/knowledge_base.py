@@ -9,13 +9,14 @@ call one method and render the result; they hold no wiring of their own.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kb_search.config import Config
-from kb_search.errors import ModelUnavailable, UserInputError
+from kb_search.errors import ModelUnavailable, SearchError, UserInputError
 from kb_search.progress import NoProgress, Progress
 from kb_search.store import db
 
@@ -199,6 +200,7 @@ class KnowledgeBase:
     # ---- reading -----------------------------------------------------------------------------
 
     def search(self, query: str, options: SearchOptions) -> SearchResponse:
+        """One query, stopped after `search.timeout_s` so no request can stall the others."""
         from kb_search.search.pipeline import search
 
         if options.mode == "lexical":
@@ -206,7 +208,27 @@ class KnowledgeBase:
         else:
             leg = self.vector_leg()
             vector, why = leg.search, leg.unavailable
-        return search(self.reader(), query, options, vector=vector, vector_unavailable=why)
+        conn = self.reader()
+        budget = self.config["search.timeout_s"]
+        deadline = time.monotonic() + budget
+        late = SearchError(
+            f"the search ran past its {budget:g} s budget and was stopped: narrow it"
+            " (fewer words, a filter) or raise search.timeout_s"
+        )
+        conn.set_progress_handler(lambda: time.monotonic() > deadline, 1000)
+        try:
+            response = search(conn, query, options, vector=vector, vector_unavailable=why)
+        except (db.OperationalError, SearchError) as exc:
+            if time.monotonic() <= deadline:
+                raise
+            raise late from exc
+        finally:
+            conn.set_progress_handler(None, 0)
+        # A leg stopped by the budget reports it in `legs`; with none left, it is an error.
+        legs = response.legs.values()
+        if time.monotonic() > deadline and all(s.startswith("error") for s in legs):
+            raise late
+        return response
 
     def search_options(self, **values: Any) -> SearchOptions:
         """SearchOptions with this KB's defaults for what is not given (None = default)."""

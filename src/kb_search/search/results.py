@@ -140,7 +140,9 @@ def snippets(conn: Connection, expr: str | None, ids: list[int]) -> dict[int, st
     )
     try:
         return {r[0]: r[1] for r in conn.execute(sql, [expr, *ids])}
-    except OperationalError:
+    except OperationalError as exc:
+        if "interrupted" in str(exc):
+            raise
         return {}
 
 
