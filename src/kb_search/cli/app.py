@@ -147,7 +147,10 @@ def _internal(exc: Exception) -> UserError:
 
 
 def emit(data: Any, fmt: str, human: Callable[[], str]) -> None:
+    """Print data as JSON or as text for people; always valid UTF-8."""
+    from kb_search.sanitize import valid_text
+
     if fmt == "json":
-        click.echo(json.dumps(data, ensure_ascii=False, indent=None, default=str))
+        click.echo(valid_text(json.dumps(data, ensure_ascii=False, indent=None, default=str)))
     else:
-        click.echo(human())
+        click.echo(valid_text(human()))

@@ -180,7 +180,7 @@ def register_tools(server: Any, kb: KnowledgeBase) -> None:
     ) -> dict[str, Any]:
         try:
             chunks = kb.chunk(chunk_id, context)
-        except NotFound as exc:
+        except KbError as exc:
             raise _tool_error(f"{exc}: take chunk ids from search results") from exc
         return {"chunk_id": chunk_id, "chunks": [c.to_dict() for c in chunks]}
 

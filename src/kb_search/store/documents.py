@@ -11,6 +11,7 @@ from pathlib import PurePath
 
 from kb_search.cjk import has_cjk
 from kb_search.models import ParsedChunk, ParsedDocument
+from kb_search.sanitize import valid_text
 from kb_search.store.db import Connection, transaction
 from kb_search.vectors.tables import delete_document_vectors, insert_vectors
 
@@ -75,7 +76,7 @@ def _delete_chunk_rows(conn: Connection, document_id: int) -> None:
 
 
 def set_tags(conn: Connection, document_id: int, tags: Iterable[str], source: str) -> None:
-    for name in sorted({t.strip() for t in tags if t and t.strip()}):
+    for name in sorted({valid_text(t).strip() for t in tags if t and t.strip()}):
         conn.execute("INSERT OR IGNORE INTO tags(name) VALUES (?)", (name,))
         conn.execute(
             "INSERT OR IGNORE INTO document_tags(document_id, tag_id, source) "

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kb_search.errors import NotFound  # noqa: F401 - re-exported
-from kb_search.sanitize import SQLITE_MAX_INT
+from kb_search.sanitize import SQLITE_MAX_INT, valid_text
 from kb_search.store.db import Connection, get_meta
 from kb_search.store.records import StoredChunk, document_chunks, document_tags
 from kb_search.vectors import tables
@@ -95,7 +95,7 @@ def _document(row: tuple, tags: list[str]) -> DocumentView:
 
 def resolve_document_id(conn: Connection, ref: str | int, cwd: Path | None = None) -> int:
     """A document id, an indexed path (absolute or relative to cwd) or a citation path."""
-    text = str(ref).strip()
+    text = valid_text(str(ref)).strip()
     if text.isascii() and text.isdigit() and int(text) <= SQLITE_MAX_INT:
         row = conn.execute("SELECT id FROM documents WHERE id = ?", (int(text),)).fetchone()
         if row:

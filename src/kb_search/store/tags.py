@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from kb_search.sanitize import valid_text
 from kb_search.store.db import Connection, transaction
 from kb_search.store.documents import prune_tags, set_tags
 
@@ -14,7 +15,7 @@ def add_tags(conn: Connection, document_id: int, tags: Iterable[str]) -> None:
 
 
 def remove_tags(conn: Connection, document_id: int, tags: Iterable[str]) -> int:
-    names = [t.strip() for t in tags if t.strip()]
+    names = [valid_text(t).strip() for t in tags if t.strip()]
     with transaction(conn):
         removed = conn.execute(
             f"DELETE FROM document_tags WHERE document_id = ? AND tag_id IN"
