@@ -53,16 +53,15 @@ def decode_bytes(data: bytes) -> str:
 
 def utf16_without_bom(head: bytes) -> str | None:
     """"utf-16-le"/"utf-16-be" for text that is mostly ASCII written as UTF-16 without a BOM
-    (every other byte NUL), which would otherwise pass for binary."""
+    (every other byte NUL, the others printable), which would otherwise pass for binary."""
     if len(head) < 8:
         return None
     even, odd = head[0::2], head[1::2]
     for zeros, chars, encoding in ((odd, even, "utf-16-le"), (even, odd, "utf-16-be")):
-        if zeros.count(0) >= 0.7 * len(zeros) and chars.count(0) <= 0.02 * len(chars):
-            try:
-                head[: len(head) // 2 * 2].decode(encoding)
-            except UnicodeDecodeError:
-                continue
+        if zeros.count(0) < 0.7 * len(zeros):
+            continue
+        printable = sum(1 for b in chars if 0x20 <= b < 0x7F or b in (9, 10, 13))
+        if printable >= 0.9 * len(chars):
             return encoding
     return None
 
