@@ -4,6 +4,7 @@
 - A class over the budget: a chunk for its header and fields, then one per member, each
   headed by a comment line with the enclosing signatures (`// class Cart extends Base {`).
 - A namespace or module is always opened: one chunk per definition inside it.
+- A header that is just the signature line joins the first member rather than standing alone.
 - A function over the budget: line windows with the same symbol, the signature on top of each.
 - Neighbouring definitions below `min_tokens` (getters, one-line types) share a chunk whose
   symbol lists them all, while the pack fits the budget.
@@ -67,7 +68,9 @@ class CodeChunker:
             cursor = definition.end
             whole = self.whole(definition, scope)
             if whole is not None and whole.token_count < self.settings.min_tokens:
-                if pack and not self._fits_pack(pack, definition, scope):
+                # Counts add up (each errs high), so the sum bounds the pack's own count.
+                packed = sum(chunk.token_count for _, chunk in pack) + whole.token_count
+                if packed > self.settings.max_tokens:
                     chunks += self._pack(pack, scope)
                     pack = []
                 pack.append((definition, whole))
@@ -108,10 +111,10 @@ class CodeChunker:
         )
 
     def members(self, definition: Definition, scope: _Scope) -> list[ParsedChunk]:
-        """A class's header, fields and members apart; a namespace's header joins its first
-        definition unless it holds real code."""
+        """A class's or namespace's header (with its fields) and its members apart; a header
+        below `min_tokens` (just the signature) joins the first member instead."""
         children = definition.children
-        if definition.kind == NAMESPACE and not self._big_gap(definition.start, children[0].start):
+        if not self._big_gap(definition.start, children[0].start):
             children[0].start = definition.start
         return self.region(
             definition.start, definition.end, children, definition.symbol, scope.inside(definition)
@@ -127,18 +130,10 @@ class CodeChunker:
         if len(pack) < 2:
             return [chunk for _, chunk in pack]
         first, last = pack[0][0], pack[-1][0]
-        symbols = ", ".join(definition.symbol for definition, _ in pack)
+        symbols = ", ".join(dict.fromkeys(definition.symbol for definition, _ in pack))
         context = scope.context(self.comment, first.start)
         chunk = span_chunk(self.lines, first.start, last.end, symbols, self.count, context)
         return [chunk] if chunk else []
-
-    def _fits_pack(
-        self, pack: list[tuple[Definition, ParsedChunk]], extra: Definition, scope: _Scope
-    ) -> bool:
-        first = pack[0][0]
-        context = scope.context(self.comment, first.start)
-        chunk = span_chunk(self.lines, first.start, extra.end, None, self.count, context)
-        return chunk is not None and chunk.token_count <= self.settings.max_tokens
 
     def _has_code(self, start: int, end: int) -> bool:
         return any(line.strip() for line in self.lines[start:end])

@@ -164,6 +164,7 @@ class Grammar:
     wrappers: frozenset[str] = frozenset()  # `export`, decorators, templates: lines of the one
     # definition inside them
     leading: frozenset[str] = _COMMENTS  # nodes that lead a definition: comments, attributes
+    leading_line: str = ""  # a regex for lines that lead one too: C's `#ifdef` above a function
     names: Mapping[str, NameFinder] = field(default_factory=dict)  # None: not a definition
 
     def name_of(self, node: Node) -> str | None:
@@ -223,6 +224,7 @@ _C_NAMES: dict[str, NameFinder] = {
     "class_specifier": _c_tagged_type,
     "type_definition": _c_typedef,
 }
+_C_CONDITIONAL = r"\s*#\s*if"
 _C_SCOPES = frozenset(
     {
         "preproc_if",
@@ -288,13 +290,20 @@ GRAMMARS: dict[str, Grammar] = {
         scopes=frozenset({"class_body", "interface_body", "enum_body", "enum_body_declarations",
                           "annotation_type_body"}),
     ),
-    "c": Grammar("tree_sitter_c", _C_DEFINITIONS, scopes=_C_SCOPES, names=_C_NAMES),
+    "c": Grammar(
+        "tree_sitter_c",
+        _C_DEFINITIONS,
+        scopes=_C_SCOPES,
+        leading_line=_C_CONDITIONAL,
+        names=_C_NAMES,
+    ),
     "cpp": Grammar(
         "tree_sitter_cpp",
         {**_C_DEFINITIONS, "struct_specifier": CLASS, "class_specifier": CLASS,
          "union_specifier": CLASS, "namespace_definition": NAMESPACE},
         scopes=_C_SCOPES,
         wrappers=frozenset({"template_declaration"}),
+        leading_line=_C_CONDITIONAL,
         names=_C_NAMES,
     ),
     "csharp": Grammar(

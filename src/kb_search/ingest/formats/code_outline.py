@@ -61,6 +61,9 @@ def read_outline(text: str, lines: list[str], grammar_name: str) -> Outline | No
     tree = Parser(language).parse(text.encode("utf-8", "surrogatepass"))
     captures = QueryCursor(_query(grammar_name)).captures(tree.root_node)
     leading = _leading_rows(captures.get("lead", []), lines)
+    if grammar.leading_line:
+        pattern = re.compile(grammar.leading_line)
+        leading.update(i for i, line in enumerate(lines) if pattern.match(line))
     reader = _Reader(grammar, lines, leading)
     definitions = reader.sequence(tree.root_node, None, 0, len(lines))
     return Outline(definitions, _error_share(captures.get("error", []), lines))
