@@ -237,3 +237,19 @@ def test_languages_without_a_grammar_use_windows():
     doc = parse("config.yaml", max_tokens=60, text=text)
     assert doc.metadata["chunker"] == "regex"
     assert len(doc.chunks) > 3 and all(c.symbol is None for c in doc.chunks)
+
+
+def test_missing_grammar_package_falls_back_to_regex(monkeypatch):
+    from dataclasses import replace
+
+    from kb_search.ingest.formats import code_grammars
+
+    absent = replace(code_grammars.GRAMMARS["go"], module="tree_sitter_not_installed")
+    monkeypatch.setitem(code_grammars.GRAMMARS, "go", absent)
+    code_grammars.load_language.cache_clear()
+    try:
+        doc = parse("sample.go")
+    finally:
+        code_grammars.load_language.cache_clear()
+    assert doc.metadata["chunker"] == "regex"
+    assert "Server.Start" in [c.symbol for c in doc.chunks]
