@@ -6,7 +6,7 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
-from kb_search.ingest.formats.code import span_chunk, window_chunks
+from kb_search.ingest.formats.code_windows import span_chunk, window_chunks
 from kb_search.ingest.registry import Source
 from kb_search.ingest.tokens import TokenCounter, count_tokens
 from kb_search.models import ChunkSettings, ParsedChunk, ParsedDocument
