@@ -91,7 +91,7 @@ def load_beir(data_dir: Path, path: Path, cache: Path) -> Dataset:
         return pickle.loads(cached.read_bytes())
     config = load_config(env={**os.environ, "KB_DATA_DIR": str(data_dir)})
     with KnowledgeBase(config, long_lived=True) as kb:
-        report = kb.eval(path, ["lexical"])  # builds (or reuses) the eval index with vectors
+        report = kb.eval(path, ["vector"])  # builds (or reuses) the eval index with vectors
         data = load_dataset(path)
         eval_config = load_config(env={**os.environ, "KB_DATA_DIR": str(data_dir),
                                        "KB_DB": report["index"]})  # fmt: skip
