@@ -21,7 +21,9 @@ CORPORA = ("md_argocd_docs", "pdfs", "code_scrapy_py", "code_argocd_go")
 KINDS = ("howto", "concept", "troubleshoot", "reference", "identifier", "code-where", "code-how")
 MAX_QUESTIONS_PER_FILE = 3
 # A relevant entry: corpus/path, optionally #L<start>-L<end> or #page=<n>.
-RELEVANT_RE = re.compile(r"^(?P<path>[^#\s]+)(?:#L(?P<start>\d+)-L(?P<end>\d+)|#page=(?P<page>\d+))?$")
+RELEVANT_RE = re.compile(
+    r"^(?P<path>[^#\s]+)(?:#L(?P<start>\d+)-L(?P<end>\d+)|#page=(?P<page>\d+))?$"
+)
 ID_RE = re.compile(r"^[a-z]+-[a-z]*\d{3}$")
 # Sets whose every entry must point at a location (a function, a passage).
 LOCATED_SETS = ("code-qa.jsonl",)
@@ -97,7 +99,11 @@ def parse_line(source: str, lineno: int, raw: str) -> Question | list[str]:
         errors.append(f"{where}: id {qid!r} must look like 'argo-012'")
     if not isinstance(question, str) or len(question.split()) < 2:
         errors.append(f"{where}: question must be a string of at least two words")
-    if not isinstance(relevant, list) or not relevant or not all(isinstance(r, str) for r in relevant):
+    if (
+        not isinstance(relevant, list)
+        or not relevant
+        or not all(isinstance(r, str) for r in relevant)
+    ):
         errors.append(f"{where}: relevant must be a non-empty list of strings")
         relevant = []
     if len(set(relevant)) != len(relevant):
@@ -209,11 +215,14 @@ def summary(report: Report) -> str:
         kinds = Counter(q.kind or "-" for q in qs)
         located = sum(all(r.start or r.page for r in q.relevant) for q in qs)
         files = len({r.path for q in qs for r in q.relevant})
-        lines.append(f"{source}: {len(qs)} questions, {files} distinct files, {located} fully located")
+        lines.append(
+            f"{source}: {len(qs)} questions, {files} distinct files, {located} fully located"
+        )
         lines.append("  per corpus: " + ", ".join(f"{c} {n}" for c, n in sorted(corpora.items())))
         lines.append("  per kind:   " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())))
         words = sorted(len(q.question.split()) for q in qs)
-        lines.append(f"  words per question: min {words[0]}, median {words[len(words) // 2]}, max {words[-1]}")
+        median = words[len(words) // 2]
+        lines.append(f"  words per question: min {words[0]}, median {median}, max {words[-1]}")
     return "\n".join(lines)
 
 
