@@ -69,38 +69,71 @@ class Piece:
     line_end: int
 
 
-def split_words(text: str, max_tokens: int, count: TokenCounter = count_tokens) -> list[str]:
-    """Hard-split one long line at spaces; words longer than the budget are cut by characters."""
-    parts: list[str] = []
+def split_words(
+    text: str, max_tokens: int, count: TokenCounter = count_tokens, max_chars: int | None = None
+) -> list[str]:
+    """Hard-split one long line at spaces; a word over the budget is cut by characters.
+
+    Every part fits `max_tokens` and, when given, `max_chars`."""
+    return [part for part, _ in split_words_joined(text, max_tokens, count, max_chars)]
+
+
+def split_words_joined(
+    text: str, max_tokens: int, count: TokenCounter = count_tokens, max_chars: int | None = None
+) -> list[tuple[str, str]]:
+    """Like split_words, with the text that joined each part to the one before in the line:
+    " " between words, "" inside a word cut by characters (so a chunk can put it back)."""
+    max_chars = max_chars or len(text) or 1
+    parts: list[tuple[str, str]] = []
     current: list[str] = []
-    used = 0
+    used = width = 0
+
+    def flush() -> None:
+        nonlocal used, width
+        if current:
+            parts.append((" ".join(current), " "))
+            current.clear()
+        used = width = 0
+
     for word in text.split():
-        size = count(word)
-        if size > max_tokens:
-            if current:
-                parts.append(" ".join(current))
-                current, used = [], 0
-            parts.extend(_split_chars(word, max_tokens, count))
+        size = count(word) if len(word) <= max_chars else max_tokens + 1
+        if size > max_tokens or len(word) > max_chars:
+            flush()
+            pieces = split_chars(word, max_tokens, max_chars, count)
+            parts.extend((piece, " " if i == 0 else "") for i, piece in enumerate(pieces))
             continue
-        if current and used + size > max_tokens:
-            parts.append(" ".join(current))
-            current, used = [], 0
+        if current and (used + size > max_tokens or width + 1 + len(word) > max_chars):
+            flush()
         current.append(word)
         used += size
-    if current:
-        parts.append(" ".join(current))
+        width += len(word) + (1 if width else 0)
+    flush()
+    if parts:
+        parts[0] = (parts[0][0], "")
     return parts
 
 
-def _split_chars(word: str, max_tokens: int, count: TokenCounter) -> list[str]:
-    parts = []
-    while word:
-        size = max(1, max_tokens)
-        while size > 1 and count(word[:size]) > max_tokens:
+def split_chars(word: str, max_tokens: int, max_chars: int, count: TokenCounter) -> list[str]:
+    """Cut a string without spaces into slices under both budgets (by offsets: a 19 MB word
+    must not be copied once per slice)."""
+    parts: list[str] = []
+    position = 0
+    size = max(1, max_chars)
+    while position < len(word):
+        size = max(1, min(max_chars, size * 2))
+        while size > 1 and count(word[position : position + size]) > max_tokens:
             size = max(1, size // 2)
-        parts.append(word[:size])
-        word = word[size:]
+        parts.append(word[position : position + size])
+        position += size
     return parts
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?:;])\s+(?=\S)")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences (and clause runs ending in : or ;) of one line, without their spaces."""
+    return [part for part in _SENTENCE_END.split(text.strip()) if part]
 
 
 def pack_lines(
