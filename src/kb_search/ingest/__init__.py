@@ -15,6 +15,7 @@ from kb_search.ingest.registry import (
     format_for,
     shebang_language,
 )
+from kb_search.ingest.segment import cap_document
 from kb_search.ingest.tokens import TokenCounter, count_tokens
 from kb_search.models import ChunkSettings, EmptyFile, ParsedDocument
 
@@ -39,7 +40,7 @@ def parse_file(
     document = fmt.load_parser()(source)
     if not document.chunks:
         raise EmptyFile("no indexable text")
-    return scrub_document(document)
+    return scrub_document(cap_document(document, settings, count))
 
 
 def _by_content(source: Source) -> Format:

@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, replace
 
-from kb_search.ingest.tokens import TokenCounter
-from kb_search.models import ChunkSettings, ParsedChunk
+from kb_search.ingest.tokens import TokenCounter, split_words
+from kb_search.models import ChunkSettings, ParsedChunk, ParsedDocument
 
 # Costs of starting a chunk in front of a unit (break_cost).
 SECTION = 0.0  # a heading that opens a section
@@ -213,8 +213,18 @@ def _render(units: list[Unit], whole: bool, count: TokenCounter) -> ParsedChunk:
         line_end=max(line_ends) if line_ends else None,
         page_start=min(pages) if pages else None,
         page_end=max(page_ends) if page_ends else None,
-        token_count=count(text),
+        token_count=_token_count(units, whole, count, text),
     )
+
+
+def _token_count(units: list[Unit], whole: bool, count: TokenCounter, text: str) -> int:
+    """The units' counts add up: word pieces never span whitespace, so counting the chunk
+    again would double the tokenizer's work (for the estimating counter the sum is an upper
+    bound). Parts of one word cut by characters are joined without a space: count again."""
+    if any(not unit.sep for unit in units[1:]):
+        return count(text)
+    total = sum(unit.tokens for unit in units)
+    return total if whole else total + units[0].prefix_tokens + units[-1].suffix_tokens
 
 
 def heading_chain(units: list[Unit]) -> tuple[str, ...]:
@@ -242,3 +252,75 @@ def heading_chain(units: list[Unit]) -> tuple[str, ...]:
     if strong:
         return max(strong, key=len)
     return max(own, key=lambda chain: own[chain])  # ties: the first seen (Counter keeps order)
+
+
+def cap_document(
+    document: ParsedDocument, settings: ChunkSettings, count: TokenCounter
+) -> ParsedDocument:
+    """The caps for every format, whatever its chunker: no chunk over the character cap (cut
+    at line ends, a line over it at spaces, a word by characters), no more than max_chunks
+    chunks (the rest dropped). Each cut is said in document.notes."""
+    limit, most = settings.char_limit, settings.max_chunks
+    chunks = document.chunks
+    if len(chunks) <= most and all(len(c.text) <= limit for c in chunks):
+        return document
+    capped: list[ParsedChunk] = []
+    long_chunks = consumed = 0
+    for chunk in chunks:
+        if len(capped) >= most:
+            break
+        consumed += 1
+        if len(chunk.text) <= limit:
+            capped.append(chunk)
+        else:
+            long_chunks += 1
+            capped.extend(_cut_chunk(chunk, settings, count))
+    if long_chunks:
+        document.notes.append(f"{long_chunks} chunks longer than {limit} characters split")
+    dropped = len(capped) - most + len(chunks) - consumed if len(capped) >= most else 0
+    if dropped > 0:
+        document.notes.append(f"truncated after {most} chunks ({dropped} more not indexed)")
+    document.chunks = capped[:most]
+    return document
+
+
+def _cut_chunk(
+    chunk: ParsedChunk, settings: ChunkSettings, count: TokenCounter
+) -> list[ParsedChunk]:
+    """Pieces of a chunk over the character cap, each with its own lines when its text is
+    the file's lines (code chunks), else the chunk's range."""
+    limit, max_tokens = settings.char_limit, settings.max_tokens
+    lines = chunk.text.split("\n")
+    exact = (
+        chunk.line_start is not None
+        and chunk.line_end is not None
+        and chunk.line_end - chunk.line_start + 1 == len(lines)
+    )
+    pieces: list[tuple[str, int, int]] = []  # text, first and last line offset
+    run: list[str] = []
+    run_start = width = 0
+    for offset, line in enumerate(lines):
+        if run and width + 1 + len(line) > limit:
+            pieces.append(("\n".join(run), run_start, offset - 1))
+            run, width = [], 0
+        if len(line) > limit:
+            pieces.extend(
+                (part, offset, offset) for part in split_words(line, max_tokens, count, limit)
+            )
+            continue
+        if not run:
+            run_start = offset
+        run.append(line)
+        width += len(line) + (1 if len(run) > 1 else 0)
+    if run:
+        pieces.append(("\n".join(run), run_start, len(lines) - 1))
+    result = []
+    for text, first, last in pieces:
+        if not text.strip():
+            continue
+        piece = replace(chunk, text=text, token_count=count(text))
+        if exact:
+            assert chunk.line_start is not None
+            piece.line_start, piece.line_end = chunk.line_start + first, chunk.line_start + last
+        result.append(piece)
+    return result

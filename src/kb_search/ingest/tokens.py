@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 TokenCounter = Callable[[str], int]
@@ -75,57 +75,57 @@ def split_words(
     """Hard-split one long line at spaces; a word over the budget is cut by characters.
 
     Every part fits `max_tokens` and, when given, `max_chars`."""
-    return [part for part, _ in split_words_joined(text, max_tokens, count, max_chars)]
+    return [part for part, _ in iter_words(text, max_tokens, count, max_chars)]
 
 
-def split_words_joined(
-    text: str, max_tokens: int, count: TokenCounter = count_tokens, max_chars: int | None = None
-) -> list[tuple[str, str]]:
-    """Like split_words, with the text that joined each part to the one before in the line:
-    " " between words, "" inside a word cut by characters (so a chunk can put it back)."""
+def iter_words(
+    text: str,
+    max_tokens: int,
+    count: TokenCounter = count_tokens,
+    max_chars: int | None = None,
+    slice_budget: tuple[int, int] | None = None,
+) -> Iterator[tuple[str, str]]:
+    """The parts of split_words, lazily, each with the text that joined it to the part before
+    in the line: " " between words, "" inside a word cut by characters ("" for the first).
+
+    slice_budget: (tokens, characters) for the slices of a word cut by characters, when they
+    may be bigger than runs of words."""
     max_chars = max_chars or len(text) or 1
-    parts: list[tuple[str, str]] = []
+    slice_tokens, slice_chars = slice_budget or (max_tokens, max_chars)
     current: list[str] = []
     used = width = 0
-
-    def flush() -> None:
-        nonlocal used, width
-        if current:
-            parts.append((" ".join(current), " "))
-            current.clear()
-        used = width = 0
-
+    joiner = ""
     for word in text.split():
-        size = count(word) if len(word) <= max_chars else max_tokens + 1
-        if size > max_tokens or len(word) > max_chars:
-            flush()
-            pieces = split_chars(word, max_tokens, max_chars, count)
-            parts.extend((piece, " " if i == 0 else "") for i, piece in enumerate(pieces))
+        size = count(word) if len(word) <= min(max_chars, slice_chars) else max_tokens + 1
+        if size > max_tokens:
+            if current:
+                yield " ".join(current), joiner
+                current, used, width, joiner = [], 0, 0, " "
+            for number, piece in enumerate(iter_chars(word, slice_tokens, slice_chars, count)):
+                yield piece, joiner if number == 0 else ""
+                joiner = " "
             continue
         if current and (used + size > max_tokens or width + 1 + len(word) > max_chars):
-            flush()
+            yield " ".join(current), joiner
+            current, used, width, joiner = [], 0, 0, " "
         current.append(word)
         used += size
         width += len(word) + (1 if width else 0)
-    flush()
-    if parts:
-        parts[0] = (parts[0][0], "")
-    return parts
+    if current:
+        yield " ".join(current), joiner
 
 
-def split_chars(word: str, max_tokens: int, max_chars: int, count: TokenCounter) -> list[str]:
-    """Cut a string without spaces into slices under both budgets (by offsets: a 19 MB word
-    must not be copied once per slice)."""
-    parts: list[str] = []
+def iter_chars(word: str, max_tokens: int, max_chars: int, count: TokenCounter) -> Iterator[str]:
+    """Slices of a string without spaces under both budgets. By offsets (a 19 MB word must not
+    be copied once per slice), and starting from the last size that fitted, so uniform text
+    costs one count per slice."""
     position = 0
     size = max(1, max_chars)
     while position < len(word):
-        size = max(1, min(max_chars, size * 2))
         while size > 1 and count(word[position : position + size]) > max_tokens:
             size = max(1, size // 2)
-        parts.append(word[position : position + size])
+        yield word[position : position + size]
         position += size
-    return parts
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?:;])\s+(?=\S)")

@@ -18,13 +18,13 @@ Shared rules, whatever the format:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from kb_search.ingest import segment
 from kb_search.ingest.segment import Cut, Unit, chunk_units
 from kb_search.ingest.tables import is_separator_row, normalise_row, split_cells, split_row
-from kb_search.ingest.tokens import TokenCounter, split_sentences, split_words_joined
+from kb_search.ingest.tokens import TokenCounter, iter_words, split_sentences
 from kb_search.models import ChunkSettings
 
 _LIST_ITEM = re.compile(r"^\s*([-*+]|\d+[.)])\s")
@@ -103,6 +103,69 @@ def chunk_sections(
     return Cut(cut.chunks, builder.finish_notes() + cut.notes)
 
 
+@dataclass
+class Passage:
+    """A paragraph of a document known by pages rather than source lines (a PDF's text)."""
+
+    text: str
+    chain: tuple[str, ...] = ()
+    page: int | None = None
+    heading: bool = False
+    rows: bool = False  # its lines are table rows: cut between them, never inside one
+
+
+# Keeping the last paragraph of a page and the first of the next in one chunk.
+SPAN_PAGES = 3.0
+
+
+def chunk_passages(passages: list[Passage], settings: ChunkSettings, count: TokenCounter) -> Cut:
+    """Chunks of a paged document, under the same rules as sectioned text files; chunks
+    carry page ranges and no line ranges."""
+    lines: list[str] = []
+    pages: list[int | None] = []
+    builder = _Builder(lines, settings, count)
+    context = _Context()
+    try:
+        for passage in passages:
+            first = len(lines)
+            texts = passage.text.split("\n")
+            lines.extend(texts + [""])
+            pages.extend([passage.page] * len(texts) + [None])
+            builder.chain = passage.chain
+            if passage.heading:
+                context = builder.context(_Context(), f"{passage.text}\n\n")
+                builder.lines_unit(
+                    first,
+                    first + len(texts),
+                    _Context(),
+                    segment.SECTION,
+                    join_cost=segment.SIBLING,
+                    heading=True,
+                )
+            elif passage.rows:
+                for index, text in enumerate(texts, start=first):
+                    cost = segment.BLOCK if index == first else segment.TABLE_ROW
+                    builder.line(index, text, context, cost, prose=False)
+            else:
+                builder.paragraph(Block("paragraph", first, first + len(texts)), context)
+    except _Full:
+        builder.notes.append(
+            f"text from page {pages[len(lines) - 1] or '?'} on not indexed: "
+            f"over {settings.max_chunks} chunks"
+        )
+    previous_page = None
+    for unit in builder.units:
+        assert unit.line_start is not None and unit.line_end is not None
+        unit.page_start, unit.page_end = pages[unit.line_start - 1], pages[unit.line_end - 1]
+        unit.line_start = unit.line_end = None
+        if previous_page is not None and unit.page_start != previous_page:
+            unit.break_cost = min(unit.break_cost, segment.PAGE)
+            unit.join_cost += SPAN_PAGES
+        previous_page = unit.page_end
+    cut = chunk_units(builder.units, settings, count)
+    return Cut(cut.chunks, builder.finish_notes() + cut.notes)
+
+
 def _join_cost(previous: Section | None, section: Section, top: int) -> float:
     """Cost of one chunk holding the end of `previous` and the start of `section`."""
     if previous is None or previous.level == 0:
@@ -155,18 +218,22 @@ class _Builder:
             return None
         return sum(self.count(text) for text in texts)
 
-    def small_context(self, text: str) -> bool:
+    def small_context(self, text: str, tokens: int | None = None) -> bool:
+        if tokens is None:
+            tokens = self.count(text)
         share = CONTEXT_SHARE
         return len(text) * share <= self.settings.char_limit and (
-            self.count(text) * share <= self.settings.max_tokens
+            tokens * share <= self.settings.max_tokens
         )
 
     def context(self, base: _Context, text: str) -> _Context:
         """`base` plus `text` when that is still small context, else `base` itself."""
         prefix = f"{base.prefix}{text}"
-        if not self.small_context(prefix):
+        # Counted without the blank line it ends with: usually the heading's own line, known.
+        tokens = base.tokens + self.count(text.rstrip("\n"))
+        if not self.small_context(prefix, tokens):
             return base
-        return _Context(prefix, self.count(prefix))
+        return _Context(prefix, tokens)
 
     def budget(
         self, context: _Context, suffix_tokens: int = 0, suffix_chars: int = 0
@@ -312,23 +379,25 @@ class _Builder:
 
     def _parts(
         self, sentences: list[str], tokens_budget: int, chars_budget: int
-    ) -> list[tuple[str, int, str, float]]:
-        """(part, tokens, text that joined it to the part before, cost of a cut before it)."""
-        parts: list[tuple[str, int, str, float]] = []
+    ) -> Iterator[tuple[str, int, str, float]]:
+        """(part, tokens, text that joined it to the part before, cost of a cut before it),
+        lazily: a 19 MB line stops being cut once the chunk cap is reached."""
         for sentence in sentences:
             if len(sentence) <= chars_budget:
                 tokens = self.count(sentence)
                 if tokens <= tokens_budget:
-                    parts.append((sentence, tokens, " ", segment.SENTENCE))
+                    yield sentence, tokens, " ", segment.SENTENCE
                     continue
-            # Runs of half a budget: the cut can pair them and balance its chunks.
+            # Runs of half a budget: the cut can pair them and balance its chunks. A word cut
+            # by characters fills whole chunks (no pairing to gain, and no count across a cut).
             half_tokens, half_chars = max(1, tokens_budget // 2), max(1, chars_budget // 2)
-            words = split_words_joined(sentence, half_tokens, self.count, half_chars)
+            words = iter_words(
+                sentence, half_tokens, self._count, half_chars, (tokens_budget, chars_budget)
+            )
             for number, (word, sep) in enumerate(words):
                 first = number == 0
                 cost = segment.SENTENCE if first else segment.WORD
-                parts.append((word, self.count(word), " " if first else sep, cost))
-        return parts
+                yield word, self._count(word), " " if first else sep, cost
 
     def fence(self, block: Block, context: _Context) -> None:
         """A fenced block: one unit when it fits, else its lines with the fence reopened."""
