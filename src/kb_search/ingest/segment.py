@@ -122,10 +122,12 @@ def _best_cut(units: list[Unit], settings: ChunkSettings) -> list[int]:
     tokens = [0] * (n + 1)
     chars = [0] * (n + 1)
     joins = [0.0] * (n + 1)
+    body = [0] * (n + 1)  # units that are not headings: a chunk of headings alone is junk
     for k, unit in enumerate(units):
         tokens[k + 1] = tokens[k] + unit.tokens
         chars[k + 1] = chars[k] + len(unit.sep) + len(unit.text)
         joins[k + 1] = joins[k] + unit.join_cost
+        body[k + 1] = body[k] + (not unit.heading)
     forced = [u.forced_break for u in units]
     suffix_tokens = [u.suffix_tokens for u in units]
     suffix_chars = [len(u.suffix) for u in units]
@@ -142,6 +144,7 @@ def _best_cut(units: list[Unit], settings: ChunkSettings) -> list[int]:
         # The unit alone always fits (the builders see to it); longer runs while they fit.
         size = tokens[i + 1] + token_offset + suffix_tokens[i]
         cost = base + joins[i + 1] + penalty[min(size, max_tokens)]
+        cost += SMALL if body[i + 1] == body[i] else 0.0
         if cost < best[i + 1]:
             best[i + 1], back[i + 1] = cost, i
         for j in range(i + 2, n + 1):
@@ -153,7 +156,7 @@ def _best_cut(units: list[Unit], settings: ChunkSettings) -> list[int]:
             size += suffix_tokens[j - 1]
             if size > max_tokens or chars[j] + char_offset + suffix_chars[j - 1] > max_chars:
                 continue
-            cost = base + joins[j] + penalty[size]
+            cost = base + joins[j] + penalty[size] + (SMALL if body[j] == body[i] else 0.0)
             if cost < best[j]:
                 best[j], back[j] = cost, i
     bounds = [n]

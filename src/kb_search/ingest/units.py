@@ -411,9 +411,14 @@ class _Builder:
         opened = _FENCE_OPEN.match(opener)
         closer = f"{opened.group(1)}{opened.group(2)}" if opened else "```"
         closed = block.end - block.start >= 2 and _closes(opened, self.lines[block.end - 1])
-        reopen = self.context(context, f"{opener}\n")
         close = _Context(f"\n{closer}", self.count(closer))
-        if reopen is context or not self.small_context(reopen.prefix + close.prefix):
+        # A valid fence matters more than the heading line: drop the heading first.
+        for base in (context, _Context()):
+            reopen = self.context(base, f"{opener}\n")
+            tokens = reopen.tokens + close.tokens
+            if reopen is not base and self.small_context(reopen.prefix + close.prefix, tokens):
+                break
+        else:
             reopen, close = context, _Context()
         self.line(block.start, opener, context, segment.BLOCK, prose=False)
         self.units[-1].sticky = True
@@ -435,9 +440,14 @@ class _Builder:
             return
         row_context, names, first_row = context, None, block.start
         if len(rows) >= 2 and is_separator_row(rows[1]):
-            row_context = self.context(context, f"{rows[0]}\n{rows[1]}\n")
-            # A wide header is not repeated, nor are its names in pieces of a split row.
-            names = split_cells(rows[0]) if row_context is not context else None
+            # The header matters more than the heading line: drop the heading first.
+            for base in (context, _Context()):
+                row_context = self.context(base, f"{rows[0]}\n{rows[1]}\n")
+                if row_context is not base:
+                    names = split_cells(rows[0])
+                    break
+            else:  # a wide header is not repeated, nor are its names in pieces of a split row
+                row_context = context
             self.row(block.start, rows[0], context, segment.BLOCK, None)
             self.units[-1].sticky = True
             self.row(block.start + 1, rows[1], context, segment.FORBIDDEN, None)
