@@ -17,6 +17,7 @@ guarantee it, so a cut always exists.
 from __future__ import annotations
 
 from collections import Counter
+from copy import copy
 from dataclasses import dataclass, replace
 
 from kb_search.ingest.tokens import TokenCounter, split_words
@@ -174,13 +175,13 @@ def _coarsen(units: list[Unit], settings: ChunkSettings) -> list[Unit]:
         if (
             run is None
             or unit.forced_break
-            or run.tokens + unit.tokens > target
+            or (run.tokens + unit.tokens > target and not run.sticky)  # keep headings glued
             or run.prefix_tokens + run.tokens + unit.tokens + unit.suffix_tokens
             > settings.max_tokens
             or len(run.prefix) + len(run.text) + len(unit.sep) + len(unit.text) + len(unit.suffix)
             > settings.char_limit
         ):
-            runs.append(replace(unit))
+            runs.append(copy(unit))
             continue
         if run.heading and not unit.heading:
             run.chain, run.heading = unit.chain, False
