@@ -346,7 +346,7 @@ def parse_outcomes(todo: dict[int, Candidate], options: AddOptions) -> Iterator[
         yield from pool.parse(items)
 
 
-CHUNKER_VERSION = 1  # bump when an ingester changes how it splits documents
+CHUNKER_VERSION = 2  # bump when an ingester changes how it splits documents
 
 
 def chunking_fingerprint(options: AddOptions) -> str:
