@@ -13,6 +13,7 @@ from kb_search.ingest import parse_file
 from kb_search.ingest.formats.markdown import parse_markdown
 from kb_search.ingest.formats.text import parse_text
 from kb_search.ingest.tokens import count_tokens
+from kb_search.ingest.units import Passage, chunk_passages
 from kb_search.models import ChunkSettings
 
 SETTINGS = ChunkSettings()  # 200 / 40, the defaults
@@ -207,3 +208,27 @@ def test_a_small_tail_is_rebalanced_not_left_alone():
     doc = parse_text(text, Path("note.txt"), settings, words)
     check_document(doc, text, settings, words, markdown=False)
     assert [c.token_count for c in doc.chunks] == [36, 20]
+
+
+def test_pdf_passages_keep_headings_with_their_text_and_prefer_page_breaks():
+    prose = "The pump moves water through the cooling loop at a steady rate. " * 6
+    passages = [
+        Passage("Cooling", ("Cooling",), 1, heading=True),
+        Passage(prose, ("Cooling",), 1),
+        Passage("Maintenance", ("Maintenance",), 1, heading=True),  # last line of page 1
+        Passage(prose, ("Maintenance",), 2),
+        Passage(
+            "part | count | price\npump | 2 | 40\nvalve | 8 | 3", ("Maintenance",), 2, rows=True
+        ),
+        Passage(prose, ("Maintenance",), 3),
+    ]
+    cut = chunk_passages(passages, SETTINGS, count_tokens)
+    assert all(c.line_start is None for c in cut.chunks)
+    assert [(c.page_start, c.page_end, c.heading) for c in cut.chunks] == [
+        (1, 1, "Cooling"),
+        (1, 2, "Maintenance"),
+        (3, 3, "Maintenance"),
+    ]
+    assert cut.chunks[1].text.startswith("Maintenance\n\nThe pump")
+    assert "part | count | price\npump | 2 | 40\nvalve | 8 | 3" in cut.chunks[1].text
+    assert cut.chunks[2].text.startswith("Maintenance\n\nThe pump")  # heading repeated
