@@ -76,9 +76,10 @@ def _sqlite(conn: Connection) -> str:
 
 _WORD_LIKE = re.compile(r"[^\W\d_]{2,}")
 _HEADING_LINE = re.compile(r"^ {0,3}#{1,6}(\s|$)")
-# Fewer word-like tokens than this in a chunk of a multi-chunk document is junk: in text,
-# the bar (a table header and one character of a row has 6); code says less.
-JUNK_MIN_WORDS = {"text": 8, "code": 3}
+# Fewer word-like tokens than this in a chunk of a multi-chunk text document is junk (a
+# repeated table header and one character of a row has 6). Code is not judged by its words:
+# `class MailSender:` alone is a poor chunk, but one its chunker decides on.
+JUNK_MIN_WORDS = 8
 SAME_SPAN_LIMIT = 20  # chunks cut from one line range (a minified or binary-like line)
 EXAMPLES = 3
 
@@ -95,7 +96,7 @@ def _chunk_quality(conn: Connection) -> str:
     for text, is_code, rel_path, line_start, line_end, page in rows:
         if not is_code and text.lstrip().startswith("#") and _only_headings(text):
             headings.append(_citation(rel_path, line_start, line_end, page))
-        elif _few_words(text, JUNK_MIN_WORDS["code" if is_code else "text"]):
+        elif not is_code and _few_words(text, JUNK_MIN_WORDS):
             junk.append(_citation(rel_path, line_start, line_end, page))
     spans = conn.execute(
         "SELECT d.rel_path, c.line_start, c.line_end, count(*) FROM chunks c"
