@@ -232,12 +232,13 @@ def _token_count(units: list[Unit], whole: bool, count: TokenCounter, text: str)
 
 
 def heading_chain(units: list[Unit]) -> tuple[str, ...]:
-    """The deepest heading chain that holds two thirds of the chunk's text.
+    """The deepest heading chain that holds three quarters of the chunk's text.
 
     A chunk made of one section gets that section's chain; a heading-only section merged
-    into the next one gets the next one's; two small sibling sections get their parent;
-    a small tail of one section under a big next one gets the big one's. When no chain
-    holds two thirds (two top-level sections half and half), the biggest section's.
+    into the next one gets the next one's; a small tail of one section beside a big one
+    gets the big one's; sibling sections of comparable size get their parent's. When no
+    chain holds three quarters (two top-level sections half and half), the biggest
+    section's.
     """
     votes: Counter[tuple[str, ...]] = Counter()
     own: Counter[tuple[str, ...]] = Counter()
@@ -252,7 +253,7 @@ def heading_chain(units: list[Unit]) -> tuple[str, ...]:
             votes[unit.chain[:depth]] += weight
     if not total:
         return next((u.chain for u in reversed(units) if u.chain), ())
-    strong = [chain for chain, weight in votes.items() if 3 * weight >= 2 * total]
+    strong = [chain for chain, weight in votes.items() if 4 * weight >= 3 * total]
     if strong:
         return max(strong, key=len)
     return max(own, key=lambda chain: own[chain])  # ties: the first seen (Counter keeps order)
