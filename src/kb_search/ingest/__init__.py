@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kb_search.ingest.caps import cap_document
 from kb_search.ingest.reader import SNIFF_BYTES, scrub_document
 from kb_search.ingest.registry import (
     SUPPORTED_EXTENSIONS,
@@ -15,7 +16,6 @@ from kb_search.ingest.registry import (
     format_for,
     shebang_language,
 )
-from kb_search.ingest.segment import cap_document
 from kb_search.ingest.tokens import TokenCounter, count_tokens
 from kb_search.models import ChunkSettings, EmptyFile, ParsedDocument
 
