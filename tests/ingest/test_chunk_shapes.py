@@ -10,11 +10,12 @@ from pathlib import Path
 from chunk_invariants import check_document
 
 from kb_search.ingest import parse_file
+from kb_search.ingest.caps import cap_document
 from kb_search.ingest.formats.markdown import parse_markdown
 from kb_search.ingest.formats.text import parse_text
 from kb_search.ingest.tokens import count_tokens
 from kb_search.ingest.units import Passage, chunk_passages
-from kb_search.models import ChunkSettings
+from kb_search.models import ChunkSettings, ParsedChunk, ParsedDocument
 
 SETTINGS = ChunkSettings()  # 200 / 40, the defaults
 _WORD = re.compile(r"[^\W\d_]{2,}\w*")
@@ -232,3 +233,18 @@ def test_pdf_passages_keep_headings_with_their_text_and_prefer_page_breaks():
     assert cut.chunks[1].text.startswith("Maintenance\n\nThe pump")
     assert "part | count | price\npump | 2 | 40\nvalve | 8 | 3" in cut.chunks[1].text
     assert cut.chunks[2].text.startswith("Maintenance\n\nThe pump")  # heading repeated
+
+
+def test_cap_document_cuts_long_chunks_at_lines_and_drops_past_the_chunk_cap():
+    text = "\n".join(f"line {i} " + "x" * 30 for i in range(10))
+    long_chunk = ParsedChunk(text, symbol="f", line_start=11, line_end=20)
+    chunks = [long_chunk] + [ParsedChunk(f"chunk {i}", line_start=i, line_end=i) for i in range(9)]
+    document = ParsedDocument("t", "code", chunks)
+    capped = cap_document(document, ChunkSettings(max_chars=100, max_chunks=4), words)
+    assert len(capped.chunks) == 4
+    assert [(c.line_start, c.line_end) for c in capped.chunks[:3]] == [(11, 12), (13, 14), (15, 16)]
+    assert all(len(c.text) <= 100 and c.symbol == "f" for c in capped.chunks[:3])
+    assert capped.notes == [
+        "1 chunks longer than 100 characters split",
+        "truncated after 4 chunks (10 more not indexed)",
+    ]
