@@ -248,3 +248,14 @@ def test_cap_document_cuts_long_chunks_at_lines_and_drops_past_the_chunk_cap():
         "1 chunks longer than 100 characters split",
         "truncated after 4 chunks (10 more not indexed)",
     ]
+
+
+def test_dot_leaders_of_a_table_of_contents_count_as_three_dots():
+    entries = [f"Creature {i} " + "." * 60 + f" {i + 6}" for i in range(40)]
+    passages = [Passage(line, ("Contents",), 1) for line in entries]
+    cut = chunk_passages(passages, SETTINGS, count_tokens)
+    assert len(cut.chunks) <= 3
+    assert all(prose_words(c.text) >= 8 and "...." not in c.text for c in cut.chunks)
+    assert "Creature 7 ... 13" in cut.chunks[0].text
+    doc = md("# Index\n\nBear . . . . . . . . 8\n\nA rule:\n\n----------\n")
+    assert doc.chunks[0].text == "# Index\n\nBear ... 8\n\nA rule:\n\n---"

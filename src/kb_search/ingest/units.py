@@ -28,6 +28,9 @@ from kb_search.ingest.tokens import TokenCounter, iter_words, split_sentences
 from kb_search.models import ChunkSettings
 
 _LIST_ITEM = re.compile(r"^\s*([-*+]|\d+[.)])\s")
+# Dot leaders of a table of contents ("Bear ........ 8"), rules, underscores: each character
+# is a word piece. Three are kept (still a rule, still an ellipsis).
+_LEADER = re.compile(r"([.\-_=*~·•])\1{3,}|\.(?: \.){3,}")
 _FENCE_OPEN = re.compile(r"^(\s*)(`{3,}|~{3,})")
 # Repeated context (heading line, table header, fence opener + closer) may take this share.
 CONTEXT_SHARE = 4
@@ -63,6 +66,11 @@ class Block:
 
 
 BlocksOf = Callable[[list[str], int, int], list[Block]]
+
+
+def shorten_leaders(line: str) -> str:
+    """Runs of one punctuation character (4 and more) in prose as three."""
+    return _LEADER.sub(lambda m: (m.group(1) or ".") * 3, line)
 
 
 def paragraph_blocks(lines: list[str], start: int, end: int) -> list[Block]:
@@ -336,7 +344,7 @@ class _Builder:
                 cost = segment.BLOCK
             else:
                 cost = segment.LIST_ITEM if _LIST_ITEM.match(text) else segment.LINE
-            self.line(index, text, context, cost, prose=True)
+            self.line(index, shorten_leaders(text), context, cost, prose=True)
 
     def line(
         self,
