@@ -21,7 +21,7 @@ from kb_search.ingest import parse_file
 from kb_search.ingest.workers import make_counter
 from kb_search.models import ChunkSettings, IngestError
 
-_WORD = re.compile(r"[^\W\d_]{2,}\w*")
+_WORD = re.compile(r"\w+")  # as kb doctor counts words: numbers count
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
 BINS = (0, 8, 16, 32, 64, 128, 160, 201, 257)
 

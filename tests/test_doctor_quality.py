@@ -70,3 +70,14 @@ def test_code_is_not_judged_by_its_words_but_by_its_line_ranges(conn):
     assert quality(conn).ok
     store(conn, "dist/app.min.js", ["var a=1" for _ in range(30)], "code", line=1)
     assert "dist/app.min.js#L1 (30 chunks)" in quality(conn).detail
+
+
+def test_a_table_of_figures_is_not_junk(conn):
+    figures = "\n".join(f"| {i} | {i * 7} | {i * 13} |" for i in range(20))
+    store(
+        conn,
+        "report.pdf",
+        ["Totals by region for the year, in thousands of units sold", figures],
+        "pdf",
+    )
+    assert quality(conn).ok

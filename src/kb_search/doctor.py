@@ -74,7 +74,7 @@ def _sqlite(conn: Connection) -> str:
     return f"SQLite {version}, FTS5 + trigram available"
 
 
-_WORD_LIKE = re.compile(r"[^\W\d_]{2,}")
+_WORD_LIKE = re.compile(r"\w+")  # numbers count: a table of figures is not junk
 _HEADING_LINE = re.compile(r"^ {0,3}#{1,6}(\s|$)")
 # Fewer word-like tokens than this in a chunk of a multi-chunk text document is junk (a
 # repeated table header and one character of a row has 6). Code is not judged by its words:
