@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from itertools import islice
 from typing import Any
 
 from kb_search.errors import ModelError
@@ -80,6 +82,72 @@ def _sqlite(conn: Connection) -> str:
     return f"SQLite {version}, FTS5 + trigram available"
 
 
+_WORD_LIKE = re.compile(r"\w+")  # numbers count: a table of figures is not junk
+_HEADING_LINE = re.compile(r"^ {0,3}#{1,6}(\s|$)")
+# Fewer word-like tokens than this in a chunk of a multi-chunk text document is junk (a
+# repeated table header and one character of a row has 6). Code is not judged by its words:
+# `class MailSender:` alone is a poor chunk, but one its chunker decides on.
+JUNK_MIN_WORDS = 8
+SAME_SPAN_LIMIT = 20  # chunks cut from one line range (a minified or binary-like line)
+EXAMPLES = 3
+
+
+def _chunk_quality(conn: Connection) -> str:
+    """Junk chunks in documents of more than one chunk: almost no words (a table separator,
+    a lone character), headings alone, or many chunks cut from one line range."""
+    junk: list[str] = []
+    headings: list[str] = []
+    rows = conn.execute(
+        "SELECT c.text, d.doc_type = 'code', d.rel_path, c.line_start, c.line_end, c.page_start"
+        " FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.chunk_count > 1"
+    )
+    for text, is_code, rel_path, line_start, line_end, page in rows:
+        if not is_code and text.lstrip().startswith("#") and _only_headings(text):
+            headings.append(_citation(rel_path, line_start, line_end, page))
+        elif not is_code and _few_words(text, JUNK_MIN_WORDS):
+            junk.append(_citation(rel_path, line_start, line_end, page))
+    spans = conn.execute(
+        "SELECT d.rel_path, c.line_start, c.line_end, count(*) FROM chunks c"
+        " JOIN documents d ON d.id = c.document_id WHERE c.line_start IS NOT NULL"
+        " GROUP BY c.document_id, c.line_start, c.line_end HAVING count(*) >= ?"
+        " ORDER BY count(*) DESC",
+        (SAME_SPAN_LIMIT,),
+    ).fetchall()
+    problems = [
+        _finding("chunks of almost no words", junk),
+        _finding("heading-only chunks", headings),
+        _finding(
+            f"line ranges cut into {SAME_SPAN_LIMIT}+ chunks",
+            [f"{_citation(p, a, b, None)} ({n} chunks)" for p, a, b, n in spans],
+        ),
+    ]
+    found = [problem for problem in problems if problem]
+    assert not found, "; ".join(found) + " (re-add with the current chunker, or .kbignore)"
+    return "no junk chunks"
+
+
+def _few_words(text: str, enough: int) -> bool:
+    """Fewer than `enough` words; stops reading at the `enough`-th (chunks run to 4,000 chars)."""
+    return next(islice(_WORD_LIKE.finditer(text), enough - 1, None), None) is None
+
+
+def _only_headings(text: str) -> bool:
+    return all(_HEADING_LINE.match(line) for line in text.split("\n") if line.strip())
+
+
+def _citation(rel_path: str, start: int | None, end: int | None, page: int | None) -> str:
+    if start is not None:
+        return f"{rel_path}#L{start}" + (f"-L{end}" if end is not None and end != start else "")
+    return f"{rel_path}#page={page}" if page is not None else rel_path
+
+
+def _finding(what: str, citations: list[str]) -> str:
+    if not citations:
+        return ""
+    shown = ", ".join(citations[:EXAMPLES])
+    return f"{len(citations)} {what}, e.g. {shown}"
+
+
 def _parsers() -> list[Check]:
     """Which PDF and office paths `kb add` uses here (informational: never a failure)."""
     from kb_search.ingest.formats.docling import docling_available, pdf_path_report
@@ -128,6 +196,7 @@ def storage_checks(conn: Connection) -> list[Check]:
         _check("integrity_check", lambda: _integrity(conn)),
         _check("fts_in_sync", lambda: _fts_in_sync(conn)),
         _check("chunk_counts", lambda: _chunk_counts(conn)),
+        _check("chunk_quality", lambda: _chunk_quality(conn)),
         _check("vec_extension", lambda: _vec_extension(conn)),
         _check("vectors_in_sync", lambda: _vectors_in_sync(conn)),
     ]

@@ -129,7 +129,7 @@ def test_table_is_one_chunk_block_with_its_header():
     doc = parse(html, max_tokens=60, min_tokens=5)
     assert len(doc.chunks) > 1
     for chunk in doc.chunks:
-        assert "| K | V |\n| --- | --- |" in chunk.text
+        assert "| K | V |\n|---|---|" in chunk.text
 
 
 def test_text_that_looks_like_markdown_is_escaped():

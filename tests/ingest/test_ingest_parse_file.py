@@ -97,5 +97,7 @@ def test_every_chunk_is_complete_and_within_budget(tmp_path):
         assert doc.chunks, name
         for chunk in doc.chunks:
             assert chunk.text.strip(), name
-            assert chunk.token_count == count_tokens(chunk.text) <= SETTINGS.max_tokens, name
+            # A chunk's count is the sum of its parts' (exact for the model's tokenizer, an
+            # upper bound for the estimate, which rounds each part up).
+            assert count_tokens(chunk.text) <= chunk.token_count <= SETTINGS.max_tokens, name
             assert 1 <= chunk.line_start <= chunk.line_end <= content.count("\n") + 1, name

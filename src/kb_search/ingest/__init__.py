@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kb_search.ingest.caps import cap_document
 from kb_search.ingest.reader import SNIFF_BYTES, scrub_document
 from kb_search.ingest.registry import (
     SUPPORTED_EXTENSIONS,
@@ -39,7 +40,7 @@ def parse_file(
     document = fmt.load_parser()(source)
     if not document.chunks:
         raise EmptyFile("no indexable text")
-    return scrub_document(document)
+    return scrub_document(cap_document(document, settings, count))
 
 
 def _by_content(source: Source) -> Format:

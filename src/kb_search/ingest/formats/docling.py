@@ -61,7 +61,6 @@ _MARKDOWN_PARAMS = {
     "compact_tables": True,  # no padding: a wide cell would pad every row of its column
 }
 _ATX_HEADING = re.compile(r"^(#{1,6})\s")
-_COMPACT_SEPARATOR = re.compile(r"^\|(?:\s*:?-+:?\s*\|)+\s*$")
 _HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title", re.I | re.S)
 _DC_TITLE = "{http://purl.org/dc/elements/1.1/}title"
 _GENERIC_TITLE = re.compile(
@@ -355,19 +354,8 @@ def _heading_levels(lines: list[str]) -> dict[int, int]:
 
 
 def _tidy(markdown: str) -> str:
-    return "\n".join(_widen_separator(line) for line in markdown.split("\n")).strip()
-
-
-def _widen_separator(line: str) -> str:
-    """`| - |` -> `| --- |`: the Markdown chunker recognises a header row by `--`."""
-    if not _COMPACT_SEPARATOR.match(line):
-        return line
-    cells = line.strip().strip("|").split("|")
-    return "| " + " | ".join(_separator_cell(cell.strip()) for cell in cells) + " |"
-
-
-def _separator_cell(cell: str) -> str:
-    return (":" if cell.startswith(":") else "") + "---" + (":" if cell.endswith(":") else "")
+    # Compact separator rows (`| - |`) are fine: the chunker normalises every separator row.
+    return markdown.strip()
 
 
 def _join(segments: list[_Segment]) -> tuple[str, list[int | None]]:

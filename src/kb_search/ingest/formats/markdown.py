@@ -1,4 +1,5 @@
-"""Markdown: front matter, heading-chain sections, fences and tables kept whole."""
+"""Markdown: front matter, heading-chain sections, fences and tables kept whole when they fit
+(the chunking rules are in `ingest/units.py`)."""
 
 from __future__ import annotations
 
@@ -11,16 +12,17 @@ from typing import Any
 
 import yaml
 
-from kb_search.ingest.formats.text import Block, Section, chunk_sections, split_paragraph
 from kb_search.ingest.registry import Source
-from kb_search.ingest.tokens import Piece, TokenCounter, count_tokens, pack_lines
+from kb_search.ingest.tables import is_table_line
+from kb_search.ingest.tokens import TokenCounter, count_tokens
+from kb_search.ingest.units import Block, Section, chunk_sections
 from kb_search.models import ChunkSettings, ParsedDocument
 
 SPLIT_LEVELS = 3  # headings deeper than ### stay inside their section
+MAX_TITLE_CHARS = 200  # of one heading in a chain
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})")
-_TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}")
 _NOT_SETEXT_TITLE = re.compile(r"^\s*([|>#]|[-*+]\s|\d+[.)]\s)")
 _ANCHOR = re.compile(r"\s*\{#[^}]*\}$")
 
@@ -43,11 +45,16 @@ def parse_markdown(
     lines = text.split("\n")
     front, body_start = front_matter(lines)
     sections, first_h1 = markdown_sections(lines, body_start)
-    chunks = chunk_sections(lines, sections, settings, count, markdown_blocks, split_markdown_block)
+    cut = chunk_sections(lines, sections, settings, count, markdown_blocks)
     title = str(front.pop("title", "") or "").strip() or first_h1 or path.stem
     tags = _tags(front.pop("tags", None))
     return ParsedDocument(
-        title=title, doc_type="markdown", chunks=chunks, tags=tags, metadata=_jsonable(front)
+        title=title,
+        doc_type="markdown",
+        chunks=cut.chunks,
+        tags=tags,
+        metadata=_jsonable(front),
+        notes=cut.notes,
     )
 
 
@@ -90,33 +97,27 @@ def _jsonable(value: Any) -> Any:
 
 def markdown_sections(lines: list[str], body_start: int) -> tuple[list[Section], str | None]:
     """Sections split at levels 1-3 (ATX and setext), ignoring fenced code; also the first H1."""
-    sections = [Section((), 0, body_start, len(lines), has_body=False)]
+    sections = [Section((), 0, body_start, len(lines))]
     open_levels: dict[int, str] = {}
     first_h1: str | None = None
-    for index, level, title in _headings(lines, body_start):
+    for index, end, level, title in _headings(lines, body_start):
         if level == 1 and first_h1 is None:
             first_h1 = title
         if level > SPLIT_LEVELS:
             continue
         open_levels = {lvl: t for lvl, t in open_levels.items() if lvl < level}
-        open_levels[level] = title
+        open_levels[level] = title[:MAX_TITLE_CHARS]
         chain = tuple(open_levels[lvl] for lvl in sorted(open_levels))
         sections[-1].end = index
-        sections.append(Section(chain, level, index, len(lines), f"{'#' * level} {title}"))
-    for section in sections:
-        section.has_body = _has_body(lines, section)
+        heading_line = f"{'#' * level} {title}"
+        sections.append(Section(chain, level, index, len(lines), heading_line, end))
     return [s for s in sections if s.end > s.start], first_h1
 
 
-def _has_body(lines: list[str], section: Section) -> bool:
-    skip = 0 if section.level == 0 else 1
-    body = lines[section.start + skip : section.end]
-    return any(line.strip() and not _SETEXT.match(line) for line in body)
-
-
-def _headings(lines: list[str], body_start: int) -> list[tuple[int, int, str]]:
-    """(first line index, level, title) of every heading outside fenced code."""
-    found: list[tuple[int, int, str]] = []
+def _headings(lines: list[str], body_start: int) -> list[tuple[int, int, int, str]]:
+    """(first line index, index after the heading, level, title) of every heading outside
+    fenced code; a setext heading spans its title and underline."""
+    found: list[tuple[int, int, int, str]] = []
     fence: _Fence | None = None
     for index in range(body_start, len(lines)):
         line = lines[index]
@@ -131,12 +132,12 @@ def _headings(lines: list[str], body_start: int) -> list[tuple[int, int, str]]:
         if atx:
             title = _clean_title(atx.group(2) or "")
             if title:
-                found.append((index, len(atx.group(1)), title))
+                found.append((index, index + 1, len(atx.group(1)), title))
             continue
         setext = _SETEXT.match(line)
         if setext and _is_setext_title(lines, index, body_start):
             level = 1 if setext.group(1).startswith("=") else 2
-            found.append((index - 1, level, _clean_title(lines[index - 1])))
+            found.append((index - 1, index + 1, level, _clean_title(lines[index - 1])))
     return found
 
 
@@ -156,7 +157,7 @@ def _clean_title(raw: str) -> str:
 
 
 def markdown_blocks(lines: list[str], start: int, end: int) -> list[Block]:
-    """Paragraphs, fenced code blocks and tables within lines[start:end]."""
+    """Paragraphs, fenced code blocks, tables and (deep) headings within lines[start:end]."""
     blocks: list[Block] = []
     index = start
     while index < end:
@@ -165,8 +166,10 @@ def markdown_blocks(lines: list[str], start: int, end: int) -> list[Block]:
             index += 1
         elif _FENCE.match(line):
             index = _add(blocks, "fence", index, _fence_end(lines, index, end))
-        elif _is_table_line(line):
-            index = _add(blocks, "table", index, _run_end(lines, index, end, _is_table_line))
+        elif is_table_line(line):
+            index = _add(blocks, "table", index, _run_end(lines, index, end, is_table_line))
+        elif _is_heading(line):
+            index = _add(blocks, "heading", index, index + 1)
         else:
             index = _add(blocks, "paragraph", index, _run_end(lines, index, end, _is_plain))
     return blocks
@@ -194,67 +197,18 @@ def _run_end(lines: list[str], start: int, end: int, belongs: Callable[[str], bo
     return index
 
 
-def _is_table_line(line: str) -> bool:
-    return line.lstrip().startswith("|")
+def _is_heading(line: str) -> bool:
+    atx = _ATX.match(line)
+    return atx is not None and bool(_clean_title(atx.group(2) or ""))
 
 
 def _is_plain(line: str) -> bool:
-    return bool(line.strip()) and not _FENCE.match(line) and not _is_table_line(line)
-
-
-def split_markdown_block(
-    lines: list[str], block: Block, max_tokens: int, count: TokenCounter
-) -> list[Piece]:
-    """Split one oversized block so that every part is still valid Markdown."""
-    if block.kind == "fence":
-        return _split_fence(lines, block, max_tokens, count)
-    if block.kind == "table":
-        return _split_table(lines, block, max_tokens, count)
-    return split_paragraph(lines, block, max_tokens, count)
-
-
-def _split_fence(
-    lines: list[str], block: Block, max_tokens: int, count: TokenCounter
-) -> list[Piece]:
-    opener = lines[block.start]
-    opened = _FENCE.match(opener)
-    assert opened is not None
-    fence = _Fence(opened.group(1), opened.group(2))
-    closer = fence.indent + fence.marker
-    closed = block.end - block.start >= 2 and fence.closes(lines[block.end - 1])
-    inner = lines[block.start + 1 : block.end - 1 if closed else block.end]
-    budget = max_tokens - count(opener) - count(closer)
-    if budget < 1 or not inner:
-        return split_paragraph(lines, block, max_tokens, count)
-    parts = pack_lines(inner, block.start + 2, budget, count)
-    return _span_block(
-        [Piece(f"{opener}\n{p.text}\n{closer}", p.line_start, p.line_end) for p in parts], block
+    return (
+        bool(line.strip())
+        and not _FENCE.match(line)
+        and not is_table_line(line)
+        and not _is_heading(line)
     )
-
-
-def _span_block(parts: list[Piece], block: Block) -> list[Piece]:
-    """Let the first and last part claim the block's opening and closing lines."""
-    if parts:
-        parts[0].line_start = block.start + 1
-        parts[-1].line_end = block.end
-    return parts
-
-
-def _split_table(
-    lines: list[str], block: Block, max_tokens: int, count: TokenCounter
-) -> list[Piece]:
-    rows = lines[block.start : block.end]
-    has_header = len(rows) > 2 and _TABLE_SEPARATOR.match(rows[1]) is not None
-    header = rows[:2] if has_header else []
-    header_text = "\n".join(header)
-    budget = max_tokens - (count(header_text) if header else 0)
-    if budget < 1:
-        return split_paragraph(lines, block, max_tokens, count)
-    first_row = block.start + len(header)
-    parts = pack_lines(lines[first_row : block.end], first_row + 1, budget, count)
-    if header:
-        parts = [Piece(f"{header_text}\n{p.text}", p.line_start, p.line_end) for p in parts]
-    return _span_block(parts, block)
 
 
 def parse_markdown_source(source: Source) -> ParsedDocument:

@@ -2,7 +2,7 @@
 
 Pipeline: characters with boxes -> fragments (runs on one baseline) -> columns per page (vertical
 gutter) -> lines -> cleanup (headers/footers, page numbers, hyphenation) -> paragraphs with
-headings -> chunks packed up to ``max_tokens``, preferring page and heading boundaries.
+headings -> chunks under the shared rules of ``ingest/units.py``, preferring page boundaries.
 """
 
 from __future__ import annotations
@@ -22,8 +22,10 @@ import pypdfium2.raw as pdfium_c
 
 from kb_search.ingest.formats import ocr as ocr_mod
 from kb_search.ingest.registry import Source
+from kb_search.ingest.segment import Cut
 from kb_search.ingest.tokens import TokenCounter, count_tokens
-from kb_search.models import ChunkSettings, IngestError, ParsedChunk, ParsedDocument
+from kb_search.ingest.units import Passage, chunk_passages
+from kb_search.models import ChunkSettings, IngestError, ParsedDocument
 
 OCR_MODES = ("auto", "always", "never")
 TABLE_CELLS = 3
@@ -37,7 +39,6 @@ NUMBERED_HEADING_RE = re.compile(r"^((\d+(\.\d+)*)\.?|[IVX]{1,5}\.|[A-H]\.)\s+\S
 PAGE_NUMBER_RE = re.compile(
     r"^[-\u2013\s]*(page\s+)?(\d{1,4}|[ivxlc]{1,6})(\s*(/|of)\s*\d{1,4})?[-\u2013\s]*$", re.I
 )
-SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+(?=[\"'\u201c(\[A-Z0-9])")
 WORD_RE = re.compile(r"[^\W\d_][\w\-\u2010]*\w|\w+", re.UNICODE)
 PAGE_OBJECT_RE = re.compile(rb"/Type\s*/Page(?!s)")
 PDF_DATE_RE = re.compile(
@@ -89,7 +90,6 @@ class _Para:
     page: int
     heading_level: int | None = None
     chain: str | None = None
-    tokens: int = 0
 
 
 @dataclass
@@ -129,15 +129,16 @@ def parse_pdf(
     title = _choose_title(metadata.get("title"), pages, body_size, path)
     paras = _paragraphs(pages, body_size, title)
     _fix_page_break_hyphens(paras)
-    chunks = _chunk(paras, settings, count)
-    if not chunks:
+    cut = _chunk(paras, settings, count)
+    if not cut.chunks:
         raise IngestError(_no_text_message(ocr, ocr_info))
     return ParsedDocument(
         title=title,
         doc_type="pdf",
-        chunks=chunks,
+        chunks=cut.chunks,
         metadata=metadata,
         page_count=page_count,
+        notes=cut.notes,
     )
 
 
@@ -838,99 +839,20 @@ def _hyphen_kept(head: str, text: str, vocab: set[str], hyphenated: set[str]) ->
 # --------------------------------------------------------------------------- chunking
 
 
-def _chunk(paras: list[_Para], settings: ChunkSettings, count: TokenCounter) -> list[ParsedChunk]:
-    units = [u for p in paras for u in _split_oversized(p, settings.max_tokens, count)]
-    groups: list[list[_Para]] = []
-    current: list[_Para] = []
-    tokens = 0
-    for unit in units:
-        if current and _break_before(current, tokens, unit, settings):
-            groups.append(current)
-            current, tokens = [], 0
-        current.append(unit)
-        tokens += unit.tokens
-    if current:
-        groups.append(current)
-    _merge_small_tail(groups, settings)
-    return [_make_chunk(g, count) for g in groups]
-
-
-def _break_before(current: list[_Para], tokens: int, unit: _Para, settings: ChunkSettings) -> bool:
-    if tokens + unit.tokens > settings.max_tokens:
-        return True
-    big_enough = tokens >= settings.min_tokens
-    only_headings = all(p.heading_level is not None for p in current)
-    if unit.heading_level is not None and big_enough and not only_headings:
-        return True
-    if unit.page != current[-1].page:
-        # prefer page boundaries; never let a chunk run over a third page
-        return big_enough or current[0].page != current[-1].page
-    return False
-
-
-def _merge_small_tail(groups: list[list[_Para]], settings: ChunkSettings) -> None:
-    if len(groups) < 2:
-        return
-    last, prev = groups[-1], groups[-2]
-    small = sum(p.tokens for p in last) < settings.min_tokens
-    fits = sum(p.tokens for p in prev + last) <= settings.max_tokens
-    if small and fits and last[0].page == prev[-1].page and prev[0].page == last[-1].page:
-        prev.extend(groups.pop())
-
-
-def _split_oversized(para: _Para, max_tokens: int, count: TokenCounter) -> list[_Para]:
-    para.tokens = count(para.text)
-    if para.tokens <= max_tokens:
-        return [para]
-    # table rows are lines; prose is split at sentence ends
-    table = "\n" in para.text
-    parts = para.text.split("\n") if table else SENTENCE_END_RE.split(para.text)
-    pieces = [piece for part in parts for piece in _window(part, max_tokens, count)]
-    out: list[_Para] = []
-    for text in _pack_texts(pieces, max_tokens, count, "\n" if table else " "):
-        out.append(_Para(text, para.page, para.heading_level, para.chain, count(text)))
-    return out
-
-
-def _window(text: str, max_tokens: int, count: TokenCounter) -> list[str]:
-    if count(text) <= max_tokens:
-        return [text]
-    windows: list[str] = []
-    current: list[str] = []
-    used = 0
-    for word in text.split():
-        n = count(word)
-        if current and used + n > max_tokens:
-            windows.append(" ".join(current))
-            current, used = [], 0
-        current.append(word)
-        used += n
-    if current:
-        windows.append(" ".join(current))
-    return windows
-
-
-def _pack_texts(pieces: list[str], max_tokens: int, count: TokenCounter, sep: str) -> list[str]:
-    packed: list[str] = []
-    for piece in pieces:
-        if packed and count(packed[-1]) + count(piece) <= max_tokens:
-            packed[-1] = f"{packed[-1]}{sep}{piece}"
-        else:
-            packed.append(piece)
-    return packed
-
-
-def _make_chunk(group: list[_Para], count: TokenCounter) -> ParsedChunk:
-    text = "\n\n".join(p.text for p in group)
-    # a heading inside a chunk only follows a short tail of the previous section
-    content = next((p for p in reversed(group) if p.heading_level is None), group[-1])
-    return ParsedChunk(
-        text=text,
-        heading=content.chain,
-        page_start=min(p.page for p in group),
-        page_end=max(p.page for p in group),
-        token_count=count(text),
-    )
+def _chunk(paras: list[_Para], settings: ChunkSettings, count: TokenCounter) -> Cut:
+    """The shared chunking rules (headings glued to their text, no small chunks, table rows
+    whole), preferring page boundaries."""
+    passages = [
+        Passage(
+            text=p.text,
+            chain=tuple(p.chain.split(" > ")) if p.chain else (),
+            page=p.page,
+            heading=p.heading_level is not None,
+            rows="\n" in p.text,
+        )
+        for p in paras
+    ]
+    return chunk_passages(passages, settings, count)
 
 
 def parse_pdf_source(source: Source) -> ParsedDocument:
