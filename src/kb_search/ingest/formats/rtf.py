@@ -29,17 +29,18 @@ def parse_rtf(source: Source) -> ParsedDocument:
         raise IngestError(f"broken RTF file: {type(exc).__name__}") from exc
     info = {name: _decode_info(value) for name, value in _INFO_FIELD.findall(raw)}
     lines = _tidy(text).split("\n")
-    chunks = chunk_sections(lines, [Section((), 0, 0, len(lines))], source.settings, source.count)
-    for chunk in chunks:
+    cut = chunk_sections(lines, [Section((), 0, 0, len(lines))], source.settings, source.count)
+    for chunk in cut.chunks:
         chunk.line_start = chunk.line_end = None
     title = info.pop("title", "") or _first_line(lines) or source.path.stem
     keywords = info.pop("keywords", "")
     return ParsedDocument(
         title=title,
         doc_type="rtf",
-        chunks=chunks,
+        chunks=cut.chunks,
         tags=[k.strip() for k in re.split(r"[,;]", keywords) if k.strip()],
         metadata={k: v for k, v in info.items() if v},
+        notes=cut.notes,
     )
 
 
