@@ -6,10 +6,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from kb_testing import HashEmbedder
 
 from kb_search.config import load_config
 from kb_search.knowledge_base import KnowledgeBase
+from kb_testing import HashEmbedder
 
 SAMPLE = Path(__file__).resolve().parent.parent / "examples" / "sample"
 QUERIES = [

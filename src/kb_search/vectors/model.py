@@ -52,6 +52,17 @@ def tokenizer_path(embedder: TextEmbedder) -> str | None:
     return str(path) if path else None
 
 
+def provisioned_tokenizer(config: Config, name: str) -> tuple[bool, str | None]:
+    """(known, tokenizer.json) without loading the model: known is False when the model is
+    not provisioned yet, so only loading it can tell."""
+    if name in _REGISTERED:
+        return True, tokenizer_path(_REGISTERED[name]())
+    from kb_search.embedding.provision import canonical_name, safe_name
+
+    path = model_cache_dir(config) / safe_name(canonical_name(name)) / "tokenizer.json"
+    return (True, str(path)) if path.is_file() else (False, None)
+
+
 @dataclass
 class ModelChoice:
     name: str  # canonical model id
