@@ -107,7 +107,10 @@ class KnowledgeBase:
         with self._readers_lock:
             readers, self._readers = self._readers, []
         for conn in readers:
-            conn.close()
+            try:
+                conn.close()
+            except db.ProgrammingError:
+                pass  # opened by another thread (an MCP worker): freed with that thread
         self._local = threading.local()
         if self._writer is not None:
             self._writer.close()

@@ -6,7 +6,10 @@ path that is not indexed (`../` tricks and symlink escapes included) is simply n
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
+import threading
 from typing import Any
 
 from kb_search.errors import KbError, ServeError
@@ -97,6 +100,20 @@ def _say(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
+def _stop_on_first_interrupt() -> None:
+    """Ctrl-C stops the stdio server at once. Left to the event loop, the first one is
+    swallowed: the loop waits for the thread blocked reading stdin, which nothing can cancel.
+    The server only reads, so there is nothing to flush."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        _say("kb serve: stopped")
+        os._exit(128 + signum)
+
+    signal.signal(signal.SIGINT, stop)
+
+
 def model_line(kb: KnowledgeBase) -> str:
     leg = kb.vector_leg()
     if leg.search is None:
@@ -126,6 +143,7 @@ def serve(
     server = build_server(kb)
     _say(f"kb serve: {kb.db_path} ({model_line(kb)}), read-only")
     if transport == "stdio":
+        _stop_on_first_interrupt()
         server.run("stdio")
     else:
         _run_http(server, host, port, token, extra_hosts or [])
