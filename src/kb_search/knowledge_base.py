@@ -392,7 +392,7 @@ class KnowledgeBase:
             vectors=vectors,
             progress=progress or NoProgress(),
         )
-        summary.model_loaded = vectors.loaded
+        summary.model_loaded = vectors.model_loaded
         return summary
 
     def sync(
@@ -418,7 +418,7 @@ class KnowledgeBase:
             error_log=ErrorLog(self.error_log),
             progress=progress or NoProgress(),
         )
-        summary.model_loaded = vectors.loaded
+        summary.model_loaded = vectors.model_loaded
         return summary
 
     def remove(self, refs: Iterable[str]) -> list[int]:

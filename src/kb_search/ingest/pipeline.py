@@ -177,6 +177,11 @@ class LazyVectors:
         self._source: VectorSource | None = None
         self.loaded = False
 
+    @property
+    def model_loaded(self) -> bool:
+        """Whether a model was actually loaded (not only tried)."""
+        return self._source is not None
+
     def load(self) -> VectorSource | None:
         if not self.loaded:
             self.loaded = True
