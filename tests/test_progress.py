@@ -43,7 +43,7 @@ def test_eta_comes_from_work_not_from_files():
     assert tally.eta() == pytest.approx(90)  # 900 bytes left at 10 bytes/s
     assert tally.chunk_rate() == pytest.approx(2.0)
     tally.current("big.pdf")
-    assert status_text(tally) == "9/10 files · 2.0 chunks/s · ETA 1:30 · big.pdf"
+    assert status_text(tally) == "10% · 9/10 files · 2.0 chunks/s · ETA 1:30 · big.pdf"
 
 
 def test_eta_from_steps_when_there_is_no_work():
@@ -53,7 +53,7 @@ def test_eta_from_steps_when_there_is_no_work():
     ticks.now += 30
     tally.advance(100, chunks=100)
     assert tally.eta() == pytest.approx(90)
-    assert status_text(tally) == "100/400 chunks · ETA 1:30"
+    assert status_text(tally) == "25% · 100/400 chunks · ETA 1:30"
     assert clock(3725) == "1:02:05" and clock(None) == "?"
 
 
@@ -87,6 +87,7 @@ def test_add_reports_files_work_chunks_and_current_file(tmp_path):
     assert recorder.work_done == recorder.work_total
     assert recorder.chunks == summary.chunks > 0
     assert "paper.pdf" in recorder.names and "git-admin.md" in recorder.names
+    assert any(name.startswith("embedding ") for name in recorder.names)
 
 
 @pytest.mark.slow

@@ -22,8 +22,9 @@ def clock(seconds: float | None) -> str:
 
 
 def status_text(tally: Tally) -> str:
-    """ "37/183 files · 41.2 chunks/s · ETA 3:07 · report.pdf"."""
-    parts = [tally.position()]
+    """The line's text, e.g. "12% · 37/183 files · 41.2 chunks/s · ETA 3:07 · report.pdf"
+    (the percentage is of the work: bytes of text, PDF pages)."""
+    parts = [f"{fraction(tally):.0%}", tally.position()]
     rate = tally.chunk_rate()
     if rate is not None and tally.unit != "chunks":
         parts.append(f"{rate:.1f} chunks/s")
@@ -71,7 +72,10 @@ class ProgressView(Tally):
         from rich.table import Table
         from rich.text import Text
 
+        # Short of the full width: a "^C" the terminal echoes after a full-width line would
+        # wrap it, and the line could then not be cleared.
         grid = Table.grid(padding=(0, 1), expand=True)
+        grid.width = max(30, self.console.width - 3)
         grid.add_column(no_wrap=True)
         grid.add_column(width=20, no_wrap=True)
         grid.add_column(ratio=1, no_wrap=True, overflow="ellipsis")

@@ -148,12 +148,16 @@ class ErrorLog:
 
 
 class VectorSource(Protocol):
-    """Computes the vectors of a batch of parsed documents (see vectors.ChunkEmbedder)."""
+    """Computes the vectors of a batch of parsed documents (see vectors.ChunkEmbedder);
+    `on_embedded(n)` is called as each n chunks are embedded."""
 
     batch_chunks: int
 
     def vectors_for(
-        self, conn: Connection, docs: list[ParsedDocument]
+        self,
+        conn: Connection,
+        docs: list[ParsedDocument],
+        on_embedded: Callable[[int], None] | None = None,
     ) -> list[dict[str, list[bytes | None]]]: ...
 
 
@@ -164,6 +168,7 @@ class Pending:
     done: Callable[[ParsedDocument], None] | None = None
     tags: list[str] | None = None  # None: the writer's
     doc_type: str | None = None
+    work: float = 0.0  # its share of the job's work (progress)
 
 
 class LazyVectors:
@@ -191,12 +196,43 @@ class LazyVectors:
         return self._source
 
     def vectors_for(
-        self, conn: Connection, docs: list[ParsedDocument]
+        self,
+        conn: Connection,
+        docs: list[ParsedDocument],
+        on_embedded: Callable[[int], None] | None = None,
     ) -> list[dict[str, list[bytes | None]]]:
         source = self.load()
         if source is None:
             return [{} for _ in docs]
-        return source.vectors_for(conn, docs)
+        return source.vectors_for(conn, docs, on_embedded)
+
+
+class _FlushProgress:
+    """Reports a flush as it embeds: its documents' work and chunks in proportion to the
+    chunks embedded so far, the rest (reused vectors, no model) once it is written."""
+
+    def __init__(self, progress: Progress, batch: list[Pending]):
+        self.progress = progress
+        self.work = sum(p.work for p in batch)
+        self.chunks = sum(len(p.parsed.chunks) for p in batch)
+        self.work_done = 0.0
+        self.chunks_done = 0
+        biggest = max(batch, key=lambda p: len(p.parsed.chunks))
+        others = f" and {plural(len(batch) - 1, 'more file')}" if len(batch) > 1 else ""
+        progress.current(f"embedding {Path(biggest.record.path).name}{others}")
+
+    def embedded(self, n: int) -> None:
+        n = min(n, self.chunks - self.chunks_done)
+        work = self.work * n / self.chunks if self.chunks else 0.0
+        self.work_done += work
+        self.chunks_done += n
+        self.progress.advance(0, work=work, chunks=n)
+
+    def finish(self) -> None:
+        self.progress.advance(
+            0, work=max(0.0, self.work - self.work_done), chunks=self.chunks - self.chunks_done
+        )
+        self.progress.current("")
 
 
 class BatchWriter:
@@ -210,7 +246,9 @@ class BatchWriter:
         tags: Iterable[str] = (),
         doc_type: str | None = None,
         on_error: Callable[[DocumentRecord, str], None] | None = None,
+        progress: Progress | None = None,
     ):
+        self.progress = progress or NoProgress()
         self.on_error = on_error
         self.conn = conn
         self.vectors = vectors
@@ -225,9 +263,11 @@ class BatchWriter:
         done: Callable[[ParsedDocument], None] | None = None,
         tags: list[str] | None = None,
         doc_type: str | None = None,
+        work: float = 0.0,
     ) -> None:
-        """Queue a document; `tags`/`doc_type` replace the writer's for this one."""
-        self.pending.append(Pending(record, parsed, done, tags, doc_type))
+        """Queue a document; `tags`/`doc_type` replace the writer's for this one; its `work`
+        and chunks are reported to the writer's progress as the batch is embedded."""
+        self.pending.append(Pending(record, parsed, done, tags, doc_type, work))
         if self.vectors is None or (
             sum(len(p.parsed.chunks) for p in self.pending) >= self.vectors.batch_chunks
         ):
@@ -237,8 +277,10 @@ class BatchWriter:
         if not self.pending:
             return
         batch, self.pending = self.pending, []
+        tracker = _FlushProgress(self.progress, batch)
         if self.vectors is not None:
-            vectors = self.vectors.vectors_for(self.conn, [p.parsed for p in batch])
+            docs = [p.parsed for p in batch]
+            vectors = self.vectors.vectors_for(self.conn, docs, tracker.embedded)
         else:
             vectors = [None] * len(batch)
         for item, vecs in zip(batch, vectors):
@@ -255,6 +297,7 @@ class BatchWriter:
                 continue
             if item.done:
                 item.done(item.parsed)
+        tracker.finish()
 
 
 def remember_roots(
@@ -453,6 +496,7 @@ def ingest_files(
         options.tags,
         options.doc_type,
         on_error=lambda record, reason: run.fail(Path(record.path), reason),
+        progress=progress,
     )
     memory = load_skipped(conn)
     todo: dict[int, Candidate] = {}
@@ -515,10 +559,10 @@ def _write_outcomes(
             summary.chunks += len(parsed.chunks)
             if candidate.forget:
                 forget(run.conn, [candidate.record.path])
-            progress.advance(1, work=candidate.work, chunks=len(parsed.chunks))
+            progress.advance(1)  # its work and chunks: as the writer embeds them
 
         tags, doc_type = run.settings_for(candidate.item)
-        writer.add(candidate.record, outcome.document, done, tags, doc_type)
+        writer.add(candidate.record, outcome.document, done, tags, doc_type, candidate.work)
     writer.flush()
 
 
