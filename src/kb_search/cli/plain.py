@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import re
 
+from kb_search.search.results import HL_OPEN
+
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _HEADING = re.compile(r"^\s*#{1,6}\s+")
 _HEADING_TAIL = re.compile(r"\s+#+\s*$")
 _QUOTE = re.compile(r"^\s*(>\s*)+")
-_RULE = re.compile(r"^\s*([-*_])(\s*\1){2,}\s*$")
+_RULE = re.compile(r"^\s*([-*_=~^#])(\s*\1){2,}\s*$")  # rules, setext/RST underlines
 _IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
 _LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
 _STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
@@ -49,8 +51,15 @@ def strip_markdown(text: str) -> str:
     return " ".join(text.split())
 
 
-def snippet_text(snippet: str, doc_type: str) -> str:
-    """What the terminal shows of a snippet: prose cleaned, code only joined to one line."""
+def snippet_text(snippet: str, doc_type: str, text: str = "", words: int = 24) -> str:
+    """What the terminal shows of a snippet: prose cleaned, code only joined to one line.
+    A snippet without matches (no marker) is the chunk's first `words`, taken from `text`
+    after cleaning, so its line structure (headings, tables) is still there to clean."""
+    if HL_OPEN not in snippet and text:
+        snippet = text
+        clean = strip_markdown(text) if doc_type != "code" else " ".join(text.split())
+        parts = clean.split()
+        return " ".join(parts[:words]) + (" …" if len(parts) > words else "")
     if doc_type != "code":
         return strip_markdown(snippet)
     return " ".join(snippet.split())

@@ -82,7 +82,7 @@ def search_human(response: SearchResponse, term: Terminal) -> str:
     if shown and total >= shown:
         counts = f"top {shown} of {plural(total, 'matching chunk')}"
     else:
-        counts = f"{plural(shown, 'result')}, {plural(total, 'chunk')} with its words"
+        counts = f"{plural(shown, 'result')} ({total} with its words)"
     parts: list[Any] = [Text(f'Search "{response.query}" ({response.mode}): {counts}')]
     bad_legs = [
         f"{leg}: {state}" for leg, state in response.legs.items() if state not in ("ok", "empty")
@@ -98,7 +98,7 @@ def search_human(response: SearchResponse, term: Terminal) -> str:
         heading = _heading(s)
         if heading:
             parts.append(_fit(Text(" " * INDENT) + Text(heading, style=HEADING), width))
-        snippet = _highlighted(snippet_text(result.snippet, s.type))
+        snippet = _highlighted(snippet_text(result.snippet, s.type, result.text))
         parts.append(Padding(snippet, (0, 0, 0, INDENT), expand=False))
         where = location(term, s.path, s.lines, s.page, s.page_end)
         extra = " · ".join([s.type, *([", ".join(s.tags)] if s.tags else [])])
