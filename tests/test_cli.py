@@ -59,7 +59,7 @@ def test_human_format(kb, sample):
     kb("add", str(sample))
     out = kb("search", "sourdough starter", "--mode", "lexical", "--format", "human").stdout
     assert out.startswith('Search "sourdough starter" (lexical): ')
-    assert "1. [" in out and "recipes.rst" in out
+    assert "1. Kitchen notes" in out and "my notes/notes/recipes.rst:" in out
 
 
 def test_hybrid_without_model_says_so(kb, sample, environment):
