@@ -38,9 +38,19 @@ def test_help_has_examples(kb, command):
     assert "Examples:" in kb(command, "--help").stdout or "Example:" in kb(command, "--help").stdout
 
 
+def test_every_help_fits_80_columns(kb):
+    from kb_search.cli import cli
+
+    names = [["--help"]] + [[name, "--help"] for name in cli.commands]
+    names += [["hook", "install", "--help"], ["config", "show", "--help"]]
+    for args in names:
+        text = kb(*args).stdout
+        assert max(len(line) for line in text.splitlines()) <= 80, args
+
+
 def test_search_help_teaches_the_query_syntax(kb):
     text = kb("search", "--help").stdout
-    for needle in ("Query syntax", '"a phrase"', "-word", "kb search -- -draft", "type:pdf",
+    for needle in ("Query syntax", '"a phrase"', "-word", "-- -draft", "type:pdf",
                    "'raw FTS5'", "--compact", "--fields"):  # fmt: skip
         assert needle in text, needle
 

@@ -22,10 +22,10 @@ ROOT_HELP = """kb: local hybrid search over your knowledge base, in one SQLite f
 
 \b
 Start:
-  kb init                          create ~/.kb and provision the model (offline)
-  kb add ~/notes ~/docs            index folders (PDF, Markdown, text, code)
-  kb search how do I roll back     search: words, "phrases", -exclusions, type:pdf
-  kb sync                          pick up new, changed, moved and deleted files
+  kb init                       create ~/.kb, provision the model (offline)
+  kb add ~/notes ~/docs         index folders (PDF, Markdown, text, code)
+  kb search how do I roll back  words, "phrases", -exclusions, type:pdf
+  kb sync                       pick up new, changed, moved, deleted files
 
 \b
 Agents: `kb search QUERY --compact` (JSON: citation, heading, score, text);

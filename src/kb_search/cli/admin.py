@@ -108,6 +108,7 @@ def eval_cmd(app: App, target: Path, modes, misses: int, fmt: str | None) -> Non
     Questions file, one JSON object per line:
       {"id": "q1", "question": "how do I roll back a release",
        "relevant": ["docs/releases.md#L10-L24", "notes/ops.pdf#page=3"]}
+
     Relevant paths are relative to the folder you added (or any trailing part of the
     file's path); #L..-L.. or #page=N also scores chunks.
 

@@ -15,7 +15,7 @@ from rich.padding import Padding
 from rich.style import Style
 from rich.text import Text
 
-from kb_search.cli.plain import snippet_text
+from kb_search.cli.plain import snippet_text, strip_markdown
 from kb_search.cli.terminal import Terminal
 from kb_search.search.results import HL_CLOSE, HL_OPEN, SearchResponse
 from kb_search.text import plural
@@ -74,7 +74,20 @@ def _heading(source: Any) -> str:
         heading = heading[len(source.title) + 3 :]
     elif heading == source.title:
         heading = ""
+    if source.type != "code":
+        heading = strip_markdown(heading.replace("\n", " "))
     return " › ".join(x for x in (heading.replace(" > ", " › "), source.symbol) if x)
+
+
+def _location_line(term: Terminal, source: Any, chunk_id: int, width: int) -> Text:
+    """`path:line · type · tags · chunk N`. The openable part is never cut: what does not fit
+    beside it is left out, and a path longer than the line wraps."""
+    line = Text(" " * INDENT) + location(term, source.path, source.lines, source.page,
+                                         source.page_end)  # fmt: skip
+    for extra in (source.type, ", ".join(source.tags), f"chunk {chunk_id}"):
+        if extra and cell_len(line.plain) + cell_len(extra) + 3 <= width:
+            line += Text(f" · {extra}", DIM)
+    return line
 
 
 def search_human(response: SearchResponse, term: Terminal) -> str:
@@ -100,10 +113,7 @@ def search_human(response: SearchResponse, term: Terminal) -> str:
             parts.append(_fit(Text(" " * INDENT) + Text(heading, style=HEADING), width))
         snippet = _highlighted(snippet_text(result.snippet, s.type, result.text))
         parts.append(Padding(snippet, (0, 0, 0, INDENT), expand=False))
-        where = location(term, s.path, s.lines, s.page, s.page_end)
-        extra = " · ".join([s.type, *([", ".join(s.tags)] if s.tags else [])])
-        line = Text(" " * INDENT) + where + Text(f" · {extra} · chunk {result.chunk_id}", DIM)
-        parts.append(_fit(line, width))
+        parts.append(_location_line(term, s, result.chunk_id, width))
     if not response.results:
         parts += [
             Text(""),

@@ -11,14 +11,14 @@ from kb_search.cli.app import FORMATS, App, common_options, process_age_ms
 
 QUERY_SYNTAX = """\b
 Query syntax:
-  words           any may match; chunks with more of them rank higher
-  "a phrase"      these words in this order (quote it for the shell: '"a phrase"')
-  -word           leave out chunks with this word (a query that starts with - goes
-                  after --: kb search -- -draft backups)
-  type:pdf tag:work path:notes/** lang:go after:2025-01-01 before:2026-01-01
-                  inline filters, the same as the options below
-  'raw FTS5'      a whole query in single quotes is SQLite FTS5 syntax:
-                  kb search "'git NEAR(install source, 5)'" --mode lexical"""
+  words         any may match; chunks with more of them rank higher
+  "a phrase"    these words in this order (for the shell: '"a phrase"')
+  -word         leave out chunks with this word; a query word that starts
+                with - goes after --: kb search --top 5 -- -draft backups
+  type:pdf  tag:work  path:notes/**  lang:go  after:2025-01-01  before:...
+                inline filters, the same as the options below
+  'raw FTS5'    a whole query in single quotes is SQLite FTS5 syntax:
+                kb search "'git NEAR(install source, 5)'" --mode lexical"""
 
 SEARCH_HELP = f"""Search the knowledge base (hybrid: keywords + meaning, fused).
 
@@ -30,7 +30,7 @@ Examples:
   kb search backup retention type:pdf --top 5
   kb search '"write-ahead log"' sqlite --mode lexical
   kb search retry with jitter --path 'code/**' --format json
-  kb search rollback --compact            # agents: citation, heading, score, text
+  kb search rollback --compact      # agents: citation, heading, score, text
   kb search rollback --fields citation,title,text
 
 {QUERY_SYNTAX}

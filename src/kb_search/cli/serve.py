@@ -41,8 +41,8 @@ def serve(
 
     \b
     Examples:
-      kb serve                                   # stdio: what IDEs and agents start
-      kb serve --transport http --port 8765      # http://127.0.0.1:8765/mcp
+      kb serve                                # stdio: what IDEs and agents start
+      kb serve --transport http --port 8765   # http://127.0.0.1:8765/mcp
     """
     from kb_search.mcp.server import serve as run_server
 
