@@ -123,3 +123,18 @@ def test_ctrl_c_during_add_stops_cleanly_and_the_rerun_resumes(tmp_path, model_c
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert document_count(data / "kb.db") == 150
+
+
+def test_reindex_and_export_report_progress(tmp_path):
+    notes = tmp_path / "notes"
+    shutil.copytree(SAMPLE, notes)
+    config = load_config(env={"KB_DATA_DIR": str(tmp_path / "data"), "KB_WORKERS": "0"})
+    with KnowledgeBase(config, embedder=HashEmbedder(), cwd=tmp_path) as kb:
+        kb.add([notes])
+        embedding = Tally()
+        summary = kb.reindex(full=True, progress=embedding)
+        assert (embedding.unit, embedding.total) == ("chunks", summary.total_chunks)
+        assert embedding.done == embedding.chunks == summary.embedded
+        copying = Tally()
+        kb.export(tmp_path / "copy.db", progress=copying)
+        assert copying.unit == "MB" and copying.total >= 1

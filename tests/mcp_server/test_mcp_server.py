@@ -289,6 +289,24 @@ def test_serve_help_lists_options(index: Index) -> None:
         assert option in out
 
 
+def test_the_first_ctrl_c_stops_the_stdio_server(index: Index) -> None:
+    import signal
+    import time
+
+    process = subprocess.Popen(
+        [*KB, "serve"], env=index.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert "read-only" in process.stderr.readline()  # serving, stdin open and idle
+        time.sleep(0.5)
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=10) == 130
+        assert process.stderr.read().strip() == "kb serve: stopped"
+    finally:
+        process.kill()
+
+
 def test_stdio_keeps_stdout_clean(index: Index) -> None:
     """Nothing but JSON-RPC may reach stdout; a bare EOF ends the server."""
     done = subprocess.run(
