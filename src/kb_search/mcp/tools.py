@@ -43,8 +43,9 @@ RESULT = (
     "Returns the `kb search --format json` contract: results[] with chunk_id, score, "
     "score_breakdown, text, snippet, citation, source{document_id, title, path, type, page, "
     "lines, heading, tags, ...}; total_matches; legs (status of each leg: ok, empty, or error: "
-    "why); timings_ms. Cite a result with its `citation`; widen it with get_chunk(chunk_id, "
-    "context=N)."
+    "why); timings_ms. With compact=true each result is only citation, heading, score and "
+    "text (about half the tokens); `fields` picks others (e.g. chunk_id to call get_chunk). "
+    "Cite a result with its `citation`; widen it with get_chunk(chunk_id, context=N)."
 )
 QUERY_SYNTAX = (
     'Query syntax: plain words (any may match, better when more do), "quoted phrase", -term '
