@@ -6,15 +6,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Protocol
 
 from kb_search.config import Config
 from kb_search.errors import DBError, ModelMismatch, ModelUnavailable
 from kb_search.store import db
 from kb_search.vectors import tables
 from kb_search.vectors.tables import VectorTable
+
+if TYPE_CHECKING:
+    import numpy as np  # annotations only: a no-op `kb sync` never imports numpy
 
 NO_MODEL = "no embedding model in this database: run `kb init` then `kb reindex`"
 
