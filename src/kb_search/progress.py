@@ -109,26 +109,3 @@ class Tally:
     def position(self) -> str:
         """ "37/183 files"."""
         return f"{self.done}/{self.total} {self.unit}" if self.total else f"{self.done} {self.unit}"
-
-
-class Tee:
-    """Reports to several Progress objects at once."""
-
-    def __init__(self, *targets: Progress):
-        self.targets = targets
-
-    def start(self, total: int, unit: str = "files") -> None:
-        for target in self.targets:
-            target.start(total, unit)
-
-    def add_work(self, amount: float) -> None:
-        for target in self.targets:
-            target.add_work(amount)
-
-    def current(self, name: str) -> None:
-        for target in self.targets:
-            target.current(name)
-
-    def advance(self, n: int = 1, work: float = 0.0, chunks: int = 0) -> None:
-        for target in self.targets:
-            target.advance(n, work, chunks)
