@@ -123,7 +123,8 @@ def test_add_and_remove_work_after_the_vector_table_was_dropped(folder, tmp_path
         conn.execute(f"DROP TABLE {table}")
         assert kb.remove([str(kb.documents()[0].document_id)])
         (folder / "good3.md").write_text("# Three\n\nA third note about kayaks.\n")
-        assert kb.add([folder]).added == 2  # the removed one and the new one
+        summary = kb.add([folder])  # the new one; the removed one stays out (kb remove)
+        assert (summary.added, summary.removed) == (1, 1)
         kb.reindex()
         assert all(c.ok for c in kb.doctor())
 

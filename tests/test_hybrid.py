@@ -76,7 +76,7 @@ def test_unchanged_chunks_are_not_re_embedded(indexed, sample, monkeypatch):
     calls = []
     original = vectors.ChunkEmbedder.vectors_for
 
-    def spy(self, conn, docs):
+    def spy(self, conn, docs, on_embedded=None):
         real = self.embedder.embed_passages
 
         def counting(texts, *a, **kw):
@@ -85,7 +85,7 @@ def test_unchanged_chunks_are_not_re_embedded(indexed, sample, monkeypatch):
 
         self.embedder.embed_passages = counting
         try:
-            return original(self, conn, docs)
+            return original(self, conn, docs, on_embedded)
         finally:
             self.embedder.embed_passages = real
 

@@ -22,7 +22,7 @@ from kb_search.store import db
 
 if TYPE_CHECKING:
     from kb_search.doctor import Check
-    from kb_search.ingest.pipeline import AddOptions, AddSummary
+    from kb_search.ingest.pipeline import AddOptions, AddSummary, LazyVectors
     from kb_search.ingest.sync import SyncSummary
     from kb_search.search.pipeline import SearchOptions
     from kb_search.search.rerank import Reranker
@@ -72,6 +72,7 @@ class KnowledgeBase:
         self._vector: VectorLegState | None = None
         self._rerank: tuple[Reranker | None] | None = None
         self._lock = threading.Lock()  # the vector leg loads once
+        self.model_load_ms = 0.0  # how long opening the vector leg (model + index) took
         self._readers_lock = threading.Lock()
 
     # ---- lifetime ----------------------------------------------------------------------------
@@ -106,7 +107,10 @@ class KnowledgeBase:
         with self._readers_lock:
             readers, self._readers = self._readers, []
         for conn in readers:
-            conn.close()
+            try:
+                conn.close()
+            except db.ProgrammingError:
+                pass  # opened by another thread (an MCP worker): freed with that thread
         self._local = threading.local()
         if self._writer is not None:
             self._writer.close()
@@ -145,6 +149,24 @@ class KnowledgeBase:
         choice = self._model_choice()
         return self.embedder_for(resolve_db_model(conn, choice) or choice.name)
 
+    def _lazy_vectors(self, conn: db.Connection, options: AddOptions) -> LazyVectors:
+        """What new chunks are embedded with, loaded only when a chunk must be embedded. The
+        model's tokenizer (it sizes chunks, and unchanged files are recognised by it) is
+        found without loading the model when the model is already provisioned."""
+        from kb_search.ingest.pipeline import LazyVectors
+        from kb_search.vectors.model import provisioned_tokenizer, resolve_db_model, tokenizer_path
+
+        choice = self._model_choice()
+        name = resolve_db_model(conn, choice) or choice.name
+        if self._embedder is not None and self._embedder.name == name:
+            known, options.tokenizer_path = True, tokenizer_path(self._embedder)
+        else:
+            known, options.tokenizer_path = provisioned_tokenizer(self.config, name)
+        lazy = LazyVectors(lambda: self._writing_vectors(conn, options))
+        if not known:
+            lazy.load()  # not provisioned yet (or no model at all): find out now
+        return lazy
+
     def _writing_vectors(self, conn: db.Connection, options: AddOptions) -> ChunkEmbedder | None:
         """What new chunks are embedded with, or None (with a warning) when no model can be
         had: the ingest then goes on for lexical search."""
@@ -168,7 +190,9 @@ class KnowledgeBase:
         if self._vector is None:
             with self._lock:
                 if self._vector is None:
+                    started = time.perf_counter()
                     self._vector = self._open_vector_leg()
+                    self.model_load_ms = (time.perf_counter() - started) * 1000
         return self._vector
 
     def _open_vector_leg(self) -> VectorLegState:
@@ -200,9 +224,13 @@ class KnowledgeBase:
     # ---- reading -----------------------------------------------------------------------------
 
     def search(self, query: str, options: SearchOptions) -> SearchResponse:
-        """One query, stopped after `search.timeout_s` so no request can stall the others."""
+        """One query, stopped after `search.timeout_s` so no request can stall the others. Its
+        `timings_ms.total` covers everything this call did: when it loaded the model (the first
+        vector search of a process), `model_load` says how long that took."""
         from kb_search.search.pipeline import search
 
+        started = time.perf_counter()
+        loaded_before = self._vector is not None
         if options.mode == "lexical":
             vector, why = None, None
         else:
@@ -228,6 +256,9 @@ class KnowledgeBase:
         legs = response.legs.values()
         if time.monotonic() > deadline and all(s.startswith("error") for s in legs):
             raise late
+        if options.mode != "lexical" and not loaded_before:
+            response.timings_ms["model_load"] = self.model_load_ms
+        response.timings_ms["total"] = (time.perf_counter() - started) * 1000
         return response
 
     def search_options(self, **values: Any) -> SearchOptions:
@@ -274,11 +305,20 @@ class KnowledgeBase:
         return get_chunk(self.reader(), self._chunk_id(chunk_id), context)
 
     def documents(
-        self, doc_type: str | None = None, tag: str | None = None, limit: int | None = None
+        self,
+        doc_type: str | None = None,
+        tag: str | None = None,
+        limit: int | None = None,
+        offset: int = 0,
     ) -> list[DocumentView]:
         from kb_search.store.inventory import list_documents
 
-        return list_documents(self.reader(), doc_type, tag, limit)
+        return list_documents(self.reader(), doc_type, tag, limit, offset)
+
+    def document_count(self, doc_type: str | None = None, tag: str | None = None) -> int:
+        from kb_search.store.inventory import count_documents
+
+        return count_documents(self.reader(), doc_type, tag)
 
     def tags(self) -> list[dict[str, Any]]:
         from kb_search.store.inventory import list_tags
@@ -295,10 +335,12 @@ class KnowledgeBase:
 
         return load_roots(self.reader())
 
-    def export(self, target: Path, force: bool = False) -> ExportResult:
+    def export(
+        self, target: Path, force: bool = False, progress: Progress | None = None
+    ) -> ExportResult:
         from kb_search.store.export import export_db
 
-        return export_db(self.reader(), target, force=force)
+        return export_db(self.reader(), target, force=force, progress=progress)
 
     # ---- writing -----------------------------------------------------------------------------
 
@@ -345,24 +387,33 @@ class KnowledgeBase:
         tags: Iterable[str] = (),
         doc_type: str | None = None,
         workers: int | None = None,
+        retry_failed: bool = False,
         progress: Progress | None = None,
     ) -> AddSummary:
+        """Ingest files and folders. A path that does not exist is a UserInputError before
+        anything is written; the model loads only when a chunk must be embedded."""
         from kb_search.ingest.pipeline import ErrorLog, add_paths
 
-        progress = progress or NoProgress()
-        options = self.add_options(workers, tags=list(tags), doc_type=doc_type)
+        paths = [Path(p) for p in paths]
+        for path in paths:
+            if not path.expanduser().exists():
+                why = "broken symlink" if path.is_symlink() else "no such file or directory"
+                raise UserInputError(f"{path}: {why}")
+        options = self.add_options(
+            workers, tags=list(tags), doc_type=doc_type, retry_failed=retry_failed
+        )
         conn = self.writer(create=True)
-        vectors = self._writing_vectors(conn, options)
+        vectors = self._lazy_vectors(conn, options)
         log = ErrorLog(self.error_log)
         summary = add_paths(
             conn,
-            list(paths),
+            paths,
             options,
             error_log=log,
             vectors=vectors,
-            on_start=progress.start,
-            on_file=lambda _path: progress.advance(1),
+            progress=progress or NoProgress(),
         )
+        summary.model_loaded = vectors.model_loaded
         return _with_log_problem(summary, log)
 
     def sync(
@@ -370,34 +421,51 @@ class KnowledgeBase:
         paths: Iterable[Path] | None = None,
         *,
         workers: int | None = None,
+        retry_failed: bool = False,
         progress: Progress | None = None,
     ) -> SyncSummary:
         """Rescan what was added; the model loads only when a file must be embedded."""
         from kb_search.ingest.pipeline import ErrorLog
         from kb_search.ingest.sync import sync
 
-        progress = progress or NoProgress()
-        options = self.add_options(workers)
+        options = self.add_options(workers, retry_failed=retry_failed)
         conn = self.writer()
         log = ErrorLog(self.error_log)
+        vectors = self._lazy_vectors(conn, options)
         summary = sync(
             conn,
             list(paths) if paths is not None else None,
             options,
+            vectors=vectors,
             error_log=log,
-            on_start=progress.start,
-            on_file=lambda _path: progress.advance(1),
-            lazy_vectors=lambda: self._writing_vectors(conn, options),
+            progress=progress or NoProgress(),
         )
+        summary.model_loaded = vectors.model_loaded
         return _with_log_problem(summary, log)
 
     def remove(self, refs: Iterable[str]) -> list[int]:
-        """Delete documents by id or path; returns the ids removed."""
+        """Delete documents by id or path; returns the ids removed. A file under an added root
+        is remembered as removed, so `kb sync` leaves it out until it is added by name."""
+        from kb_search.ingest.memory import remember_removed
+        from kb_search.ingest.pipeline import deepest_root, load_roots
         from kb_search.store.documents import delete_document
 
         conn = self.writer()
         ids = [self._document_id(conn, ref) for ref in refs]
-        return [doc_id for doc_id in ids if delete_document(conn, doc_id)]
+        paths = dict(conn.execute(
+            f"SELECT id, path FROM documents WHERE id IN ({','.join('?' * len(ids))})", ids
+        ).fetchall()) if ids else {}  # fmt: skip
+        removed = [doc_id for doc_id in ids if delete_document(conn, doc_id)]
+        roots = load_roots(conn)
+        remember_removed(
+            conn,
+            [
+                paths[doc_id]
+                for doc_id in removed
+                if doc_id in paths and deepest_root(Path(paths[doc_id]), roots) is not None
+            ],
+        )
+        return removed
 
     def tag(self, ref: str, names: list[str]) -> tuple[int, list[str]]:
         """Add tags; returns the document id and its tags now."""
@@ -437,7 +505,11 @@ class KnowledgeBase:
             name = db_model(conn) or canonical(self.config["model"])
         embedder = self.embedder_for(name)
         return reindex(
-            conn, embedder, full=full, on_start=progress.start, on_batch=progress.advance
+            conn,
+            embedder,
+            full=full,
+            on_start=lambda total: progress.start(total, "chunks"),
+            on_batch=lambda n: progress.advance(n, chunks=n),
         )
 
     # ---- health and quality --------------------------------------------------------------------
@@ -468,14 +540,15 @@ class KnowledgeBase:
         if set(modes) - {"lexical"}:
             embedder = self.embedder_for(self._model_choice().name)
         corpus = Path(target) / "corpus.jsonl"
-        progress.start(sum(1 for _ in corpus.open(encoding="utf-8")) if corpus.is_file() else 0)
+        total = sum(1 for _ in corpus.open(encoding="utf-8")) if corpus.is_file() else 0
+        progress.start(total, "documents")
         report = run_eval(
             Path(target),
             self.config.data_dir / "eval",
             self.chunk_settings(),
             modes,
             embedder=embedder,
-            progress=progress.advance,
+            progress=lambda n: progress.advance(n),
             options_for=lambda mode: self.search_options(mode=mode, top=DEPTH, snippets=False),
         )
         return {"kind": "beir", **report}

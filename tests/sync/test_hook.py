@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -127,7 +128,7 @@ def test_hook_syncs_what_each_commit_touched(
         ["hook", "install", str(repo), "--format", "json"],
         obj=Environment(env=git_env, cwd=tmp_path, stdout_isatty=False, stderr_isatty=False),
     )
-    assert '"updated": true' in result.output
+    assert json.loads(result.output)["updated"] is True
     assert (Path(hooks.hooks_dir(repo)) / hooks.CHAINED_NAME).exists()
 
 

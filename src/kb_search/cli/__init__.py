@@ -18,16 +18,33 @@ from kb_search import __version__
 from kb_search.cli import admin, documents, ingest, search, serve
 from kb_search.environment import Environment
 
+ROOT_HELP = """kb: local hybrid search over your knowledge base, in one SQLite file.
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+\b
+Start:
+  kb init                       create ~/.kb, provision the model (offline)
+  kb add ~/notes ~/docs         index folders (PDF, Markdown, text, code)
+  kb search how do I roll back  words, "phrases", -exclusions, type:pdf
+  kb sync                       pick up new, changed, moved, deleted files
+
+\b
+Agents: `kb search QUERY --compact` (JSON: citation, heading, score, text);
+`kb skill` prints the instructions; `kb serve` is the MCP server.
+Shell completion: `kb completion bash|zsh|fish`. Details: `kb COMMAND --help`.
+"""
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]}, help=ROOT_HELP)
 @click.option("--data-dir", type=click.Path(path_type=Path), help="Data directory (~/.kb).")
 @click.option("--db", "db_path", type=click.Path(path_type=Path), help="Database file.")
 @click.option("--config", "config_path", type=click.Path(path_type=Path), help="Config file.")
+@click.option(
+    "--color", type=click.Choice(["auto", "always", "never"]), help="Colours in human output."
+)
 @click.version_option(__version__, prog_name="kb")
 @click.pass_context
-def cli(ctx: click.Context, data_dir, db_path, config_path) -> None:
-    """kb: local hybrid search over your knowledge base, in one SQLite file."""
-    flags = {"data_dir": data_dir, "db": db_path, "config": config_path}
+def cli(ctx: click.Context, data_dir, db_path, config_path, color) -> None:
+    flags = {"data_dir": data_dir, "db": db_path, "config": config_path, "color": color}
     ctx.meta["kb.flags"] = {k: v for k, v in flags.items() if v is not None}
     if isinstance(ctx.obj, Environment):
         ctx.meta["kb.environment"] = ctx.obj

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from kb_search.cli.app import FORMATS, App, Progress, common_options, emit
+from kb_search.cli.app import FORMATS, App, common_options
 
 
 @click.command()
@@ -16,15 +16,23 @@ from kb_search.cli.app import FORMATS, App, Progress, common_options, emit
 @click.option("--format", "fmt", type=FORMATS)
 @common_options
 def init(app: App, model: str | None, docling: bool, fmt: str | None) -> None:
-    """Create the data directory and the database, and provision the embedding model."""
+    """Create the data directory and the database, and provision the embedding model
+    (offline from the installed model package; converted to ONNX once). Also upgrades an
+    existing database to this kb's schema.
+
+    
+    Examples:
+      kb init
+      kb --data-dir ~/work-kb init
+    """
     info = app.kb().init(model)
     if docling:
         from kb_search.ingest.formats.docling import fetch_docling_models
 
         info["docling_models"] = str(fetch_docling_models())
-    emit(
+    app.emit(
         info,
-        app.output_format(fmt),
+        fmt,
         lambda: (
             f"Initialised {info['db']} ({info['documents']} documents, "
             f"model {info['model']}, {info['embedding_dim']} dimensions)."
@@ -32,9 +40,20 @@ def init(app: App, model: str | None, docling: bool, fmt: str | None) -> None:
     )
 
 
-@click.group()
-def config() -> None:
-    """Show the effective configuration."""
+@click.group(invoke_without_command=True)
+@click.option("--format", "fmt", type=FORMATS)
+@click.pass_context
+def config(ctx: click.Context, fmt: str | None) -> None:
+    """Show the effective configuration: every setting, its value and where it came from
+    (flag, KB_* environment variable, .kb.yaml, <data dir>/config.yaml, default).
+
+    
+    Examples:
+      kb config
+      KB_DEFAULT_TOP=5 kb config show --format json
+    """
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(config_show, fmt=fmt)
 
 
 @config.command("show")
@@ -42,11 +61,15 @@ def config() -> None:
 @common_options
 def config_show(app: App, fmt: str | None) -> None:
     """Print every setting, its value and where it came from."""
-    from kb_search.cli.render import table
-
     rows = app.config.as_rows()
     data = {key: {"value": value, "source": source} for key, value, source in rows}
-    emit(data, app.output_format(fmt), lambda: table(rows, ["setting", "value", "source"]))
+
+    def human() -> str:
+        from kb_search.cli.render import table
+
+        return table(rows, ["setting", "value", "source"])
+
+    app.emit(data, fmt, human)
 
 
 @click.command()
@@ -56,9 +79,9 @@ def doctor(app: App, fmt: str | None) -> None:
     """Health checks; exit 1 when one fails."""
     checks = app.kb().doctor()
     ok = all(c.ok for c in checks)
-    emit(
+    app.emit(
         {"ok": ok, "checks": [c.to_dict() for c in checks]},
-        app.output_format(fmt),
+        fmt,
         lambda: "\n".join(f"[{'ok' if c.ok else 'FAIL'}] {c.name}: {c.detail}" for c in checks),
     )
     if not ok:
@@ -85,19 +108,28 @@ def eval_cmd(app: App, target: Path, modes, misses: int, fmt: str | None) -> Non
     Questions file, one JSON object per line:
       {"id": "q1", "question": "how do I roll back a release",
        "relevant": ["docs/releases.md#L10-L24", "notes/ops.pdf#page=3"]}
+
     Relevant paths are relative to the folder you added (or any trailing part of the
     file's path); #L..-L.. or #page=N also scores chunks.
-    """
-    from kb_search.cli.render import beir_report_human, questions_report_human
 
+    
+    Examples:
+      kb eval ~/datasets/scifact
+      kb eval questions.jsonl --mode hybrid --misses 10
+    """
     modes = list(modes) or ["lexical", "vector", "hybrid"]
-    with Progress(app, "Indexing dataset") as progress:
+    with app.progress("Indexing dataset", "rerun to resume the indexing") as progress:
         report = app.kb(long_lived=True).eval(target, modes, progress=progress)
     data = dict(report, scores=[s.to_dict() for s in report["scores"]])
-    if report["kind"] == "beir":
-        emit(data, app.output_format(fmt), lambda: beir_report_human(report))
-    else:
-        emit(data, app.output_format(fmt), lambda: questions_report_human(report, misses))
+
+    def human() -> str:
+        from kb_search.cli.render import beir_report_human, questions_report_human
+
+        if report["kind"] == "beir":
+            return beir_report_human(report)
+        return questions_report_human(report, misses)
+
+    app.emit(data, fmt, human)
 
 
 @click.command("export")
@@ -106,9 +138,15 @@ def eval_cmd(app: App, target: Path, modes, misses: int, fmt: str | None) -> Non
 @click.option("--format", "fmt", type=FORMATS)
 @common_options
 def export(app: App, path: Path, force: bool, fmt: str | None) -> None:
-    """Write a consistent copy of the database to PATH (safe while an ingest runs)."""
-    result = app.kb().export(path, force=force)
-    emit(result.to_dict(), app.output_format(fmt), result.line)
+    """Write a consistent copy of the database to PATH (safe while an ingest runs).
+
+    
+    Example:
+      kb export /backup/kb-$(date +%F).db
+    """
+    with app.progress("Exporting", f"nothing was written to {path}") as progress:
+        result = app.kb().export(path, force=force, progress=progress)
+    app.emit(result.to_dict(), fmt, result.line)
 
 
 # ---- git hooks -------------------------------------------------------------------------------
@@ -164,7 +202,7 @@ def hook_install(app: App, repo: Path | None, fmt: str | None) -> None:
             )
         return "\n".join(lines)
 
-    emit(data, app.output_format(fmt), human)
+    app.emit(data, fmt, human)
 
 
 def _repo_indexed(app: App, top: Path) -> bool:
@@ -209,4 +247,42 @@ def hook_run(app: App, repo: Path, commit: str) -> None:
         click.echo(log_line(f"  failed: {failure.path}: {failure.reason}"))
 
 
-COMMANDS = [init, config, doctor, eval_cmd, export, hook]
+# ---- about kb itself ------------------------------------------------------------------------
+
+
+@click.command()
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+def version(app: App, fmt: str | None) -> None:
+    """kb's version, Python's, and the SQLite/sqlite-vec/onnxruntime it runs on."""
+    from kb_search.diagnostics import versions
+
+    info = versions()
+    app.emit(info, fmt, lambda: "\n".join(f"{k}: {v}" for k, v in info.items()))
+
+
+SHELLS = ("bash", "zsh", "fish")
+
+
+@click.command()
+@click.argument("shell", type=click.Choice(SHELLS))
+def completion(shell: str) -> None:
+    """Print the shell completion script for SHELL (commands, options, choices, paths).
+
+    \b
+    Install it:
+      bash:  kb completion bash > ~/.local/share/bash-completion/completions/kb
+      zsh:   kb completion zsh > "${fpath[1]}/_kb"   (then: compinit)
+      fish:  kb completion fish > ~/.config/fish/completions/kb.fish
+    """
+    from click.shell_completion import get_completion_class
+
+    from kb_search.cli import cli
+
+    completer = get_completion_class(shell)
+    if completer is None:  # pragma: no cover - click ships all three
+        raise click.UsageError(f"no completion for {shell}")
+    click.echo(completer(cli, {}, "kb", "_KB_COMPLETE").source())
+
+
+COMMANDS = [init, config, doctor, eval_cmd, export, hook, version, completion]

@@ -6,6 +6,7 @@ import functools
 import json
 import os
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,9 +16,13 @@ import click
 from kb_search.environment import Environment
 
 if TYPE_CHECKING:
+    from kb_search.cli.progress import ProgressView
+    from kb_search.cli.terminal import Terminal
     from kb_search.knowledge_base import KnowledgeBase
 
 FORMATS = click.Choice(["json", "human"])
+COLORS = click.Choice(["auto", "always", "never"])
+_IMPORTED = time.perf_counter()  # fallback for process_age_ms where /proc is not there
 
 
 class UserError(click.ClickException):
@@ -29,6 +34,15 @@ class UserError(click.ClickException):
         click.echo(f"Error: {self.format_message()}", err=True)
 
 
+class Interrupted(click.ClickException):
+    """Ctrl-C: one line saying where the job stopped, exit 130 (128 + SIGINT)."""
+
+    exit_code = 130
+
+    def show(self, file: Any = None) -> None:
+        click.echo(self.format_message(), err=True)
+
+
 class App:
     """Per-invocation state: the environment, the resolved config and the knowledge base."""
 
@@ -36,14 +50,17 @@ class App:
         from kb_search.config import load_config
 
         self.environment = environment
+        self.color = flags.get("color")
         self.config = load_config(
             env=environment.env,
             cwd=environment.cwd,
             home=environment.home,
-            flags={k: v for k, v in flags.items() if k != "config"},
+            flags={k: v for k, v in flags.items() if k not in ("config", "color")},
             config_path=flags.get("config"),
         )
         self._kb: KnowledgeBase | None = None
+        self._terminal: Terminal | None = None
+        self.progress_view: ProgressView | None = None
 
     def kb(self, long_lived: bool = False) -> KnowledgeBase:
         """The knowledge base this command works on (closed when the command ends)."""
@@ -65,55 +82,97 @@ class App:
             return fmt
         return "human" if self.environment.stdout_isatty else "json"
 
+    @property
+    def terminal(self) -> Terminal:
+        """Where human output goes (stdout): width, styles, pager."""
+        if self._terminal is None:
+            from kb_search.cli.terminal import Terminal
+
+            env = self.environment
+            self._terminal = Terminal.detect(env.env, env.cwd, env.stdout_isatty, self.color)
+        return self._terminal
+
+    def show_path(self, path: str) -> str:
+        return self.terminal.show_path(path)
+
+    def progress(self, label: str, interrupted: str = "rerun to resume") -> ProgressView:
+        """A progress line on stderr (drawn only on a terminal); Ctrl-C during it reports
+        "Interrupted after N/M files; <interrupted>"."""
+        from kb_search.cli.progress import ProgressView
+
+        console = None
+        if self.environment.stderr_isatty:
+            from kb_search.cli.terminal import Terminal
+
+            env = self.environment
+            console = Terminal.detect(env.env, env.cwd, True, self.color).console(sys.stderr)
+        self.progress_view = ProgressView(label, console)
+        self.progress_view.interrupted = interrupted
+        return self.progress_view
+
+    def interrupted(self) -> Interrupted:
+        view = self.progress_view
+        if view is None or view.started is None:
+            return Interrupted("Interrupted.")
+        return Interrupted(f"Interrupted after {view.position()}; {view.interrupted}.")
+
+    def emit(
+        self,
+        data: Any,
+        fmt: str | None,
+        human: Callable[[], str],
+        page: bool = False,
+    ) -> None:
+        """JSON (compact: agents pay per token) or the human rendering, paged on a terminal
+        when `page` and it does not fit. Always valid UTF-8."""
+        from kb_search.sanitize import valid_text
+
+        if self.output_format(fmt) == "json":
+            text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+            click.echo(valid_text(text))
+        else:
+            self.terminal.write(valid_text(human()), page=page)
+
 
 def warn(message: str) -> None:
     click.echo(f"Warning: {message}", err=True)
 
 
-class Progress:
-    """A progress bar on stderr, only on a terminal (the core's Progress protocol)."""
-
-    def __init__(self, app: App, label: str):
-        self.app, self.label = app, label
-        self.bar: Any = None
-
-    def start(self, total: int) -> None:
-        if self.app.environment.stderr_isatty and total:
-            self.bar = click.progressbar(length=total, label=self.label, file=sys.stderr)
-            self.bar.__enter__()
-
-    def advance(self, n: int = 1) -> None:
-        if self.bar is not None:
-            self.bar.update(n)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.__exit__(None, None, None)
-            self.bar = None
-
-    def __enter__(self) -> Progress:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+def process_age_ms() -> float:
+    """How long this process has run: from /proc on Linux (interpreter start included), else
+    from when kb's CLI was imported."""
+    try:
+        with open("/proc/self/stat", encoding="ascii") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        started = int(fields[19]) / os.sysconf("SC_CLK_TCK")
+        return max(0.0, (time.clock_gettime(time.CLOCK_BOOTTIME) - started) * 1000)
+    except (OSError, ValueError, IndexError, AttributeError):
+        return (time.perf_counter() - _IMPORTED) * 1000
 
 
 def common_options(fn: Callable) -> Callable:
-    """--data-dir/--db/--config on every command (they also work before the command name);
-    a KbError becomes one line on stderr and exit 1."""
+    """--data-dir/--db/--config/--color on every command (they also work before the command
+    name); a KbError becomes one line on stderr and exit 1, Ctrl-C one line and exit 130."""
 
     @click.option("--data-dir", type=click.Path(path_type=Path), help="Data directory (~/.kb).")
     @click.option("--db", "db_path", type=click.Path(path_type=Path), help="Database file.")
     @click.option("--config", "config_path", type=click.Path(path_type=Path), help="Config file.")
+    @click.option(
+        "--color",
+        type=COLORS,
+        help="Colours and links in human output: auto (a terminal without NO_COLOR), always,"
+        " never.",
+    )
     @click.pass_context
     @functools.wraps(fn)
-    def wrapper(ctx: click.Context, data_dir, db_path, config_path, **kwargs):
+    def wrapper(ctx: click.Context, data_dir, db_path, config_path, color, **kwargs):
         from kb_search.errors import KbError
         from kb_search.store.db import DatabaseError, explain
 
         root = ctx.find_root()
         flags = dict(root.meta.get("kb.flags", {}))
-        for key, value in (("data_dir", data_dir), ("db", db_path), ("config", config_path)):
+        given = (("data_dir", data_dir), ("db", db_path), ("config", config_path), ("color", color))
+        for key, value in given:
             if value is not None:
                 flags[key] = value
         app = None
@@ -127,7 +186,9 @@ def common_options(fn: Callable) -> Callable:
             if known is None and os.environ.get("KB_DEBUG"):
                 raise
             raise (UserError(str(known)) if known else _internal(exc)) from exc
-        except (click.ClickException, click.exceptions.Exit, click.Abort, KeyboardInterrupt):
+        except KeyboardInterrupt:
+            raise (app.interrupted() if app else Interrupted("Interrupted.")) from None
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except Exception as exc:
             if os.environ.get("KB_DEBUG"):
@@ -144,13 +205,3 @@ def _internal(exc: Exception) -> UserError:
     """A bug, not a user error: one line (the traceback with KB_DEBUG=1)."""
     message = f"internal error: {type(exc).__name__}: {exc}".splitlines()[0]
     return UserError(f"{message} (set KB_DEBUG=1 for a traceback)")
-
-
-def emit(data: Any, fmt: str, human: Callable[[], str]) -> None:
-    """Print data as JSON or as text for people; always valid UTF-8."""
-    from kb_search.sanitize import valid_text
-
-    if fmt == "json":
-        click.echo(valid_text(json.dumps(data, ensure_ascii=False, indent=None, default=str)))
-    else:
-        click.echo(valid_text(human()))

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from kb_search.cli.app import FORMATS, App, UserError, common_options, emit
+from kb_search.cli.app import FORMATS, App, UserError, common_options
+from kb_search.text import plural
 
 
 @click.command()
@@ -12,48 +13,99 @@ from kb_search.cli.app import FORMATS, App, UserError, common_options, emit
 @click.option("--format", "fmt", type=FORMATS)
 @common_options
 def show(app: App, ref: str, fmt: str | None) -> None:
-    """A document with its chunks, by id or path."""
-    from kb_search.cli.render import document_human
+    """A document with its chunks, by id, path or citation (paged on a terminal).
 
+    \b
+    Examples:
+      kb show 12
+      kb show docs/git-admin.md
+      kb show "docs/git-admin.md#L15-L19" --format json
+    """
     doc = app.kb().document(ref)
-    emit(doc.to_dict(), app.output_format(fmt), lambda: document_human(doc))
+
+    def human() -> str:
+        from kb_search.cli.render import document_human
+
+        return document_human(doc, app.terminal)
+
+    app.emit(doc.to_dict(), fmt, human, page=True)
 
 
 @click.command()
 @click.argument("chunk_id")
-@click.option("--context", type=click.IntRange(min=0, max=50), default=0, show_default=True)
+@click.option(
+    "--context",
+    type=click.IntRange(min=0, max=50),
+    default=0,
+    show_default=True,
+    help="Neighbouring chunks to show on each side.",
+)
 @click.option("--format", "fmt", type=FORMATS)
 @common_options
 def chunk(app: App, chunk_id: str, context: int, fmt: str | None) -> None:
-    """One chunk with `--context N` neighbours on each side."""
-    from kb_search.cli.render import chunk_header
+    """One chunk (its id is in every search result) with `--context N` neighbours.
 
-    chunks = app.kb().chunk(chunk_id, context)
-    data = {"chunk_id": int(chunk_id), "chunks": [c.to_dict() for c in chunks]}
+    \b
+    Example:
+      kb chunk 18 --context 2
+    """
+    from kb_search.sanitize import parse_id
+
+    number = parse_id(chunk_id, "chunk id")
+    kb = app.kb()
+    chunks = kb.chunk(number, context)
+    data = {"chunk_id": number, "chunks": [c.to_dict() for c in chunks]}
 
     def human() -> str:
-        return "\n\n".join(f"{chunk_header(c)}\n{c.text}" for c in chunks)
+        from kb_search.cli.render import chunks_human
 
-    emit(data, app.output_format(fmt), human)
+        path = kb.document(str(chunks[0].document_id), with_chunks=False).path
+        return chunks_human(chunks, path, app.terminal)
+
+    app.emit(data, fmt, human, page=True)
 
 
 @click.command("list")
-@click.option("--type", "doc_type")
-@click.option("--tag")
-@click.option("--limit", type=click.IntRange(min=1))
+@click.option("--type", "doc_type", help="Only this document type.")
+@click.option("--tag", help="Only documents with this tag.")
+@click.option("--limit", type=click.IntRange(min=1), help="At most this many documents.")
+@click.option(
+    "--offset", type=click.IntRange(min=0), default=0, help="Skip this many (with --limit: pages)."
+)
 @click.option("--format", "fmt", type=FORMATS)
 @common_options
-def list_cmd(app: App, doc_type, tag, limit, fmt: str | None) -> None:
-    """Indexed documents."""
-    from kb_search.cli.render import table
+def list_cmd(app: App, doc_type, tag, limit, offset: int, fmt: str | None) -> None:
+    """Indexed documents, by path.
 
-    docs = app.kb().documents(doc_type, tag, limit)
-    rows = [(d.document_id, d.type, d.chunk_count, d.rel_path, ", ".join(d.tags)) for d in docs]
-    emit(
-        {"documents": [d.to_dict() for d in docs], "count": len(docs)},
-        app.output_format(fmt),
-        lambda: table(rows, ["id", "type", "chunks", "path", "tags"]),
-    )
+    \b
+    Examples:
+      kb list --type pdf
+      kb list --tag work --limit 50 --offset 50
+    """
+    kb = app.kb()
+    docs = kb.documents(doc_type, tag, limit, offset)
+    total = kb.document_count(doc_type, tag) if (limit or offset) else len(docs)
+    shown = offset + len(docs)
+    data = {
+        "documents": [d.to_dict() for d in docs],
+        "count": len(docs),
+        "total": total,
+        "next_offset": shown if shown < total else None,
+    }
+
+    def human() -> str:
+        from kb_search.cli.render import table
+
+        rows = [
+            (d.document_id, d.type, d.chunk_count, app.show_path(d.path), ", ".join(d.tags))
+            for d in docs
+        ]
+        text = table(rows, ["id", "type", "chunks", "path", "tags"], empty="No documents.")
+        if data["next_offset"] is not None:
+            text += f"\n{shown} of {total}: --offset {shown} for more."
+        return text
+
+    app.emit(data, fmt, human, page=True)
 
 
 @click.command()
@@ -64,14 +116,15 @@ def stats(app: App, fmt: str | None) -> None:
     info = app.kb().stats()
 
     def human() -> str:
-        types = ", ".join(f"{k}: {v}" for k, v in sorted(info["by_type"].items())) or "-"
+        types = ", ".join(f"{k}: {v}" for k, v in sorted(info["by_type"].items())) or "none"
         size = f"{info['db_bytes'] / 1e6:.1f} MB" if info["db_bytes"] else "-"
         return (
             f"Documents: {info['documents']} ({types})\nChunks: {info['chunks']}"
-            f"\nTags: {info['tags']}\nModel: {info['model'] or '-'}\nDB: {info['db_path']} ({size})"
+            f"\nTags: {info['tags']}\nModel: {info['model'] or 'none'}"
+            f"\nDB: {info['db_path']} ({size})"
         )
 
-    emit(info, app.output_format(fmt), human)
+    app.emit(info, fmt, human)
 
 
 def _tag_names(tags: tuple[str, ...]) -> list[str]:
@@ -87,12 +140,12 @@ def _tag_names(tags: tuple[str, ...]) -> list[str]:
 @click.option("--format", "fmt", type=FORMATS)
 @common_options
 def tag(app: App, ref: str, tags, fmt: str | None) -> None:
-    """Add tags to a document."""
+    """Add tags to a document (by id or path): kb tag docs/plan.md work q3"""
     names = _tag_names(tags)
     doc_id, now = app.kb().tag(ref, names)
-    emit(
+    app.emit(
         {"document_id": doc_id, "added": names, "tags": now},
-        app.output_format(fmt),
+        fmt,
         lambda: f"Tagged document {doc_id}: {', '.join(names)}",
     )
 
@@ -103,13 +156,13 @@ def tag(app: App, ref: str, tags, fmt: str | None) -> None:
 @click.option("--format", "fmt", type=FORMATS)
 @common_options
 def untag(app: App, ref: str, tags, fmt: str | None) -> None:
-    """Remove tags from a document."""
+    """Remove tags from a document (by id or path): kb untag docs/plan.md q3"""
     names = _tag_names(tags)
     doc_id, removed, now = app.kb().untag(ref, names)
-    emit(
+    app.emit(
         {"document_id": doc_id, "removed": removed, "tags": now},
-        app.output_format(fmt),
-        lambda: f"Removed {removed} tags from document {doc_id}",
+        fmt,
+        lambda: f"Removed {plural(removed, 'tag')} from document {doc_id}",
     )
 
 
@@ -118,14 +171,16 @@ def untag(app: App, ref: str, tags, fmt: str | None) -> None:
 @common_options
 def tags(app: App, fmt: str | None) -> None:
     """All tags with their document counts."""
-    from kb_search.cli.render import table
-
     rows = app.kb().tags()
-    emit(
-        {"tags": rows},
-        app.output_format(fmt),
-        lambda: table([(r["tag"], r["documents"]) for r in rows], ["tag", "documents"]),
-    )
+
+    def human() -> str:
+        from kb_search.cli.render import table
+
+        return table(
+            [(r["tag"], r["documents"]) for r in rows], ["tag", "documents"], empty="No tags."
+        )
+
+    app.emit({"tags": rows}, fmt, human)
 
 
 COMMANDS = [show, chunk, list_cmd, stats, tag, untag, tags]

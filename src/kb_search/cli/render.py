@@ -1,89 +1,177 @@
-"""Human-readable output for the terminal (JSON output is each object's to_dict())."""
+"""Human-readable output for the terminal (JSON output is each object's to_dict()).
+
+Rendered with Rich through a `Terminal`: lines fit its visible width (wide characters and
+escape codes measured as they show), styles only where the terminal allows them, paths a
+person can open (`path:line`, relative to the current directory), hyperlinks to the files.
+"""
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Iterable
 from typing import Any
 
-from kb_search.search.results import HL_CLOSE as _HL_CLOSE
-from kb_search.search.results import HL_OPEN as _HL_OPEN
-from kb_search.search.results import SearchResponse
+from rich.cells import cell_len
+from rich.padding import Padding
+from rich.style import Style
+from rich.text import Text
+
+from kb_search.cli.plain import snippet_text, strip_markdown
+from kb_search.cli.terminal import Terminal
+from kb_search.search.results import HL_CLOSE, HL_OPEN, SearchResponse
+from kb_search.text import plural
+
+TITLE, SCORE, HEADING, MATCH, NOTE, DIM = "bold", "cyan", "magenta", "bold yellow", "yellow", "dim"
+INDENT = 3
 
 
-def _highlight(snippet: str, color: bool) -> str:
-    if color:
-        return snippet.replace(_HL_OPEN, "\x1b[1m").replace(_HL_CLOSE, "\x1b[0m")
-    return snippet.replace(_HL_OPEN, "").replace(_HL_CLOSE, "")
+def _highlighted(snippet: str) -> Text:
+    """FTS5's match markers as bold spans."""
+    text = Text()
+    for i, part in enumerate(snippet.replace(HL_CLOSE, HL_OPEN).split(HL_OPEN)):
+        text.append(part, style=MATCH if i % 2 else "")
+    return text
 
 
-def _where(source: Any) -> str:
-    if source.page is not None:
-        if source.page_end and source.page_end != source.page:
-            return f" (pp.{source.page}-{source.page_end})"
-        return f" (p.{source.page})"
-    if source.lines:
-        return f" (L{source.lines[0]}-{source.lines[1]})"
-    return ""
+def _fit(text: Text, width: int) -> Text:
+    text = text.copy()
+    text.truncate(max(1, width), overflow="ellipsis")
+    return text
 
 
-def search_human(response: SearchResponse, color: bool = False) -> str:
-    shown = len(response.results)
-    lines = [
-        f'Search: "{response.query}" ({response.total_matches} matches, showing top {shown})',
-    ]
+def location(
+    term: Terminal,
+    path: str,
+    lines: list[int] | None = None,
+    page: int | None = None,
+    page_end: int | None = None,
+) -> Text:
+    """Where a chunk is, as a person opens it: `path:line`, `path p. 3`, linked to the file."""
+    shown = term.show_path(path)
+    if page is not None:
+        pages = f"pp. {page}-{page_end}" if page_end and page_end != page else f"p. {page}"
+        label, fragment = f"{shown} {pages}", f"#page={page}"
+    elif lines:
+        label, fragment = f"{shown}:{lines[0]}", ""
+    else:
+        label, fragment = shown, ""
+    url = term.link(path, fragment)
+    return Text(label, style=Style(link=url) if url else "")
+
+
+def _title_line(number: int, title: str, score: float, width: int) -> Text:
+    left = Text(f"{number}. ") + Text(title, style=TITLE)
+    right = Text(f"{score:.2f}", style=SCORE)
+    room = width - cell_len(right.plain) - 1
+    if cell_len(left.plain) > room:
+        left = _fit(left, room)
+    return left + Text(" " * (width - cell_len(left.plain) - cell_len(right.plain))) + right
+
+
+def _heading(source: Any) -> str:
+    """The heading chain without the title it repeats, and the symbol."""
+    heading = source.heading or ""
+    if heading.startswith(source.title + " > "):
+        heading = heading[len(source.title) + 3 :]
+    elif heading == source.title:
+        heading = ""
+    if source.type != "code":
+        heading = strip_markdown(heading.replace("\n", " "))
+    return " › ".join(x for x in (heading.replace(" > ", " › "), source.symbol) if x)
+
+
+def _location_line(term: Terminal, source: Any, chunk_id: int, width: int) -> Text:
+    """`path:line · type · tags · chunk N`. The openable part is never cut: what does not fit
+    beside it is left out, and a path longer than the line wraps."""
+    line = Text(" " * INDENT) + location(term, source.path, source.lines, source.page,
+                                         source.page_end)  # fmt: skip
+    for extra in (source.type, ", ".join(source.tags), f"chunk {chunk_id}"):
+        if extra and cell_len(line.plain) + cell_len(extra) + 3 <= width:
+            line += Text(f" · {extra}", DIM)
+    return line
+
+
+def search_human(response: SearchResponse, term: Terminal) -> str:
+    shown, total = len(response.results), response.total_matches
+    if shown and total >= shown:
+        counts = f"top {shown} of {plural(total, 'matching chunk')}"
+    else:
+        counts = f"{plural(shown, 'result')} ({total} with its words)"
+    parts: list[Any] = [Text(f'Search "{response.query}" ({response.mode}): {counts}')]
     bad_legs = [
         f"{leg}: {state}" for leg, state in response.legs.items() if state not in ("ok", "empty")
     ]
     if bad_legs:
-        lines.append("Note: " + "; ".join(bad_legs))
-    lines += [f"Note: {note}" for note in response.notes]
+        parts.append(Text("Note: " + "; ".join(bad_legs), style=NOTE))
+    parts += [Text(f"Note: {note}", style=NOTE) for note in response.notes]
+    width = term.width
     for i, result in enumerate(response.results, start=1):
         s = result.source
-        tags = f" [{', '.join(s.tags)}]" if s.tags else ""
-        where = " > ".join(x for x in (s.heading, s.symbol) if x)
-        lines.append("")
-        lines.append(f"{i}. [{result.score:.2f}] {s.title}{_where(s)} [{s.type}]{tags}")
-        if where:
-            lines.append(f"   {where}")
-        body = " ".join(_highlight(result.snippet, color).split())
-        lines.extend(textwrap.wrap(body, width=96, initial_indent="   ", subsequent_indent="   "))
-        lines.append(f"   {result.citation}  (chunk {result.chunk_id})")
+        parts.append(Text(""))
+        parts.append(_title_line(i, s.title, result.score, width))
+        heading = _heading(s)
+        if heading:
+            parts.append(_fit(Text(" " * INDENT) + Text(heading, style=HEADING), width))
+        snippet = _highlighted(snippet_text(result.snippet, s.type, result.text))
+        parts.append(Padding(snippet, (0, 0, 0, INDENT), expand=False))
+        parts.append(_location_line(term, s, result.chunk_id, width))
     if not response.results:
-        lines.append("")
-        lines.append("No results.")
-    return "\n".join(lines)
+        parts += [
+            Text(""),
+            Text("No results. Try other words, --mode vector, or fewer filters."),
+        ]
+    return term.render(*parts)
 
 
-def document_human(doc: Any) -> str:
-    tags = f"  tags: {', '.join(doc.tags)}" if doc.tags else ""
-    lines = [
-        f"[{doc.document_id}] {doc.title}",
-        f"  {doc.path}",
-        f"  type: {doc.type}  language: {doc.language or '-'}  chunks: {doc.chunk_count}{tags}",
+def document_human(doc: Any, term: Terminal) -> str:
+    meta = [doc.type, doc.language or "", plural(doc.chunk_count, "chunk")]
+    if doc.page_count:
+        meta.append(plural(doc.page_count, "page"))
+    if doc.tags:
+        meta.append("tags: " + ", ".join(doc.tags))
+    parts: list[Any] = [
+        Text(f"[{doc.document_id}] ") + Text(doc.title, style=TITLE),
+        Text("  ") + location(term, doc.path),
+        Text("  " + " · ".join(m for m in meta if m), style=DIM),
     ]
     for chunk in doc.chunks or []:
-        lines.append("")
-        lines.append(chunk_header(chunk))
-        lines.append(textwrap.indent(chunk.text, "    "))
-    return "\n".join(lines)
+        parts.append(Text(""))
+        parts.append(chunk_header(chunk, doc.path, term))
+        parts.append(Padding(Text(chunk.text), (0, 0, 0, 4), expand=False))
+    return term.render(*parts)
 
 
-def chunk_header(chunk: Any) -> str:
-    label = " > ".join(x for x in (chunk.heading, chunk.symbol) if x)
-    return f"--- chunk {chunk.chunk_id} (#{chunk.chunk_index}) {chunk.citation}" + (
-        f"  {label}" if label else ""
-    )
+def chunk_header(chunk: Any, path: str, term: Terminal) -> Text:
+    label = " › ".join(x for x in (chunk.heading, chunk.symbol) if x)
+    head = Text(f"── chunk {chunk.chunk_id} (#{chunk.chunk_index}) ", style=DIM)
+    head += location(term, path, chunk.lines, chunk.page, chunk.page_end)
+    if label:
+        head += Text(f"  {label}", style=HEADING)
+    return _fit(head, term.width)
 
 
-def table(rows: Iterable[Iterable[Any]], headers: list[str]) -> str:
+def chunks_human(chunks: list[Any], path: str, term: Terminal) -> str:
+    parts: list[Any] = []
+    for chunk in chunks:
+        if parts:
+            parts.append(Text(""))
+        parts += [chunk_header(chunk, path, term), Text(chunk.text)]
+    return term.render(*parts)
+
+
+def table(rows: Iterable[Iterable[Any]], headers: list[str], empty: str = "none") -> str:
+    """A plain-text table (columns sized by visible width); `empty` when there are no rows."""
     rows = [[("" if v is None else str(v)) for v in row] for row in rows]
-    widths = [len(h) for h in headers]
+    if not rows:
+        return empty
+    widths = [cell_len(h) for h in headers]
     for row in rows:
-        widths = [max(w, len(v)) for w, v in zip(widths, row)]
-    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
-    out = [fmt.format(*headers), fmt.format(*("-" * w for w in widths))]
-    out += [fmt.format(*row) for row in rows]
+        widths = [max(w, cell_len(v)) for w, v in zip(widths, row)]
+
+    def line(cells: Iterable[str]) -> str:
+        return "  ".join(c + " " * (w - cell_len(c)) for c, w in zip(cells, widths)).rstrip()
+
+    out = [line(headers), line("-" * w for w in widths)]
+    out += [line(row) for row in rows]
     return "\n".join(out)
 
 

@@ -33,7 +33,17 @@ from kb_search.cli.app import App, common_options
 def serve(
     app: App, transport: str, host: str, port: int, token: str | None, allow_hosts: tuple
 ) -> None:
-    """Serve the index to MCP clients (read-only); the model loads before requests."""
+    """Serve the index to MCP clients (read-only); the model loads before requests.
+
+    Tools: search (compact=true for agent-sized answers), search_keyword, search_semantic,
+    similar, get_chunk, get_document, list_documents (paged), list_tags, stats; the
+    `navigate` prompt. Each answer is compact JSON, sent once as text. Ctrl-C stops it.
+
+    \b
+    Examples:
+      kb serve                                # stdio: what IDEs and agents start
+      kb serve --transport http --port 8765   # http://127.0.0.1:8765/mcp
+    """
     from kb_search.mcp.server import serve as run_server
 
     token = token or app.environment.env.get("KB_MCP_TOKEN") or None

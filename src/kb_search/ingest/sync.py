@@ -19,17 +19,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kb_search.errors import SyncError  # noqa: F401 - re-exported
+from kb_search.ingest.memory import forget, load_skipped
 from kb_search.ingest.pipeline import (
     AddOptions,
     AddSummary,
     ErrorLog,
     Failure,
     VectorSource,
+    _failed_part,
+    _left_out_parts,
     deepest_root,
     ingest_files,
     load_roots,
 )
 from kb_search.ingest.walk import Found, IgnoreRules, WalkError, rel_path_for, walk_tree
+from kb_search.progress import NoProgress, Progress
 from kb_search.sanitize import path_text
 from kb_search.store.db import Connection
 from kb_search.store.documents import (
@@ -38,6 +42,7 @@ from kb_search.store.documents import (
     move_document,
     touch_document,
 )
+from kb_search.text import plural
 
 
 @dataclass
@@ -49,23 +54,33 @@ class SyncSummary:
     unchanged: int = 0
     ignored: int = 0  # new files of unsupported types, empty files, files outside every root
     failed: list[Failure] = field(default_factory=list)
+    known_failures: int = 0  # failed (or empty) before and unchanged since: not read again
+    removed: int = 0  # removed with `kb remove`: left out until added by name
     chunks: int = 0
     seconds: float = 0.0
     missing_roots: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    model_loaded: bool = False  # whether this run loaded the embedding model
 
     @property
     def changed(self) -> int:
         return self.added + self.updated + self.renamed + self.deleted
 
-    def line(self) -> str:
-        text = (
+    def line(self, show: Callable[[str], str] = str) -> str:
+        """One line for a person; `show` turns a stored path into the one to print."""
+        parts = [
             f"Synced: {self.added} added, {self.updated} updated, {self.renamed} renamed, "
-            f"{self.deleted} deleted, {self.unchanged} unchanged. {len(self.failed)} failed."
-        )
+            f"{self.deleted} deleted, {self.unchanged} unchanged",
+            _failed_part(self.failed, show),
+            *_left_out_parts(self.known_failures, self.removed, "`kb sync --retry-failed`"),
+        ]
         if self.missing_roots:
-            text += f" {len(self.missing_roots)} roots not found (their documents are kept)."
-        return text
+            first = show(self.missing_roots[0])
+            parts.append(
+                f"{plural(len(self.missing_roots), 'root')} not found (first: {first});"
+                " their documents are kept"
+            )
+        return ". ".join(parts) + "."
 
     def to_dict(self) -> dict:
         return {
@@ -76,10 +91,13 @@ class SyncSummary:
             "unchanged": self.unchanged,
             "ignored": self.ignored,
             "failed": [f.__dict__ for f in self.failed],
+            "known_failures": self.known_failures,
+            "removed": self.removed,
             "chunks": self.chunks,
             "missing_roots": self.missing_roots,
             "notes": self.notes,
             "seconds": round(self.seconds, 3),
+            "model_loaded": self.model_loaded,
         }
 
 
@@ -265,17 +283,16 @@ def sync(
     options: AddOptions,
     vectors: VectorSource | None = None,
     error_log: ErrorLog | None = None,
-    on_start: Callable[[int], None] | None = None,
-    on_file: Callable[[Path], None] | None = None,
-    lazy_vectors: Callable[[], VectorSource | None] | None = None,
+    progress: Progress | None = None,
 ) -> SyncSummary:
     """Rescan `paths` (files or directories under added roots), or every remembered root.
 
-    `lazy_vectors` is called only when some file must be parsed, so a no-op sync never loads
-    the embedding model; it may also fill in `options` (the model's tokenizer).
+    Pass a `pipeline.LazyVectors` as `vectors` so that a sync with nothing to embed never
+    loads the embedding model.
     """
     started = time.perf_counter()
     summary = SyncSummary()
+    progress = progress or NoProgress()
     log = error_log or ErrorLog(None)
     rows = load_rows(conn)
     result = scan(conn, paths, rows, options.follow_symlinks, summary)
@@ -284,17 +301,21 @@ def sync(
         log.write(failure)
     todo = plan(rows, result, summary)
     todo.changed = _drop_touched(conn, todo.changed, rows, summary)
-    if on_start:
-        on_start(len(todo.renames) + len(todo.vanished) + len(todo.changed) + len(todo.new))
-    todo.new += _apply_renames(conn, todo.renames, summary, on_file)
-    _apply_deletes(conn, todo.vanished, summary, on_file)
+    _forget_vanished(conn, result)
+    progress.start(len(todo.renames) + len(todo.vanished) + len(todo.changed) + len(todo.new))
+    todo.new += _apply_renames(conn, todo.renames, summary, progress)
+    _apply_deletes(conn, todo.vanished, summary, progress)
     to_ingest = todo.changed + todo.new
     if to_ingest:
-        if vectors is None and lazy_vectors is not None:
-            vectors = lazy_vectors()
-        _ingest(conn, to_ingest, options, summary, log, vectors, on_file)
+        _ingest(conn, to_ingest, options, summary, log, vectors, progress)
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+def _forget_vanished(conn: Connection, result: Scan) -> None:
+    """Files kb remembered as skipped that the rescan proves gone: forget them."""
+    gone = [path for path in load_skipped(conn) if path not in result.seen and result.covers(path)]
+    forget(conn, gone)
 
 
 def _drop_touched(
@@ -322,7 +343,7 @@ def _apply_renames(
     conn: Connection,
     renames: Iterable[tuple[str, Row, Found]],
     summary: SyncSummary,
-    on_file: Callable[[Path], None] | None,
+    progress: Progress,
 ) -> list[Found]:
     """Move documents in place; returns the files that must be ingested after all (those
     another writer took, and those whose title was their old file name)."""
@@ -339,8 +360,7 @@ def _apply_renames(
         )
         if moved:
             summary.renamed += 1
-            if on_file:
-                on_file(item.path)
+            progress.advance(1)
         if moved != "moved":
             left.append(item)
     return left
@@ -350,13 +370,12 @@ def _apply_deletes(
     conn: Connection,
     vanished: dict[str, Row],
     summary: SyncSummary,
-    on_file: Callable[[Path], None] | None,
+    progress: Progress,
 ) -> None:
-    for path, row in vanished.items():
+    for row in vanished.values():
         if delete_document(conn, row.id):
             summary.deleted += 1
-        if on_file:
-            on_file(Path(path))
+        progress.advance(1)
 
 
 def _ingest(
@@ -366,13 +385,15 @@ def _ingest(
     summary: SyncSummary,
     log: ErrorLog,
     vectors: VectorSource | None,
-    on_file: Callable[[Path], None] | None,
+    progress: Progress,
 ) -> None:
     added = AddSummary()
-    ingest_files(conn, found, options, added, log, vectors, on_file)
+    ingest_files(conn, found, options, added, log, vectors, progress)
     summary.added += added.added
     summary.updated += added.updated
     summary.unchanged += added.skipped  # touched: new mtime, same content
+    summary.known_failures += added.known_failures
+    summary.removed += added.removed
     summary.ignored += added.empty
     summary.chunks += added.chunks
     summary.failed.extend(added.failed)

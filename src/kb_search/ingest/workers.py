@@ -8,6 +8,8 @@ transactions). Workers exit by themselves when the parent dies (their pipe close
 from __future__ import annotations
 
 import multiprocessing
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -90,6 +92,7 @@ def _limit_memory(megabytes: int) -> None:
 
 
 def _worker_main(pipe: Connection, job: ParseJob) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
     _limit_memory(job.memory_mb)
     count = make_counter(job.tokenizer_path)
     while True:
@@ -129,7 +132,8 @@ class ParserPool:
     def _spawn(self) -> _Slot:
         parent, child = self._ctx.Pipe()
         process = self._ctx.Process(target=_worker_main, args=(child, self.job), daemon=True)
-        process.start()
+        with _sigint_ignored():
+            process.start()
         child.close()
         return _Slot(process, parent)
 
@@ -153,10 +157,19 @@ class ParserPool:
     def __enter__(self) -> ParserPool:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if exc_type is not None:  # interrupted or failed: do not wait for files in progress
+            for slot in self._slots:
+                self._kill(slot)
+            self._slots = []
         self.close()
 
-    def parse(self, items: Iterable[tuple[Any, Path]]) -> Iterator[Outcome]:
+    def parse(
+        self,
+        items: Iterable[tuple[Any, Path]],
+        dispatched: Callable[[Any], None] | None = None,
+    ) -> Iterator[Outcome]:
+        """Outcomes as they finish; `dispatched(key)` as each item goes to a worker."""
         pending = iter(items)
         exhausted = False
         self._slots = self._slots or [self._spawn() for _ in range(self.workers)]
@@ -171,6 +184,8 @@ class ParserPool:
                 return False
             slot.task, slot.started = task, time.monotonic()
             slot.pipe.send((task[0], str(task[1])))
+            if dispatched is not None:
+                dispatched(task[0])
             return True
 
         for slot in self._slots:
@@ -202,6 +217,21 @@ class ParserPool:
                     slot.task = None
                     yield outcome
                     feed(slot)
+
+
+class _sigint_ignored:
+    """Ctrl-C is the parent's to handle: a worker started while SIGINT is ignored inherits
+    that (Python keeps an inherited SIG_IGN), so an interrupted `kb add` prints no worker
+    tracebacks; the parent stops the workers when it unwinds."""
+
+    def __enter__(self) -> None:
+        self.previous = None
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
 
 
 def _crash_reason(exitcode: int | None) -> str:

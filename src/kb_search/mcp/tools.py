@@ -1,28 +1,37 @@
-"""The MCP tools, resources and texts: each tool validates its input, calls one
-KnowledgeBase method and returns the same JSON contract as the CLI."""
+"""The MCP tools, resources, prompt and texts: each tool validates its input, calls one
+KnowledgeBase method and returns the same JSON contract as the CLI.
+
+The data is sent once: as compact JSON in the text content, with no `structuredContent`
+copy (clients hand the text to the model; a second copy of the same payload doubles what a
+search costs) and no indentation.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+import json
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from kb_search.errors import KbError, NotFound
+from kb_search.errors import KbError, NotFound, UserInputError
 from kb_search.knowledge_base import KnowledgeBase
 
 DEFAULT_TOP = 10
 MAX_TOP = 100
 MAX_CONTEXT = 20
 DEFAULT_LIST_LIMIT = 100
-MAX_LIST_LIMIT = 10_000
+MAX_LIST_LIMIT = 1000
+MAX_SIMILAR = 50
 
 
 INSTRUCTIONS = """\
 Search a local knowledge base (notes, docs, PDFs, code) that the user indexed with `kb add`.
-Start with `search` (hybrid: keywords + meaning). Each result is one chunk of a document with
-`text`, a `citation` (path#page=N or path#L10-L24) to quote when you use it, and a `chunk_id`.
-Fetch surrounding text with `get_chunk(chunk_id, context=2)` and a whole document with
-`get_document`. Only indexed content is available: this server never reads other files."""
+Start with `search` (hybrid: keywords + meaning); pass compact=true to get only citation,
+heading, score and text per result (a third of the tokens). Each result is one chunk of a
+document with a `citation` (path#page=N or path#L10-L24) to quote when you use it. Fetch
+surrounding text with `get_chunk(chunk_id, context=2)`, a whole document with
+`get_document`, related passages with `similar`. The `navigate` prompt walks through it.
+Only indexed content is available: this server never reads other files."""
 
 SCORES = (
     "Scores run 0..1 and compare results within one response, not across queries. hybrid: "
@@ -34,8 +43,9 @@ RESULT = (
     "Returns the `kb search --format json` contract: results[] with chunk_id, score, "
     "score_breakdown, text, snippet, citation, source{document_id, title, path, type, page, "
     "lines, heading, tags, ...}; total_matches; legs (status of each leg: ok, empty, or error: "
-    "why); timings_ms. Cite a result with its `citation`; widen it with get_chunk(chunk_id, "
-    "context=N)."
+    "why); timings_ms. With compact=true each result is only citation, heading, score and "
+    "text (about half the tokens); `fields` picks others (e.g. chunk_id to call get_chunk). "
+    "Cite a result with its `citation`; widen it with get_chunk(chunk_id, context=N)."
 )
 QUERY_SYNTAX = (
     'Query syntax: plain words (any may match, better when more do), "quoted phrase", -term '
@@ -60,6 +70,30 @@ Langs = Annotated[str | list[str] | None, Field(description="Only this language,
 MinScore = Annotated[
     float | None, Field(ge=0, le=1, description="Drop results scoring below this (0..1).")
 ]
+Mode = Annotated[
+    Literal["hybrid", "lexical", "vector"],
+    Field(description="hybrid (default, best), lexical (exact words) or vector (meaning)."),
+]
+Compact = Annotated[
+    bool,
+    Field(
+        description="Only citation, heading, score and text per result (about a third of the"
+        " tokens); use unless you need ids, paths or per-leg scores."
+    ),
+]
+Fields = Annotated[
+    str | list[str] | None,
+    Field(
+        description="Only these result fields, e.g. ['citation', 'title', 'text', 'chunk_id']:"
+        " chunk_id, score, score_breakdown, text, snippet, citation, source, or a source field"
+        " (document_id, title, path, rel_path, type, page, lines, heading, symbol, tags...)."
+    ),
+]
+
+
+def to_json(data: Any) -> str:
+    """What every tool sends: compact JSON."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 def _as_list(value: str | list[str] | None) -> list[str]:
@@ -81,20 +115,27 @@ def run_search(
     top: int,
     filters: tuple[Any, Any, Any, Any],
     min_score: float | None,
-) -> dict[str, Any]:
+    fields: str | list[str] | None = None,
+    compact: bool = False,
+) -> str:
+    from kb_search.search.fields import COMPACT, parse_fields, project
     from kb_search.search.query import Filters
 
     types, tags, paths, languages = (_as_list(f) for f in filters)
-    options = kb.search_options(
-        mode=mode,
-        top=top,
-        filters=Filters(types=types, tags=tags, paths=paths, languages=languages),
-        min_score=min_score,
-    )
     try:
-        return kb.search(query, options).to_dict()
+        if compact and fields:
+            raise UserInputError("give `compact` or `fields`, not both")
+        selected = list(COMPACT) if compact else parse_fields(fields) if fields else None
+        options = kb.search_options(
+            mode=mode,
+            top=top,
+            filters=Filters(types=types, tags=tags, paths=paths, languages=languages),
+            min_score=min_score,
+        )
+        response = kb.search(query, options)
     except KbError as exc:
         raise _tool_error(str(exc)) from exc
+    return to_json(project(response, selected) if selected else response.to_dict())
 
 
 def document_dict(kb: KnowledgeBase, ref: str, with_chunks: bool) -> dict[str, Any]:
@@ -117,21 +158,18 @@ def register_tools(server: Any, kb: KnowledgeBase) -> None:
 
     def search(
         query: Query,
-        mode: Annotated[
-            str,
-            Field(
-                pattern="^(hybrid|lexical|vector)$",
-                description="hybrid (default, best), lexical (exact words) or vector (meaning).",
-            ),
-        ] = "hybrid",
+        mode: Mode = "hybrid",
         top: Top = DEFAULT_TOP,
         type: Types = None,
         tag: Tags = None,
         path: Paths = None,
         lang: Langs = None,
         min_score: MinScore = None,
-    ) -> dict[str, Any]:
-        return run_search(kb, query, mode, top, (type, tag, path, lang), min_score)
+        compact: Compact = False,
+        fields: Fields = None,
+    ) -> str:
+        filters = (type, tag, path, lang)
+        return run_search(kb, query, mode, top, filters, min_score, fields, compact)
 
     def search_keyword(
         query: Query,
@@ -141,8 +179,11 @@ def register_tools(server: Any, kb: KnowledgeBase) -> None:
         path: Paths = None,
         lang: Langs = None,
         min_score: MinScore = None,
-    ) -> dict[str, Any]:
-        return run_search(kb, query, "lexical", top, (type, tag, path, lang), min_score)
+        compact: Compact = False,
+        fields: Fields = None,
+    ) -> str:
+        filters = (type, tag, path, lang)
+        return run_search(kb, query, "lexical", top, filters, min_score, fields, compact)
 
     def search_semantic(
         query: Annotated[str, Field(description="A question or description, in words.")],
@@ -152,8 +193,11 @@ def register_tools(server: Any, kb: KnowledgeBase) -> None:
         path: Paths = None,
         lang: Langs = None,
         min_score: MinScore = None,
-    ) -> dict[str, Any]:
-        return run_search(kb, query, "vector", top, (type, tag, path, lang), min_score)
+        compact: Compact = False,
+        fields: Fields = None,
+    ) -> str:
+        filters = (type, tag, path, lang)
+        return run_search(kb, query, "vector", top, filters, min_score, fields, compact)
 
     def get_document(
         id: Annotated[
@@ -166,10 +210,12 @@ def register_tools(server: Any, kb: KnowledgeBase) -> None:
         include_chunks: Annotated[
             bool, Field(description="Include every chunk's text (default true).")
         ] = True,
-    ) -> dict[str, Any]:
+    ) -> str:
         if (id is None) == (path is None):
             raise _tool_error("give exactly one of `id` or `path`")
-        return document_dict(kb, str(id) if id is not None else path or "", include_chunks)
+        return to_json(
+            document_dict(kb, str(id) if id is not None else path or "", include_chunks)
+        )
 
     def get_chunk(
         chunk_id: Annotated[int, Field(description="chunk_id from a search result.")],
@@ -177,26 +223,63 @@ def register_tools(server: Any, kb: KnowledgeBase) -> None:
             int,
             Field(ge=0, le=MAX_CONTEXT, description="Neighbouring chunks on each side (0-20)."),
         ] = 0,
-    ) -> dict[str, Any]:
+    ) -> str:
         try:
             chunks = kb.chunk(chunk_id, context)
         except KbError as exc:
             raise _tool_error(f"{exc}: take chunk ids from search results") from exc
-        return {"chunk_id": chunk_id, "chunks": [c.to_dict() for c in chunks]}
+        return to_json({"chunk_id": chunk_id, "chunks": [c.to_dict() for c in chunks]})
+
+    def similar(
+        document_id: Annotated[
+            int | None, Field(description="Find documents like this one (source.document_id).")
+        ] = None,
+        chunk_id: Annotated[
+            int | None, Field(description="Or find passages like this chunk (a result's chunk_id).")
+        ] = None,
+        top: Annotated[int, Field(ge=1, le=MAX_SIMILAR, description="How many (default 10).")] = 10,
+        compact: Compact = False,
+    ) -> str:
+        from kb_search.search.fields import COMPACT, project
+
+        if (document_id is None) == (chunk_id is None):
+            raise _tool_error("give exactly one of `document_id` or `chunk_id`")
+        try:
+            if chunk_id is not None:
+                response = kb.similar(str(chunk_id), chunk=True, top=top)
+            else:
+                response = kb.similar(str(document_id), top=top)
+        except KbError as exc:
+            raise _tool_error(str(exc)) from exc
+        return to_json(project(response, COMPACT) if compact else response.to_dict())
 
     def list_documents(
         type: Annotated[str | None, Field(description="Only this document type.")] = None,
         tag: Annotated[str | None, Field(description="Only documents with this tag.")] = None,
-        limit: Annotated[int, Field(ge=1, le=MAX_LIST_LIMIT)] = DEFAULT_LIST_LIMIT,
-    ) -> dict[str, Any]:
-        docs = kb.documents(type, tag, limit)
-        return {"documents": [d.to_dict() for d in docs], "count": len(docs)}
+        limit: Annotated[
+            int, Field(ge=1, le=MAX_LIST_LIMIT, description="Page size (default 100).")
+        ] = DEFAULT_LIST_LIMIT,
+        offset: Annotated[
+            int, Field(ge=0, description="Documents to skip: the previous page's next_offset.")
+        ] = 0,
+    ) -> str:
+        docs = kb.documents(type, tag, limit, offset)
+        total = kb.document_count(type, tag)
+        shown = offset + len(docs)
+        return to_json(
+            {
+                "documents": [d.to_dict() for d in docs],
+                "count": len(docs),
+                "total": total,
+                "next_offset": shown if shown < total else None,
+            }
+        )
 
-    def list_tags() -> dict[str, Any]:
-        return {"tags": kb.tags()}
+    def list_tags() -> str:
+        return to_json({"tags": kb.tags()})
 
-    def stats() -> dict[str, Any]:
-        return kb.stats()
+    def stats() -> str:
+        return to_json(kb.stats())
 
     tools = [
         (
@@ -239,7 +322,16 @@ def register_tools(server: Any, kb: KnowledgeBase) -> None:
             list_documents,
             "list_documents",
             "List indexed documents (id, path, title, type, tags, chunk_count), optionally "
-            "by type or tag. Use to see what the knowledge base holds, not to find content.",
+            "by type or tag, a page at a time: pass the answer's `next_offset` as `offset` for "
+            "the next page (null: no more). Use to see what the knowledge base holds, not to "
+            "find content.",
+        ),
+        (
+            similar,
+            "similar",
+            "Documents like a document (`document_id`), or passages like a chunk (`chunk_id`), "
+            "by meaning. Use to widen an answer from a good hit: related notes, other sources "
+            "on the same topic. Same result shape as `search`.",
         ),
         (
             list_tags,
@@ -255,7 +347,36 @@ def register_tools(server: Any, kb: KnowledgeBase) -> None:
         ),
     ]
     for fn, name, description in tools:
-        server.add_tool(fn, name=name, description=description, annotations=read_only)
+        server.add_tool(
+            fn,
+            name=name,
+            description=description,
+            annotations=read_only,
+            structured_output=False,  # the JSON goes once, as text
+        )
+
+
+NAVIGATE = """\
+Answer this from my knowledge base, with citations: {question}
+
+How to work:
+1. Call `search` with compact=true and a few of the words the answer would use. Try other
+   words, or mode="vector" for a paraphrase, before concluding nothing is there.
+2. When a hit starts or ends mid-thought, read around it: `get_chunk(chunk_id, context=2)`
+   (ask `search` with fields=["chunk_id","citation","text"] to get chunk ids).
+3. For related material, `similar(chunk_id=...)`; for the whole source, `get_document`.
+4. Answer from what you read only. Put each result's `citation` next to what you took from
+   it. If the knowledge base has nothing on it, say so instead of guessing."""
+
+
+def register_prompts(server: Any) -> None:
+    @server.prompt(
+        name="navigate",
+        description="Answer a question from the knowledge base: search, read around the hits,"
+        " cite. Takes the question.",
+    )
+    def navigate(question: str) -> str:
+        return NAVIGATE.format(question=question)
 
 
 def register_resources(server: Any, kb: KnowledgeBase) -> None:

@@ -17,6 +17,7 @@ from kb_search.store.migrations import MIGRATIONS
 Connection = sqlite.Connection
 DatabaseError = sqlite.DatabaseError
 OperationalError = sqlite.OperationalError
+ProgrammingError = sqlite.ProgrammingError
 IntegrityError = sqlite.IntegrityError
 
 BUSY_TIMEOUT_MS = 30_000

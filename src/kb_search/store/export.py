@@ -14,7 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kb_search.errors import ExportError  # noqa: F401 - re-exported
+from kb_search.progress import NoProgress, Progress
 from kb_search.store import db
+
+MB = 1_000_000
+_CHECK_EVERY = 20_000  # SQLite VM instructions between progress checks
 
 
 @dataclass
@@ -35,8 +39,11 @@ class ExportResult:
         return dict(self.__dict__, seconds=round(self.seconds, 3))
 
 
-def export_db(conn: db.Connection, target: Path, force: bool = False) -> ExportResult:
-    """Write a snapshot of `conn`'s database to `target`, atomically (temp file + rename)."""
+def export_db(
+    conn: db.Connection, target: Path, force: bool = False, progress: Progress | None = None
+) -> ExportResult:
+    """Write a snapshot of `conn`'s database to `target`, atomically (temp file + rename).
+    `progress` counts megabytes written, against the size of the live database."""
     started = time.perf_counter()
     target = Path(os.path.abspath(Path(target).expanduser()))
     if target.is_dir():
@@ -51,7 +58,7 @@ def export_db(conn: db.Connection, target: Path, force: bool = False) -> ExportR
     temp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     _remove(temp)
     try:
-        conn.execute("VACUUM INTO ?", (str(temp),))
+        _vacuum_into(conn, temp, progress or NoProgress())
         documents, chunks = _finish_copy(temp)
         os.replace(temp, target)
     finally:
@@ -59,6 +66,38 @@ def export_db(conn: db.Connection, target: Path, force: bool = False) -> ExportR
     return ExportResult(
         str(target), documents, chunks, target.stat().st_size, time.perf_counter() - started
     )
+
+
+def _vacuum_into(conn: db.Connection, temp: Path, progress: Progress) -> None:
+    page_count = conn.execute("PRAGMA page_count").fetchone()[0]
+    page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+    progress.start(max(1, round(page_count * page_size / MB)), "MB")
+    written = 0
+    interrupted = False
+
+    def report() -> int:
+        nonlocal written, interrupted
+        try:
+            size = round(os.path.getsize(temp) / MB) if temp.exists() else 0
+            if size > written:
+                progress.advance(size - written)
+                written = size
+        except KeyboardInterrupt:
+            interrupted = True
+            return 1  # a non-zero return aborts the statement
+        return 0
+
+    conn.set_progress_handler(report, _CHECK_EVERY)
+    try:
+        conn.execute("VACUUM INTO ?", (str(temp),))
+    except db.OperationalError:
+        if interrupted:
+            raise KeyboardInterrupt from None
+        raise
+    finally:
+        conn.set_progress_handler(None, 0)
+    if interrupted:
+        raise KeyboardInterrupt
 
 
 def _live_files(conn: db.Connection) -> set[str]:

@@ -139,9 +139,7 @@ def get_chunk(conn: Connection, chunk_id: int, context: int = 0) -> list[ChunkVi
     return [ChunkView.from_stored(c) for c in chunks]
 
 
-def list_documents(
-    conn: Connection, doc_type: str | None = None, tag: str | None = None, limit: int | None = None
-) -> list[DocumentView]:
+def _document_filter(doc_type: str | None, tag: str | None) -> tuple[str, list[Any]]:
     clauses, params = [], []
     if doc_type:
         clauses.append("doc_type = ?")
@@ -152,13 +150,30 @@ def list_documents(
             " WHERE t.name = ?)"
         )
         params.append(tag)
-    where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+    return (f" WHERE {' AND '.join(clauses)}" if clauses else ""), params
+
+
+def list_documents(
+    conn: Connection,
+    doc_type: str | None = None,
+    tag: str | None = None,
+    limit: int | None = None,
+    offset: int = 0,
+) -> list[DocumentView]:
+    """Documents by citation path; `limit`/`offset` page through them."""
+    where, params = _document_filter(doc_type, tag)
     sql = f"SELECT {_DOC_COLUMNS} FROM documents{where} ORDER BY rel_path, id"
-    if limit:
-        sql += f" LIMIT {min(int(limit), SQLITE_MAX_INT)}"
+    if limit or offset:
+        size = min(int(limit), SQLITE_MAX_INT) if limit else -1
+        sql += f" LIMIT {size} OFFSET {min(max(0, int(offset)), SQLITE_MAX_INT)}"
     rows = conn.execute(sql, params).fetchall()
     tags = document_tags(conn, {r[0] for r in rows})
     return [_document(r, tags.get(r[0], [])) for r in rows]
+
+
+def count_documents(conn: Connection, doc_type: str | None = None, tag: str | None = None) -> int:
+    where, params = _document_filter(doc_type, tag)
+    return conn.execute(f"SELECT count(*) FROM documents{where}", params).fetchone()[0]
 
 
 def list_tags(conn: Connection) -> list[dict[str, Any]]:

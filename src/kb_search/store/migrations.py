@@ -91,4 +91,23 @@ MIGRATION_1 = (
 # on the next `kb add` even when the file itself did not change.
 MIGRATION_2 = ("ALTER TABLE documents ADD COLUMN chunking TEXT NOT NULL DEFAULT ''",)
 
-MIGRATIONS: list[tuple[str, ...]] = [MIGRATION_1, MIGRATION_2]
+# What the user said about files, so that `kb sync` and `kb add` honour it without re-reading:
+# files that failed to parse or held no text stay skipped until their size+mtime (then content
+# hash) or the chunking changes; files removed with `kb remove` under a root stay out until they
+# are added again by name. A root's --tag/--type also apply to files sync finds later.
+MIGRATION_3 = (
+    """CREATE TABLE skipped_files (
+        path TEXT PRIMARY KEY,
+        kind TEXT NOT NULL CHECK (kind IN ('failed', 'empty', 'removed')),
+        reason TEXT NOT NULL DEFAULT '',
+        size INTEGER,
+        mtime REAL,
+        content_hash TEXT,
+        chunking TEXT NOT NULL DEFAULT '',
+        recorded_at REAL NOT NULL
+    )""",
+    "ALTER TABLE roots ADD COLUMN tags TEXT NOT NULL DEFAULT '[]'",
+    "ALTER TABLE roots ADD COLUMN doc_type TEXT",
+)
+
+MIGRATIONS: list[tuple[str, ...]] = [MIGRATION_1, MIGRATION_2, MIGRATION_3]

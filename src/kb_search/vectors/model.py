@@ -6,15 +6,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Protocol
 
 from kb_search.config import Config
 from kb_search.errors import DBError, ModelMismatch, ModelUnavailable
 from kb_search.store import db
 from kb_search.vectors import tables
 from kb_search.vectors.tables import VectorTable
+
+if TYPE_CHECKING:
+    import numpy as np  # annotations only: a no-op `kb sync` never imports numpy
 
 NO_MODEL = "no embedding model in this database: run `kb init` then `kb reindex`"
 
@@ -50,6 +51,17 @@ def tokenizer_path(embedder: TextEmbedder) -> str | None:
     info = getattr(embedder, "info", None)
     path = getattr(info, "tokenizer_path", None)
     return str(path) if path else None
+
+
+def provisioned_tokenizer(config: Config, name: str) -> tuple[bool, str | None]:
+    """(known, tokenizer.json) without loading the model: known is False when the model is
+    not provisioned yet, so only loading it can tell."""
+    if name in _REGISTERED:
+        return True, tokenizer_path(_REGISTERED[name]())
+    from kb_search.embedding.provision import canonical_name, safe_name
+
+    path = model_cache_dir(config) / safe_name(canonical_name(name)) / "tokenizer.json"
+    return (True, str(path)) if path.is_file() else (False, None)
 
 
 @dataclass
