@@ -21,6 +21,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from kb_search.ingest.formats import ocr as ocr_mod
+from kb_search.ingest.formats import pdf_front as front
 from kb_search.ingest.registry import Source
 from kb_search.ingest.segment import Cut
 from kb_search.ingest.tokens import TokenCounter, count_tokens
@@ -309,6 +310,7 @@ def _fragments(textpage: pdfium.PdfTextPage, height: float) -> Iterable[_Frag]:
     get_unicode, get_box = pdfium_c.FPDFText_GetUnicode, pdfium_c.FPDFText_GetLooseCharBox
     rotated = _RotatedText()
     chars: list[str] = []
+    heights: list[float] = []  # per character: the run's size is their median
     bx0 = by0 = bx1 = by1 = 0.0  # box of the current run
     last_x0 = last_x1 = 0.0
     first_index = last_index = 0
@@ -338,19 +340,21 @@ def _fragments(textpage: pdfium.PdfTextPage, height: float) -> Iterable[_Frag]:
                 rotated.add(ch)
                 continue
             if chars:
-                yield _make_frag(textpage, chars, (bx0, by0, bx1, by1), first_index, last_index)
-            chars, space = [ch], False
+                box = (bx0, by0, bx1, by1)
+                yield _make_frag(textpage, chars, heights, box, first_index, last_index)
+            chars, heights, space = [ch], [h], False
             bx0, by0, bx1, by1 = x0, y0, x1, y1
             first_index = i
         else:
             if space or x0 - last_x1 > 0.6 * h:
                 chars.append(" ")
             chars.append(ch)
+            heights.append(h)
             bx0, by0, bx1, by1 = min(bx0, x0), min(by0, y0), max(bx1, x1), max(by1, y1)
         last_x0, last_x1, last_index = x0, x1, i
         space = False
     if chars:
-        yield _make_frag(textpage, chars, (bx0, by0, bx1, by1), first_index, last_index)
+        yield _make_frag(textpage, chars, heights, (bx0, by0, bx1, by1), first_index, last_index)
     for text in rotated.lines():
         yield _Frag(text, 0.0, height, 0.0, height, 0.0, rotated=True)
 
@@ -383,13 +387,16 @@ class _RotatedText:
 def _make_frag(
     textpage: pdfium.PdfTextPage,
     chars: list[str],
+    heights: list[float],
     box: tuple[float, float, float, float],
     first: int,
     last: int,
 ) -> _Frag:
     text = "".join(chars).translate(LIGATURES)
     bold = _is_bold(textpage, first) and (last == first or _is_bold(textpage, last))
-    return _Frag(text, box[0], box[1], box[2], box[3], box[3] - box[1], bold)
+    # the median glyph height, not the run's box: one tall '{' or '(' must not make an e-mail
+    # line the largest text on the page
+    return _Frag(text, box[0], box[1], box[2], box[3], statistics.median(heights), bold)
 
 
 def _is_bold(textpage: pdfium.PdfTextPage, index: int) -> bool:
@@ -667,23 +674,33 @@ def _heading_sizes(pages: list[_Page], body_size: float) -> list[float]:
 
 
 def _choose_title(meta_title: str | None, pages: list[_Page], body: float, path: Path) -> str:
+    """The Title field when sane, else the largest lines atop the first page with text that
+    are not authors' e-mails, affiliations, dates, table rows or a generic 'Contents'."""
     if meta_title and _meaningful_title(meta_title, path):
         return meta_title
     first = next((p for p in pages if p.lines), None)
     if first is not None:
         top = sorted(first.lines, key=lambda ln: ln.y0)[:15]
-        big = [
-            ln
-            for ln in top
-            if body > 0 and ln.size >= 1.15 * body and len(ln.text) <= 150 and _wordy(ln.text)
-        ]
+        named = [ln for ln in top if _could_name_document(ln)]
+        big = [ln for ln in named if body > 0 and ln.size >= 1.15 * body]
         if big:
             return _title_lines(top, max(big, key=lambda ln: ln.size))
         sizes = _heading_sizes(pages, body)
-        for line in top:
+        for line in named:
             if _heading_level(line, body, sizes) is not None:
                 return line.text[:200]
     return path.stem
+
+
+def _could_name_document(line: _Line) -> bool:
+    text = line.text
+    return (
+        len(text) <= 150
+        and line.cells < TABLE_CELLS
+        and _wordy(text)
+        and not front.is_front_matter(text)
+        and not front.is_generic_heading(text)
+    )
 
 
 def _title_lines(top: list[_Line], largest: _Line) -> str:
@@ -693,7 +710,7 @@ def _title_lines(top: list[_Line], largest: _Line) -> str:
     for line in top[index + 1 : index + 3]:
         prev = lines[-1]
         same = line.block == prev.block and abs(line.size - prev.size) <= 0.05 * prev.size
-        if not same or line.y0 - prev.y1 > 0.8 * prev.size:
+        if not same or line.y0 - prev.y1 > 0.8 * prev.size or not _could_name_document(line):
             break
         lines.append(line)
     return " ".join(ln.text for ln in lines)[:200]
@@ -703,7 +720,9 @@ def _meaningful_title(title: str, path: Path) -> bool:
     t = title.strip()
     if len(t) < 3 or not re.search(r"[^\W\d_]{2}", t):
         return False
-    return not (MEANINGLESS_TITLE_RE.match(t) or t.lower() == path.stem.lower())
+    return not (
+        MEANINGLESS_TITLE_RE.match(t) or t.lower() == path.stem.lower() or front.is_default_title(t)
+    )
 
 
 # --------------------------------------------------------------------------- paragraphs
