@@ -93,3 +93,24 @@ def ocr_page(page: pdfium.PdfPage, engine: OcrEngine, dpi: int = DEFAULT_DPI) ->
         ys = [p[1] / scale for p in box]
         lines.append(OcrLine(text, min(xs), min(ys), max(xs), max(ys), score))
     return lines
+
+
+Box = tuple[float, float, float, float]  # x0, y0, x1, y1 in points, origin top-left
+
+
+def unseen_lines(
+    lines: list[OcrLine], text_boxes: list[Box], covered: float = 0.5
+) -> list[OcrLine]:
+    """The recognised lines the page's text layer does not already hold: a line whose box is
+    mostly (`covered`) under text-layer boxes is that text, read worse."""
+    return [line for line in lines if _covered_share(line, text_boxes) < covered]
+
+
+def _covered_share(line: OcrLine, boxes: list[Box]) -> float:
+    area = max((line.x1 - line.x0) * (line.y1 - line.y0), 1e-6)
+    overlap = sum(
+        max(0.0, min(line.x1, x1) - max(line.x0, x0))
+        * max(0.0, min(line.y1, y1) - max(line.y0, y0))
+        for x0, y0, x1, y1 in boxes
+    )
+    return min(overlap / area, 1.0)

@@ -30,6 +30,8 @@ from kb_search.models import ChunkSettings, IngestError, ParsedDocument
 
 OCR_MODES = ("auto", "always", "never")
 TABLE_CELLS = 3
+# A page with this much text is read from its text layer alone, whatever images it holds.
+MIXED_PAGE_MAX_ALNUM = 400
 LIGATURES = str.maketrans(
     {"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl"}
 )
@@ -239,7 +241,7 @@ def _pdf_date(value: str) -> str:
 
 def _extract_pages(doc: pdfium.PdfDocument, ocr: str) -> tuple[list[_Page], dict]:
     pages: list[_Page] = []
-    need_ocr: list[int] = []
+    need_ocr: dict[int, list[_Frag]] = {}  # page index -> its text-layer fragments
     broken: list[int] = []
     for index in range(len(doc)):
         try:
@@ -251,7 +253,7 @@ def _extract_pages(doc: pdfium.PdfDocument, ocr: str) -> tuple[list[_Page], dict
         width, height = page.get_size()
         frags = _page_fragments(page, height)
         if ocr == "always" or (ocr == "auto" and _needs_ocr(page, frags, width, height)):
-            need_ocr.append(index)
+            need_ocr[index] = frags
         pages.append(_Page(index + 1, height, _layout(frags, index + 1, width)))
         page.close()
     if broken and len(broken) == len(pages):
@@ -262,35 +264,52 @@ def _extract_pages(doc: pdfium.PdfDocument, ocr: str) -> tuple[list[_Page], dict
     return pages, info
 
 
-def _run_ocr(doc: pdfium.PdfDocument, pages: list[_Page], indexes: list[int]) -> dict:
+def _run_ocr(doc: pdfium.PdfDocument, pages: list[_Page], need_ocr: dict[int, list[_Frag]]) -> dict:
+    """OCR the pages in `need_ocr` and merge what it reads with their text layer: a typed header
+    above a scanned body keeps both, in reading order, and a line the text layer already holds
+    is not read twice."""
     engine = ocr_mod.get_engine()
-    numbers = [i + 1 for i in indexes]
+    numbers = [i + 1 for i in need_ocr]
     if engine is None:
         return {"ocr_skipped_pages": numbers, "ocr_hint": ocr_mod.OCR_INSTALL_HINT}
-    for index in indexes:
+    for index, text_frags in need_ocr.items():
         page = doc[index]
         width, _height = page.get_size()
+        boxes = [(f.x0, f.y0, f.x1, f.y1) for f in text_frags if not f.rotated]
         frags = [
             _Frag(line.text, line.x0, line.y0, line.x1, line.y1, 0.0)
-            for line in ocr_mod.ocr_page(page, engine)
+            for line in ocr_mod.unseen_lines(ocr_mod.ocr_page(page, engine), boxes)
         ]
         page.close()
         if frags:
-            pages[index].lines = _layout(frags, index + 1, width)
+            pages[index].lines = _layout(text_frags + frags, index + 1, width)
     return {"ocr_pages": numbers, "ocr_engine": engine.name}
 
 
 def _needs_ocr(page: pdfium.PdfPage, frags: list[_Frag], width: float, height: float) -> bool:
-    """No text layer, or almost none on a page that is mostly one big image (a scan)."""
+    """No text layer; or a page that is mostly one big image (a scan) with almost no text, or
+    whose text lies outside the image (a typed header over a scanned body)."""
     alnum = sum(ch.isalnum() for f in frags for ch in f.text)
     if alnum == 0:
         return True
-    if alnum >= 50:
+    if alnum >= MIXED_PAGE_MAX_ALNUM:
         return False
     page_area = max(width * height, 1.0)
     for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=2):
         left, bottom, right, top = obj.get_bounds()
-        if (right - left) * (top - bottom) >= 0.5 * page_area:
+        if (right - left) * (top - bottom) < 0.5 * page_area:
+            continue
+        if alnum < 50:
+            return True
+        # the image in the top-left coordinates of the fragments
+        x0, y0, x1, y1 = left, height - top, right, height - bottom
+        inside = sum(
+            ch.isalnum()
+            for f in frags
+            if x0 <= (f.x0 + f.x1) / 2 <= x1 and y0 <= (f.y0 + f.y1) / 2 <= y1
+            for ch in f.text
+        )
+        if inside < 20:
             return True
     return False
 
