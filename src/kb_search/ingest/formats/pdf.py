@@ -27,6 +27,7 @@ from kb_search.ingest.segment import Cut
 from kb_search.ingest.tokens import TokenCounter, count_tokens
 from kb_search.ingest.units import Passage, chunk_passages
 from kb_search.models import ChunkSettings, IngestError, ParsedDocument
+from kb_search.text import plural
 
 OCR_MODES = ("auto", "always", "never")
 TABLE_CELLS = 3
@@ -185,8 +186,10 @@ def _empty_page_tree(path: Path) -> bool:
 def _no_text_message(ocr: str, ocr_info: dict) -> str:
     if ocr == "never":
         return "no text layer and OCR is disabled (ocr=never)"
-    if ocr_info.get("ocr_skipped_pages"):
-        return f"no text layer and no OCR engine is installed; {ocr_mod.OCR_INSTALL_HINT}"
+    skipped = ocr_info.get("ocr_skipped_pages")
+    if skipped:
+        pages = plural(len(skipped), "page")
+        return f"no text layer on {pages} and no OCR engine is installed; {ocr_mod.HINT}"
     if ocr_info.get("ocr_pages"):
         return "no text found: no text layer and OCR recognised nothing"
     return "no extractable text"
@@ -271,7 +274,7 @@ def _run_ocr(doc: pdfium.PdfDocument, pages: list[_Page], need_ocr: dict[int, li
     engine = ocr_mod.get_engine()
     numbers = [i + 1 for i in need_ocr]
     if engine is None:
-        return {"ocr_skipped_pages": numbers, "ocr_hint": ocr_mod.OCR_INSTALL_HINT}
+        return {"ocr_skipped_pages": numbers, "ocr_hint": ocr_mod.HINT}
     for index, text_frags in need_ocr.items():
         page = doc[index]
         width, _height = page.get_size()
