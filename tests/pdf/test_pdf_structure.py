@@ -15,7 +15,7 @@ pytest.importorskip("reportlab")
 from pdf_samples import HEIGHT, PageSpec, body, lines_of, words, write_pdf  # noqa: E402
 from reportlab.pdfgen.canvas import Canvas  # noqa: E402
 
-from kb_search.ingest.formats.pdf import parse_pdf  # noqa: E402
+from kb_search.ingest.formats.pdf import _heading_level, _Line, parse_pdf  # noqa: E402
 from kb_search.models import ChunkSettings  # noqa: E402
 
 SETTINGS = ChunkSettings(max_tokens=200, min_tokens=40)
@@ -77,3 +77,66 @@ def test_spreadsheet_default_title_field_is_ignored(tmp_path: Path) -> None:
     page += body(lines_of(words(60, "sales")), top=110)
     doc = parse_pdf(write_pdf(tmp_path / "export.pdf", [page], title="Book1"), SETTINGS)
     assert doc.title == "Quarterly Sales by Region"
+
+
+# ----------------------------------------------------------------------------- headings
+
+
+def headings(doc) -> str:
+    return " | ".join(c.heading or "" for c in doc.chunks)
+
+
+def test_bold_sentences_inside_body_text_are_not_headings(tmp_path: Path) -> None:
+    bold = "Helvetica-Bold"
+    page: PageSpec = [(72, 70, "Notes on Search Tools", bold, 16)]
+    page += body(lines_of(words(60, "pre")), top=100, size=10)
+    page.append((72, 190, "Here is to the crazy ones. The misfits. The rebels.", bold, 10))
+    page.append((72, 203, "and the troublemakers who see things differently", bold, 10))
+    page += body(lines_of(words(60, "post")), top=216, size=10)
+    doc = parse_pdf(write_pdf(tmp_path / "bold.pdf", [page]), SETTINGS)
+    assert "misfits" not in headings(doc) and "troublemakers" not in headings(doc)
+
+
+def test_date_line_under_the_title_is_not_a_heading(tmp_path: Path) -> None:
+    page: PageSpec = [(72, 70, "The Crazy Ones", "Helvetica-Bold", 16)]
+    page.append((72, 95, "October 14, 1998", "Helvetica", 12))
+    page += body(lines_of(words(120, "poem")), top=120, size=10)
+    doc = parse_pdf(write_pdf(tmp_path / "dated.pdf", [page]), SETTINGS)
+    assert doc.title == "The Crazy Ones"
+    assert "1998" not in headings(doc)
+
+
+def test_small_capitals_are_a_label_not_a_heading() -> None:
+    """Capitals or bold make a heading at the body's size, not in a 7pt caption."""
+    label = _Line("SOURCE NATIONAL ARCHIVES", 1, 72, 200, 200, 207, 7.0, False, 0)
+    assert _heading_level(label, 10.0, []) is None
+    label.size = 10.0
+    assert _heading_level(label, 10.0, []) == 1
+
+
+def test_real_headings_still_make_the_chain(tmp_path: Path) -> None:
+    page: PageSpec = [(72, 70, "Indexing Handbook", "Helvetica-Bold", 18)]
+    page.append((72, 100, "Getting Started", "Helvetica-Bold", 10))
+    page += body(lines_of(words(70, "start")), top=115, size=10)
+    page.append((72, 230, "EXAMPLES", "Helvetica", 10))
+    page += body(lines_of(words(70, "ex")), top=245, size=10)
+    doc = parse_pdf(write_pdf(tmp_path / "handbook.pdf", [page]), SETTINGS)
+    assert {c.heading for c in doc.chunks if "start0" in c.text} == {"Getting Started"}
+    assert {c.heading for c in doc.chunks if "ex0" in c.text} == {"EXAMPLES"}
+
+
+# ----------------------------------------------------------------------------- front matter
+
+
+def test_page_one_front_matter_is_glued_to_the_abstract(tmp_path: Path) -> None:
+    page = paper_front()
+    abstract = "Abstract. We study how layout models read old newspapers."
+    page.append((72, 200, abstract, "Helvetica", 10))
+    page += body(lines_of(words(40, "abs")), top=213, size=10)
+    page.append((72, 290, "1 Introduction", "Helvetica-Bold", 12))
+    page += body(lines_of(words(150, "intro")), top=310, size=10)
+    doc = parse_pdf(write_pdf(tmp_path / "paper.pdf", [page]), SETTINGS)
+    assert doc.title == TITLE
+    assert all(len(c.text.split()) >= 8 for c in doc.chunks)
+    first = doc.chunks[0].text
+    assert "Ada Lovelace" in first and "Harvard University" in first and "abs0" in first

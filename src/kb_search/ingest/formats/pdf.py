@@ -40,6 +40,13 @@ HYPHENS = "-\u00ad\u2010\u2011"
 LINE_END_HYPHEN_RE = re.compile(r"(\w+)([-\u00ad\u2010\u2011\u2013])$")
 BULLET_RE = re.compile(r"^([\u2022\u00b7\u25aa\u25e6\u2023\u2013*-]|\(?\d{1,2}[.)]|\(?[a-z][.)])\s")
 NUMBERED_HEADING_RE = re.compile(r"^((\d+(\.\d+)*)\.?|[IVX]{1,5}\.|[A-H]\.)\s+\S")
+NUMBER_PREFIX_RE = re.compile(r"^((\d+(\.\d+)*)\.?|[IVX]{1,5}\.|[A-H]\.)\s+")
+# A line that starts with one of these continues a sentence from the line above.
+CONTINUATION_WORDS = frozenset(
+    {"a", "an", "and", "as", "at", "but", "by", "for", "from", "in", "is", "it", "of", "on"}
+    | {"or", "that", "the", "to", "was", "we", "which", "with"}
+)
+SENTENCE_BREAK_RE = re.compile(r"[^\W\d_]{3,}[.!?]\s+[A-Z]")
 PAGE_NUMBER_RE = re.compile(
     r"^[-\u2013\s]*(page\s+)?(\d{1,4}|[ivxlc]{1,6})(\s*(/|of)\s*\d{1,4})?[-\u2013\s]*$", re.I
 )
@@ -639,8 +646,12 @@ def _heading_level(line: _Line, body_size: float, heading_sizes: list[float]) ->
     if text[-1] == "." and not (numbered and len(words) <= 2):
         return None
     letters = [c for c in text if c.isalpha()]
+    # bold or capitals make a heading only at the body's size or above: a short line in small
+    # capitals is a label, a caption or a running header
+    body_or_larger = body_size == 0 or line.size >= 0.95 * body_size
     caps = len(letters) >= 4 and all(c.isupper() for c in letters) and len(words) <= 8
-    bold = line.bold and len(words) <= 10 and (body_size == 0 or line.size >= 0.95 * body_size)
+    caps = caps and body_or_larger
+    bold = line.bold and len(words) <= 10 and body_or_larger
     dotted = numbered is not None and ("." in numbered.group(1) or not numbered.group(2))
     if numbered and (larger or line.bold or caps or (dotted and _title_case(words[1:]))):
         return numbered.group(1).rstrip(".").count(".") + 1 if numbered.group(2) else 1
@@ -654,7 +665,18 @@ def _heading_level(line: _Line, body_size: float, heading_sizes: list[float]) ->
 def _could_be_heading(text: str, words: list[str]) -> bool:
     if not (1 <= len(words) <= 15 and len(text) <= 120) or text[-1] in ",;" or text.count(",") > 1:
         return False
-    return _wordy(text) and not PAGE_NUMBER_RE.match(text)
+    return _wordy(text) and not PAGE_NUMBER_RE.match(text) and not _reads_like_prose(text)
+
+
+def _reads_like_prose(text: str) -> bool:
+    """A line of running text, whatever its font: it goes on from the line above ('and the
+    largest ...'), holds the end of one sentence and the start of another ('invent. They'),
+    or is a date."""
+    rest = NUMBER_PREFIX_RE.sub("", text, count=1)
+    first = re.match(r"\W*([^\W\d_]+)", rest)
+    if first and first.group(1) in CONTINUATION_WORDS:
+        return True
+    return SENTENCE_BREAK_RE.search(text) is not None or front.DATE_RE.match(text) is not None
 
 
 def _wordy(text: str) -> bool:
