@@ -40,6 +40,14 @@ def test_title_skips_larger_email_and_affiliation_lines(tmp_path: Path) -> None:
     assert doc.title == TITLE
 
 
+def test_a_title_that_names_a_university_is_kept(tmp_path: Path) -> None:
+    page: PageSpec = [(72, 80, "Stanford University Annual Report", "Helvetica-Bold", 18)]
+    page.append((72, 110, "1 Department of Physics, Stanford, CA", "Helvetica", 9))
+    page += body(lines_of(words(80, "report")), top=140, size=10)
+    doc = parse_pdf(write_pdf(tmp_path / "report.pdf", [page]), SETTINGS)
+    assert doc.title == "Stanford University Annual Report"
+
+
 def test_one_tall_glyph_does_not_make_a_line_large(tmp_path: Path) -> None:
     """A brace from a math font, taller than the text around it, on an e-mail line."""
     path = tmp_path / "brace.pdf"

@@ -9,9 +9,15 @@ from __future__ import annotations
 import re
 
 EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(\.[\w-]+)+|\}\s*@|@\s*[\w-]+\.(edu|com|org|net|ac)\b")
+AFFILIATION_WORD = (
+    r"(universit(y|ies|[éaàä]t?)|institut(e|o)?|department|dept\.|laborator(y|ies)|college"
+    r"|school|faculty|research cent(er|re)|academy)"
+)
+# An affiliation is marked (a footnote digit or symbol before it), addressed ('University of',
+# 'Harvard University, Cambridge'), not merely a title that names a university.
 AFFILIATION_RE = re.compile(
-    r"\b(universit(y|ies|[éaàä]t?)|institut(e|o)?|department|dept\.|laborator(y|ies)|college"
-    r"|school of|faculty of|research cent(er|re)|academy of|inc\.|ltd\.?|gmbh|corporation)\b",
+    rf"^\W*(\d{{1,2}}|[*\u2020\u2021\u00a7\u00b6])\s*\S.*\b{AFFILIATION_WORD}\b"
+    rf"|\b{AFFILIATION_WORD}\s+(of|for)\b|\b{AFFILIATION_WORD}\s*,",
     re.I,
 )
 MONTHS = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
