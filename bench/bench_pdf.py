@@ -194,6 +194,9 @@ def main() -> None:
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--json", type=Path, help="write per-file results here")
     parser.add_argument("--no-baseline", action="store_true", help="skip pdftotext")
+    parser.add_argument(
+        "--files-from", type=Path, help="parse only the files listed here (one path a line)"
+    )
     args = parser.parse_args()
     if args.worker:
         worker(args.worker, args.ocr)
@@ -201,6 +204,9 @@ def main() -> None:
     if args.folder is None:
         parser.error("folder is required")
     files = sorted(args.folder.rglob("*.pdf"))
+    if args.files_from:
+        wanted = set(args.files_from.read_text().split("\n"))
+        files = [f for f in files if str(f) in wanted]
     started = time.perf_counter()
     results = []
     for i, path in enumerate(files, 1):
