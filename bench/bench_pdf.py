@@ -197,6 +197,12 @@ def main() -> None:
     parser.add_argument(
         "--files-from", type=Path, help="parse only the files listed here (one path a line)"
     )
+    parser.add_argument(
+        "--rest-from",
+        type=Path,
+        help="with --files-from: the other files' results from this --json of an earlier run "
+        "(e.g. re-run with OCR only the files that need it)",
+    )
     args = parser.parse_args()
     if args.worker:
         worker(args.worker, args.ocr)
@@ -214,6 +220,10 @@ def main() -> None:
         print(f"\r{i}/{len(files)} {path.name[:50]:<50}", end="", file=sys.stderr, flush=True)
     wall = time.perf_counter() - started
     print(file=sys.stderr)
+    if args.rest_from:
+        done = {r["file"] for r in results}
+        results += [r for r in json.loads(args.rest_from.read_text()) if r["file"] not in done]
+        results.sort(key=lambda r: r["file"])
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
     summarize(results, wall)
