@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import re
 import resource
 import shutil
 import subprocess
@@ -19,6 +20,32 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+
+SMALL_WORDS = 8  # a chunk under 8 words is too small to answer anything
+EMAIL_RE = re.compile(r"\S+@\S+\.\w+|\}@")
+AFFILIATION_RE = re.compile(
+    r"\b(university|universit[éaà]|institute|department|dept\.|laborator(y|ies)|college"
+    r"|school of|inc\.|ltd\.|gmbh|corporation)\b",
+    re.I,
+)
+DATE_RE = re.compile(
+    r"^\W*(\d{1,2}\s+)?(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(\d{1,2},?\s+)?"
+    r"\d{4}\W*$|^\W*\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}\W*$",
+    re.I,
+)
+
+
+def title_flag(title: str) -> str:
+    """Why a title looks wrong (e-mail, affiliation, date, no words, too long), or ''."""
+    letters = sum(ch.isalpha() for ch in title)
+    checks = (
+        ("e-mail", EMAIL_RE.search(title)),
+        ("affiliation", AFFILIATION_RE.search(title)),
+        ("date", DATE_RE.match(title)),
+        ("no words", letters < 3),
+        ("too long", len(title.split()) > 30),
+    )
+    return next((why for why, hit in checks if hit), "")
 
 
 def worker(path: str, ocr: str) -> None:
@@ -42,6 +69,8 @@ def worker(path: str, ocr: str) -> None:
             ocr_pages=len(ocr_pages),
             ocr_searchable=sum(p in covered for p in ocr_pages),
             ocr_skipped=len(doc.metadata.get("ocr_skipped_pages", [])),
+            small_chunks=sum(len(c.text.split()) < SMALL_WORDS for c in doc.chunks),
+            title_flag=title_flag(doc.title),
         )
     out["seconds"] = time.perf_counter() - started
     out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -110,6 +139,13 @@ def summarize(results: list[dict], wall: float) -> None:
     if t_s:
         print(f"  text layer only {t_pages} pages in {t_s:.1f}s = {t_pages / t_s:.1f} pages/s")
     print(f"chunks           {sum(r['chunks'] for r in ok)}")
+    small = sum(r.get("small_chunks", 0) for r in ok)
+    print(f"chunks < {SMALL_WORDS} words {small}")
+    flagged = [r for r in ok if r.get("title_flag")]
+    by_why = Counter(r["title_flag"] for r in flagged)
+    print(f"titles flagged   {len(flagged)} {dict(by_why)}")
+    for r in flagged[:8]:
+        print(f"  {r['title_flag']:<12} {r['title'][:70]!r}  ({Path(r['file']).name[:40]})")
     print(f"peak RSS         {max((r.get('rss_mb', 0) for r in results), default=0):.0f} MB")
     share = f"{searchable}/{no_text} = {searchable / no_text:.0%}" if no_text else "no such pages"
     print(f"no-text pages made searchable by OCR: {share}")
@@ -157,6 +193,16 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=120.0)
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--json", type=Path, help="write per-file results here")
+    parser.add_argument("--no-baseline", action="store_true", help="skip pdftotext")
+    parser.add_argument(
+        "--files-from", type=Path, help="parse only the files listed here (one path a line)"
+    )
+    parser.add_argument(
+        "--rest-from",
+        type=Path,
+        help="with --files-from: the other files' results from this --json of an earlier run "
+        "(e.g. re-run with OCR only the files that need it)",
+    )
     args = parser.parse_args()
     if args.worker:
         worker(args.worker, args.ocr)
@@ -164,6 +210,9 @@ def main() -> None:
     if args.folder is None:
         parser.error("folder is required")
     files = sorted(args.folder.rglob("*.pdf"))
+    if args.files_from:
+        wanted = set(args.files_from.read_text().split("\n"))
+        files = [f for f in files if str(f) in wanted]
     started = time.perf_counter()
     results = []
     for i, path in enumerate(files, 1):
@@ -171,10 +220,16 @@ def main() -> None:
         print(f"\r{i}/{len(files)} {path.name[:50]:<50}", end="", file=sys.stderr, flush=True)
     wall = time.perf_counter() - started
     print(file=sys.stderr)
+    if args.rest_from:
+        done = {r["file"] for r in results}
+        results += [r for r in json.loads(args.rest_from.read_text()) if r["file"] not in done]
+        results.sort(key=lambda r: r["file"])
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
     summarize(results, wall)
     compare_manifest(results, args.folder)
+    if args.no_baseline:
+        return
     if shutil.which("pdftotext"):
         summarize_baseline([pdftotext(p, args.timeout) for p in files], results)
     else:

@@ -414,7 +414,7 @@ class KnowledgeBase:
             progress=progress or NoProgress(),
         )
         summary.model_loaded = vectors.model_loaded
-        return _with_log_problem(summary, log)
+        return _with_ocr_note(_with_log_problem(summary, log), conn, options.ocr)
 
     def sync(
         self,
@@ -441,7 +441,7 @@ class KnowledgeBase:
             progress=progress or NoProgress(),
         )
         summary.model_loaded = vectors.model_loaded
-        return _with_log_problem(summary, log)
+        return _with_ocr_note(_with_log_problem(summary, log), conn, options.ocr)
 
     def remove(self, refs: Iterable[str]) -> list[int]:
         """Delete documents by id or path; returns the ids removed. A file under an added root
@@ -593,4 +593,14 @@ class KnowledgeBase:
 def _with_log_problem(summary: Any, log: Any) -> Any:
     if log.problem:
         summary.notes.append(f"{log.problem}; the failures are in this summary only")
+    return summary
+
+
+def _with_ocr_note(summary: Any, conn: db.Connection, ocr_mode: str) -> Any:
+    """Scanned pages no OCR engine read: said once per run, with what to install."""
+    from kb_search.ingest.ocr_notice import unread_note
+
+    note = unread_note(conn, ocr_mode)
+    if note:
+        summary.notes.append(note)
     return summary

@@ -79,3 +79,90 @@ def test_mixed_document_reports_skipped_pages(tmp_path: Path) -> None:
     assert doc.metadata["ocr_skipped_pages"] == [2]
     assert "pip install" in doc.metadata["ocr_hint"]
     assert all(c.page_start == 1 for c in doc.chunks)
+
+
+# ----------------------------------------------------------------- text layer + scanned body
+
+HEADER = [
+    "ACME Corporation records office internal memo reference",
+    "Filed for the finance team by the archive clerk",
+]
+BODY_TOP = 160  # points from the top: the scanned body starts here
+
+
+def write_header_over_scan(path: Path, header: list[str] = HEADER) -> Path:
+    """A typed header (a real text layer) above a scanned body (an image)."""
+    canvas = Canvas(str(path), pagesize=A4)
+    for i, line in enumerate(header):
+        canvas.setFont("Helvetica", 12)
+        canvas.drawString(72, HEIGHT - 70 - i * 18, line)
+    scan = scanned_page_image().crop((0, 100, 1240, 1754))
+    canvas.drawImage(ImageReader(scan), 0, 0, width=WIDTH, height=HEIGHT - BODY_TOP)
+    canvas.showPage()
+    canvas.save()
+    return path
+
+
+class BoxesEngine:
+    """An engine that 'recognises' given lines at given boxes (points), the way RapidOCR reports
+    them: for the merge logic, where the real engine is not installed."""
+
+    name = "boxes"
+
+    def __init__(self, lines: list[tuple[str, float, float, float, float]]) -> None:
+        self.lines = lines
+
+    def recognize(self, image) -> list:
+        scale = ocr.render_scale(WIDTH, HEIGHT)
+        out = []
+        for text, x0, y0, x1, y1 in self.lines:
+            box = [[x * scale, y * scale] for x, y in ((x0, y0), (x1, y0), (x1, y1), (x0, y1))]
+            out.append((box, text, 0.9))
+        return out
+
+
+def test_scanned_body_is_merged_under_the_text_layer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine = BoxesEngine(
+        [
+            # the typed header as OCR reads it (worse): the text layer's version must win
+            ("ACME Corporatlon records offce internal memo reference", 72, 60, 400, 74),
+            ("Quarterly invoice summary", 60, 200, 300, 222),
+            ("Payment received in March", 60, 245, 300, 267),
+        ]
+    )
+    monkeypatch.setattr(ocr, "get_engine", lambda: engine)
+    doc = parse_pdf(write_header_over_scan(tmp_path / "memo.pdf"), SETTINGS)
+    text = " ".join(c.text for c in doc.chunks)
+    assert doc.metadata["ocr_pages"] == [1]
+    assert "Corporatlon" not in text and text.count("ACME Corporation records office") == 1
+    assert text.index("archive clerk") < text.index("Quarterly invoice") < text.index("Payment")
+
+
+@pytest.mark.slow
+def test_typed_header_and_scanned_body_are_both_read(tmp_path: Path) -> None:
+    if ocr.get_engine() is None:
+        pytest.skip("no OCR engine installed (pip install 'kb-search[ocr]')")
+    doc = parse_pdf(write_header_over_scan(tmp_path / "memo.pdf"), SETTINGS)
+    text = " ".join(c.text for c in doc.chunks)
+    lower = text.lower()
+    assert doc.metadata["ocr_pages"] == [1]
+    assert text.count("records office internal memo") == 1  # once: from the text layer
+    assert lower.index("archive clerk") < lower.index("invoice") < lower.index("payment")
+
+
+def test_short_text_layer_is_kept_not_replaced_by_ocr(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine = BoxesEngine(
+        [
+            ("ACME rnemo ref 7", 72, 60, 180, 74),  # the header, misread
+            ("Quarterly invoice summary", 60, 200, 300, 222),
+        ]
+    )
+    monkeypatch.setattr(ocr, "get_engine", lambda: engine)
+    path = write_header_over_scan(tmp_path / "memo.pdf", header=["ACME memo ref 7"])
+    text = " ".join(c.text for c in parse_pdf(path, SETTINGS).chunks)
+    assert "rnemo" not in text
+    assert text.index("ACME memo ref 7") < text.index("Quarterly invoice summary")

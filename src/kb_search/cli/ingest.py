@@ -21,6 +21,12 @@ def _report(app: App, summary: Any, fmt: str | None) -> None:
     app.emit(data, fmt, lambda: summary.line(app.show_path))
     if summary.failed and human:
         click.echo(f"Details of the failures: {app.kb().error_log}", err=True)
+    if human and summary.notes:
+        from kb_search.ingest.ocr_notice import NOTE_PREFIX as OCR_NOTE_PREFIX
+
+        for note in summary.notes:
+            if note.startswith(OCR_NOTE_PREFIX):
+                click.echo(note, err=True)
 
 
 @click.command()

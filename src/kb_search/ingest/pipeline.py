@@ -622,12 +622,14 @@ def chunking_fingerprint(options: AddOptions) -> str:
 
 
 def outcome_fingerprint(options: AddOptions) -> str:
-    """What else decides whether a file fails: a new kb, another size cap or OCR setting
-    retries the files that failed under the old ones."""
+    """What else decides whether a file fails: a new kb, another size cap, OCR setting or OCR
+    engine (one installed since) retries the files that failed under the old ones."""
     from kb_search import __version__
+    from kb_search.ingest.formats.ocr import engine_installed
 
     cap = options.max_file_bytes
-    return f"{chunking_fingerprint(options)}:{cap}:{options.ocr}:{__version__}"
+    ocr = f"{options.ocr}+{engine_installed() or 'no-engine'}"
+    return f"{chunking_fingerprint(options)}:{cap}:{ocr}:{__version__}"
 
 
 def expected_work(path: Path, size: int) -> float:

@@ -21,14 +21,18 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from kb_search.ingest.formats import ocr as ocr_mod
+from kb_search.ingest.formats import pdf_front as front
 from kb_search.ingest.registry import Source
 from kb_search.ingest.segment import Cut
 from kb_search.ingest.tokens import TokenCounter, count_tokens
 from kb_search.ingest.units import Passage, chunk_passages
 from kb_search.models import ChunkSettings, IngestError, ParsedDocument
+from kb_search.text import plural
 
 OCR_MODES = ("auto", "always", "never")
 TABLE_CELLS = 3
+# A page with this much text is read from its text layer alone, whatever images it holds.
+MIXED_PAGE_MAX_ALNUM = 400
 LIGATURES = str.maketrans(
     {"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl"}
 )
@@ -36,6 +40,13 @@ HYPHENS = "-\u00ad\u2010\u2011"
 LINE_END_HYPHEN_RE = re.compile(r"(\w+)([-\u00ad\u2010\u2011\u2013])$")
 BULLET_RE = re.compile(r"^([\u2022\u00b7\u25aa\u25e6\u2023\u2013*-]|\(?\d{1,2}[.)]|\(?[a-z][.)])\s")
 NUMBERED_HEADING_RE = re.compile(r"^((\d+(\.\d+)*)\.?|[IVX]{1,5}\.|[A-H]\.)\s+\S")
+NUMBER_PREFIX_RE = re.compile(r"^((\d+(\.\d+)*)\.?|[IVX]{1,5}\.|[A-H]\.)\s+")
+# A line that starts with one of these continues a sentence from the line above.
+CONTINUATION_WORDS = frozenset(
+    {"a", "an", "and", "as", "at", "but", "by", "for", "from", "in", "is", "it", "of", "on"}
+    | {"or", "that", "the", "to", "was", "we", "which", "with"}
+)
+SENTENCE_BREAK_RE = re.compile(r"[^\W\d_]{3,}[.!?]\s+[A-Z]")
 PAGE_NUMBER_RE = re.compile(
     r"^[-\u2013\s]*(page\s+)?(\d{1,4}|[ivxlc]{1,6})(\s*(/|of)\s*\d{1,4})?[-\u2013\s]*$", re.I
 )
@@ -182,8 +193,10 @@ def _empty_page_tree(path: Path) -> bool:
 def _no_text_message(ocr: str, ocr_info: dict) -> str:
     if ocr == "never":
         return "no text layer and OCR is disabled (ocr=never)"
-    if ocr_info.get("ocr_skipped_pages"):
-        return f"no text layer and no OCR engine is installed; {ocr_mod.OCR_INSTALL_HINT}"
+    skipped = ocr_info.get("ocr_skipped_pages")
+    if skipped:
+        pages = plural(len(skipped), "page")
+        return f"no text layer on {pages} and no OCR engine is installed; {ocr_mod.HINT}"
     if ocr_info.get("ocr_pages"):
         return "no text found: no text layer and OCR recognised nothing"
     return "no extractable text"
@@ -238,7 +251,7 @@ def _pdf_date(value: str) -> str:
 
 def _extract_pages(doc: pdfium.PdfDocument, ocr: str) -> tuple[list[_Page], dict]:
     pages: list[_Page] = []
-    need_ocr: list[int] = []
+    need_ocr: dict[int, list[_Frag]] = {}  # page index -> its text-layer fragments
     broken: list[int] = []
     for index in range(len(doc)):
         try:
@@ -250,7 +263,7 @@ def _extract_pages(doc: pdfium.PdfDocument, ocr: str) -> tuple[list[_Page], dict
         width, height = page.get_size()
         frags = _page_fragments(page, height)
         if ocr == "always" or (ocr == "auto" and _needs_ocr(page, frags, width, height)):
-            need_ocr.append(index)
+            need_ocr[index] = frags
         pages.append(_Page(index + 1, height, _layout(frags, index + 1, width)))
         page.close()
     if broken and len(broken) == len(pages):
@@ -261,35 +274,52 @@ def _extract_pages(doc: pdfium.PdfDocument, ocr: str) -> tuple[list[_Page], dict
     return pages, info
 
 
-def _run_ocr(doc: pdfium.PdfDocument, pages: list[_Page], indexes: list[int]) -> dict:
+def _run_ocr(doc: pdfium.PdfDocument, pages: list[_Page], need_ocr: dict[int, list[_Frag]]) -> dict:
+    """OCR the pages in `need_ocr` and merge what it reads with their text layer: a typed header
+    above a scanned body keeps both, in reading order, and a line the text layer already holds
+    is not read twice."""
     engine = ocr_mod.get_engine()
-    numbers = [i + 1 for i in indexes]
+    numbers = [i + 1 for i in need_ocr]
     if engine is None:
-        return {"ocr_skipped_pages": numbers, "ocr_hint": ocr_mod.OCR_INSTALL_HINT}
-    for index in indexes:
+        return {"ocr_skipped_pages": numbers, "ocr_hint": ocr_mod.HINT}
+    for index, text_frags in need_ocr.items():
         page = doc[index]
         width, _height = page.get_size()
+        boxes = [(f.x0, f.y0, f.x1, f.y1) for f in text_frags if not f.rotated]
         frags = [
             _Frag(line.text, line.x0, line.y0, line.x1, line.y1, 0.0)
-            for line in ocr_mod.ocr_page(page, engine)
+            for line in ocr_mod.unseen_lines(ocr_mod.ocr_page(page, engine), boxes)
         ]
         page.close()
         if frags:
-            pages[index].lines = _layout(frags, index + 1, width)
+            pages[index].lines = _layout(text_frags + frags, index + 1, width)
     return {"ocr_pages": numbers, "ocr_engine": engine.name}
 
 
 def _needs_ocr(page: pdfium.PdfPage, frags: list[_Frag], width: float, height: float) -> bool:
-    """No text layer, or almost none on a page that is mostly one big image (a scan)."""
+    """No text layer; or a page that is mostly one big image (a scan) with almost no text, or
+    whose text lies outside the image (a typed header over a scanned body)."""
     alnum = sum(ch.isalnum() for f in frags for ch in f.text)
     if alnum == 0:
         return True
-    if alnum >= 50:
+    if alnum >= MIXED_PAGE_MAX_ALNUM:
         return False
     page_area = max(width * height, 1.0)
     for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=2):
         left, bottom, right, top = obj.get_bounds()
-        if (right - left) * (top - bottom) >= 0.5 * page_area:
+        if (right - left) * (top - bottom) < 0.5 * page_area:
+            continue
+        if alnum < 50:
+            return True
+        # the image in the top-left coordinates of the fragments
+        x0, y0, x1, y1 = left, height - top, right, height - bottom
+        inside = sum(
+            ch.isalnum()
+            for f in frags
+            if x0 <= (f.x0 + f.x1) / 2 <= x1 and y0 <= (f.y0 + f.y1) / 2 <= y1
+            for ch in f.text
+        )
+        if inside < 20:
             return True
     return False
 
@@ -309,6 +339,7 @@ def _fragments(textpage: pdfium.PdfTextPage, height: float) -> Iterable[_Frag]:
     get_unicode, get_box = pdfium_c.FPDFText_GetUnicode, pdfium_c.FPDFText_GetLooseCharBox
     rotated = _RotatedText()
     chars: list[str] = []
+    heights: list[float] = []  # per character: the run's size is their median
     bx0 = by0 = bx1 = by1 = 0.0  # box of the current run
     last_x0 = last_x1 = 0.0
     first_index = last_index = 0
@@ -338,19 +369,21 @@ def _fragments(textpage: pdfium.PdfTextPage, height: float) -> Iterable[_Frag]:
                 rotated.add(ch)
                 continue
             if chars:
-                yield _make_frag(textpage, chars, (bx0, by0, bx1, by1), first_index, last_index)
-            chars, space = [ch], False
+                box = (bx0, by0, bx1, by1)
+                yield _make_frag(textpage, chars, heights, box, first_index, last_index)
+            chars, heights, space = [ch], [h], False
             bx0, by0, bx1, by1 = x0, y0, x1, y1
             first_index = i
         else:
             if space or x0 - last_x1 > 0.6 * h:
                 chars.append(" ")
             chars.append(ch)
+            heights.append(h)
             bx0, by0, bx1, by1 = min(bx0, x0), min(by0, y0), max(bx1, x1), max(by1, y1)
         last_x0, last_x1, last_index = x0, x1, i
         space = False
     if chars:
-        yield _make_frag(textpage, chars, (bx0, by0, bx1, by1), first_index, last_index)
+        yield _make_frag(textpage, chars, heights, (bx0, by0, bx1, by1), first_index, last_index)
     for text in rotated.lines():
         yield _Frag(text, 0.0, height, 0.0, height, 0.0, rotated=True)
 
@@ -383,13 +416,16 @@ class _RotatedText:
 def _make_frag(
     textpage: pdfium.PdfTextPage,
     chars: list[str],
+    heights: list[float],
     box: tuple[float, float, float, float],
     first: int,
     last: int,
 ) -> _Frag:
     text = "".join(chars).translate(LIGATURES)
     bold = _is_bold(textpage, first) and (last == first or _is_bold(textpage, last))
-    return _Frag(text, box[0], box[1], box[2], box[3], box[3] - box[1], bold)
+    # the median glyph height, not the run's box: one tall '{' or '(' must not make an e-mail
+    # line the largest text on the page
+    return _Frag(text, box[0], box[1], box[2], box[3], statistics.median(heights), bold)
 
 
 def _is_bold(textpage: pdfium.PdfTextPage, index: int) -> bool:
@@ -610,8 +646,12 @@ def _heading_level(line: _Line, body_size: float, heading_sizes: list[float]) ->
     if text[-1] == "." and not (numbered and len(words) <= 2):
         return None
     letters = [c for c in text if c.isalpha()]
+    # bold or capitals make a heading only at the body's size or above: a short line in small
+    # capitals is a label, a caption or a running header
+    body_or_larger = body_size == 0 or line.size >= 0.95 * body_size
     caps = len(letters) >= 4 and all(c.isupper() for c in letters) and len(words) <= 8
-    bold = line.bold and len(words) <= 10 and (body_size == 0 or line.size >= 0.95 * body_size)
+    caps = caps and body_or_larger
+    bold = line.bold and len(words) <= 10 and body_or_larger
     dotted = numbered is not None and ("." in numbered.group(1) or not numbered.group(2))
     if numbered and (larger or line.bold or caps or (dotted and _title_case(words[1:]))):
         return numbered.group(1).rstrip(".").count(".") + 1 if numbered.group(2) else 1
@@ -625,7 +665,18 @@ def _heading_level(line: _Line, body_size: float, heading_sizes: list[float]) ->
 def _could_be_heading(text: str, words: list[str]) -> bool:
     if not (1 <= len(words) <= 15 and len(text) <= 120) or text[-1] in ",;" or text.count(",") > 1:
         return False
-    return _wordy(text) and not PAGE_NUMBER_RE.match(text)
+    return _wordy(text) and not PAGE_NUMBER_RE.match(text) and not _reads_like_prose(text)
+
+
+def _reads_like_prose(text: str) -> bool:
+    """A line of running text, whatever its font: it goes on from the line above ('and the
+    largest ...'), holds the end of one sentence and the start of another ('invent. They'),
+    or is a date."""
+    rest = NUMBER_PREFIX_RE.sub("", text, count=1)
+    first = re.match(r"\W*([^\W\d_]+)", rest)
+    if first and first.group(1) in CONTINUATION_WORDS:
+        return True
+    return SENTENCE_BREAK_RE.search(text) is not None or front.DATE_RE.match(text) is not None
 
 
 def _wordy(text: str) -> bool:
@@ -667,23 +718,33 @@ def _heading_sizes(pages: list[_Page], body_size: float) -> list[float]:
 
 
 def _choose_title(meta_title: str | None, pages: list[_Page], body: float, path: Path) -> str:
+    """The Title field when sane, else the largest lines atop the first page with text that
+    are not authors' e-mails, affiliations, dates, table rows or a generic 'Contents'."""
     if meta_title and _meaningful_title(meta_title, path):
         return meta_title
     first = next((p for p in pages if p.lines), None)
     if first is not None:
         top = sorted(first.lines, key=lambda ln: ln.y0)[:15]
-        big = [
-            ln
-            for ln in top
-            if body > 0 and ln.size >= 1.15 * body and len(ln.text) <= 150 and _wordy(ln.text)
-        ]
+        named = [ln for ln in top if _could_name_document(ln)]
+        big = [ln for ln in named if body > 0 and ln.size >= 1.15 * body]
         if big:
             return _title_lines(top, max(big, key=lambda ln: ln.size))
         sizes = _heading_sizes(pages, body)
-        for line in top:
+        for line in named:
             if _heading_level(line, body, sizes) is not None:
                 return line.text[:200]
     return path.stem
+
+
+def _could_name_document(line: _Line) -> bool:
+    text = line.text
+    return (
+        len(text) <= 150
+        and line.cells < TABLE_CELLS
+        and _wordy(text)
+        and not front.is_front_matter(text)
+        and not front.is_generic_heading(text)
+    )
 
 
 def _title_lines(top: list[_Line], largest: _Line) -> str:
@@ -693,7 +754,7 @@ def _title_lines(top: list[_Line], largest: _Line) -> str:
     for line in top[index + 1 : index + 3]:
         prev = lines[-1]
         same = line.block == prev.block and abs(line.size - prev.size) <= 0.05 * prev.size
-        if not same or line.y0 - prev.y1 > 0.8 * prev.size:
+        if not same or line.y0 - prev.y1 > 0.8 * prev.size or not _could_name_document(line):
             break
         lines.append(line)
     return " ".join(ln.text for ln in lines)[:200]
@@ -703,7 +764,9 @@ def _meaningful_title(title: str, path: Path) -> bool:
     t = title.strip()
     if len(t) < 3 or not re.search(r"[^\W\d_]{2}", t):
         return False
-    return not (MEANINGLESS_TITLE_RE.match(t) or t.lower() == path.stem.lower())
+    return not (
+        MEANINGLESS_TITLE_RE.match(t) or t.lower() == path.stem.lower() or front.is_default_title(t)
+    )
 
 
 # --------------------------------------------------------------------------- paragraphs

@@ -1,0 +1,64 @@
+"""Front matter of a PDF's first page: which lines can name the document and which cannot.
+
+A paper's first page holds its title, then authors, affiliations, e-mail addresses and dates,
+often in fonts as large as the title's. None of those is a title.
+"""
+
+from __future__ import annotations
+
+import re
+
+EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(\.[\w-]+)+|\}\s*@|@\s*[\w-]+\.(edu|com|org|net|ac)\b")
+AFFILIATION_WORD = (
+    r"(universit(y|ies|[éaàä]t?)|institut(e|o)?|department|dept\.|laborator(y|ies)|college"
+    r"|school|faculty|research cent(er|re)|academy)"
+)
+# An affiliation is marked (a footnote digit or symbol before it), addressed ('University of',
+# 'Harvard University, Cambridge'), not merely a title that names a university.
+AFFILIATION_RE = re.compile(
+    rf"^\W*(\d{{1,2}}|[*\u2020\u2021\u00a7\u00b6])\s*\S.*\b{AFFILIATION_WORD}\b"
+    rf"|\b{AFFILIATION_WORD}\s+(of|for)\b|\b{AFFILIATION_WORD}\s*,",
+    re.I,
+)
+MONTHS = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+DATE_RE = re.compile(
+    rf"^\W*((\d{{1,2}}\s+)?{MONTHS}\s+(\d{{1,2}},?\s+)?\d{{4}}"
+    rf"|\d{{1,4}}[-/.]\d{{1,2}}[-/.]\d{{1,4}}"
+    rf"|(received|accepted|published|submitted|revised|dated?)\b.*\d{{4}})\W*$",
+    re.I,
+)
+# Words that head a section of any document: a page 1 that begins with one of them has no
+# title of its own there.
+GENERIC_HEADINGS = frozenset(
+    {
+        "abstract",
+        "contents",
+        "table of contents",
+        "introduction",
+        "preface",
+        "foreword",
+        "index",
+        "summary",
+        "references",
+        "acknowledgements",
+        "acknowledgments",
+        "title",
+        "heading",
+        "header",
+    }
+)
+# Spreadsheet and word-processor defaults written into the Title field.
+DEFAULT_TITLE_RE = re.compile(r"^(book|sheet|workbook|presentation|slide)\s*\d+$", re.I)
+
+
+def is_front_matter(text: str) -> bool:
+    """An e-mail, affiliation or date line: it describes the authors, not the document."""
+    return bool(EMAIL_RE.search(text) or AFFILIATION_RE.search(text) or DATE_RE.match(text))
+
+
+def is_generic_heading(text: str) -> bool:
+    return text.strip(" .:").lower() in GENERIC_HEADINGS
+
+
+def is_default_title(text: str) -> bool:
+    return DEFAULT_TITLE_RE.match(text.strip()) is not None
