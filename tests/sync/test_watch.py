@@ -207,6 +207,10 @@ def test_ignored_files_and_its_own_writes_start_no_batch(tmp_path: Path, notes: 
         follows(lambda: "notes/seen.md" in watcher.docs())
         time.sleep(0.6)  # long enough for a loop on the DB's own writes to show
         settled = len(watcher.batches)
+        outside = db.connect(data / "kb.db")  # writes the main file, as a checkpoint does
+        outside.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        outside.close()
+        (data / "stray.md").write_text("# Stray\n\nin the data dir\n")
         (notes / "alpha.md").write_text("# Alpha\n\nedited once: plovers\n")
         follows(lambda: "plovers" in watcher.docs()["notes/alpha.md"][1])
         time.sleep(0.6)
@@ -219,6 +223,19 @@ def test_ignored_files_and_its_own_writes_start_no_batch(tmp_path: Path, notes: 
         watcher.close()
     for batch in watcher.batches:
         assert not any("kbdata" in p for p in batch.paths), batch.paths
+
+
+def test_files_gone_before_the_read_are_not_failures(tmp_path: Path):
+    from kb_search.ingest.pipeline import Failure
+    from kb_search.ingest.sync import SyncSummary
+    from kb_search.ingest.watch import _without_vanished
+
+    kept = tmp_path / "broken.pdf"
+    kept.write_bytes(b"%PDF-1.7 not really")
+    gone = str(tmp_path / ".note.md.swx")
+    summary = SyncSummary(failed=[Failure(str(kept), "bad PDF"), Failure(gone, "cannot stat")])
+    assert _without_vanished(summary) == [gone]
+    assert [f.path for f in summary.failed] == [str(kept)]
 
 
 def test_watching_one_folder_leaves_the_rest_alone(tmp_path: Path, notes: Path):

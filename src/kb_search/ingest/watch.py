@@ -215,7 +215,7 @@ def _without_vanished(summary: SyncSummary) -> list[str]:
     """Drop failures of files that are gone now: they vanished between the event and the
     read (an editor's temporary file); their deletion is the next batch's business."""
     gone = [f for f in summary.failed if not os.path.lexists(f.path)]
-    keep: list[Failure] = [f for f in summary.failed if os.path.lexists(f.path)]
+    keep: list[Failure] = [f for f in summary.failed if f not in gone]
     summary.failed = keep
     return [f.path for f in gone]
 
