@@ -477,7 +477,7 @@ class KnowledgeBase:
         set, syncing each debounced batch of changed paths with `sync`. Call it on the thread
         that owns this KB's writer; a long-lived KB keeps the model between batches."""
         from kb_search.ingest.pipeline import load_roots
-        from kb_search.ingest.watch import EventFilter, follow, plan_targets
+        from kb_search.ingest.watch import EventFilter, follow, light_batch, plan_targets
         from kb_search.sanitize import path_text
 
         conn = self.writer()
@@ -488,11 +488,17 @@ class KnowledgeBase:
             row = conn.execute("SELECT 1 FROM documents WHERE path = ?", (path_text(path),))
             return row.fetchone() is not None
 
+        def sync_batch(batch: list[Path] | None) -> SyncSummary:
+            chosen = workers
+            if chosen is None and batch is not None and light_batch(batch):
+                chosen = 0  # parse a small save here: a parser process costs more
+            return self.sync(batch, workers=chosen)
+
         follow(
             plan,
             EventFilter(plan, roots, self.config.data_dir, self.db_path),
             roots,
-            lambda batch: self.sync(batch, workers=workers),
+            sync_batch,
             indexed,
             on_batch,
             stop,

@@ -271,3 +271,18 @@ def test_nothing_to_watch_is_a_user_error(tmp_path: Path):
             kb.watch(None, lambda batch: None, threading.Event())
         with pytest.raises(UserInputError, match="never added"):
             kb.watch([tmp_path], lambda batch: None, threading.Event())
+
+
+def test_only_a_small_save_of_plain_text_is_parsed_in_process(tmp_path: Path):
+    from kb_search.ingest.watch import LIGHT_BYTES, light_batch
+
+    note, code, pdf, big = (tmp_path / n for n in ("a.md", "b.py", "c.pdf", "d.txt"))
+    note.write_text("# A\n")
+    code.write_text("def f():\n    return 1\n")
+    pdf.write_bytes(b"%PDF-1.7\n")
+    big.write_text("x" * (LIGHT_BYTES + 1))
+    assert light_batch([note, code, tmp_path / "deleted.md"])
+    assert not light_batch([note, pdf])  # parser processes: time and memory limits
+    assert not light_batch([big])
+    assert not light_batch([tmp_path])  # a folder may hold anything
+    assert not light_batch([note] * 17)

@@ -85,7 +85,11 @@ def sync(app: App, paths, workers: int | None, retry_failed: bool, fmt: str | No
 
 @click.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--workers", type=click.IntRange(min=0), help=WORKERS_HELP)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=0),
+    help=WORKERS_HELP + " A save of a few small text files is parsed in-process.",
+)
 @click.option("--format", "fmt", type=FORMATS, help="json: one JSON object per line per batch.")
 @common_options
 def watch(app: App, paths, workers: int | None, fmt: str | None) -> None:

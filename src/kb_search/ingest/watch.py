@@ -22,6 +22,7 @@ changes made while nothing was watching are picked up and none made since are lo
 from __future__ import annotations
 
 import os
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -40,6 +41,10 @@ STEP_MS = 100  # quiet time that ends a burst: an editor's save is a few ms of e
 DEBOUNCE_MS = 1600  # a burst that never goes quiet is cut after this long
 MAX_PATHS = 256  # more changed paths than this in one batch: rescan their roots instead
 POLL_MS = 500  # how often an idle watcher looks at its stop event
+# A batch this small, of these plain-text types, is parsed in the watcher's own process:
+LIGHT_TYPES = frozenset({"markdown", "text", "code", "org", "asciidoc", "csv"})
+LIGHT_FILES = 16
+LIGHT_BYTES = 256_000
 
 
 @dataclass
@@ -209,6 +214,30 @@ def batch_paths(
     if len(kept) > MAX_PATHS:
         kept = sorted({deepest_root(p, roots) or p for p in kept})
     return kept
+
+
+def light_batch(paths: list[Path]) -> bool:
+    """A save or two of small plain-text files. Starting a parser process costs more than
+    parsing them (0.7-1.5 s of the 2 s a change may take on a busy 2-core machine), so such a
+    batch is parsed in this process; anything else (PDFs, archives, office files, big files,
+    folders, floods) goes to parser processes with their time and memory limits, as in
+    `kb sync`."""
+    from kb_search.ingest.registry import detect_type
+
+    if len(paths) > LIGHT_FILES:
+        return False
+    for path in paths:
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            continue  # a deletion: nothing to parse
+        except OSError:
+            return False
+        if not stat.S_ISREG(st.st_mode) or st.st_size > LIGHT_BYTES:
+            return False
+        if detect_type(path, sniff=False) not in LIGHT_TYPES:
+            return False
+    return True
 
 
 def _without_vanished(summary: SyncSummary) -> list[str]:
