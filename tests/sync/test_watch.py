@@ -286,3 +286,28 @@ def test_only_a_small_save_of_plain_text_is_parsed_in_process(tmp_path: Path):
     assert not light_batch([big])
     assert not light_batch([tmp_path])  # a folder may hold anything
     assert not light_batch([note] * 17)
+
+
+def test_a_batch_whose_sync_fails_is_tried_again(tmp_path: Path, notes: Path, monkeypatch):
+    from kb_search.errors import DBError
+
+    calls: list[object] = []
+    real_sync = KnowledgeBase.sync
+
+    def sync_failing_once(self, paths=None, **options):
+        calls.append(paths)
+        if len(calls) == 2:  # the first batch after the initial sync
+            raise DBError("database is locked")
+        return real_sync(self, paths, **options)
+
+    monkeypatch.setattr(KnowledgeBase, "sync", sync_failing_once)
+    watcher = Watcher(tmp_path / "data", tmp_path).start()
+    try:
+        (notes / "late.md").write_text("# Late\n\nsynced on the second try\n")
+        follows(lambda: "notes/late.md" in watcher.docs(), seconds=FOLLOW_S + 2)
+    finally:
+        watcher.close()
+    failed = [b for b in watcher.batches if b.summary.failed]
+    assert len(failed) == 1
+    assert "database is locked; trying again in 2 s" in failed[0].summary.failed[0].reason
+    assert calls[1] == calls[2]  # the same paths, again

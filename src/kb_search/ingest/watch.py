@@ -29,12 +29,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kb_search.errors import SyncError, UserInputError
+from kb_search.errors import KbError, SyncError, UserInputError
 from kb_search.ingest.pipeline import Failure, deepest_root, load_roots
 from kb_search.ingest.sync import SyncSummary
 from kb_search.ingest.walk import IGNORE_FILE, IgnoreRules
 from kb_search.sanitize import path_text
-from kb_search.store.db import Connection
+from kb_search.store.db import Connection, DatabaseError
 from kb_search.text import plural
 
 STEP_MS = 100  # quiet time that ends a burst: an editor's save is a few ms of events
@@ -249,6 +249,32 @@ def _without_vanished(summary: SyncSummary) -> list[str]:
     return [f.path for f in gone]
 
 
+@dataclass
+class Retry:
+    """Paths whose sync failed: tried again with the next batch, or once the pause (doubled
+    on each failure, at most a minute) is over."""
+
+    paths: list[str] = field(default_factory=list)
+    pause: float = 0.0
+    at: float = 0.0
+
+    def due(self, batch_waiting: bool) -> bool:
+        return bool(self.paths) and (batch_waiting or time.monotonic() >= self.at)
+
+    def take(self) -> list[str]:
+        paths, self.paths = self.paths, []
+        return paths
+
+    def later(self, paths: list[Path]) -> float:
+        self.paths = [str(p) for p in paths]
+        self.pause = min(60.0, max(2.0, self.pause * 2))
+        self.at = time.monotonic() + self.pause
+        return self.pause
+
+    def succeeded(self) -> None:
+        self.pause = 0.0
+
+
 def follow(
     plan: WatchPlan,
     event_filter: Callable[[object, str], bool],
@@ -267,6 +293,7 @@ def follow(
     from watchfiles import watch
 
     initial_done = False
+    retry = Retry()
     for changes in watch(
         *plan.directories,
         watch_filter=event_filter,
@@ -287,12 +314,23 @@ def follow(
             if on_ready is not None:
                 on_ready()
             continue
-        if not changes:
-            continue
-        paths = batch_paths((p for _, p in changes), roots, known)
+        names = [p for _, p in changes]
+        if retry.due(bool(names)):
+            names += retry.take()
+        paths = batch_paths(names, roots, known)
         if not paths:
             continue
-        summary = sync(paths)
+        try:
+            summary = sync(paths)
+        except (KbError, DatabaseError) as exc:
+            # The DB locked for too long, a folder that turned into a file...: keep watching
+            # and try these paths again (with the next batch, or after a pause).
+            wait = retry.later(paths)
+            why = f"{str(exc).splitlines()[0]}; trying again in {wait:g} s"
+            summary = SyncSummary(failed=[Failure(path_text(paths[0]), why)])
+            on_batch(WatchBatch(summary, len(changes), [path_text(p) for p in paths]))
+            continue
+        retry.succeeded()
         vanished = _without_vanished(summary)
         on_batch(WatchBatch(summary, len(changes), [path_text(p) for p in paths], False, vanished))
         if stop.is_set():
