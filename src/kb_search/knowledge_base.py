@@ -478,15 +478,10 @@ class KnowledgeBase:
         that owns this KB's writer; a long-lived KB keeps the model between batches."""
         from kb_search.ingest.pipeline import load_roots
         from kb_search.ingest.watch import EventFilter, follow, light_batch, plan_targets
-        from kb_search.sanitize import path_text
 
         conn = self.writer()
         plan = plan_targets(conn, list(paths) if paths is not None else None)
         roots = load_roots(conn)
-
-        def indexed(path: Path) -> bool:
-            row = conn.execute("SELECT 1 FROM documents WHERE path = ?", (path_text(path),))
-            return row.fetchone() is not None
 
         def sync_batch(batch: list[Path] | None) -> SyncSummary:
             chosen = workers
@@ -499,7 +494,6 @@ class KnowledgeBase:
             EventFilter(plan, roots, self.config.data_dir, self.db_path),
             roots,
             sync_batch,
-            indexed,
             on_batch,
             stop,
             on_ready=(lambda: on_ready(plan)) if on_ready else None,

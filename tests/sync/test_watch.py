@@ -46,6 +46,7 @@ class Watcher:
             self.ready.set()
 
     def _ready(self, plan: object) -> None:
+        self.plan = plan
         self.ready.set()
 
     def start(self) -> Watcher:
@@ -269,7 +270,7 @@ def test_nothing_to_watch_is_a_user_error(tmp_path: Path):
         kb.writer(create=True)
         with pytest.raises(UserInputError, match="nothing to watch"):
             kb.watch(None, lambda batch: None, threading.Event())
-        with pytest.raises(UserInputError, match="never added"):
+        with pytest.raises(UserInputError, match="not under a folder added"):
             kb.watch([tmp_path], lambda batch: None, threading.Event())
 
 
@@ -311,3 +312,23 @@ def test_a_batch_whose_sync_fails_is_tried_again(tmp_path: Path, notes: Path, mo
     assert len(failed) == 1
     assert "database is locked; trying again in 2 s" in failed[0].summary.failed[0].reason
     assert calls[1] == calls[2]  # the same paths, again
+
+
+def test_files_added_by_name_are_synced_first_but_not_followed(tmp_path: Path, notes: Path):
+    from kb_search.ingest.watch import describe
+
+    loose = tmp_path / "loose"
+    loose.mkdir()
+    (loose / "todo.md").write_text("# Todo\n\nbuy milk\n")
+    with make_kb(tmp_path / "data", tmp_path) as kb:
+        kb.add([loose / "todo.md"])
+    (loose / "todo.md").write_text("# Todo\n\nbuy oat milk\n")
+    watcher = Watcher(tmp_path / "data", tmp_path).start()
+    try:
+        assert "oat" in watcher.docs()["loose/todo.md"][1]  # the first, full sync
+        assert describe(watcher.plan).endswith(
+            "1 file added by name outside the folders not followed (`kb sync` rescans them)"
+        )
+        assert watcher.plan.directories == [notes]  # not its folder, which may be huge
+    finally:
+        watcher.close()

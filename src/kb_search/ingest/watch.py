@@ -61,6 +61,7 @@ class WatchPlan:
     targets: list[WatchTarget]
     sync_paths: list[Path] | None  # what the first, full sync rescans (None: every root)
     missing: list[str] = field(default_factory=list)  # roots not there now: not watched
+    unfollowed: int = 0  # files added by name outside every root: synced first, not watched
 
     @property
     def directories(self) -> list[Path]:
@@ -129,8 +130,10 @@ class WatchBatch:
 
 
 def plan_targets(conn: Connection, paths: list[Path] | None) -> WatchPlan:
-    """What to watch: every remembered root (and each file added by name) when `paths` is
-    None, else the given files and folders, which must be under added roots or indexed."""
+    """What to watch: every remembered root when `paths` is None, else the given files and
+    folders, which must be under added roots. Files added by name outside every root are
+    synced by the first full sync but not followed: watching their folders recursively
+    (a home directory, say) could cost more than the rest of the knowledge base."""
     roots = load_roots(conn)
     targets: list[WatchTarget] = []
     missing: list[str] = []
@@ -140,20 +143,21 @@ def plan_targets(conn: Connection, paths: list[Path] | None) -> WatchPlan:
                 targets.append(WatchTarget(root, root))
             else:
                 missing.append(str(root))
-        for (key,) in conn.execute("SELECT path FROM documents"):
-            path = Path(key)
-            if os.path.isabs(key) and deepest_root(path, roots) is None and path.parent.is_dir():
-                targets.append(WatchTarget(path.parent, path))
+        unfollowed = sum(
+            1
+            for (key,) in conn.execute("SELECT path FROM documents")
+            if os.path.isabs(key) and deepest_root(Path(key), roots) is None
+        )
         sync_paths = None
     else:
-        sync_paths = []
+        unfollowed, sync_paths = 0, []
         for given in paths:
             path = Path(os.path.abspath(Path(given).expanduser())).resolve()
-            known = conn.execute(
-                "SELECT 1 FROM documents WHERE path = ?", (path_text(path),)
-            ).fetchone()
-            if deepest_root(path, roots) is None and known is None:
-                raise SyncError(f"{given} was never added: run `kb add {given}` first")
+            if deepest_root(path, roots) is None:
+                raise SyncError(
+                    f"{given} is not under a folder added with `kb add`: kb watch follows"
+                    " added folders (`kb sync` rescans files added by name)"
+                )
             if not path.exists():
                 raise UserInputError(f"{given}: no such file or directory")
             targets.append(WatchTarget(path if path.is_dir() else path.parent, path))
@@ -161,7 +165,7 @@ def plan_targets(conn: Connection, paths: list[Path] | None) -> WatchPlan:
     if not targets:
         why = f" (not found: {', '.join(missing)})" if missing else ""
         raise UserInputError(f"nothing to watch{why}: add a folder first with `kb add PATH`")
-    return WatchPlan(targets, sync_paths, missing)
+    return WatchPlan(targets, sync_paths, missing, unfollowed)
 
 
 class EventFilter:
@@ -181,7 +185,7 @@ class EventFilter:
             return False
         root = deepest_root(path, self.roots)
         if root is None:
-            return path in self.scopes  # a file added by name: only itself
+            return False
         if path.name == IGNORE_FILE:
             self._rules.pop(root, None)  # its patterns are read again
             return True
@@ -200,17 +204,14 @@ def _real(path: Path) -> Path:
     return Path(os.path.abspath(Path(path).expanduser())).resolve()
 
 
-def batch_paths(
-    changed: Iterable[str], roots: list[Path], known: Callable[[Path], bool]
-) -> list[Path]:
+def batch_paths(changed: Iterable[str], roots: list[Path]) -> list[Path]:
     """The paths one batch syncs: a changed `.kbignore` stands for its folder, paths inside a
     changed folder go with it, and a flood (a checkout, an unpacked archive) becomes a rescan
-    of the roots it touched. A path under no root that neither exists nor is indexed (a
-    file added by name, created and deleted again) is dropped: there is nothing to sync."""
+    of the roots it touched."""
     paths = {Path(p).parent if Path(p).name == IGNORE_FILE else Path(p) for p in changed}
+    paths = {p for p in paths if deepest_root(p, roots) is not None}
     dirs = {p for p in paths if p.is_dir()}
     kept = sorted(p for p in paths if not any(d in p.parents for d in dirs))
-    kept = [p for p in kept if deepest_root(p, roots) is not None or p.exists() or known(p)]
     if len(kept) > MAX_PATHS:
         kept = sorted({deepest_root(p, roots) or p for p in kept})
     return kept
@@ -280,7 +281,6 @@ def follow(
     event_filter: Callable[[object, str], bool],
     roots: list[Path],
     sync: Callable[[list[Path] | None], SyncSummary],
-    known: Callable[[Path], bool],
     on_batch: Callable[[WatchBatch], None],
     stop: threading.Event,
     *,
@@ -317,7 +317,7 @@ def follow(
         names = [p for _, p in changes]
         if retry.due(bool(names)):
             names += retry.take()
-        paths = batch_paths(names, roots, known)
+        paths = batch_paths(names, roots)
         if not paths:
             continue
         try:
@@ -366,7 +366,7 @@ class WatchThread:
 
 
 def describe(plan: WatchPlan, show: Callable[[str], str] = str) -> str:
-    """`Watching 2 folders and 1 file (Ctrl-C to stop).`"""
+    """`Watching 2 folders (notes, ...)`, and what is not watched."""
     dirs = sum(1 for t in plan.targets if t.scope == t.directory)
     files = len(plan.targets) - dirs
     parts = [plural(dirs, "folder")] if dirs else []
@@ -376,4 +376,9 @@ def describe(plan: WatchPlan, show: Callable[[str], str] = str) -> str:
     text = f"Watching {' and '.join(parts)} ({first}{', ...' if len(plan.targets) > 1 else ''})"
     if plan.missing:
         text += f"; {plural(len(plan.missing), 'root')} not found (first: {plan.missing[0]})"
+    if plan.unfollowed:
+        text += (
+            f"; {plural(plan.unfollowed, 'file')} added by name outside the folders not"
+            " followed (`kb sync` rescans them)"
+        )
     return text
