@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from kb_search.doctor import Check
     from kb_search.ingest.pipeline import AddOptions, AddSummary, LazyVectors
     from kb_search.ingest.sync import SyncSummary
+    from kb_search.ingest.watch import WatchBatch, WatchPlan
     from kb_search.search.pipeline import SearchOptions
     from kb_search.search.rerank import Reranker
     from kb_search.search.results import SearchResponse
@@ -74,6 +75,8 @@ class KnowledgeBase:
         self._lock = threading.Lock()  # the vector leg loads once
         self.model_load_ms = 0.0  # how long opening the vector leg (model + index) took
         self._readers_lock = threading.Lock()
+        self._models: dict[str, TextEmbedder] = {}  # long-lived: each model loads once
+        self._models_lock = threading.Lock()
 
     # ---- lifetime ----------------------------------------------------------------------------
 
@@ -117,6 +120,19 @@ class KnowledgeBase:
             self._writer = None
         self._vector = None
 
+    def companion(self) -> KnowledgeBase:
+        """Another KB over the same files with its own connections, sharing this one's loaded
+        models: a thread that writes (`kb serve --watch`) beside one that serves."""
+        other = KnowledgeBase(
+            self.config,
+            long_lived=self.long_lived,
+            embedder=self._embedder,
+            cwd=self.cwd,
+            warn=self.warn,
+        )
+        other._models, other._models_lock = self._models, self._models_lock
+        return other
+
     def __enter__(self) -> KnowledgeBase:
         return self
 
@@ -132,7 +148,12 @@ class KnowledgeBase:
 
         if self._embedder is not None and self._embedder.name == name:
             return self._embedder
-        return load_embedder(self.config, name, one_shot=queries_only and not self.long_lived)
+        if not self.long_lived:
+            return load_embedder(self.config, name, one_shot=queries_only)
+        with self._models_lock:  # `kb watch` syncs many times, the server searches many times
+            if name not in self._models:
+                self._models[name] = load_embedder(self.config, name)
+            return self._models[name]
 
     def _model_choice(self) -> Any:
         from kb_search.vectors.model import ModelChoice, configured_model
@@ -442,6 +463,42 @@ class KnowledgeBase:
         )
         summary.model_loaded = vectors.model_loaded
         return _with_ocr_note(_with_log_problem(summary, log), conn, options.ocr)
+
+    def watch(
+        self,
+        paths: Iterable[Path] | None,
+        on_batch: Callable[[WatchBatch], None],
+        stop: threading.Event,
+        *,
+        workers: int | None = None,
+        on_ready: Callable[[WatchPlan], None] | None = None,
+    ) -> WatchPlan:
+        """Follow the roots (or `paths` under them) with file-system events until `stop` is
+        set, syncing each debounced batch of changed paths with `sync`. Call it on the thread
+        that owns this KB's writer; a long-lived KB keeps the model between batches."""
+        from kb_search.ingest.pipeline import load_roots
+        from kb_search.ingest.watch import EventFilter, follow, light_batch, plan_targets
+
+        conn = self.writer()
+        plan = plan_targets(conn, list(paths) if paths is not None else None)
+        roots = load_roots(conn)
+
+        def sync_batch(batch: list[Path] | None) -> SyncSummary:
+            chosen = workers
+            if chosen is None and batch is not None and light_batch(batch):
+                chosen = 0  # parse a small save here: a parser process costs more
+            return self.sync(batch, workers=chosen)
+
+        follow(
+            plan,
+            EventFilter(plan, roots, self.config.data_dir, self.db_path),
+            roots,
+            sync_batch,
+            on_batch,
+            stop,
+            on_ready=(lambda: on_ready(plan)) if on_ready else None,
+        )
+        return plan
 
     def remove(self, refs: Iterable[str]) -> list[int]:
         """Delete documents by id or path; returns the ids removed. A file under an added root

@@ -2,7 +2,7 @@
 
 Each command module parses its input, calls one KnowledgeBase method and renders the result:
 `search` (search, similar), `documents` (show, chunk, list, stats, tags, tag, untag), `ingest`
-(add, sync, remove, reindex), `admin` (init, config, doctor, eval, export, hook), `serve`
+(add, sync, watch, remove, reindex), `admin` (init, config, doctor, eval, export, hook), `serve`
 (serve, skill). What they share is in `app`; human output in `render`.
 """
 
@@ -26,6 +26,7 @@ Start:
   kb add ~/notes ~/docs         index folders (PDF, Markdown, text, code)
   kb search how do I roll back  words, "phrases", -exclusions, type:pdf
   kb sync                       pick up new, changed, moved, deleted files
+  kb watch                      ... and keep doing so while files change
 
 \b
 Agents: `kb search QUERY --compact` (JSON: citation, heading, score, text);

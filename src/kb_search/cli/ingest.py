@@ -90,6 +90,35 @@ def sync(app: App, paths, workers: int | None, retry_failed: bool, fmt: str | No
 
 
 @click.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option(
+    "--workers",
+    type=click.IntRange(min=0),
+    help=WORKERS_HELP + " A save of a few small text files is parsed in-process.",
+)
+@click.option("--format", "fmt", type=FORMATS, help="json: one JSON object per line per batch.")
+@common_options
+def watch(app: App, paths, workers: int | None, fmt: str | None) -> None:
+    """Keep the index in step with the files while they change: new, edited, renamed and
+    deleted files are synced as they happen (the same work as `kb sync PATH...`).
+
+    Watches every added folder, or only PATHS under them. Starts with a full sync, then
+    prints one line (or JSON object) per batch of changes. Bursts of changes (a checkout, an
+    editor's save) are gathered into one batch; renames move documents without re-embedding.
+    The model loads on the first file to embed and stays loaded. Ctrl-C stops after the batch
+    in progress (exit 130); a second Ctrl-C stops at once (every finished file is kept).
+
+    \b
+    Examples:
+      kb watch
+      kb watch ~/notes/projects --format json
+    """
+    from kb_search.cli.watching import run_watch
+
+    run_watch(app, list(paths) or None, workers, fmt)
+
+
+@click.command()
 @click.argument("refs", nargs=-1, required=True)
 @click.option("--format", "fmt", type=FORMATS)
 @common_options
@@ -121,4 +150,4 @@ def reindex(app: App, model: str | None, full: bool, fmt: str | None) -> None:
     app.emit(summary.to_dict(), fmt, summary.line)
 
 
-COMMANDS = [add, sync, remove, reindex]
+COMMANDS = [add, sync, watch, remove, reindex]

@@ -29,11 +29,23 @@ from kb_search.cli.app import App, common_options
     multiple=True,
     help="Extra Host header value clients use to reach a non-loopback bind (repeatable).",
 )
+@click.option(
+    "--watch",
+    is_flag=True,
+    help="Also follow the added folders and sync changed files as they change (kb watch).",
+)
 @common_options
 def serve(
-    app: App, transport: str, host: str, port: int, token: str | None, allow_hosts: tuple
+    app: App,
+    transport: str,
+    host: str,
+    port: int,
+    token: str | None,
+    allow_hosts: tuple,
+    watch: bool,
 ) -> None:
-    """Serve the index to MCP clients (read-only); the model loads before requests.
+    """Serve the index to MCP clients (read-only; with --watch it also keeps the index in step
+    with the files, as `kb watch` does); the model loads before requests.
 
     Tools: search (compact=true for agent-sized answers), search_keyword, search_semantic,
     similar, get_chunk, get_document, list_documents (paged), list_tags, stats; the
@@ -43,11 +55,13 @@ def serve(
     Examples:
       kb serve                                # stdio: what IDEs and agents start
       kb serve --transport http --port 8765   # http://127.0.0.1:8765/mcp
+      kb serve --watch                        # and sync files as they change
     """
     from kb_search.mcp.server import serve as run_server
 
     token = token or app.environment.env.get("KB_MCP_TOKEN") or None
-    run_server(app.kb(long_lived=True), transport, host, port, token, list(allow_hosts))
+    kb = app.kb(long_lived=True)
+    run_server(kb, transport, host, port, token, list(allow_hosts), watch=watch)
 
 
 def skill_text() -> str:

@@ -13,6 +13,7 @@ import threading
 from typing import Any
 
 from kb_search.errors import KbError, ServeError
+from kb_search.ingest.watch import WatchBatch, WatchThread
 from kb_search.knowledge_base import KnowledgeBase
 from kb_search.mcp.http import check_bind, http_app
 from kb_search.mcp.tools import INSTRUCTIONS, register_prompts, register_resources, register_tools
@@ -100,14 +101,16 @@ def _say(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def _stop_on_first_interrupt() -> None:
+def _stop_on_first_interrupt(watcher: WatchThread | None = None) -> None:
     """Ctrl-C stops the stdio server at once. Left to the event loop, the first one is
     swallowed: the loop waits for the thread blocked reading stdin, which nothing can cancel.
-    The server only reads, so there is nothing to flush."""
+    The server only reads; a watcher (`--watch`) first finishes the batch it is syncing."""
     if threading.current_thread() is not threading.main_thread():
         return
 
     def stop(signum: int, frame: object) -> None:
+        if watcher is not None and not watcher.close(timeout=30):
+            _say("kb serve: the batch in progress did not finish; rerun `kb sync`")
         _say("kb serve: stopped")
         os._exit(128 + signum)
 
@@ -129,8 +132,11 @@ def serve(
     port: int = 8765,
     token: str | None = None,
     extra_hosts: list[str] | None = None,
+    watch: bool = False,
 ) -> None:
-    """Serve the index over MCP until interrupted; the model is loaded before any request."""
+    """Serve the index over MCP until interrupted; the model is loaded before any request.
+    `watch`: a background thread follows the added folders and syncs what changes (its own
+    writer connection; searches go on while it writes)."""
     if transport not in ("stdio", "http"):
         raise ServeError(f"unknown transport {transport!r}: use stdio or http")
     token = token or None
@@ -141,9 +147,38 @@ def serve(
     except KbError as exc:
         raise ServeError(str(exc)) from exc
     server = build_server(kb)
-    _say(f"kb serve: {kb.db_path} ({model_line(kb)}), read-only")
-    if transport == "stdio":
-        _stop_on_first_interrupt()
-        server.run("stdio")
-    else:
-        _run_http(server, host, port, token, extra_hosts or [])
+    mode = "watching the added folders" if watch else "read-only"
+    _say(f"kb serve: {kb.db_path} ({model_line(kb)}), {mode}")
+    watcher = _start_watch(kb) if watch else None
+    try:
+        if transport == "stdio":
+            _stop_on_first_interrupt(watcher)
+            server.run("stdio")
+        else:
+            _run_http(server, host, port, token, extra_hosts or [])
+    finally:
+        if watcher is not None:
+            watcher.close()
+
+
+def _start_watch(kb: KnowledgeBase) -> WatchThread:
+    """Sync the added folders as they change, from a thread with its own KB (connections)
+    sharing the server's model."""
+    from kb_search.ingest.watch import describe
+
+    def on_batch(batch: WatchBatch) -> None:
+        if batch.changed:
+            _say(f"kb serve: {batch.line()}")
+
+    def run(stop: threading.Event) -> None:
+        writer = kb.companion()
+        try:
+            writer.watch(
+                None, on_batch, stop, on_ready=lambda plan: _say(f"kb serve: {describe(plan)}")
+            )
+        finally:
+            writer.close()
+
+    watcher = WatchThread(run, lambda message: _say(f"kb serve: {message}"))
+    watcher.start()
+    return watcher
