@@ -366,6 +366,24 @@ def borda(alpha: float, depth: int = 100) -> Fusion:
     return fuse
 
 
+def convex_floor0(alpha: float, depth: int = 100) -> Fusion:
+    """Convex min-max, but when the lexical leg returned all its matches (fewer than the
+    depth) its floor is 0, the BM25 of a chunk without the words: its last match keeps
+    credit over chunks that do not match at all. (kb's default fusion.)"""
+
+    def fuse(ev: Evidence) -> list[int]:
+        bm25 = {c: x for c, _, x in ev["lexical"]}
+        lex = _minmax(bm25)
+        if bm25 and len(bm25) < depth:
+            top = max(bm25.values())
+            lex = {c: v / top if top > 0 else 1.0 for c, v in bm25.items()}
+        vec = _minmax({c: s for c, s in ev["vector"]})
+        ids = set(lex) | set(vec)
+        return ranked({c: alpha * lex.get(c, 0.0) + (1 - alpha) * vec.get(c, 0.0) for c in ids})
+
+    return fuse
+
+
 FUSIONS: dict[str, Fusion] = {
     "lexical": only("lexical"),
     "vector": only("vector"),
@@ -374,6 +392,7 @@ FUSIONS: dict[str, Fusion] = {
     "rrf60 v1.5": rrf(60, 1.0, 1.5),
     "rrf60 v2": rrf(60, 1.0, 2.0),
     **{f"cc mm a{a}": convex(a) for a in (0.2, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7)},
+    **{f"cc mm0 a{a}": convex_floor0(a) for a in (0.4, 0.45, 0.5, 0.55, 0.6)},
     **{f"cc max a{a}": convex(a, "max") for a in (0.3, 0.5)},
     **{f"cc z a{a}": convex(a, "z") for a in (0.3, 0.4, 0.5, 0.6)},
     **{f"cc raw a{a}": cc_raw(a) for a in (0.3, 0.5)},

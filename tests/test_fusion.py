@@ -9,9 +9,10 @@ from kb_search.search.fusion import LEXICAL_WEIGHT, fuse, min_max
 from kb_search.search.legs import LegResult, lexical_score
 
 
-def lexical(*bm25: tuple[int, float]) -> LegResult:
-    """A lexical leg from (chunk id, -bm25) pairs, scored as the real leg scores them."""
-    return LegResult("ok", [(cid, lexical_score(-x)) for cid, x in bm25])
+def lexical(*bm25: tuple[int, float], total: int = 1000) -> LegResult:
+    """A lexical leg from (chunk id, -bm25) pairs, scored as the real leg scores them; by
+    default its matches go on past the candidates (total > hits)."""
+    return LegResult("ok", [(cid, lexical_score(-x)) for cid, x in bm25], total=total)
 
 
 def test_convex_scores_of_hand_made_legs():
@@ -24,6 +25,16 @@ def test_convex_scores_of_hand_made_legs():
     assert LEXICAL_WEIGHT == 0.5
     assert scores == pytest.approx({1: 0.75, 2: 0.25, 4: 0.5, 3: 0.0})
     assert [c.chunk_id for c in fuse(legs)] == [1, 4, 2, 3]
+
+
+def test_a_lexical_leg_with_all_its_matches_keeps_credit_for_the_last():
+    """Every match returned: the floor is BM25 0 (no match), not the last match."""
+    legs = {
+        "lexical": lexical((1, 9.0), (2, 4.5), (3, 3.0), total=3),
+        "vector": LegResult("ok", [(4, 0.8), (3, 0.6), (1, 0.4)]),
+    }
+    scores = {c.chunk_id: c.score for c in fuse(legs)}
+    assert scores == pytest.approx({1: 0.5, 2: 0.25, 3: 1 / 6 + 0.25, 4: 0.5})
 
 
 def test_convex_keeps_how_far_ahead_a_leg_s_best_is():

@@ -73,7 +73,11 @@ def fuse_convex(legs: dict[str, LegResult]) -> list[Candidate]:
     breakdown: dict[int, dict[str, Any]] = {}
     for name in ran:
         weight = LEG_WEIGHTS.get(name, 1.0) / total
-        for cid, value in min_max(strengths(name, legs[name].hits)).items():
+        leg = legs[name]
+        # A lexical leg that returned every match it has: a chunk without the words scores
+        # BM25 0, so 0 is the floor and its last match keeps credit over non-matches.
+        floor = 0.0 if name == "lexical" and leg.total <= len(leg.hits) else None
+        for cid, value in min_max(strengths(name, leg.hits), floor).items():
             scores[cid] = scores.get(cid, 0.0) + weight * value
         _record(breakdown, name, legs[name])
     return _ranked(scores, breakdown)
@@ -93,13 +97,15 @@ def _unsquash(score: float) -> float:
     return score / (1.0 - score) if score >= 0 else score / (1.0 + score)
 
 
-def min_max(hits: list[tuple[int, float]]) -> dict[int, float]:
-    """Scores mapped onto [0, 1]: the best hit 1, the worst of the candidates 0; one hit, or
-    all equal, is 1."""
+def min_max(hits: list[tuple[int, float]], floor: float | None = None) -> dict[int, float]:
+    """Scores mapped onto [0, 1]: the best hit 1, the worst of the candidates (or `floor`,
+    when lower) 0; one hit, or all equal, is 1."""
     if not hits:
         return {}
     values = [score for _, score in hits]
     low, high = min(values), max(values)
+    if floor is not None:
+        low = min(low, floor)
     span = high - low
     return {cid: (score - low) / span if span > 0 else 1.0 for cid, score in hits}
 
