@@ -59,42 +59,44 @@ def legs_for(kb: KnowledgeBase, conn, text: str) -> tuple[list, list]:
     return lexical, vector
 
 
-def doc_keys(conn, ids: set[int], key: str) -> dict[int, str]:
+def doc_keys(conn, ids: set[int], key: str) -> tuple[dict[int, str], dict[str, int]]:
+    """Each chunk's document key, and each of those documents' chunk count."""
     if not ids:
-        return {}
+        return {}, {}
     marks = ",".join("?" * len(ids))
     column = "d.rel_path" if key == "rel_path" else "d.id"
     rows = conn.execute(
-        f"SELECT c.id, {column} FROM chunks c JOIN documents d ON d.id = c.document_id"
-        f" WHERE c.id IN ({marks})",
+        f"SELECT c.id, {column}, (SELECT count(*) FROM chunks x WHERE x.document_id = d.id)"
+        f" FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.id IN ({marks})",
         list(ids),
-    )
-    return {cid: str(doc) for cid, doc in rows}
+    ).fetchall()
+    return {cid: str(doc) for cid, doc, _ in rows}, {str(doc): n for _, doc, n in rows}
 
 
 def collect(kb: KnowledgeBase, conn, dataset: Dataset, key: str) -> None:
     for qid, text in dataset.queries:
         lexical, vector = legs_for(kb, conn, text)
         ids = {c for c, *_ in lexical} | {c for c, _ in vector}
-        dataset.evidence[qid] = {
-            "lexical": lexical,
-            "vector": vector,
-            "doc": doc_keys(conn, ids, key),
-        }
+        doc, size = doc_keys(conn, ids, key)
+        dataset.evidence[qid] = {"lexical": lexical, "vector": vector, "doc": doc, "size": size}
 
 
-def load_beir(data_dir: Path, path: Path, cache: Path) -> Dataset:
+def load_beir(data_dir: Path, spec: str, cache: Path) -> Dataset:
+    """spec: a BEIR directory, indexed with `kb eval` under data_dir, or DIR=DB to read an
+    index built before (read only)."""
     from kb_search.evaluate.beir import load_dataset
 
+    directory, _, index = spec.partition("=")
+    path = Path(directory)
     cached = cache / f"beir-{path.name}.pkl"
     if cached.exists():
         return pickle.loads(cached.read_bytes())
-    config = load_config(env={**os.environ, "KB_DATA_DIR": str(data_dir)})
-    with KnowledgeBase(config, long_lived=True) as kb:
-        report = kb.eval(path, ["vector"])  # builds (or reuses) the eval index with vectors
-        data = load_dataset(path)
-        eval_config = load_config(env={**os.environ, "KB_DATA_DIR": str(data_dir),
-                                       "KB_DB": report["index"]})  # fmt: skip
+    data = load_dataset(path)
+    if not index:
+        config = load_config(env={**os.environ, "KB_DATA_DIR": str(data_dir)})
+        with KnowledgeBase(config, long_lived=True) as kb:
+            index = kb.eval(path, ["vector"])["index"]  # builds (or reuses) the eval index
+    eval_config = load_config(env={**os.environ, "KB_DATA_DIR": str(data_dir), "KB_DB": index})
     dataset = Dataset(path.name, list(data.queries.items()), data.qrels)
     with KnowledgeBase(eval_config, long_lived=True) as eval_kb:
         collect(eval_kb, eval_kb.reader(), dataset, "rel_path")
@@ -242,6 +244,146 @@ def cc_doc(alpha: float, lam: float) -> Fusion:
     return fuse
 
 
+def cc_size(alpha: float, beta: float) -> Fusion:
+    """Convex min-max with the lexical part damped for documents with many chunks: a long
+    manual matches common words in many chunks and its best one tends to rank high."""
+
+    def fuse(ev: Evidence) -> list[int]:
+        doc, size = ev["doc"], ev.get("size", {})
+        lex = _minmax({c: x for c, _, x in ev["lexical"]})
+        vec = _minmax({c: s for c, s in ev["vector"]})
+        def damp(c: int) -> float:
+            n = size.get(doc.get(c, ""), 1)
+            return 1.0 / (1.0 + beta * math.log(n))
+        ids = set(lex) | set(vec)
+        return ranked(
+            {c: alpha * lex.get(c, 0.0) * damp(c) + (1 - alpha) * vec.get(c, 0.0) for c in ids}
+        )
+
+    return fuse
+
+
+def cc_conf(alpha: float, gap: float) -> Fusion:
+    """Convex min-max where the lexical weight follows the leg's confidence: how far its best
+    score stands above its tenth (a flat OR-match of common words gets less say)."""
+
+    def fuse(ev: Evidence) -> list[int]:
+        bm25 = [x for _, _, x in ev["lexical"]]
+        lex = _minmax({c: x for c, _, x in ev["lexical"]})
+        vec = _minmax({c: s for c, s in ev["vector"]})
+        a = alpha
+        if len(bm25) >= 10 and bm25[0] > 0:
+            steep = 1 - bm25[9] / bm25[0]  # 0 = flat head, 1 = one clear winner
+            a = alpha * min(1.0, steep / gap)
+        ids = set(lex) | set(vec)
+        return ranked({c: a * lex.get(c, 0.0) + (1 - a) * vec.get(c, 0.0) for c in ids})
+
+    return fuse
+
+
+def cc_rank(alpha: float, k: float = 60) -> Fusion:
+    """Convex combination of min-max normalised scores and of rank (RRF-like) evidence."""
+
+    def fuse(ev: Evidence) -> list[int]:
+        lex = _minmax({c: x for c, _, x in ev["lexical"]})
+        vec = _minmax({c: s for c, s in ev["vector"]})
+        ids = set(lex) | set(vec)
+        base = {c: alpha * lex.get(c, 0.0) + (1 - alpha) * vec.get(c, 0.0) for c in ids}
+        for leg in ("lexical", "vector"):
+            for rank, hit in enumerate(ev[leg], start=1):
+                base[hit[0]] += (k + 1) / (k + rank) * 0.5
+        return ranked(base)
+
+    return fuse
+
+
+def cc_raw(alpha: float) -> Fusion:
+    """Convex combination of the legs' own [0, 1] scores (no per-query normalisation)."""
+
+    def fuse(ev: Evidence) -> list[int]:
+        lex = {c: s for c, s, _ in ev["lexical"]}
+        vec = {c: s for c, s in ev["vector"]}
+        ids = set(lex) | set(vec)
+        return ranked({c: alpha * lex.get(c, 0.0) + (1 - alpha) * vec.get(c, 0.0) for c in ids})
+
+    return fuse
+
+
+def _rrf_norm(ev: Evidence, k: float) -> dict[int, float]:
+    scores: dict[int, float] = {}
+    for leg in ("lexical", "vector"):
+        for rank, hit in enumerate(ev[leg], start=1):
+            scores[hit[0]] = scores.get(hit[0], 0.0) + (k + 1) / (k + rank) / 2
+    return scores
+
+
+def _floor_minmax(values: dict[int, float], depth: int) -> dict[int, float]:
+    """Min-max where the floor is the score at rank `depth` (below it: 0)."""
+    if not values:
+        return {}
+    ordered_values = sorted(values.values(), reverse=True)
+    hi, lo = ordered_values[0], ordered_values[min(depth, len(ordered_values)) - 1]
+    span = hi - lo
+    return {c: max(0.0, (v - lo) / span) if span else 1.0 for c, v in values.items()}
+
+
+def mix(weight: float, alpha: float, k: float = 60) -> Fusion:
+    """weight x RRF (normalised, 1 = first in both) + (1 - weight) x convex min-max."""
+
+    def fuse(ev: Evidence) -> list[int]:
+        rank = _rrf_norm(ev, k)
+        lex = _minmax({c: x for c, _, x in ev["lexical"]})
+        vec = _minmax({c: s for c, s in ev["vector"]})
+        return ranked(
+            {
+                c: weight * rank[c]
+                + (1 - weight) * (alpha * lex.get(c, 0.0) + (1 - alpha) * vec.get(c, 0.0))
+                for c in rank
+            }
+        )
+
+    return fuse
+
+
+def cc_floor(alpha: float, depth: int) -> Fusion:
+    def fuse(ev: Evidence) -> list[int]:
+        lex = _floor_minmax({c: x for c, _, x in ev["lexical"]}, depth)
+        vec = _floor_minmax({c: s for c, s in ev["vector"]}, depth)
+        ids = set(lex) | set(vec)
+        return ranked({c: alpha * lex.get(c, 0.0) + (1 - alpha) * vec.get(c, 0.0) for c in ids})
+
+    return fuse
+
+
+def borda(alpha: float, depth: int = 100) -> Fusion:
+    def fuse(ev: Evidence) -> list[int]:
+        scores: dict[int, float] = {}
+        for leg, w in (("lexical", alpha), ("vector", 1 - alpha)):
+            for rank, hit in enumerate(ev[leg], start=1):
+                scores[hit[0]] = scores.get(hit[0], 0.0) + w * (1 - (rank - 1) / depth)
+        return ranked(scores)
+
+    return fuse
+
+
+def convex_floor0(alpha: float, depth: int = 100) -> Fusion:
+    """Convex min-max, but when the lexical leg returned all its matches (fewer than the
+    depth) its floor is 0, the BM25 of a chunk without the words: its last match keeps
+    credit over chunks that do not match at all. (kb's default fusion.)"""
+
+    def fuse(ev: Evidence) -> list[int]:
+        bm25 = {c: x for c, _, x in ev["lexical"]}
+        lex = _minmax(bm25)
+        if bm25 and len(bm25) < depth:
+            top = max(bm25.values())
+            lex = {c: v / top if top > 0 else 1.0 for c, v in bm25.items()}
+        vec = _minmax({c: s for c, s in ev["vector"]})
+        ids = set(lex) | set(vec)
+        return ranked({c: alpha * lex.get(c, 0.0) + (1 - alpha) * vec.get(c, 0.0) for c in ids})
+
+    return fuse
+
+
 FUSIONS: dict[str, Fusion] = {
     "lexical": only("lexical"),
     "vector": only("vector"),
@@ -249,9 +391,18 @@ FUSIONS: dict[str, Fusion] = {
     "rrf20": rrf(20),
     "rrf60 v1.5": rrf(60, 1.0, 1.5),
     "rrf60 v2": rrf(60, 1.0, 2.0),
-    **{f"cc mm a{a}": convex(a) for a in (0.3, 0.4, 0.5, 0.6)},
+    **{f"cc mm a{a}": convex(a) for a in (0.2, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7)},
+    **{f"cc mm0 a{a}": convex_floor0(a) for a in (0.4, 0.45, 0.5, 0.55, 0.6)},
     **{f"cc max a{a}": convex(a, "max") for a in (0.3, 0.5)},
-    **{f"cc z a{a}": convex(a, "z") for a in (0.3, 0.5)},
+    **{f"cc z a{a}": convex(a, "z") for a in (0.3, 0.4, 0.5, 0.6)},
+    **{f"cc raw a{a}": cc_raw(a) for a in (0.3, 0.5)},
+    **{f"ccsize a{a} b{b}": cc_size(a, b) for a in (0.4, 0.5) for b in (0.1, 0.3)},
+    **{f"ccconf a{a} g{g}": cc_conf(a, g) for a in (0.5, 0.6) for g in (0.3, 0.5)},
+    **{f"ccrank a{a}": cc_rank(a) for a in (0.4, 0.5)},
+    **{f"mix w{w} a{a}": mix(w, a) for w in (0.3, 0.5, 0.7) for a in (0.4, 0.5, 0.6)},
+    **{f"mix w{w} a0.5 k{k}": mix(w, 0.5, k) for w in (0.5,) for k in (20, 100)},
+    **{f"ccfloor a{a} d{d}": cc_floor(a, d) for a in (0.5,) for d in (20, 50)},
+    **{f"borda a{a}": borda(a) for a in (0.4, 0.5)},
     **{f"docrrf l{lam}": doc_rrf(60, lam) for lam in (0.5, 1.0)},
     "docrrf l1 v1.5": doc_rrf(60, 1.0, 1.5),
     **{f"ccdoc a{a} l{lam}": cc_doc(a, lam) for a in (0.4, 0.5) for lam in (0.5, 1.0)},
@@ -292,7 +443,7 @@ def score(dataset: Dataset, fusion: Fusion) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", type=Path, required=True)
-    parser.add_argument("--beir", type=Path, nargs="*", default=[])
+    parser.add_argument("--beir", nargs="*", default=[], help="DIR or DIR=INDEX_DB")
     parser.add_argument("--questions", nargs="*", default=[], help="FILE:KB_DATA_DIR")
     parser.add_argument("--only", nargs="*", help="fusion names to score (default: all)")
     args = parser.parse_args()
@@ -301,7 +452,7 @@ def main() -> None:
     for path in args.beir:
         t0 = time.perf_counter()
         datasets.append(load_beir(args.data_dir, path, cache))
-        print(f"{path.name}: evidence in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+        print(f"{path}: evidence in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
     for spec in args.questions:
         datasets.append(load_questions(spec, cache))
     names = args.only or list(FUSIONS)

@@ -111,7 +111,7 @@ def test_stages_compose_to_search(kb):
     legs = retrieve(conn, query, options, leg.search, leg.unavailable, timings)
     assert set(legs) == {"lexical", "vector"} and {"lexical", "embed", "vector"} <= set(timings)
     assert all(len(result.hits) <= options.depth() for result in legs.values())
-    fused = fuse(legs, options.rrf_k)
+    fused = fuse(legs, options.rrf_k, options.fusion)
     top = cut(fused, options)
     results = hydrate(conn, top, {})
     whole = kb.search("retry backoff", options)
@@ -199,4 +199,5 @@ def test_search_options_default_from_config(tmp_path):
     with make_kb(tmp_path) as knowledge_base:
         options = knowledge_base.search_options(top=None, mode=None)
         assert (options.mode, options.top, options.rrf_k) == ("hybrid", 10, 60)
+        assert options.fusion == "convex"
         assert isinstance(options, SearchOptions)

@@ -174,7 +174,7 @@ def test_rrf_normalisation():
         "lexical": LegResult("ok", [(1, 0.9), (2, 0.5)]),
         "vector": LegResult("ok", [(1, 0.8), (3, 0.7)]),
     }
-    fused = fuse(legs, 60)
+    fused = fuse(legs, 60, "rrf")
     assert fused[0].chunk_id == 1 and fused[0].score == pytest.approx(1.0)
     assert fused[1].score == pytest.approx((1 / 62) / (2 / 61))
     # ties broken by chunk id

@@ -44,6 +44,15 @@ def test_a_smaller_top_is_a_prefix_of_a_larger_one(kb, query, mode):
         assert ranked[small] == ranked[large][:small], (small, large)
 
 
+@pytest.mark.parametrize("query", QUERIES[:4])
+def test_the_prefix_holds_with_rrf_fusion_too(kb, query):
+    def ranked(top: int) -> list[int]:
+        options = kb.search_options(top=top, fusion="rrf")
+        return [r.chunk_id for r in kb.search(query, options).results]
+
+    assert ranked(3) == ranked(10)[:3]
+
+
 def test_a_query_no_chunk_contains_says_so(kb):
     response = kb.search("zzqx wordz", kb.search_options())
     assert response.total_matches == 0

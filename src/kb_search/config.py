@@ -76,7 +76,14 @@ SETTINGS: tuple[Setting, ...] = (
         ("KB_DEFAULT_MODE", "KB_SEARCH_DEFAULT_MODE"),
         "mode when --mode is not given",
     ),
-    Setting("search.rrf_k", 60, int, ("KB_RRF_K",), "Reciprocal Rank Fusion constant"),
+    Setting(
+        "search.fusion",
+        "convex",
+        _choice("convex", "rrf"),
+        ("KB_FUSION",),
+        "hybrid: convex (min-max scores, equal weights) or rrf (reciprocal rank)",
+    ),
+    Setting("search.rrf_k", 60, int, ("KB_RRF_K",), "Reciprocal Rank Fusion constant (rrf)"),
     Setting("search.reranker", "none", str, ("KB_RERANKER",), "rerank stage (none)"),
     Setting("search.timeout_s", 10.0, float, ("KB_SEARCH_TIMEOUT",), "a search stops after this"),
     Setting(

@@ -292,6 +292,7 @@ class KnowledgeBase:
         given.setdefault("mode", self.config["search.default_mode"])
         given.setdefault("top", self.config["search.default_top"])
         given.setdefault("rrf_k", self.config["search.rrf_k"])
+        given.setdefault("fusion", self.config["search.fusion"])
         given.setdefault("filters", Filters())
         return SearchOptions(**given)
 
@@ -584,12 +585,18 @@ class KnowledgeBase:
         return run_checks(conn, model_checks(conn, self._model_choice(), self.embedder_for))
 
     def eval(
-        self, target: Path, modes: list[str], progress: Progress | None = None
+        self,
+        target: Path,
+        modes: list[str],
+        progress: Progress | None = None,
+        fusion: str | None = None,
     ) -> dict[str, Any]:
         """Retrieval quality: on a BEIR-layout dataset directory (indexed into its own DB
-        under the data dir, kept and reused), or on a questions file over this KB."""
+        under the data dir, kept and reused), or on a questions file over this KB. `fusion`
+        overrides `search.fusion` for the hybrid mode; the report names the one used."""
+        fusion = fusion or self.config["search.fusion"]
         if Path(target).is_file():
-            return self._eval_questions(Path(target), modes)
+            return {**self._eval_questions(Path(target), modes, fusion), "fusion": fusion}
         from kb_search.evaluate.beir import DEPTH, run_eval
 
         progress = progress or NoProgress()
@@ -606,18 +613,21 @@ class KnowledgeBase:
             modes,
             embedder=embedder,
             progress=lambda n: progress.advance(n),
-            options_for=lambda mode: self.search_options(mode=mode, top=DEPTH, snippets=False),
+            options_for=lambda mode: self.search_options(
+                mode=mode, top=DEPTH, snippets=False, fusion=fusion
+            ),
         )
-        return {"kind": "beir", **report}
+        return {"kind": "beir", **report, "fusion": fusion}
 
-    def _eval_questions(self, path: Path, modes: list[str]) -> dict[str, Any]:
+    def _eval_questions(self, path: Path, modes: list[str], fusion: str) -> dict[str, Any]:
         from kb_search.evaluate.questions import DEPTH, evaluate_questions, load_questions
 
         questions = load_questions(path)
         conn = self.reader()
 
         def run(text: str, mode: str) -> SearchResponse:
-            return self.search(text, self.search_options(mode=mode, top=DEPTH, snippets=False))
+            options = self.search_options(mode=mode, top=DEPTH, snippets=False, fusion=fusion)
+            return self.search(text, options)
 
         scores = evaluate_questions(conn, questions, modes, run)
         counts = conn.execute(

@@ -98,9 +98,16 @@ def doctor(app: App, fmt: str | None) -> None:
     show_default=True,
     help="Questions files: list up to N missed questions per mode.",
 )
+@click.option(
+    "--fusion",
+    type=click.Choice(["convex", "rrf"]),
+    help="How hybrid combines the legs (default: the search.fusion setting, convex).",
+)
 @click.option("--format", "fmt", type=FORMATS)
 @common_options
-def eval_cmd(app: App, target: Path, modes, misses: int, fmt: str | None) -> None:
+def eval_cmd(
+    app: App, target: Path, modes, misses: int, fusion: str | None, fmt: str | None
+) -> None:
     """Retrieval quality: TARGET is a BEIR-layout dataset directory (indexed once, kept and
     reused) or a questions file (.jsonl) over your indexed knowledge base.
 
@@ -116,10 +123,11 @@ def eval_cmd(app: App, target: Path, modes, misses: int, fmt: str | None) -> Non
     Examples:
       kb eval ~/datasets/scifact
       kb eval questions.jsonl --mode hybrid --misses 10
+      kb eval ~/datasets/scifact --mode hybrid --fusion rrf
     """
     modes = list(modes) or ["lexical", "vector", "hybrid"]
     with app.progress("Indexing dataset", "rerun to resume the indexing") as progress:
-        report = app.kb(long_lived=True).eval(target, modes, progress=progress)
+        report = app.kb(long_lived=True).eval(target, modes, progress=progress, fusion=fusion)
     data = dict(report, scores=[s.to_dict() for s in report["scores"]])
 
     def human() -> str:

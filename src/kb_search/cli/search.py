@@ -99,6 +99,11 @@ class QueryCommand(click.Command):
 @click.option("--before", "before", help="Only files modified before this date (YYYY-MM-DD).")
 @click.option("--min-score", type=click.FloatRange(0, 1), help="Drop results scoring below this.")
 @click.option(
+    "--fusion",
+    type=click.Choice(["convex", "rrf"]),
+    help="hybrid: convex (default; min-max scores, equal weights) or rrf (reciprocal rank).",
+)
+@click.option(
     "--fields",
     help="JSON: only these result fields, comma-separated (citation,title,text...;"
     " source fields without 'source.').",
@@ -122,6 +127,7 @@ def search(
     after,
     before,
     min_score,
+    fusion: str | None,
     fields: str | None,
     compact: bool,
     fmt: str | None,
@@ -139,7 +145,9 @@ def search(
         after=[after] if after else [],
         before=[before] if before else [],
     )
-    options = kb.search_options(mode=mode, top=top, filters=filters, min_score=min_score)
+    options = kb.search_options(
+        mode=mode, top=top, filters=filters, min_score=min_score, fusion=fusion
+    )
     response = kb.search(" ".join(query), options)
     # the process's own start (interpreter, imports, opening the DB) is part of the answer's cost
     response.timings_ms["startup"] = startup

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from kb_search.errors import SearchError
 from kb_search.sanitize import valid_text
 from kb_search.search.filters import excluded_chunks
-from kb_search.search.fusion import complete_breakdown, fuse, single_leg
+from kb_search.search.fusion import DEFAULT_FUSION, FUSIONS, complete_breakdown, fuse, single_leg
 from kb_search.search.legs import LegResult, VectorLeg, first_line, lexical_leg, vector_leg
 from kb_search.search.query import Filters, ParsedQuery, parse_query
 from kb_search.search.rerank import Reranker, apply_reranker
@@ -33,6 +33,7 @@ class SearchOptions:
     filters: Filters = field(default_factory=Filters)
     min_score: float | None = None
     rrf_k: int = 60
+    fusion: str = DEFAULT_FUSION  # how hybrid combines the legs: "convex" or "rrf"
     snippets: bool = True  # evaluation turns them off: it only needs the ranking
     reranker: Reranker | None = None
     rerank_depth: int = 50
@@ -57,6 +58,8 @@ class Query:
 def prepare(conn: Connection, query: str, options: SearchOptions) -> Query:
     if options.mode not in MODES:
         raise SearchError(f"unknown mode {options.mode!r}: use one of {', '.join(MODES)}")
+    if options.fusion not in FUSIONS:
+        raise SearchError(f"unknown fusion {options.fusion!r}: use one of {', '.join(FUSIONS)}")
     if options.top < 1:
         raise SearchError("--top must be at least 1")
     parsed = parse_query(query)
@@ -105,7 +108,7 @@ def retrieve(
 def combine(legs: dict[str, LegResult], options: SearchOptions) -> list[Candidate]:
     """Fuse the legs (hybrid) or take the one leg's ranking."""
     if options.mode == "hybrid":
-        return fuse(legs, options.rrf_k)
+        return fuse(legs, options.rrf_k, options.fusion)
     return single_leg(legs, options.mode)
 
 
