@@ -3,7 +3,8 @@
 Each command module parses its input, calls one KnowledgeBase method and renders the result:
 `search` (search, similar), `documents` (show, chunk, list, stats, tags, tag, untag), `ingest`
 (add, sync, remove, reindex), `admin` (init, config, doctor, eval, export, hook), `serve`
-(serve, skill). What they share is in `app`; human output in `render`.
+(serve, skill), `warm` (the warm search server's status, stop). What they share is in `app`;
+human output in `render`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 import click
 
 from kb_search import __version__
-from kb_search.cli import admin, documents, ingest, search, serve
+from kb_search.cli import admin, documents, ingest, search, serve, warm
 from kb_search.environment import Environment
 
 ROOT_HELP = """kb: local hybrid search over your knowledge base, in one SQLite file.
@@ -50,7 +51,7 @@ def cli(ctx: click.Context, data_dir, db_path, config_path, color) -> None:
         ctx.meta["kb.environment"] = ctx.obj
 
 
-for _module in (admin, ingest, search, documents, serve):
+for _module in (admin, ingest, search, documents, serve, warm):
     for _command in _module.COMMANDS:
         cli.add_command(_command)
 

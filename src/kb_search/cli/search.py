@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import shlex
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from kb_search.cli.app import FORMATS, App, common_options, process_age_ms
+
+if TYPE_CHECKING:
+    from kb_search.search.results import SearchResponse
 
 QUERY_SYNTAX = """\b
 Query syntax:
@@ -126,21 +129,26 @@ def search(
     compact: bool,
     fmt: str | None,
 ) -> None:
-    from kb_search.search.query import Filters
-
     startup = process_age_ms()
     selected = _fields(fields, compact)
-    kb = app.kb()
-    filters = Filters(
-        types=list(types),
-        tags=list(tags),
-        paths=list(paths),
-        languages=list(languages),
-        after=[after] if after else [],
-        before=[before] if before else [],
-    )
-    options = kb.search_options(mode=mode, top=top, filters=filters, min_score=min_score)
-    response = kb.search(" ".join(query), options)
+    filters = {
+        "types": list(types),
+        "tags": list(tags),
+        "paths": list(paths),
+        "languages": list(languages),
+        "after": [after] if after else [],
+        "before": [before] if before else [],
+    }
+    text = " ".join(query)
+    response = _warm_search(app, text, mode, top, filters, min_score)
+    if response is None:
+        from kb_search.search.query import Filters
+
+        kb = app.kb()
+        options = kb.search_options(
+            mode=mode, top=top, filters=Filters(**filters), min_score=min_score
+        )
+        response = kb.search(text, options)
     # the process's own start (interpreter, imports, opening the DB) is part of the answer's cost
     response.timings_ms["startup"] = startup
     response.timings_ms["total"] += startup
@@ -158,6 +166,14 @@ def search(
         return search_human(response, app.terminal)
 
     app.emit(data, "json" if selected and not fmt else fmt, human, page=True)
+
+
+def _warm_search(app: App, text: str, mode, top, filters, min_score) -> SearchResponse | None:
+    """The warm server's answer (kb_search.warm), None to search in-process."""
+    from kb_search.warm.client import WarmClient, WarmRequest
+
+    request = WarmRequest(text, mode=mode, top=top, min_score=min_score, filters=filters)
+    return WarmClient(app.config, app.environment.env).search(request)
 
 
 def _fields(fields: str | None, compact: bool) -> list[str] | None:
