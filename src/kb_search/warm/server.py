@@ -261,6 +261,7 @@ def main() -> int:
     if acquire_lock(paths.lock, LOCK_WAIT_S) is None:
         log("another server holds the lock; exiting")
         return 0
+    log(f"starting for {config.db_path}")
     try:
         server = WarmServer(config, paths, float(spec["idle_s"]))
         server.warm_up()
