@@ -11,6 +11,7 @@ from kb_search.cli.app import FORMATS, App, common_options, process_age_ms
 
 if TYPE_CHECKING:
     from kb_search.search.results import SearchResponse
+    from kb_search.warm.client import WarmRequest
 
 QUERY_SYNTAX = """\b
 Query syntax:
@@ -140,7 +141,17 @@ def search(
         "before": [before] if before else [],
     }
     text = " ".join(query)
-    response = _warm_search(app, text, mode, top, filters, min_score)
+    out = app.output_format("json" if selected and not fmt else fmt)
+    request = _warm_request(text, mode, top, filters, min_score, out, selected)
+    answer = _warm_search(app, request)
+    if isinstance(answer, dict):  # the JSON itself: this process needs no search code
+        timings = answer.get("timings_ms")
+        if timings is not None:
+            timings["startup"] = round(startup, 2)
+            timings["total"] = round(timings["total"] + startup, 2)
+        app.emit(answer, "json", str)
+        return
+    response = answer
     if response is None:
         from kb_search.search.query import Filters
 
@@ -165,14 +176,20 @@ def search(
 
         return search_human(response, app.terminal)
 
-    app.emit(data, "json" if selected and not fmt else fmt, human, page=True)
+    app.emit(data, out, human, page=True)
 
 
-def _warm_search(app: App, text: str, mode, top, filters, min_score) -> SearchResponse | None:
+def _warm_request(text, mode, top, filters, min_score, out: str, selected) -> WarmRequest:
+    from kb_search.warm.client import WarmRequest
+
+    reply = "json" if out == "json" else "pickle"
+    return WarmRequest(text, mode, top, min_score, filters, reply=reply, fields=selected)
+
+
+def _warm_search(app: App, request: WarmRequest) -> SearchResponse | dict[str, Any] | None:
     """The warm server's answer (kb_search.warm), None to search in-process."""
-    from kb_search.warm.client import WarmClient, WarmRequest
+    from kb_search.warm.client import WarmClient
 
-    request = WarmRequest(text, mode=mode, top=top, min_score=min_score, filters=filters)
     return WarmClient(app.config, app.environment.env).search(request)
 
 

@@ -38,6 +38,10 @@ class WarmRequest:
     top: int | None = None
     min_score: float | None = None
     filters: dict[str, list[str]] = field(default_factory=dict)
+    # "json": the reply is the JSON `kb search` prints (projected to `fields` when given),
+    # so the client needs no search code; "pickle": the SearchResponse, for human output
+    reply: str = "pickle"
+    fields: list[str] | None = None
 
 
 @dataclass
@@ -59,9 +63,10 @@ class WarmClient:
 
     # ---- search ------------------------------------------------------------------------------
 
-    def search(self, request: WarmRequest) -> SearchResponse | None:
-        """The server's answer, or None (search in-process). A KbError the server raised is
-        raised here, as in-process search would have."""
+    def search(self, request: WarmRequest) -> SearchResponse | dict[str, Any] | None:
+        """The server's answer (a SearchResponse, or the JSON data when `request.reply` is
+        "json"), or None: search in-process. A KbError the server raised is raised here, as
+        in-process search would have."""
         if not self.enabled:
             return None
         paths = self.paths()
@@ -77,10 +82,12 @@ class WarmClient:
             if mode != "lexical":  # lexical search loads no model: no server to start for it
                 self.start(paths)
             return None
-        return self._reply(paths, header, payload)
+        return self._reply(paths, header, payload, request.reply)
 
-    def _reply(self, paths: WarmPaths, header: dict[str, Any], payload: bytes) -> Any:
+    def _reply(self, paths: WarmPaths, header: dict[str, Any], payload: bytes, reply: str) -> Any:
         status = header.get("status")
+        if status == "ok" and reply == "json":
+            return self._json(payload)
         if status == "ok":
             return self._unpickle(payload)
         if status == "error":
@@ -95,6 +102,14 @@ class WarmClient:
             return None
         self.debug(f"warm server answered {status!r} ({header.get('reason', '')})")
         return None
+
+    def _json(self, payload: bytes) -> dict[str, Any] | None:
+        try:
+            data = json.loads(payload)
+        except ValueError as exc:
+            self.debug(f"unreadable reply ({exc})")
+            return None
+        return data if isinstance(data, dict) else None
 
     def _unpickle(self, payload: bytes) -> Any:
         try:

@@ -199,7 +199,19 @@ class WarmServer:
             log("search failed:\n" + traceback.format_exc())
             send_message(client, {"status": "failed", "reason": f"{type(exc).__name__}: {exc}"})
             return
-        send_message(client, {"status": "ok"}, pickle.dumps(response))
+        if request.get("reply") == "json":
+            send_message(client, {"status": "ok"}, self._json(response, request.get("fields")))
+        else:
+            send_message(client, {"status": "ok"}, pickle.dumps(response))
+
+    def _json(self, response: Any, fields: list[str] | None) -> bytes:
+        """What `kb search --format json` prints, before the client adds its own startup
+        time: the full contract, or the --fields/--compact projection. ASCII on the wire, so
+        that text the JSON keeps as it is (even a lone surrogate) arrives unchanged."""
+        from kb_search.search.fields import project
+
+        data = project(response, fields) if fields else response.to_dict()
+        return json.dumps(data, separators=(",", ":"), default=str).encode()
 
     def _stale(self) -> str | None:
         try:
