@@ -8,13 +8,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from warm_harness import SITE, TESTS, WarmKb, make_kb, stop_all
+from warm_harness import HERE, SITE, TESTS, WarmKb, make_kb, register_other_embedder, stop_all
+
+register_other_embedder()
 
 
 @pytest.fixture
 def server_env(monkeypatch) -> None:
     """Servers started from this process get the test embedder (sitecustomize)."""
-    path = os.pathsep.join([str(SITE), str(TESTS), os.environ.get("PYTHONPATH", "")])
+    path = os.pathsep.join([str(SITE), str(TESTS), str(HERE), os.environ.get("PYTHONPATH", "")])
     monkeypatch.setenv("PYTHONPATH", path)
 
 

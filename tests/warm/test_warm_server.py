@@ -130,6 +130,22 @@ def test_a_replaced_database_file_is_not_served_from_the_old_one(warm_kb: WarmKb
     assert wait_gone(old["pid"])
 
 
+def test_a_server_of_a_rebound_database_is_replaced(warm_kb: WarmKb) -> None:
+    del warm_kb.environment.env["KB_MODEL"]  # no explicit model: search uses the DB's own
+    old = warm_kb.start_server()
+    warm_kb.run("reindex", "--model", "kb-test/hash-64-other", warm=False)
+    cold = warm_kb.run("search", "backups", "--format", "json", warm=False).stdout
+    answer = warm_kb.run("search", "backups", "--format", "json").stdout
+    assert without_timings(answer) == without_timings(cold)
+    assert wait_gone(old["pid"]), "the server of the old model did not stop"
+    assert "model binding changed" in warm_kb.client.paths().log.read_text()
+    new = warm_kb.wait_for_server()
+    assert new["pid"] != old["pid"]
+    served = warm_kb.run("search", "backups", "--format", "json").stdout
+    assert without_timings(served) == without_timings(cold)
+    assert warm_kb.status()["requests"] == 2  # the first status call and that search
+
+
 def test_garbage_from_the_socket_falls_back_quietly(warm_kb: WarmKb) -> None:
     paths = warm_kb.client.paths()
     paths.directory.mkdir(mode=0o700, exist_ok=True)

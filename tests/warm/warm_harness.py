@@ -17,8 +17,10 @@ from kb_search.cli import cli
 from kb_search.config import load_config
 from kb_search.environment import Environment
 from kb_search.warm.client import WarmClient
+from kb_testing import HashEmbedder
 
-TESTS = Path(__file__).resolve().parent.parent
+HERE = Path(__file__).resolve().parent
+TESTS = HERE.parent
 SITE = Path(__file__).resolve().parent / "site"
 DOCS = {
     "backups.md": "# Backups\n\nNightly backups of every git repository go to the NAS; keep"
@@ -30,6 +32,18 @@ DOCS = {
     "        except OSError:\n            pass\n",
     "pasta.txt": "Cooking pasta: boil salted water, add the spaghetti, nine minutes.\n",
 }
+
+
+class OtherHashEmbedder(HashEmbedder):
+    """A second test model, to rebind a DB to (`kb reindex --model`)."""
+
+    name = "kb-test/hash-64-other"
+
+
+def register_other_embedder() -> None:
+    from kb_search.vectors.model import register_embedder
+
+    register_embedder(OtherHashEmbedder.name, OtherHashEmbedder)
 
 
 @dataclass

@@ -8,7 +8,6 @@ warm path was not taken. Imports stay light (no numpy, no model code): that is t
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import pickle
@@ -29,6 +28,7 @@ if TYPE_CHECKING:
 
 CONNECT_TIMEOUT_S = 1.0
 REPLY_MARGIN_S = 5.0  # beyond search.timeout_s, for the round trip
+LOG_LIMIT = 1 << 20  # a server's log is started afresh beyond this
 
 
 @dataclass
@@ -160,7 +160,8 @@ class WarmClient:
         env = {**os.environ, **self.env}
         env.pop("KB_NO_WARM", None)
         try:
-            with open(paths.log, "ab") as log:
+            too_long = paths.log.exists() and paths.log.stat().st_size > LOG_LIMIT
+            with open(paths.log, "wb" if too_long else "ab") as log:
                 os.chmod(paths.log, 0o600)
                 process = subprocess.Popen(
                     [sys.executable, "-m", "kb_search.warm.server"],
@@ -183,6 +184,8 @@ class WarmClient:
         return True
 
     def _locked(self, paths: WarmPaths) -> bool:
+        import fcntl  # POSIX only, like the warm path (paths.supported)
+
         try:
             fd = os.open(paths.lock, os.O_RDWR | os.O_CREAT, 0o600)
         except OSError:
