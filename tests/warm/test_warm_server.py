@@ -102,6 +102,19 @@ def test_a_stale_socket_is_replaced_and_the_search_still_answers(warm_kb: WarmKb
     assert is_warm_server(info["pid"])
 
 
+def test_no_restart_storm_after_a_start_that_did_not_come_up(warm_kb: WarmKb) -> None:
+    paths = warm_kb.client.paths()
+    paths.directory.mkdir(mode=0o700, exist_ok=True)
+    paths.started.touch()  # a server was started a moment ago and is not listening
+    warm_kb.run("search", "backups", "--format", "json")
+    time.sleep(1)
+    assert not paths.log.exists(), "a server was started again at once"
+    old = time.time() - 3600
+    os.utime(paths.started, (old, old))
+    warm_kb.run("search", "backups", "--format", "json")
+    assert warm_kb.wait_for_server()
+
+
 def test_a_server_of_another_config_is_replaced(warm_kb: WarmKb) -> None:
     env = warm_kb.environment.env
     env["KB_RRF_K"] = "7"

@@ -14,6 +14,7 @@ import pickle
 import signal
 import socket
 import sys
+import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 CONNECT_TIMEOUT_S = 1.0
 REPLY_MARGIN_S = 5.0  # beyond search.timeout_s, for the round trip
 LOG_LIMIT = 1 << 20  # a server's log is started afresh beyond this
+RESTART_AFTER_S = 30.0  # after a start that did not come up, wait this long to try again
 
 
 @dataclass
@@ -148,7 +150,7 @@ class WarmClient:
     def start(self, paths: WarmPaths, replacing: bool = False) -> bool:
         """Start a server in the background unless one holds the lock (running or starting);
         `replacing` one that is on its way out, the new one waits for its lock."""
-        if not replacing and self._locked(paths):
+        if not replacing and (self._locked(paths) or self._recently_started(paths)):
             return False
         import subprocess  # only when starting one: not on every search
 
@@ -156,6 +158,7 @@ class WarmClient:
             "config": config_spec(self.config),
             "paths": {k: str(v) for k, v in asdict(paths).items()},
             "idle_s": self.config["search.warm_idle_s"],
+            "wait_for_lock": replacing,  # else a held lock means another one is starting
         }
         env = {**os.environ, **self.env}
         env.pop("KB_NO_WARM", None)
@@ -180,8 +183,17 @@ class WarmClient:
             self.debug(f"cannot start a warm server: {exc}")
             return False
         process.returncode = 0  # never waited for: it outlives this process by design
+        paths.started.touch()
         self.debug(f"started a warm server (pid {process.pid}); log {paths.log}")
         return True
+
+    def _recently_started(self, paths: WarmPaths) -> bool:
+        """A server was started moments ago and is not listening: it failed (its log says
+        why); try again only after a while, not on every search."""
+        try:
+            return time.time() - paths.started.stat().st_mtime < RESTART_AFTER_S
+        except OSError:
+            return False
 
     def _locked(self, paths: WarmPaths) -> bool:
         import fcntl  # POSIX only, like the warm path (paths.supported)

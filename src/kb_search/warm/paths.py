@@ -33,6 +33,7 @@ class WarmPaths:
     socket: Path
     lock: Path
     log: Path
+    started: Path  # touched when a client starts a server: no retry storm after a failure
 
 
 def supported() -> bool:
@@ -75,7 +76,13 @@ def warm_paths(config: Config, env: Mapping[str, str]) -> WarmPaths | None:
     sock = directory / f"{key}.sock"
     if len(os.fsencode(sock)) > SOCKET_PATH_MAX:
         return None
-    return WarmPaths(directory, sock, directory / f"{key}.lock", directory / f"{key}.log")
+    return WarmPaths(
+        directory,
+        sock,
+        lock=directory / f"{key}.lock",
+        log=directory / f"{key}.log",
+        started=directory / f"{key}.started",
+    )
 
 
 def real_db(config: Config) -> Path:

@@ -280,7 +280,7 @@ def main() -> int:
     spec = json.load(sys.stdin)
     config = config_from_spec(spec["config"])
     paths = WarmPaths(**{k: Path(v) for k, v in spec["paths"].items()})
-    if acquire_lock(paths.lock, LOCK_WAIT_S) is None:
+    if acquire_lock(paths.lock, LOCK_WAIT_S if spec.get("wait_for_lock") else 0.0) is None:
         log("another server holds the lock; exiting")
         return 0
     log(f"starting for {config.db_path}")
