@@ -179,11 +179,11 @@ class WarmClient:
             assert process.stdin is not None
             process.stdin.write(json.dumps(spec).encode())
             process.stdin.close()
+            process.returncode = 0  # never waited for: it outlives this process by design
+            paths.started.touch()
         except OSError as exc:
             self.debug(f"cannot start a warm server: {exc}")
             return False
-        process.returncode = 0  # never waited for: it outlives this process by design
-        paths.started.touch()
         self.debug(f"started a warm server (pid {process.pid}); log {paths.log}")
         return True
 
