@@ -87,6 +87,20 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("search.reranker", "none", str, ("KB_RERANKER",), "rerank stage (none)"),
     Setting("search.timeout_s", 10.0, float, ("KB_SEARCH_TIMEOUT",), "a search stops after this"),
     Setting(
+        "search.warm",
+        True,
+        _to_bool,
+        ("KB_WARM",),
+        "kb search keeps a warm per-DB search server (model loaded once); KB_NO_WARM=1 is off",
+    ),
+    Setting(
+        "search.warm_idle_s",
+        300.0,
+        float,
+        ("KB_WARM_IDLE_S",),
+        "the warm search server exits after this many idle seconds",
+    ),
+    Setting(
         "vectors.index",
         "auto",
         str,

@@ -167,7 +167,6 @@ def common_options(fn: Callable) -> Callable:
     @functools.wraps(fn)
     def wrapper(ctx: click.Context, data_dir, db_path, config_path, color, **kwargs):
         from kb_search.errors import KbError
-        from kb_search.store.db import DatabaseError, explain
 
         root = ctx.find_root()
         flags = dict(root.meta.get("kb.flags", {}))
@@ -181,19 +180,18 @@ def common_options(fn: Callable) -> Callable:
             return fn(app, **kwargs)
         except KbError as exc:
             raise UserError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from exc
-        except DatabaseError as exc:
-            known = explain(exc)
-            if known is None and os.environ.get("KB_DEBUG"):
-                raise
-            raise (UserError(str(known)) if known else _internal(exc)) from exc
         except KeyboardInterrupt:
             raise (app.interrupted() if app else Interrupted("Interrupted.")) from None
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except Exception as exc:
-            if os.environ.get("KB_DEBUG"):
+            # imported here: a warm `kb search` answers without loading SQLite at all
+            from kb_search.store.db import DatabaseError, explain
+
+            known = explain(exc) if isinstance(exc, DatabaseError) else None
+            if known is None and os.environ.get("KB_DEBUG"):
                 raise
-            raise _internal(exc) from exc
+            raise (UserError(str(known)) if known else _internal(exc)) from exc
         finally:
             if app is not None:
                 app.close()

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import shlex
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from kb_search.cli.app import FORMATS, App, common_options, process_age_ms
+
+if TYPE_CHECKING:
+    from kb_search.search.results import SearchResponse
+    from kb_search.warm.client import WarmRequest
 
 QUERY_SYNTAX = """\b
 Query syntax:
@@ -132,23 +136,36 @@ def search(
     compact: bool,
     fmt: str | None,
 ) -> None:
-    from kb_search.search.query import Filters
-
     startup = process_age_ms()
     selected = _fields(fields, compact)
-    kb = app.kb()
-    filters = Filters(
-        types=list(types),
-        tags=list(tags),
-        paths=list(paths),
-        languages=list(languages),
-        after=[after] if after else [],
-        before=[before] if before else [],
-    )
-    options = kb.search_options(
-        mode=mode, top=top, filters=filters, min_score=min_score, fusion=fusion
-    )
-    response = kb.search(" ".join(query), options)
+    filters = {
+        "types": list(types),
+        "tags": list(tags),
+        "paths": list(paths),
+        "languages": list(languages),
+        "after": [after] if after else [],
+        "before": [before] if before else [],
+    }
+    text = " ".join(query)
+    out = app.output_format("json" if selected and not fmt else fmt)
+    request = _warm_request(text, mode, top, filters, min_score, fusion, out, selected)
+    answer = _warm_search(app, request)
+    if isinstance(answer, dict):  # the JSON itself: this process needs no search code
+        timings = answer.get("timings_ms")
+        if timings is not None:
+            timings["startup"] = round(startup, 2)
+            timings["total"] = round(timings["total"] + startup, 2)
+        app.emit(answer, "json", str)
+        return
+    response = answer
+    if response is None:
+        from kb_search.search.query import Filters
+
+        kb = app.kb()
+        options = kb.search_options(
+            mode=mode, top=top, filters=Filters(**filters), min_score=min_score, fusion=fusion
+        )
+        response = kb.search(text, options)
     # the process's own start (interpreter, imports, opening the DB) is part of the answer's cost
     response.timings_ms["startup"] = startup
     response.timings_ms["total"] += startup
@@ -165,7 +182,25 @@ def search(
 
         return search_human(response, app.terminal)
 
-    app.emit(data, "json" if selected and not fmt else fmt, human, page=True)
+    app.emit(data, out, human, page=True)
+
+
+def _warm_request(
+    text, mode, top, filters, min_score, fusion, out: str, selected
+) -> WarmRequest:
+    from kb_search.warm.client import WarmRequest
+
+    reply = "json" if out == "json" else "pickle"
+    return WarmRequest(
+        text, mode, top, min_score, filters, fusion=fusion, reply=reply, fields=selected
+    )
+
+
+def _warm_search(app: App, request: WarmRequest) -> SearchResponse | dict[str, Any] | None:
+    """The warm server's answer (kb_search.warm), None to search in-process."""
+    from kb_search.warm.client import WarmClient
+
+    return WarmClient(app.config, app.environment.env).search(request)
 
 
 def _fields(fields: str | None, compact: bool) -> list[str] | None:

@@ -9,10 +9,12 @@ teaches. Source fields are named without their `source.` prefix.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kb_search.errors import UserInputError
-from kb_search.search.results import SCHEMA_VERSION, SearchResponse
+
+if TYPE_CHECKING:  # a warm `kb search --compact` validates fields without the search code
+    from kb_search.search.results import SearchResponse
 
 COMPACT = ("citation", "heading", "score", "text")
 RESULT_FIELDS = ("chunk_id", "score", "score_breakdown", "text", "snippet", "citation", "source")
@@ -69,7 +71,7 @@ def project(response: SearchResponse, fields: Sequence[str]) -> dict[str, Any]:
             row[name] = value
         results.append(row)
     data: dict[str, Any] = {
-        "schema_version": SCHEMA_VERSION,
+        "schema_version": full["schema_version"],
         "query": full["query"],
         "mode": full["mode"],
         "results": results,

@@ -1,0 +1,237 @@
+"""What `kb search` calls: ask this database's warm server, start one when there is none.
+
+`warm_search` returns the server's `SearchResponse`, or None whenever the warm path cannot
+answer (off, no server yet, a stale or foreign one, a timeout, a protocol error): the caller
+then searches in-process. Nothing here prints to stdout; KB_DEBUG=1 says on stderr why the
+warm path was not taken. Imports stay light (no numpy, no model code): that is the point.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import signal
+import socket
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kb_search.config import Config
+from kb_search.errors import KbError
+from kb_search.warm.paths import WarmPaths, config_spec, identity, warm_paths
+from kb_search.warm.protocol import ProtocolError, peer, recv_message, send_message
+
+if TYPE_CHECKING:
+    from kb_search.search.results import SearchResponse
+
+CONNECT_TIMEOUT_S = 1.0
+REPLY_MARGIN_S = 5.0  # beyond search.timeout_s, for the round trip
+LOG_LIMIT = 1 << 20  # a server's log is started afresh beyond this
+RESTART_AFTER_S = 30.0  # after a start that did not come up, wait this long to try again
+
+
+@dataclass
+class WarmRequest:
+    query: str
+    mode: str | None = None
+    top: int | None = None
+    min_score: float | None = None
+    filters: dict[str, list[str]] = field(default_factory=dict)
+    fusion: str | None = None
+    # "json": the reply is the JSON `kb search` prints (projected to `fields` when given),
+    # so the client needs no search code; "pickle": the SearchResponse, for human output
+    reply: str = "pickle"
+    fields: list[str] | None = None
+
+
+@dataclass
+class WarmClient:
+    config: Config
+    env: Mapping[str, str]
+
+    @property
+    def enabled(self) -> bool:
+        off = self.env.get("KB_NO_WARM", "").strip().lower() not in ("", "0", "false", "no")
+        return bool(self.config["search.warm"]) and not off
+
+    def debug(self, message: str) -> None:
+        if self.env.get("KB_DEBUG"):
+            print(f"kb warm: {message}", file=sys.stderr, flush=True)
+
+    def paths(self) -> WarmPaths | None:
+        return warm_paths(self.config, self.env)
+
+    # ---- search ------------------------------------------------------------------------------
+
+    def search(self, request: WarmRequest) -> SearchResponse | dict[str, Any] | None:
+        """The server's answer (a SearchResponse, or the JSON data when `request.reply` is
+        "json"), or None: search in-process. A KbError the server raised is raised here, as
+        in-process search would have."""
+        if not self.enabled:
+            return None
+        paths = self.paths()
+        if paths is None or not self.config.db_path.is_file():
+            self.debug("no private runtime directory or no database: searching in-process")
+            return None
+        mode = request.mode or self.config["search.default_mode"]
+        try:
+            ask = {"op": "search", "identity": identity(self.config), **asdict(request)}
+            header, payload = self._ask(paths, ask)
+        except (OSError, ProtocolError) as exc:
+            self.debug(f"no warm server ({exc}): searching in-process")
+            if mode != "lexical":  # lexical search loads no model: no server to start for it
+                self.start(paths)
+            return None
+        return self._reply(paths, header, payload, request.reply)
+
+    def _reply(self, paths: WarmPaths, header: dict[str, Any], payload: bytes, reply: str) -> Any:
+        status = header.get("status")
+        if status == "ok" and reply == "json":
+            return self._json(payload)
+        if status == "ok":
+            return self._unpickle(payload)
+        if status == "error":
+            error = self._unpickle(payload)
+            if isinstance(error, KbError):
+                raise error
+            self.debug("the server's error is not a KbError: searching in-process")
+            return None
+        if status in ("mismatch", "stale"):
+            self.debug(f"replacing the warm server ({status}: {header.get('reason', '')})")
+            self.start(paths, replacing=True)
+            return None
+        self.debug(f"warm server answered {status!r} ({header.get('reason', '')})")
+        return None
+
+    def _json(self, payload: bytes) -> dict[str, Any] | None:
+        try:
+            data = json.loads(payload)
+        except ValueError as exc:
+            self.debug(f"unreadable reply ({exc})")
+            return None
+        return data if isinstance(data, dict) else None
+
+    def _unpickle(self, payload: bytes) -> Any:
+        try:
+            return pickle.loads(payload)
+        except Exception as exc:  # any unpickling failure is a protocol error: fall back
+            self.debug(f"unreadable reply ({type(exc).__name__}: {exc})")
+            return None
+
+    def _ask(
+        self, paths: WarmPaths, request: dict[str, Any], timeout: float | None = None
+    ) -> tuple[dict[str, Any], bytes]:
+        """One request, one reply; a server of another user or identity is stopped or refused
+        before anything it sent is unpickled."""
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(CONNECT_TIMEOUT_S)
+            sock.connect(str(paths.socket))
+            other = peer(sock)
+            if other is not None and other.uid != os.getuid():
+                raise ProtocolError(f"the socket's server runs as uid {other.uid}")
+            sock.settimeout(timeout or self.config["search.timeout_s"] + REPLY_MARGIN_S)
+            send_message(sock, request)
+            header, payload = recv_message(sock)
+        if header.get("status") == "mismatch" and other is not None:
+            self._terminate(other.pid)
+        return header, payload
+
+    def _terminate(self, pid: int) -> None:
+        """A server of another kb version, DB file or config: stop it (same user: checked)."""
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except OSError as exc:
+            self.debug(f"cannot stop the old server {pid}: {exc}")
+
+    # ---- lifetime ----------------------------------------------------------------------------
+
+    def start(self, paths: WarmPaths, replacing: bool = False) -> bool:
+        """Start a server in the background unless one holds the lock (running or starting);
+        `replacing` one that is on its way out, the new one waits for its lock."""
+        if not replacing and (self._locked(paths) or self._recently_started(paths)):
+            return False
+        import subprocess  # only when starting one: not on every search
+
+        spec = {
+            "config": config_spec(self.config),
+            "paths": {k: str(v) for k, v in asdict(paths).items()},
+            "idle_s": self.config["search.warm_idle_s"],
+            "wait_for_lock": replacing,  # else a held lock means another one is starting
+        }
+        env = {**os.environ, **self.env}
+        env.pop("KB_NO_WARM", None)
+        try:
+            too_long = paths.log.exists() and paths.log.stat().st_size > LOG_LIMIT
+            with open(paths.log, "wb" if too_long else "ab") as log:
+                os.chmod(paths.log, 0o600)
+                process = subprocess.Popen(
+                    [sys.executable, "-m", "kb_search.warm.server"],
+                    stdin=subprocess.PIPE,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    cwd=paths.directory,
+                    env=env,
+                    start_new_session=True,  # Ctrl-C in the terminal does not reach it
+                    close_fds=True,
+                )
+            assert process.stdin is not None
+            process.stdin.write(json.dumps(spec).encode())
+            process.stdin.close()
+            process.returncode = 0  # never waited for: it outlives this process by design
+            paths.started.touch()
+        except OSError as exc:
+            self.debug(f"cannot start a warm server: {exc}")
+            return False
+        self.debug(f"started a warm server (pid {process.pid}); log {paths.log}")
+        return True
+
+    def _recently_started(self, paths: WarmPaths) -> bool:
+        """A server was started moments ago and is not listening: it failed (its log says
+        why); try again only after a while, not on every search."""
+        try:
+            return time.time() - paths.started.stat().st_mtime < RESTART_AFTER_S
+        except OSError:
+            return False
+
+    def _locked(self, paths: WarmPaths) -> bool:
+        import fcntl  # POSIX only, like the warm path (paths.supported)
+
+        try:
+            fd = os.open(paths.lock, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError:
+            return True
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)  # closing releases a lock we got
+        return False
+
+    def status(self) -> dict[str, Any] | None:
+        paths = self.paths()
+        if paths is None:
+            return None
+        try:
+            header, _ = self._ask(paths, {"op": "status"}, timeout=5)
+        except (OSError, ProtocolError):
+            return None
+        return header.get("info") if header.get("status") == "ok" else None
+
+    def stop(self) -> dict[str, Any] | None:
+        paths = self.paths()
+        if paths is None:
+            return None
+        try:
+            header, _ = self._ask(paths, {"op": "stop"}, timeout=5)
+        except (OSError, ProtocolError):
+            return None
+        return header.get("info") if header.get("status") == "ok" else None
+
+
+def warm_search(config: Config, env: Mapping[str, str], request: WarmRequest) -> Any:
+    """`WarmClient(config, env).search(request)`: a SearchResponse or None."""
+    return WarmClient(config, env).search(request)

@@ -1,0 +1,23 @@
+"""The `kb` group imports a command's module only when that command runs."""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+from kb_search.cli import COMMAND_MODULES, cli
+
+
+def test_every_command_is_found_in_the_module_the_map_names() -> None:
+    modules = set(COMMAND_MODULES.values())
+    declared = {
+        command.name: module
+        for module in modules
+        for command in importlib.import_module(f"kb_search.cli.{module}").COMMANDS
+    }
+    assert declared == COMMAND_MODULES
+    context = click.Context(cli)
+    assert cli.list_commands(context) == sorted(COMMAND_MODULES)
+    for name in COMMAND_MODULES:
+        assert cli.get_command(context, name).name == name
