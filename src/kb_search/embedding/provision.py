@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from kb_search.embedding.bert_onnx import build_bert_onnx
 from kb_search.embedding.variants import (
     UnknownVariantError,
     apply_variant,
@@ -301,6 +300,8 @@ def _write_graph(model_dir: Path, weights: Path, variant: str, dest: Path) -> No
             return
         model: object = weights
     else:
+        from kb_search.embedding.bert_onnx import build_bert_onnx  # numpy, onnx: only here
+
         model = build_bert_onnx(model_dir / "config.json", weights)
         if not variant:
             _save_onnx(model, dest)
