@@ -182,12 +182,15 @@ def main() -> None:
         seconds = timed_script(sys.executable, _KB_EMBED_SCRIPT, [model, cache, str(texts_file)])
         rows.append(Row(f"{name} embed only", "kb Embedder, same texts", len(texts), seconds))
     if args.st_python:
-        seconds = timed_script(
-            args.st_python,
-            _ST_SCRIPT,
-            [str(package_model_dir()), str(texts_file), str(args.threads)],
-        )
-        rows.append(Row("sentence-transformers", "torch CPU, embed only", len(texts), seconds))
+        try:
+            seconds = timed_script(
+                args.st_python,
+                _ST_SCRIPT,
+                [str(package_model_dir()), str(texts_file), str(args.threads)],
+            )
+            rows.append(Row("sentence-transformers", "torch CPU, embed only", len(texts), seconds))
+        except subprocess.CalledProcessError as exc:
+            print(f"sentence-transformers failed: {exc.stderr[-2000:]}", file=sys.stderr)
 
     reference = rows[0].rate
     scope = f"sample of {args.sample} files" if args.sample else "all files"

@@ -106,8 +106,6 @@ class _Weights:
 
 
 class _GraphBuilder:
-    domain_opsets: tuple[tuple[str, int], ...] = ()  # opsets beyond the standard one
-
     def __init__(self, weights: _Weights, config: BertConfig) -> None:
         from onnx import helper
 
@@ -210,19 +208,14 @@ class _GraphBuilder:
         self.const("c_heads_shape", np.array([0, 0, cfg.num_heads, head_dim], np.int64))
         self.const("c_hidden_shape", np.array([0, 0, cfg.hidden_size], np.int64))
 
-    def encoder(self) -> str:
-        """Add the embeddings and every layer; return the last hidden state's name."""
+    def build(self) -> onnx.ModelProto:
+        from onnx import TensorProto
+
         self.add_constants()
         bias = self.attention_bias()
         x = self.embeddings()
         for index in range(self.cfg.num_layers):
             x = self.layer(x, bias, index)
-        return x
-
-    def build(self) -> onnx.ModelProto:
-        from onnx import TensorProto
-
-        x = self.encoder()
         self.nodes.append(self.helper.make_node("Identity", [x], ["last_hidden_state"]))
         h = self.helper
         inputs = [
@@ -235,44 +228,27 @@ class _GraphBuilder:
         graph = h.make_graph(self.nodes, "bert_encoder", inputs, [output], self.inits)
         return h.make_model(
             graph,
-            opset_imports=[
-                h.make_opsetid("", OPSET),
-                *(h.make_opsetid(domain, v) for domain, v in self.domain_opsets),
-            ],
+            opset_imports=[h.make_opsetid("", OPSET)],
             ir_version=IR_VERSION,
             producer_name="kb-search",
         )
 
 
-def build_bert_onnx(
-    config_path: Path, weights_path: Path, *, fused: bool = False
-) -> onnx.ModelProto:
-    """Return a checked ONNX model equivalent to BertModel(...).last_hidden_state.
-
-    `fused` writes onnxruntime's contrib ops (Attention, SkipLayerNormalization, ...) instead of
-    standard ONNX ops: same outputs, fewer kernels, loadable by onnxruntime only.
-    """
+def build_bert_onnx(config_path: Path, weights_path: Path) -> onnx.ModelProto:
+    """Return a checked ONNX model equivalent to BertModel(...).last_hidden_state."""
     import onnx
 
     config = BertConfig.from_file(config_path)
     if config.hidden_size % config.num_heads:
         raise ConversionError("hidden_size is not divisible by num_attention_heads")
-    weights = _Weights(read_safetensors(weights_path))
-    if fused:
-        from kb_search.embedding.bert_fused import FusedGraphBuilder
-
-        model = FusedGraphBuilder(weights, config).build()
-    else:
-        model = _GraphBuilder(weights, config).build()
+    model = _GraphBuilder(_Weights(read_safetensors(weights_path)), config).build()
     onnx.checker.check_model(model)
     return model
 
 
-def convert_bert_to_onnx(
-    config_path: Path, weights_path: Path, output_path: Path, *, fused: bool = False
-) -> Path:
+def convert_bert_to_onnx(config_path: Path, weights_path: Path, output_path: Path) -> Path:
     """Convert a BERT safetensors checkpoint and write it to output_path (not atomic)."""
     import onnx
 
-    onnx.save(build_bert_onnx(config_path, weights_path, fused=fused), str(output_path))
+    onnx.save(build_bert_onnx(config_path, weights_path), str(output_path))
     return output_path
