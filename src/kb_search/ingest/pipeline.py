@@ -184,7 +184,7 @@ class LazyVectors:
     """A VectorSource made on first use: a run with nothing to embed (a no-op `kb add` or
     `kb sync`, files that failed before) never loads the embedding model."""
 
-    batch_chunks = 64
+    batch_chunks = 256  # ChunkEmbedder's, until the model loads
 
     def __init__(self, make: Callable[[], VectorSource | None]):
         self._make = make

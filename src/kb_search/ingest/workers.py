@@ -215,8 +215,10 @@ class ParserPool:
                     slot = self._slots[index] = self._spawn()
                 if outcome is not None:
                     slot.task = None
-                    yield outcome
+                    # The next file goes out before the caller gets this outcome: the worker
+                    # parses it while the caller embeds and writes this one.
                     feed(slot)
+                    yield outcome
 
 
 class _sigint_ignored:

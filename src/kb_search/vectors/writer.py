@@ -18,7 +18,9 @@ from kb_search.vectors.tables import to_blob, vectors_by_hash
 class ChunkEmbedder:
     embedder: TextEmbedder
     table: str
-    batch_chunks: int = 64
+    # Chunks embedded together: the embedder sorts them by length, so a bigger group pads less
+    # (measured on 2,176 doc and code chunks: 26% padding tokens at 64, 4% at 256 in batches of 16).
+    batch_chunks: int = 256
 
     def vectors_for(
         self,

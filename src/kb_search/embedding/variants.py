@@ -1,0 +1,85 @@
+"""Model variants: `<model>@<variant>` names a transformed copy of a model, e.g. int8 weights.
+
+A variant is part of the model's name, so everything keyed by the name (the cache entry, the
+DB's `model_name`, the per-model vector table) keeps its vectors apart from the base model's:
+a database can never mix fp32 and int8 vectors.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import onnx
+
+SEPARATOR = "@"
+INT8 = "int8"
+VARIANTS = {
+    INT8: "dynamic int8 quantisation of the weights, per output channel (onnxruntime)",
+}
+
+
+class UnknownVariantError(ValueError):
+    """The name carries a variant this version of kb cannot build."""
+
+
+def split_variant(name: str) -> tuple[str, str]:
+    """`"org/model@INT8"` -> `("org/model", "int8")`; no variant -> `(name, "")`."""
+    base, sep, variant = name.rpartition(SEPARATOR)
+    if not sep or not base:
+        return name, ""
+    return base, variant.strip().lower()
+
+
+def join_variant(base: str, variant: str) -> str:
+    return f"{base}{SEPARATOR}{variant}" if variant else base
+
+
+def check_variant(variant: str) -> None:
+    if variant and variant not in VARIANTS:
+        known = ", ".join(sorted(VARIANTS))
+        raise UnknownVariantError(f"unknown model variant {variant!r} (known: {known})")
+
+
+def apply_variant(model: onnx.ModelProto | Path, variant: str, output: Path) -> None:
+    """Write the variant of `model` (a loaded graph or an .onnx file) to `output`."""
+    check_variant(variant)
+    if variant == INT8:
+        quantize_int8(model, output)
+
+
+def quantize_int8(model: onnx.ModelProto | Path, output: Path) -> None:
+    """Per-channel symmetric int8 weights for MatMul and Gather; activations quantised at run
+    time (uint8). Per-tensor scales cost retrieval quality (top-10 overlap fell to 0.75 on
+    SciFact); per-channel keeps cosine to fp32 above 0.99."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    with _quiet_root_logger():
+        quantize_dynamic(
+            model if not isinstance(model, Path) else str(model),
+            str(output),
+            per_channel=True,
+            weight_type=QuantType.QInt8,
+            # Our graph's Shape/Slice outputs have no inferred type; 1 = FLOAT for those.
+            extra_options={"DefaultTensorType": 1},
+        )
+
+
+@contextmanager
+def _quiet_root_logger() -> Iterator[None]:
+    """onnxruntime.quantization warns through the root logger; with no handler installed that
+    would call basicConfig and leave a stderr handler on the caller's root logger for good."""
+    root = logging.getLogger()
+    handler = logging.NullHandler()
+    level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(level)
