@@ -1,0 +1,35 @@
+"""The minimal examples the adversarial suite found, kept as explicit regression tests (each
+names what broke before its fix)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from kb_search.ingest import parse_file
+from kb_search.models import ChunkSettings
+
+BILLION_LAUGHS = "\n".join(
+    ["---", "a: &a [x,x,x,x,x,x,x,x,x]"]
+    + [f"{n}: &{n} [{','.join(['*' + p] * 9)}]" for p, n in zip("abcdefg", "bcdefgh")]
+    + ["tags: *h", "title: *h", "---", "# Real title", "", "body text"]
+)
+
+
+def test_a_recursive_yaml_alias_in_front_matter_is_not_a_crash(tmp_path: Path):
+    # Was: RecursionError out of the Markdown parser (`a: &a [*a, *a, *a]`).
+    path = tmp_path / "cycle.md"
+    path.write_text("---\na: &a [*a, *a, *a]\n---\n# T\n\nbody\n")
+    document = parse_file(path, ChunkSettings())
+    assert document.title == "T" and "body" in document.chunks[0].text
+
+
+def test_a_yaml_alias_bomb_in_front_matter_parses_at_once(tmp_path: Path):
+    # Was: > 60 s and gigabytes expanding 9^8 aliases into the metadata, tags and title.
+    path = tmp_path / "bomb.md"
+    path.write_text(BILLION_LAUGHS)
+    started = time.perf_counter()
+    document = parse_file(path, ChunkSettings())
+    assert time.perf_counter() - started < 5
+    assert document.title == "Real title" and document.tags == []
+    assert len(str(document.metadata)) < 100_000
