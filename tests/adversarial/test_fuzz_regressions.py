@@ -6,6 +6,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
+
 from kb_search.ingest import parse_file
 from kb_search.models import ChunkSettings
 
@@ -33,3 +35,20 @@ def test_a_yaml_alias_bomb_in_front_matter_parses_at_once(tmp_path: Path):
     assert time.perf_counter() - started < 5
     assert document.title == "Real title" and document.tags == []
     assert len(str(document.metadata)) < 100_000
+
+
+def test_a_bad_date_filter_is_one_clear_error_in_every_mode(tmp_path: Path):
+    # Was, in vector mode: "vector search unavailable: SearchError: not a date: 'markdown'".
+    from fuzz_kb import make_kb, write_corpus
+
+    from kb_search.errors import SearchError
+    from kb_search.search.query import Filters
+
+    write_corpus(tmp_path / "docs")
+    with make_kb(tmp_path) as kb:
+        kb.add([tmp_path / "docs"])
+        for mode in ("lexical", "hybrid", "vector"):
+            options = kb.search_options(mode=mode, filters=Filters(before=["markdown"]))
+            with pytest.raises(SearchError) as caught:
+                kb.search("git install", options)
+            assert str(caught.value) == "not a date: 'markdown' (use YYYY-MM-DD)", mode
