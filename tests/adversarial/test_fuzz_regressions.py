@@ -52,3 +52,30 @@ def test_a_bad_date_filter_is_one_clear_error_in_every_mode(tmp_path: Path):
             with pytest.raises(SearchError) as caught:
                 kb.search("git install", options)
             assert str(caught.value) == "not a date: 'markdown' (use YYYY-MM-DD)", mode
+
+
+def test_mcp_tools_refuse_arguments_they_do_not_have(tmp_path: Path):
+    # Was: `search(query=..., limit=3)` ran a default top-10 search, the misspelt argument
+    # silently dropped; a key with a newline would have split the error over two lines.
+    import anyio
+    from fuzz_kb import make_kb, write_corpus
+    from mcp import Client
+
+    from kb_search.mcp.server import build_server
+
+    async def main(server) -> list[str]:
+        async with Client(server) as client:
+            texts = []
+            for arguments in ({"query": "git", "limit": 3}, {"query": "git", "a\nb\udcff": 1}):
+                result = await client.call_tool("search", arguments)
+                assert result.is_error
+                texts.append(result.content[0].text)
+            assert not (await client.call_tool("search", {"query": "git", "top": 3})).is_error
+            return texts
+
+    write_corpus(tmp_path / "docs")
+    with make_kb(tmp_path) as kb:
+        kb.add([tmp_path / "docs"])
+        limit, odd = anyio.run(main, build_server(kb))
+    assert limit.endswith("invalid arguments for search: `limit` is not an argument of this tool")
+    assert "`a\\nb" in odd and "` is not an argument" in odd and "\n" not in odd

@@ -16,6 +16,7 @@ from kb_search.errors import KbError, ServeError
 from kb_search.knowledge_base import KnowledgeBase
 from kb_search.mcp.http import check_bind, http_app
 from kb_search.mcp.tools import INSTRUCTIONS, register_prompts, register_resources, register_tools
+from kb_search.sanitize import log_field
 
 _TYPE_WORDS = {
     "int": "an integer",
@@ -30,7 +31,8 @@ def invalid_arguments(tool: str, errors: list[dict[str, Any]]) -> str:
     """A validation failure in words: which argument, what it must be (no library text)."""
     problems = []
     for error in errors:
-        where = ".".join(str(part) for part in error.get("loc", ())) or "arguments"
+        # A client's own key names are echoed: one line, valid text, not a page long.
+        where = log_field(".".join(str(part) for part in error.get("loc", ())))[:60] or "arguments"
         ctx = error.get("ctx") or {}
         kind = error.get("type", "")
         if kind == "missing":
@@ -60,6 +62,15 @@ def _server_class() -> type:
         """MCPServer whose argument errors say what is wrong in plain words."""
 
         async def call_tool(self, name: str, arguments: dict[str, Any], *args: Any, **kw: Any):
+            # An argument the tool does not have is refused, not ignored: a misspelt `limit`
+            # for `top` would otherwise run a different search than the client asked for.
+            tool = self._tool_manager.get_tool(name)
+            if tool is not None:
+                known = tool.parameters.get("properties", {})
+                extra = [key for key in arguments or {} if key not in known]
+                if extra:
+                    errors = [{"loc": (key,), "type": "extra_forbidden"} for key in extra]
+                    raise ToolError(invalid_arguments(name, errors))
             try:
                 return await super().call_tool(name, arguments, *args, **kw)
             except ToolError as exc:
