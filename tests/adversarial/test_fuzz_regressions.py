@@ -79,3 +79,23 @@ def test_mcp_tools_refuse_arguments_they_do_not_have(tmp_path: Path):
         limit, odd = anyio.run(main, build_server(kb))
     assert limit.endswith("invalid arguments for search: `limit` is not an argument of this tool")
     assert "`a\\nb" in odd and "` is not an argument" in odd and "\n" not in odd
+
+
+def test_a_query_with_no_direction_gives_no_nan_scores(tmp_path: Path):
+    # Was: `'" '` in vector mode scored every result NaN (the test embedder's vector of
+    # punctuation is zero; cosine distance to it is NaN), which is not even valid JSON.
+    import json
+
+    from fuzz_kb import make_kb, write_corpus
+
+    write_corpus(tmp_path / "docs")
+    (tmp_path / "docs" / "emoji.md").write_text("😀 🎉 😀\n")  # a chunk whose vector is zero
+    with make_kb(tmp_path) as kb:
+        kb.add([tmp_path / "docs"])
+        for query, mode in (("'\" '", "vector"), ("😀 git", "hybrid"), ("git 😀", "vector")):
+            response = kb.search(query, kb.search_options(mode=mode))
+            text = json.dumps(response.to_dict(), allow_nan=False)
+            assert all(0 <= r.score <= 1 for r in response.results), text
+        assert kb.search("'\" '", kb.search_options(mode="vector")).legs == {"vector": "empty"}
+        similar = kb.similar("docs/emoji.md")
+        json.dumps(similar.to_dict(), allow_nan=False)

@@ -9,6 +9,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import numpy as np
+
 from kb_search.errors import KbError, SearchError
 from kb_search.search.filters import allowed_chunks, filter_sql
 from kb_search.search.query import Filters, ParsedQuery
@@ -152,6 +154,10 @@ def vector_leg(
     try:
         qvec = vector.embed_query(parsed.text)
         t1 = time.perf_counter()
+        if not np.isfinite(qvec).all() or not np.any(qvec):
+            # No direction to compare (punctuation alone, for some embedders): no meaning to
+            # rank by, rather than every chunk at a NaN or 0 score.
+            return LegResult(status="empty")
         # Excluded chunks can take at most len(excluded) places: ask for that many more.
         wanted = min(k + len(excluded), MAX_KNN)
         hits = vector.nearest(conn, qvec, wanted, allowed_chunks(conn, filters))
