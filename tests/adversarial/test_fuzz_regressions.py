@@ -99,3 +99,24 @@ def test_a_query_with_no_direction_gives_no_nan_scores(tmp_path: Path):
         assert kb.search("'\" '", kb.search_options(mode="vector")).legs == {"vector": "empty"}
         similar = kb.similar("docs/emoji.md")
         json.dumps(similar.to_dict(), allow_nan=False)
+
+
+def test_an_unknown_resource_uri_is_named_on_one_line(tmp_path: Path):
+    # Was: "Unknown resource: kb://document/\r\x00" (the URI echoed raw, a CR in the message).
+    import anyio
+    from fuzz_kb import make_kb
+    from mcp import Client
+
+    from kb_search.mcp.server import build_server
+
+    async def main(server) -> str:
+        async with Client(server) as client:
+            try:
+                await client.read_resource("kb://document/\r\x00")
+            except Exception as exc:  # noqa: BLE001 - the client raises the server's error
+                return str(exc)
+        raise AssertionError("an unknown resource was read")
+
+    with make_kb(tmp_path) as kb:
+        message = anyio.run(main, build_server(kb))
+    assert message.startswith("no resource kb://document/\\r\\x00: read kb://stats"), message

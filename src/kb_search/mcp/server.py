@@ -55,7 +55,7 @@ def invalid_arguments(tool: str, errors: list[dict[str, Any]]) -> str:
 
 def _server_class() -> type:
     from mcp.server.mcpserver import MCPServer
-    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
     from pydantic import ValidationError
 
     class KbMCPServer(MCPServer):
@@ -78,6 +78,17 @@ def _server_class() -> type:
                 if isinstance(cause, ValidationError):
                     raise ToolError(invalid_arguments(name, cause.errors())) from None
                 raise
+
+        async def read_resource(self, uri: Any, *args: Any, **kw: Any):
+            try:
+                return await super().read_resource(uri, *args, **kw)
+            except ResourceNotFoundError:
+                # The library's text echoes the URI raw: a client's CR or NUL on our line.
+                shown = log_field(str(uri))[:80]
+                raise ResourceNotFoundError(
+                    f"no resource {shown}: read kb://stats or kb://document/ID (a document id"
+                    " from search results)"
+                ) from None
 
     return KbMCPServer
 
