@@ -1,7 +1,7 @@
 """The standing adversarial suite: Hypothesis profiles and the shared indexes it attacks.
 
 Profiles (chosen by environment, so `make test` needs no option):
-- `ci` (default): derandomized (the same examples on every machine and run), few examples per
+- `ci` (default): derandomized (the same examples on every machine and run), 20 examples per
   test, no deadline; the whole folder stays around a minute on a slow CI core.
 - `long`: `KB_FUZZ_EXAMPLES=N` (e.g. 2000) turns it on: N examples per test, random seeds (pass
   `--hypothesis-seed=S` to replay a run), failures kept in `KB_FUZZ_DB`
@@ -35,7 +35,7 @@ _SLOW_IS_FINE = [
 
 settings.register_profile(
     "ci",
-    max_examples=int(os.environ.get("KB_FUZZ_CI_EXAMPLES", "25")),
+    max_examples=int(os.environ.get("KB_FUZZ_CI_EXAMPLES", "20")),
     derandomize=True,
     database=None,
     deadline=None,
