@@ -27,4 +27,11 @@ test: $(VENV)/.installed
 test-fast: $(VENV)/.installed
 	$(PY) -m pytest -m "not slow and not model"
 
-.PHONY: install demo test test-fast
+# The adversarial suite's long profile: N examples per property, random seeds, failures kept in
+# /tmp/kb-fuzz-examples and replayed first next time (CI runs the same tests derandomized).
+FUZZ_EXAMPLES ?= 2000
+fuzz: $(VENV)/.installed
+	KB_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) nice -n 5 $(PY) -m pytest tests/adversarial \
+		--hypothesis-show-statistics
+
+.PHONY: install demo test test-fast fuzz

@@ -17,6 +17,7 @@ from kb_search.ingest.watch import WatchBatch, WatchThread
 from kb_search.knowledge_base import KnowledgeBase
 from kb_search.mcp.http import check_bind, http_app
 from kb_search.mcp.tools import INSTRUCTIONS, register_prompts, register_resources, register_tools
+from kb_search.sanitize import log_field
 
 _TYPE_WORDS = {
     "int": "an integer",
@@ -31,7 +32,8 @@ def invalid_arguments(tool: str, errors: list[dict[str, Any]]) -> str:
     """A validation failure in words: which argument, what it must be (no library text)."""
     problems = []
     for error in errors:
-        where = ".".join(str(part) for part in error.get("loc", ())) or "arguments"
+        # A client's own key names are echoed: one line, valid text, not a page long.
+        where = log_field(".".join(str(part) for part in error.get("loc", ())))[:60] or "arguments"
         ctx = error.get("ctx") or {}
         kind = error.get("type", "")
         if kind == "missing":
@@ -54,13 +56,22 @@ def invalid_arguments(tool: str, errors: list[dict[str, Any]]) -> str:
 
 def _server_class() -> type:
     from mcp.server.mcpserver import MCPServer
-    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
     from pydantic import ValidationError
 
     class KbMCPServer(MCPServer):
         """MCPServer whose argument errors say what is wrong in plain words."""
 
         async def call_tool(self, name: str, arguments: dict[str, Any], *args: Any, **kw: Any):
+            # An argument the tool does not have is refused, not ignored: a misspelt `limit`
+            # for `top` would otherwise run a different search than the client asked for.
+            tool = self._tool_manager.get_tool(name)
+            if tool is not None:
+                known = tool.parameters.get("properties", {})
+                extra = [key for key in arguments or {} if key not in known]
+                if extra:
+                    errors = [{"loc": (key,), "type": "extra_forbidden"} for key in extra]
+                    raise ToolError(invalid_arguments(name, errors))
             try:
                 return await super().call_tool(name, arguments, *args, **kw)
             except ToolError as exc:
@@ -68,6 +79,17 @@ def _server_class() -> type:
                 if isinstance(cause, ValidationError):
                     raise ToolError(invalid_arguments(name, cause.errors())) from None
                 raise
+
+        async def read_resource(self, uri: Any, *args: Any, **kw: Any):
+            try:
+                return await super().read_resource(uri, *args, **kw)
+            except ResourceNotFoundError:
+                # The library's text echoes the URI raw: a client's CR or NUL on our line.
+                shown = log_field(str(uri))[:80]
+                raise ResourceNotFoundError(
+                    f"no resource {shown}: read kb://stats or kb://document/ID (a document id"
+                    " from search results)"
+                ) from None
 
     return KbMCPServer
 

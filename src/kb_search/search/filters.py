@@ -35,7 +35,7 @@ def filter_sql(filters: Filters) -> tuple[str, list[Any]]:
     for dates, op, pick in ((filters.after, ">=", max), (filters.before, "<", min)):
         if dates:
             clauses.append(f"d.mtime {op} ?")
-            params.append(pick(_timestamp(d) for d in dates))
+            params.append(pick(date_timestamp(d) for d in dates))
     if filters.paths:
         clauses.append(
             "(" + " OR ".join("kb_path_match(?, d.rel_path, d.path)" for _ in filters.paths) + ")"
@@ -44,7 +44,7 @@ def filter_sql(filters: Filters) -> tuple[str, list[Any]]:
     return " AND ".join(clauses), params
 
 
-def _timestamp(date: str) -> float:
+def date_timestamp(date: str) -> float:
     """An ISO date or datetime (local time when no zone is given) as a Unix timestamp; dates
     the platform cannot convert (year 1, year 9999) are before or after every file."""
     try:

@@ -9,7 +9,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from kb_search.errors import SearchError
+import numpy as np
+
+from kb_search.errors import KbError, SearchError
 from kb_search.search.filters import allowed_chunks, filter_sql
 from kb_search.search.query import Filters, ParsedQuery
 from kb_search.store.db import Connection, OperationalError
@@ -152,10 +154,16 @@ def vector_leg(
     try:
         qvec = vector.embed_query(parsed.text)
         t1 = time.perf_counter()
+        if not np.isfinite(qvec).all() or not np.any(qvec):
+            # No direction to compare (punctuation alone, for some embedders): no meaning to
+            # rank by, rather than every chunk at a NaN or 0 score.
+            return LegResult(status="empty")
         # Excluded chunks can take at most len(excluded) places: ask for that many more.
         wanted = min(k + len(excluded), MAX_KNN)
         hits = vector.nearest(conn, qvec, wanted, allowed_chunks(conn, filters))
         hits = [h for h in hits if h[0] not in excluded][:k]
+    except KbError as exc:  # already in our words
+        return LegResult(status=f"error: {first_line(exc)}")
     except Exception as exc:  # noqa: BLE001 - reported in `legs`, the other leg still answers
         return LegResult(status=f"error: {type(exc).__name__}: {first_line(exc)}")
     timings["embed"] = (t1 - t0) * 1000

@@ -131,6 +131,13 @@ class Filters:
 
             for pattern in clean["paths"]:
                 check_glob(pattern)
+        if clean["after"] or clean["before"]:
+            # Checked here, before any leg runs: a leg that reports its own errors (vector)
+            # would otherwise turn a bad date into "vector search unavailable".
+            from kb_search.search.filters import date_timestamp
+
+            for date in [*clean["after"], *clean["before"]]:
+                date_timestamp(date)
         return Filters(**clean)
 
     def is_empty(self) -> bool:

@@ -29,8 +29,9 @@ class VectorIndex(Protocol):
 
 
 def similarities(distances: np.ndarray) -> np.ndarray:
-    """Cosine distance -> similarity, clipped into [0, 1] for the JSON contract."""
-    return np.clip(1.0 - distances, 0.0, 1.0)
+    """Cosine distance -> similarity, clipped into [0, 1] for the JSON contract; a zero vector
+    has no direction (its cosine distance is NaN): similarity 0."""
+    return np.clip(np.nan_to_num(1.0 - distances, nan=0.0), 0.0, 1.0)
 
 
 def ordered(ids: list[int], sims: np.ndarray, k: int) -> Hits:
@@ -41,6 +42,7 @@ def ordered(ids: list[int], sims: np.ndarray, k: int) -> Hits:
 
 def top_k(ids: np.ndarray, sims: np.ndarray, k: int) -> Hits:
     """The k best of a similarity vector (argpartition, then an exact, stable order)."""
+    sims = np.nan_to_num(sims, nan=0.0)  # a zero vector has no direction: similarity 0
     take = min(len(sims), k * 2)
     if take == 0:
         return []

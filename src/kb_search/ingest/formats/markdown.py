@@ -46,7 +46,9 @@ def parse_markdown(
     front, body_start = front_matter(lines)
     sections, first_h1 = markdown_sections(lines, body_start)
     cut = chunk_sections(lines, sections, settings, count, markdown_blocks)
-    title = str(front.pop("title", "") or "").strip() or first_h1 or path.stem
+    title_value = front.pop("title", "")
+    title = (str(title_value or "").strip() if _is_scalar(title_value) else "") or first_h1
+    title = title or path.stem
     tags = _tags(front.pop("tags", None))
     return ParsedDocument(
         title=title,
@@ -79,15 +81,41 @@ def _tags(value: Any) -> list[str]:
     if isinstance(value, str):
         return [t.strip() for t in value.split(",") if t.strip()]
     if isinstance(value, (list, tuple)):
-        return [str(t).strip() for t in value if str(t).strip()]
+        # Only scalars: a nested alias (`tags: *a`) would print a whole structure as a tag.
+        return [str(t).strip() for t in value if _is_scalar(t) and str(t).strip()]
     return []
 
 
-def _jsonable(value: Any) -> Any:
+def _is_scalar(value: Any) -> bool:
+    return value is None or isinstance(value, (str, int, float, bool, _dt.date, _dt.time))
+
+
+# YAML aliases make graphs, not trees: `a: &a [*a]` is a cycle and nine lists of nine aliases
+# nine levels deep are 387 million nodes (a "billion laughs"). Front matter is metadata: keep
+# its first nodes, a few levels deep, and drop the rest.
+MAX_FRONT_MATTER_NODES = 2000
+MAX_FRONT_MATTER_DEPTH = 20
+
+
+def _jsonable(value: Any, budget: list[int] | None = None, depth: int = 0) -> Any:
+    budget = [MAX_FRONT_MATTER_NODES] if budget is None else budget
+    budget[0] -= 1
+    if budget[0] < 0 or depth > MAX_FRONT_MATTER_DEPTH:
+        return None
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        out = {}
+        for k, v in value.items():
+            if budget[0] <= 0:
+                break
+            out[str(k) if _is_scalar(k) else "?"] = _jsonable(v, budget, depth + 1)
+        return out
     if isinstance(value, (list, tuple, set)):
-        return [_jsonable(v) for v in value]
+        items = []
+        for v in value:
+            if budget[0] <= 0:
+                break
+            items.append(_jsonable(v, budget, depth + 1))
+        return items
     if isinstance(value, (_dt.date, _dt.time)):
         return value.isoformat()
     if value is None or isinstance(value, (str, int, float, bool)):
