@@ -10,6 +10,7 @@ sphere (on which every ANN library looks bad, and which no text corpus resembles
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -181,7 +182,9 @@ def ground_truth(
         return np.load(cache)
     t0 = time.perf_counter()
     truth, _ = exact_topk(np.load(base_file, mmap_mode="r")[:size], queries, k)
-    np.save(cache, truth)
+    partial = cache.with_name(f"{cache.stem}.{os.getpid()}.partial.npy")
+    np.save(partial, truth)
+    partial.replace(cache)  # atomic: parallel runs never read a half-written file
     print(f"  ground truth for {size:,} rows: {time.perf_counter() - t0:.1f} s", flush=True)
     return truth
 

@@ -428,7 +428,7 @@ def command_run(args: argparse.Namespace) -> None:
     args.work.mkdir(parents=True, exist_ok=True)
     ann_data.generate(SEEDS / "seeds.npy", args.work / "data", max(sizes), 1000)
     results = []
-    log = args.work / "results.jsonl"
+    log = args.work / f"results-{args.log}.jsonl"
     for size in sizes:
         for spec in configs:
             if spec.startswith("sqlite-vec") and size > args.vec0_max:
@@ -450,7 +450,8 @@ def command_run(args: argparse.Namespace) -> None:
 def command_table(args: argparse.Namespace) -> None:
     """Print the tables again from the results a run logged (the last result per size+label)."""
     latest: dict[tuple[int, str], dict[str, Any]] = {}
-    for line in (args.work / "results.jsonl").read_text().splitlines():
+    logs = sorted(args.work.glob("results-*.jsonl"), key=lambda p: p.stat().st_mtime)
+    for line in (line for log in logs for line in log.read_text().splitlines()):
         result = json.loads(line)
         latest[(result["size"], result["label"])] = result
     print_tables(list(latest.values()))
@@ -541,6 +542,9 @@ def main() -> None:
     run.add_argument("--vec0-max", type=int, default=300_000, help="largest size for sqlite-vec")
     run.add_argument("--reuse", action="store_true", help="reuse saved indexes and build results")
     run.add_argument("--keep-indexes", action="store_true")
+    run.add_argument(
+        "--log", default="main", help="results go to <work>/results-<log>.jsonl (parallel runs)"
+    )
     real = sub.add_parser("real", help="recall on real SciFact vectors vs generated ones")
     real.add_argument("--configs")
     for p in (run, real):
