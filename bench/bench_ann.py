@@ -179,6 +179,14 @@ def phase_build(name: str, params: dict[str, Any], size: int, folder: Path) -> d
     return out
 
 
+def reference_timing(queries: np.ndarray) -> dict[str, float]:
+    """A fixed workload timed inside every query process, to compare runs taken under
+    different machine load: exact search over 22k x 384 (the SciFact eval index's size)."""
+    matrix = np.random.default_rng(1).standard_normal((22_000, 384), dtype=np.float32)
+    _, timing = timed_searches(lambda q, k: ann_libs.top_rows(matrix @ q, k), queries[:200], 10)
+    return timing
+
+
 def phase_query(
     name: str, params: dict[str, Any], size: int, folder: Path, n_queries: int, n_filtered: int
 ) -> dict[str, Any]:
@@ -203,6 +211,7 @@ def phase_query(
         "sweep": [],
     }
     out["loadavg_start"] = os.getloadavg()[0]
+    out["reference"] = reference_timing(queries)
     for effort in index.sweep:
         index.tune(effort)
         found10, ms10 = timed_searches(index.search, queries, 10)
