@@ -8,6 +8,7 @@ as a `kb search` or an MCP request would run it.
 from __future__ import annotations
 
 import math
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -113,14 +114,18 @@ class SqliteVec:
         self.path = path
 
     def build(self, vectors: np.ndarray, threads: int, folder: Path) -> None:
-        self._connect(folder / "vec.db")
+        # Built in a working copy: the update measurements that follow must not touch the
+        # saved file the query phase loads.
+        (folder / "work").mkdir(exist_ok=True)
+        self._connect(folder / "work" / "vec.db")
         self.conn.execute(
             "CREATE VIRTUAL TABLE v USING vec0(embedding float[384] distance_metric=cosine)"
         )
         self.add(np.arange(len(vectors)), vectors)
 
     def save(self, folder: Path) -> None:
-        pass  # built in place: every insert is already committed to the file
+        assert self.path is not None  # every insert is committed: the file is consistent
+        shutil.copyfile(self.path, folder / "vec.db")
 
     def load(self, folder: Path) -> None:
         self._connect(folder / "vec.db")

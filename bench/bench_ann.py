@@ -350,7 +350,9 @@ def measure(spec: str, size: int, args: argparse.Namespace) -> dict[str, Any]:
         )
     if not args.keep_indexes:
         for path in folder.glob("*"):
-            if path.name != "build.json":
+            if path.is_dir():
+                shutil.rmtree(path)
+            elif path.name != "build.json":
                 path.unlink()
     return result
 
