@@ -468,7 +468,10 @@ def command_table(args: argparse.Namespace) -> None:
     logs = sorted(args.work.glob("results-*.jsonl"), key=lambda p: p.stat().st_mtime)
     for line in (line for log in logs for line in log.read_text().splitlines()):
         result = json.loads(line)
-        latest[(result["size"], result["label"])] = result
+        key = (result["size"], result["label"])
+        failed = "error" in result["build"] or "error" in result.get("query", {})
+        if not failed or key not in latest:
+            latest[key] = result
     print_tables(list(latest.values()))
 
 
