@@ -18,11 +18,14 @@ import sys
 import time
 from pathlib import Path
 
-from kb_search import db
 from kb_search.evaluate import percentile
-from kb_search.search import SearchOptions, search
-from kb_search.semantic import load_embedder
-from kb_search.vectors import MatrixIndex, SqliteVecIndex, VectorSearch, vector_table
+from kb_search.search.pipeline import SearchOptions, search
+from kb_search.store import db
+from kb_search.vectors.exact import SqliteVecIndex
+from kb_search.vectors.index import VectorSearch
+from kb_search.vectors.matrix import MatrixIndex
+from kb_search.vectors.model import load_embedder
+from kb_search.vectors.tables import table_for
 
 
 def warm(conn, queries, mode, vector=None) -> list[float]:
@@ -100,15 +103,16 @@ def main() -> None:
     config = load_config(env=env)
     conn = db.connect(args.db, readonly=True)
     model = db.get_meta(conn, "model_name")
-    table, dim = vector_table(conn, model)
+    table = table_for(conn, model)
+    dim = table.dim
     chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
     t0 = time.perf_counter()
     embedder = load_embedder(config, model)
     load_ms = (time.perf_counter() - t0) * 1000
     t0 = time.perf_counter()
-    matrix = MatrixIndex.load(conn, table)
+    matrix = MatrixIndex.open(conn, table)
     matrix_ms = (time.perf_counter() - t0) * 1000
-    sqlite_vec = VectorSearch(embedder, SqliteVecIndex(table, dim))
+    sqlite_vec = VectorSearch(embedder, SqliteVecIndex(table))
     in_memory = VectorSearch(embedder, matrix)
     warm(conn, queries[:5], "hybrid", sqlite_vec)  # first touch
 

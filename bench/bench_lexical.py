@@ -18,10 +18,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from kb_search import db
 from kb_search.evaluate import percentile
-from kb_search.indexer import AddOptions, add_paths
-from kb_search.search import SearchOptions, search
+from kb_search.ingest.pipeline import AddOptions, add_paths
+from kb_search.search.pipeline import SearchOptions, search
+from kb_search.store import db
 
 QUERIES = [
     "sync policy automated prune",

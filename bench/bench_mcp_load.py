@@ -26,14 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-LAUNCH = (
-    "from kb_search.cli import cli, main\n"
-    "from kb_search.commands.serve import COMMANDS\n"
-    "for c in COMMANDS:\n"
-    "    if c.name not in cli.commands: cli.add_command(c)\n"
-    "main()\n"
-)
-KB = [sys.executable, "-c", LAUNCH]
+KB = [sys.executable, "-m", "kb_search"]
 
 
 def rss_mb(pid: int) -> float:
@@ -63,7 +56,7 @@ def wait_for_port(port: int, process: subprocess.Popen, timeout: float = 300) ->
 
 
 def sample_texts(db_path: Path, count: int, seed: int) -> list[str]:
-    from kb_search import db
+    from kb_search.store import db
 
     conn = db.connect(db_path, readonly=True)
     rows = conn.execute("SELECT text FROM chunks ORDER BY random() LIMIT ?", (count,)).fetchall()

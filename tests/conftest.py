@@ -7,11 +7,23 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kb_search import db
 from kb_search.cli import cli
 from kb_search.environment import Environment
+from kb_search.store import db
+from kb_testing import HashEmbedder, register_test_embedder
 
 SAMPLE = Path(__file__).resolve().parent.parent / "examples" / "sample"
+
+register_test_embedder()
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "model: runs the real embedding model end to end (not in `make test-fast`)"
+    )
+    config.addinivalue_line(
+        "markers", "slow: kill-and-resume, concurrency and load tests (not in `make test-fast`)"
+    )
 
 
 @pytest.fixture
@@ -28,16 +40,20 @@ def model_cache(tmp_path_factory) -> Path:
 
 
 @pytest.fixture
-def environment(tmp_path: Path, model_cache: Path) -> Environment:
+def environment(request, tmp_path: Path, model_cache: Path) -> Environment:
+    """In-process `kb` runs: the test embedder, unless the test is marked `model`."""
     home = tmp_path / "home"
     home.mkdir()
+    env = {
+        "HOME": str(home),
+        "KB_DATA_DIR": str(tmp_path / "data dir"),
+        "KB_MODEL_CACHE": str(model_cache),
+        "HF_HUB_OFFLINE": "1",
+    }
+    if request.node.get_closest_marker("model") is None:
+        env["KB_MODEL"] = HashEmbedder.name
     return Environment(
-        env={
-            "HOME": str(home),
-            "KB_DATA_DIR": str(tmp_path / "data dir"),
-            "KB_MODEL_CACHE": str(model_cache),
-            "HF_HUB_OFFLINE": "1",
-        },
+        env=env,
         cwd=tmp_path,
         stdout_isatty=False,
         stderr_isatty=False,

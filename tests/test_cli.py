@@ -15,7 +15,9 @@ def schema():
 def test_add_search_show_chunk_roundtrip(kb, sample):
     out = kb("add", str(sample)).stdout
     data = json.loads(out)
-    assert data["summary"] == "Added 9 documents. 0 failed. 0 skipped (already indexed)."
+    assert data["summary"] == (
+        "Added 9 documents (26 chunks). 0 failed. 0 skipped (already indexed)."
+    )
     again = json.loads(kb("add", str(sample)).stdout)
     assert again["summary"] == "Added 0 documents. 0 failed. 9 skipped (already indexed)."
 
@@ -56,8 +58,8 @@ def test_search_code_and_cjk_and_filters(kb, sample):
 def test_human_format(kb, sample):
     kb("add", str(sample))
     out = kb("search", "sourdough starter", "--mode", "lexical", "--format", "human").stdout
-    assert out.startswith('Search: "sourdough starter" (')
-    assert "1. [" in out and "recipes.rst" in out
+    assert out.startswith('Search "sourdough starter" (lexical): ')
+    assert "1. Kitchen notes" in out and "my notes/notes/recipes.rst:" in out
 
 
 def test_hybrid_without_model_says_so(kb, sample, environment):

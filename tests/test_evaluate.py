@@ -3,7 +3,8 @@ import random
 
 import pytest
 
-from kb_search.evaluate import load_dataset, mrr_at, ndcg_at, percentile, recall_at
+from kb_search.evaluate.beir import load_dataset
+from kb_search.evaluate.metrics import mrr_at, ndcg_at, percentile, recall_at
 
 
 def test_ndcg_by_hand():

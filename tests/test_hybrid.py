@@ -4,6 +4,8 @@ from importlib import resources
 import jsonschema
 import pytest
 
+pytestmark = pytest.mark.model
+
 
 @pytest.fixture
 def indexed(kb, sample):
@@ -69,12 +71,12 @@ def test_reindex_full_and_missing_only(indexed):
 
 
 def test_unchanged_chunks_are_not_re_embedded(indexed, sample, monkeypatch):
-    from kb_search import vectors
+    from kb_search.vectors import writer as vectors
 
     calls = []
     original = vectors.ChunkEmbedder.vectors_for
 
-    def spy(self, conn, docs):
+    def spy(self, conn, docs, on_embedded=None):
         real = self.embedder.embed_passages
 
         def counting(texts, *a, **kw):
@@ -83,7 +85,7 @@ def test_unchanged_chunks_are_not_re_embedded(indexed, sample, monkeypatch):
 
         self.embedder.embed_passages = counting
         try:
-            return original(self, conn, docs)
+            return original(self, conn, docs, on_embedded)
         finally:
             self.embedder.embed_passages = real
 

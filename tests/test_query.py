@@ -1,6 +1,6 @@
 import pytest
 
-from kb_search.query import parse_query
+from kb_search.search.query import parse_query
 
 
 @pytest.mark.parametrize(

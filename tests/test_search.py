@@ -1,9 +1,12 @@
 import pytest
 
+from kb_search.errors import SearchError
 from kb_search.models import ParsedChunk, ParsedDocument
-from kb_search.query import Filters
-from kb_search.search import LegResult, SearchError, SearchOptions, fuse, search
-from kb_search.store import DocumentRecord, write_document
+from kb_search.search.fusion import fuse
+from kb_search.search.legs import LegResult
+from kb_search.search.pipeline import SearchOptions, search
+from kb_search.search.query import Filters
+from kb_search.store.documents import DocumentRecord, write_document
 
 
 def add(conn, path, title, texts, doc_type="markdown", language=None, tags=(), heading=None):
@@ -172,10 +175,10 @@ def test_rrf_normalisation():
         "vector": LegResult("ok", [(1, 0.8), (3, 0.7)]),
     }
     fused = fuse(legs, 60)
-    assert fused[0][0] == 1 and fused[0][1] == pytest.approx(1.0)
-    assert fused[1][1] == pytest.approx((1 / 62) / (2 / 61))
+    assert fused[0].chunk_id == 1 and fused[0].score == pytest.approx(1.0)
+    assert fused[1].score == pytest.approx((1 / 62) / (2 / 61))
     # ties broken by chunk id
-    assert [f[0] for f in fused[1:]] == [2, 3]
+    assert [f.chunk_id for f in fused[1:]] == [2, 3]
 
 
 def test_search_is_read_only(kbconn):

@@ -1,5 +1,5 @@
 from kb_search.models import ParsedChunk, ParsedDocument
-from kb_search.store import DocumentRecord, delete_document, rebuild_fts, write_document
+from kb_search.store.documents import DocumentRecord, delete_document, rebuild_fts, write_document
 
 
 def doc(*texts: str, title: str = "Doc", tags=()) -> ParsedDocument:
@@ -65,7 +65,7 @@ def test_rebuild_fts(conn):
 
 
 def test_lone_surrogates_are_scrubbed_and_a_bad_write_does_not_stop_the_batch(conn):
-    from kb_search.indexer import BatchWriter
+    from kb_search.ingest.pipeline import BatchWriter
     from kb_search.ingest.reader import scrub_document
 
     bad = doc("broken \udc80 text", title="t\ud800")

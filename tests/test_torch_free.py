@@ -6,6 +6,10 @@ import os
 import subprocess
 import sys
 
+import pytest
+
+pytestmark = pytest.mark.model
+
 
 def test_add_and_hybrid_search_never_import_torch(tmp_path, sample, model_cache):
     poison = tmp_path / "poison"

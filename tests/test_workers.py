@@ -2,8 +2,8 @@ import os
 import signal
 import threading
 
+from kb_search.ingest.workers import ParseJob, ParserPool
 from kb_search.models import ChunkSettings
-from kb_search.workers import ParseJob, ParserPool
 
 
 def big_markdown(path, sections=4000):

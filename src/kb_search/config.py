@@ -8,12 +8,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kb_search.errors import ConfigError  # noqa: F401 - re-exported
+
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 PROJECT_FILE = ".kb.yaml"
 
 
-class ConfigError(Exception):
-    """A config file or value that cannot be used."""
 
 
 def _to_bool(value: Any) -> bool:
@@ -77,6 +77,15 @@ SETTINGS: tuple[Setting, ...] = (
         "mode when --mode is not given",
     ),
     Setting("search.rrf_k", 60, int, ("KB_RRF_K",), "Reciprocal Rank Fusion constant"),
+    Setting("search.reranker", "none", str, ("KB_RERANKER",), "rerank stage (none)"),
+    Setting("search.timeout_s", 10.0, float, ("KB_SEARCH_TIMEOUT",), "a search stops after this"),
+    Setting(
+        "vectors.index",
+        "auto",
+        str,
+        ("KB_VECTOR_INDEX",),
+        "auto (sqlite-vec one-shot, live-matrix in servers), sqlite-vec, matrix, live-matrix",
+    ),
     Setting("chunking.max_tokens", 200, int, ("KB_CHUNK_MAX_TOKENS",), "largest chunk"),
     Setting("chunking.min_tokens", 40, int, ("KB_CHUNK_MIN_TOKENS",), "smallest section"),
     Setting("ingestion.workers", 1, int, ("KB_WORKERS",), "parser processes (0: in-process)"),

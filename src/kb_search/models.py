@@ -5,13 +5,23 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from kb_search.errors import EmptyFile, IngestError  # noqa: F401 - re-exported
+
 
 @dataclass
 class ChunkSettings:
-    """How big chunks may be, in model tokens (word pieces)."""
+    """How big chunks may be, in model tokens (word pieces), and caps for hostile input."""
 
     max_tokens: int = 200
     min_tokens: int = 40
+    # Longest chunk in characters; None: 20 per token of max_tokens (4,000 at 200). A word
+    # the model reads as one [UNK] piece can be megabytes long: tokens alone do not bound it.
+    max_chars: int | None = None
+    max_chunks: int = 5000  # per document; the rest is dropped with a note
+
+    @property
+    def char_limit(self) -> int:
+        return self.max_chars or 20 * self.max_tokens
 
 
 @dataclass
@@ -39,11 +49,6 @@ class ParsedDocument:
     tags: list[str] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
     page_count: int | None = None
+    # Warnings for the ingest log ("truncated after 5000 chunks"); parsers cannot log.
+    notes: list[str] = field(default_factory=list)
 
-
-class IngestError(Exception):
-    """A file that cannot be ingested; the message is one line for the error log."""
-
-
-class EmptyFile(IngestError):
-    """A file with nothing to index (an empty `__init__.py`): skipped cleanly, not a failure."""

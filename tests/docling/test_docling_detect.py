@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from kb_search.ingest import docling_convert
-from kb_search.ingest.docling_convert import (
+from kb_search.ingest.formats import docling as docling_convert
+from kb_search.ingest.formats.docling import (
     LAYOUT_MODEL_DIR,
     TABLE_MODEL_DIR,
     docling_models_dir,

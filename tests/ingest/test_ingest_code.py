@@ -1,6 +1,7 @@
 from pathlib import Path
 
-from kb_search.ingest.code import CODE_EXTENSIONS, parse_code
+from kb_search.ingest.formats.code import parse_code
+from kb_search.ingest.registry import CODE_LANGUAGES as CODE_EXTENSIONS
 from kb_search.models import ChunkSettings
 
 GO = """package server

@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from kb_search.ingest.markdown import parse_markdown
+from kb_search.ingest.formats.markdown import parse_markdown
 from kb_search.models import ChunkSettings
 
 
@@ -76,11 +76,11 @@ def test_whole_document_is_one_chunk_when_it_fits():
     assert "title: Guide Title" not in doc.chunks[0].text
 
 
-def test_small_sections_merge_forward_and_keep_the_first_heading():
+def test_small_sections_merge_forward_under_their_parent_heading():
     text = "# A\n\n## B\n\nshort b\n\n## C\n\nshort c\n\n## D\n\n" + filler(40) + "\n"
     doc = parse(text, max_tokens=50, min_tokens=10)
-    # "# A" has no body, so the merged chunk takes the heading of its first section with text.
-    assert [c.heading for c in doc.chunks] == ["A > B", "A > D"]
+    # B and C hold half the text each: the chain they share names the chunk.
+    assert [c.heading for c in doc.chunks] == ["A", "A > D"]
     assert doc.chunks[0].text.startswith("# A\n\n## B")
     assert "## C" in doc.chunks[0].text
 

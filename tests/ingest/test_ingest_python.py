@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from kb_search.ingest.python_code import parse_python
+from kb_search.ingest.formats.python_code import parse_python
 from kb_search.models import ChunkSettings
 
 SOURCE = '''"""Spider helpers.

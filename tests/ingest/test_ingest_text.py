@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from kb_search.ingest.text import parse_text
+from kb_search.ingest.formats.text import parse_text
 from kb_search.models import ChunkSettings
 
 

@@ -9,15 +9,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-# Registers the serve/skill commands when cli.py does not (yet) do it itself.
-LAUNCH = (
-    "from kb_search.cli import cli, main\n"
-    "from kb_search.commands.serve import COMMANDS\n"
-    "for c in COMMANDS:\n"
-    "    if c.name not in cli.commands: cli.add_command(c)\n"
-    "main()\n"
-)
-KB = [sys.executable, "-c", LAUNCH]
+KB = [sys.executable, "-m", "kb_search"]
 TOKEN = "test-token-0123456789"
 
 DOCS = {

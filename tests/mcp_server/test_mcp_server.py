@@ -17,6 +17,8 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp_harness import KB, SECRET, TOKEN, HttpServer, Index, free_port
 
+pytestmark = pytest.mark.model
+
 SCHEMA = json.loads(
     (
         Path(__file__).resolve().parents[2] / "src/kb_search/schemas/search_response.schema.json"
@@ -31,6 +33,7 @@ TOOLS = {
     "list_documents",
     "list_tags",
     "stats",
+    "similar",
 }
 
 
@@ -55,9 +58,15 @@ def run(client: Client, check: Callable[[Client], Awaitable[None]]) -> None:
 
 
 async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
+    """The tool's JSON, which is sent once: compact, as the only text content."""
     result = await client.call_tool(tool, arguments)
     assert not result.is_error, result.content
-    return result.structured_content
+    assert result.structured_content is None
+    assert len(result.content) == 1
+    text = result.content[0].text
+    data = json.loads(text)
+    assert text == json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return data
 
 
 async def refused(client: Client, tool: str, **arguments: Any) -> str:
@@ -98,7 +107,24 @@ async def every_tool(client: Client) -> None:
     assert by_id == by_path == by_citation and by_id["chunks"]
 
     listing = await call(client, "list_documents", tag="demo", limit=10)
-    assert listing["count"] == 3
+    assert listing["count"] == 3 and listing["total"] == 3 and listing["next_offset"] is None
+    page = await call(client, "list_documents", limit=2)
+    rest = await call(client, "list_documents", limit=2, offset=page["next_offset"])
+    assert page["next_offset"] == 2 and rest["next_offset"] is None
+    paths = [d["rel_path"] for d in page["documents"] + rest["documents"]]
+    assert paths == sorted(paths) and len(set(paths)) == 3
+
+    compact = await call(client, "search", query="install git from source", top=3, compact=True)
+    assert compact["results"][0] == {
+        k: (round(best[k], 3) if k == "score" else best[k]) for k in ("citation", "score", "text")
+    } | {"heading": best["source"]["heading"]}
+    assert "legs" not in compact and "timings_ms" not in compact
+    picked = await call(client, "search", query="pasta", top=1, fields=["chunk_id", "title"])
+    assert set(picked["results"][0]) == {"chunk_id", "title"}
+    like = await call(client, "similar", chunk_id=best["chunk_id"], top=2)
+    assert like["results"] and best["chunk_id"] not in [r["chunk_id"] for r in like["results"]]
+    docs_like = await call(client, "similar", document_id=doc_id, top=2, compact=True)
+    assert set(docs_like["results"][0]) == {"citation", "heading", "score", "text"}
     assert (await call(client, "list_tags"))["tags"] == [{"tag": "demo", "documents": 3}]
     assert (await call(client, "stats"))["documents"] == 3
     await resources(client, doc_id)
@@ -150,8 +176,34 @@ def test_path_escapes_are_refused(index: Index, http_server: HttpServer) -> None
 def test_bad_queries_are_tool_errors(http_server: HttpServer) -> None:
     async def check(client: Client) -> None:
         assert "FTS5" in await refused(client, "search", query="'NEAR(('")
-        await refused(client, "search", query="x", mode="fuzzy")
-        await refused(client, "search", query="x", top=0)
+        fuzzy = await refused(client, "search", query="x", mode="fuzzy")
+        assert fuzzy == (
+            "invalid arguments for search: `mode` must be one of hybrid, lexical or vector"
+        )
+        zero = await refused(client, "search", query="x", top=0)
+        assert zero == "invalid arguments for search: `top` must be at least 1"
+        missing = await refused(client, "search", top="many")
+        assert "`query` is required" in missing and "`top` must be an integer" in missing
+        for text in (fuzzy, zero, missing):
+            assert "pydantic" not in text and "http" not in text and "\n" not in text
+        assert "not both" in await refused(client, "search", query="x", compact=True, fields="text")
+        assert "unknown field" in await refused(client, "search", query="x", fields=["nope"])
+
+    run(http_client(http_server), check)
+
+
+def test_schema_offers_mode_as_an_enum_and_a_navigate_prompt(http_server: HttpServer) -> None:
+    async def check(client: Client) -> None:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        mode = tools["search"].input_schema["properties"]["mode"]
+        assert mode["enum"] == ["hybrid", "lexical", "vector"] and "pattern" not in mode
+        assert "compact" in tools["search"].input_schema["properties"]
+        assert all(t.output_schema is None for t in tools.values())  # the data goes once
+        prompts = (await client.list_prompts()).prompts
+        assert [p.name for p in prompts] == ["navigate"]
+        got = await client.get_prompt("navigate", {"question": "how are releases rolled back?"})
+        text = got.messages[0].content.text
+        assert "how are releases rolled back?" in text and "compact=true" in text
 
     run(http_client(http_server), check)
 
@@ -235,6 +287,24 @@ def test_serve_help_lists_options(index: Index) -> None:
     out = index.kb("serve", "--help").stdout
     for option in ("--transport", "--host", "--port", "--token"):
         assert option in out
+
+
+def test_the_first_ctrl_c_stops_the_stdio_server(index: Index) -> None:
+    import signal
+    import time
+
+    process = subprocess.Popen(
+        [*KB, "serve"], env=index.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert "read-only" in process.stderr.readline()  # serving, stdin open and idle
+        time.sleep(0.5)
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=10) == 130
+        assert process.stderr.read().strip() == "kb serve: stopped"
+    finally:
+        process.kill()
 
 
 def test_stdio_keeps_stdout_clean(index: Index) -> None:

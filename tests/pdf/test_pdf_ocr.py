@@ -13,8 +13,8 @@ from reportlab.lib.pagesizes import A4  # noqa: E402
 from reportlab.lib.utils import ImageReader  # noqa: E402
 from reportlab.pdfgen.canvas import Canvas  # noqa: E402
 
-from kb_search.ingest import ocr  # noqa: E402
-from kb_search.ingest.pdf import parse_pdf  # noqa: E402
+from kb_search.ingest.formats import ocr  # noqa: E402
+from kb_search.ingest.formats.pdf import parse_pdf  # noqa: E402
 from kb_search.models import ChunkSettings, IngestError  # noqa: E402
 
 SETTINGS = ChunkSettings()
@@ -48,6 +48,7 @@ def no_engine(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ocr, "get_engine", lambda: None)
 
 
+@pytest.mark.slow
 def test_image_only_page_is_recognised(tmp_path: Path) -> None:
     if ocr.get_engine() is None:
         pytest.skip("no OCR engine installed (pip install 'kb-search[ocr]')")

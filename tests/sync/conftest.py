@@ -1,8 +1,4 @@
-"""Shared helpers for the sync / hook / export / crash tests.
-
-The maintenance commands are registered on the CLI here until cli.py registers them; the
-subprocess tests run a tiny wrapper script that does the same.
-"""
+"""Shared helpers for the sync / hook / export / crash tests."""
 
 from __future__ import annotations
 
@@ -13,24 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from kb_search import db
-from kb_search.cli import cli
-from kb_search.commands.maintenance import COMMANDS
-
-for _command in COMMANDS:
-    if _command.name not in cli.commands:
-        cli.add_command(_command)
+from kb_search.store import db
 
 WRAPPER = """\
-from kb_search.cli import cli
-from kb_search.commands.maintenance import COMMANDS
-
-for command in COMMANDS:
-    if command.name not in cli.commands:
-        cli.add_command(command)
+from kb_search.cli import main
 
 if __name__ == "__main__":
-    cli()
+    main()
 """
 
 
@@ -43,7 +28,7 @@ def environment(environment):
 
 @pytest.fixture(scope="session")
 def kb_script(tmp_path_factory) -> Path:
-    """A `kb` entry point with the maintenance commands (guarded: parser workers re-import it)."""
+    """A `kb` entry point script (guarded: parser workers re-import it)."""
     script = tmp_path_factory.mktemp("bin") / "kb_with_sync.py"
     script.write_text(WRAPPER)
     return script
@@ -81,41 +66,12 @@ def run_kb(kb_script: Path, kb_env: dict[str, str]):
     return run
 
 
-def integrity(db_path: Path) -> str:
-    conn = db.connect(db_path, readonly=True)
-    try:
-        return "; ".join(r[0] for r in conn.execute("PRAGMA integrity_check"))
-    finally:
-        conn.close()
-
-
 def consistency_problems(conn: db.Connection) -> list[str]:
-    """Chunks vs documents, FTS rows and vector rows: one to one, else what is off.
-    Needs a writable connection (FTS5's integrity-check is an INSERT command)."""
-    problems = []
-    if [r[0] for r in conn.execute("PRAGMA integrity_check")] != ["ok"]:
-        problems.append("integrity_check failed")
-    bad = conn.execute(
-        "SELECT count(*) FROM documents d WHERE chunk_count !="
-        " (SELECT count(*) FROM chunks c WHERE c.document_id = d.id)"
-    ).fetchone()[0]
-    if bad:
-        problems.append(f"{bad} documents with a wrong chunk count")
-    chunk_ids = {r[0] for r in conn.execute("SELECT id FROM chunks")}
-    # with rank=1 FTS5 compares its index against the content rows: one entry per chunk
-    for fts in ("chunks_fts", "chunks_cjk"):
-        try:
-            conn.execute(f"INSERT INTO {fts}({fts}, rank) VALUES ('integrity-check', 1)")
-        except db.DatabaseError as exc:
-            problems.append(f"{fts} integrity-check: {exc}")
-    for (table,) in conn.execute("SELECT table_name FROM vector_tables").fetchall():
-        vector_ids = {r[0] for r in conn.execute(f"SELECT rowid FROM {table}")}
-        if vector_ids != chunk_ids:
-            problems.append(
-                f"{table}: {len(chunk_ids - vector_ids)} chunks without vectors,"
-                f" {len(vector_ids - chunk_ids)} orphan vectors"
-            )
-    return problems
+    """What `kb doctor`'s storage checks find wrong (integrity, FTS, chunk counts, one vector
+    per chunk); needs a writable connection (FTS5's integrity-check is an INSERT command)."""
+    from kb_search.doctor import storage_checks
+
+    return [f"{c.name}: {c.detail}" for c in storage_checks(conn) if not c.ok]
 
 
 @pytest.fixture

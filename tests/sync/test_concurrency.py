@@ -7,7 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from kb_search import db
+import pytest
+
+from kb_search.store import db
+
+pytestmark = pytest.mark.slow
 
 
 def make_corpus(root: Path, prefix: str, count: int) -> None:

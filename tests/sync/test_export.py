@@ -9,7 +9,9 @@ import sys
 import time
 from pathlib import Path
 
-from kb_search import db
+import pytest
+
+from kb_search.store import db
 from kb_testing import document_count
 
 
@@ -65,6 +67,7 @@ def test_export_refuses_to_overwrite_without_force(kb, sample, tmp_path):
     assert kb("export", str(tmp_path), ok=False).exit_code == 1  # a directory
 
 
+@pytest.mark.slow
 def test_export_while_an_ingest_writes(run_kb, kb_script, kb_env, tmp_path, check_db):
     corpus = tmp_path / "corpus"
     make_corpus(corpus, 300)

@@ -1,5 +1,6 @@
-"""The fault test: SIGKILL `kb add` and `kb sync` at random points, at least 20 times,
-resume each time; the result must equal a clean single run.
+"""The fault test: SIGKILL `kb add` and `kb sync` at random points, at least 20 times, and
+`kb reindex` 3 times, resume each time; the result must equal a clean single run chunk for
+chunk (titles, hashes, texts, locations, vectors).
 
 Runs in CI (about a minute). The seed is printed; KB_FAULT_SEED=<seed> replays a run.
 A JSON report (kills, documents at each kill, timings) is written next to the test's
@@ -17,13 +18,17 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
+import pytest
 
-from kb_search import db
+from kb_search.store import db
+from kb_testing import compare_dbs, db_signature
+
+pytestmark = pytest.mark.slow
 
 N_FILES = 300
 KILLS_WHILE_ADDING = 12
 KILLS_WHILE_SYNCING = 8
+KILLS_WHILE_REINDEXING = 3
 
 
 def write_file(path: Path, i: int, version: int = 0) -> None:
@@ -99,10 +104,10 @@ class Killer:
         self.kills: list[dict] = []
         self.full_run_s = 4.0
 
-    def run_and_kill(self, args: list[str]) -> bool:
+    def run_and_kill(self, args: list[str], by_time: bool = False) -> bool:
         """True when the process was killed, False when it finished first."""
         before = self.count()
-        by_count = self.rng.random() < 0.6
+        by_count = self.rng.random() < 0.6 and not by_time
         target = before + self.rng.randint(1, 40)
         delay = self.rng.uniform(0.05, self.full_run_s)
         proc = subprocess.Popen(
@@ -133,31 +138,6 @@ class Killer:
         return True
 
 
-def cosine(a: np.ndarray, b: np.ndarray) -> float:
-    return float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b)))
-
-
-def signature(db_path: Path) -> tuple[dict, dict]:
-    """rel_path -> document facts, and (rel_path, chunk_index) -> vector."""
-    conn = db.connect(db_path, readonly=True)
-    docs = {
-        rel: (digest, title, doc_type, count)
-        for rel, digest, title, doc_type, count in conn.execute(
-            "SELECT rel_path, content_hash, title, doc_type, chunk_count FROM documents"
-        )
-    }
-    table = conn.execute("SELECT table_name FROM vector_tables").fetchone()[0]
-    vectors = {
-        (rel, index): (text_hash, np.frombuffer(blob, dtype=np.float32))
-        for rel, index, text_hash, blob in conn.execute(
-            "SELECT d.rel_path, c.chunk_index, c.content_hash, v.embedding FROM chunks c"
-            f" JOIN documents d ON d.id = c.document_id JOIN {table} v ON v.rowid = c.id"
-        )
-    }
-    conn.close()
-    return docs, vectors
-
-
 def test_sigkill_at_random_points_then_resume(tmp_path, kb_script, kb_env, run_kb, check_db):
     seed = int(os.environ.get("KB_FAULT_SEED") or time.time_ns() % 1_000_000)
     rng = random.Random(seed)
@@ -186,7 +166,6 @@ def test_sigkill_at_random_points_then_resume(tmp_path, kb_script, kb_env, run_k
             mutations.append(mutate(corpus, rng, 1))
         runs += 1
         killer.run_and_kill(sync)
-    killer.count.close()
     # an unkilled sync finishes the job (the root must have been remembered by then)
     final = json.loads(run_kb("sync", "--format", "json", KB_DATA_DIR=str(data_dir)).stdout)
     again = json.loads(
@@ -207,19 +186,23 @@ def test_sigkill_at_random_points_then_resume(tmp_path, kb_script, kb_env, run_k
     assert clean.returncode == 0, clean.stderr
     clean_s = time.monotonic() - clean_started
 
+    # kill `kb reindex --full` a few times too; an unkilled run finishes it
+    reindex_kills = 0
+    while reindex_kills < KILLS_WHILE_REINDEXING:
+        runs += 1
+        reindex_kills += killer.run_and_kill(["reindex", "--full"], by_time=True)
+    killer.count.close()
+    run_kb("reindex", KB_DATA_DIR=str(data_dir))
+
     check_db(db_path)
-    want_docs, want_vectors = signature(tmp_path / "clean" / "kb.db")
-    got_docs, got_vectors = signature(db_path)
+    want_docs, _ = db_signature(tmp_path / "clean" / "kb.db")
     expected_paths = {f"corpus/{p.relative_to(corpus).as_posix()}" for p in corpus.rglob("*.*")}
     assert set(want_docs) == expected_paths
-    assert got_docs == want_docs
-    assert got_vectors.keys() == want_vectors.keys()
-    # A renamed code file's title (its file name) changes, but a rename re-embeds nothing:
-    # its chunks keep the hash and vector of the text embedded under the old name.
-    stale = {k for k in want_vectors if got_vectors[k][0] != want_vectors[k][0]}
-    assert all(rel.split("/")[1].startswith("moved") and rel.endswith(".py") for rel, _ in stale)
-    worst = min(cosine(got_vectors[k][1], want_vectors[k][1]) for k in want_vectors.keys() - stale)
-    assert worst > 0.999
+    # Chunk for chunk the same as a clean run: titles (a renamed code file's title is its new
+    # name), hashes, texts, locations and vectors.
+    differences = compare_dbs(db_path, tmp_path / "clean" / "kb.db")
+    assert differences == [], differences[:10]
+    got_docs, got_chunks = db_signature(db_path)
     doctor = run_kb("doctor", "--format", "json", KB_DATA_DIR=str(data_dir), check=False)
     assert json.loads(doctor.stdout)["ok"], doctor.stdout
 
@@ -227,17 +210,17 @@ def test_sigkill_at_random_points_then_resume(tmp_path, kb_script, kb_env, run_k
         "seed": seed,
         "files": N_FILES,
         "final_documents": len(got_docs),
+        "final_chunks": len(got_chunks),
+        "chunk_differences_vs_clean": len(differences),
         "kills": len(killer.kills),
         "runs": runs,
         "kills_detail": killer.kills,
         "mutations": mutations,
         "final_sync": final["summary"],
-        "worst_vector_cosine_vs_clean": round(worst, 6),
-        "chunks_embedded_under_a_pre_rename_title": len(stale),
         "faulty_total_s": round(faulty_s, 1),
         "clean_single_run_s": round(clean_s, 1),
     }
     (tmp_path / "fault-report.json").write_text(json.dumps(report, indent=1))
     print(json.dumps({k: v for k, v in report.items() if k != "kills_detail"}))
     print("documents at each kill:", [k["documents_at_kill"] for k in killer.kills])
-    assert len(killer.kills) >= 20
+    assert len(killer.kills) >= 20 + KILLS_WHILE_REINDEXING

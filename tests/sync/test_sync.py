@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from kb_search import db
-from kb_search.indexer import AddOptions
-from kb_search.sync import sync
+from kb_search.ingest.pipeline import AddOptions
+from kb_search.ingest.sync import sync
+from kb_search.store import db
 
 
 def write_notes(root: Path, count: int = 6) -> None:
@@ -188,7 +188,7 @@ def test_noop_sync_reads_no_file(environment, tmp_path, monkeypatch):
     options = AddOptions(workers=0)
     first = sync(conn, None, options)
     assert first.added == 0  # nothing was added before: no roots
-    from kb_search.indexer import add_paths
+    from kb_search.ingest.pipeline import add_paths
 
     add_paths(conn, [notes], options)
 
@@ -196,7 +196,7 @@ def test_noop_sync_reads_no_file(environment, tmp_path, monkeypatch):
         raise AssertionError("a no-op sync must not read files")
 
     monkeypatch.setattr(Path, "read_bytes", no_reads)
-    monkeypatch.setattr("kb_search.sync.ingest_files", no_reads)
+    monkeypatch.setattr("kb_search.ingest.sync.ingest_files", no_reads)
     summary = sync(conn, None, options)
     assert summary.unchanged == 20 and summary.changed == 0
     conn.close()
@@ -213,9 +213,9 @@ def test_sync_honours_kbignore_for_explicit_paths(kb, environment, tmp_path, giv
 
 
 def test_sync_of_a_path_that_is_neither_on_disk_nor_indexed_is_an_error(tmp_path):
-    from kb_search import db as kbdb
-    from kb_search.indexer import AddOptions
-    from kb_search.sync import SyncError, sync
+    from kb_search.ingest.pipeline import AddOptions
+    from kb_search.ingest.sync import SyncError, sync
+    from kb_search.store import db as kbdb
 
     conn = kbdb.connect(":memory:")
     with pytest.raises(SyncError, match="does not exist and is not in the index"):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kb_search.walk import Found, IgnoreRules, walk, walk_tree
+from kb_search.ingest.walk import Found, IgnoreRules, walk, walk_tree
 
 
 def touch(root: Path, *names: str) -> None:

@@ -21,8 +21,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from kb_search.embedding.bert_onnx import build_bert_onnx
-
 MODEL_META = "kb_model.json"
 META_VERSION = 1
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -262,6 +260,8 @@ def _install(
     if weights.suffix == ".onnx":
         _atomic_write(target / "model.onnx", lambda tmp: shutil.copyfile(weights, tmp))
     else:
+        from kb_search.embedding.bert_onnx import build_bert_onnx  # numpy, onnx: only here
+
         model = build_bert_onnx(model_dir / "config.json", weights)
         _atomic_write(target / "model.onnx", lambda tmp: _save_onnx(model, tmp))
     _atomic_write(target / "tokenizer.json", lambda tmp: _write_tokenizer(model_dir, tmp))

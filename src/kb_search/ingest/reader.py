@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import codecs
-import re
 from pathlib import Path
 
 from kb_search.models import EmptyFile, IngestError, ParsedDocument
+from kb_search.sanitize import valid_text
 
 SNIFF_BYTES = 8192
 _ALLOWED_CONTROL = {0x08, 0x09, 0x0A, 0x0C, 0x0D, 0x1B}
@@ -28,7 +28,7 @@ def read_text_file(path: Path | str, max_bytes: int = 20_000_000) -> str:
 
 def looks_binary(head: bytes) -> bool:
     """NUL bytes or many control characters in the first bytes mean binary (UTF-16 excepted)."""
-    if not head or head.startswith(_UTF16_BOMS):
+    if not head or head.startswith(_UTF16_BOMS) or utf16_without_bom(head):
         return False
     if b"\x00" in head:
         return True
@@ -44,9 +44,26 @@ def decode_bytes(data: bytes) -> str:
         text = data.decode("utf-32", errors="replace")
     elif data.startswith(_UTF16_BOMS):
         text = data.decode("utf-16", errors="replace")
+    elif encoding := utf16_without_bom(data[:SNIFF_BYTES]):
+        text = data.decode(encoding, errors="replace")
     else:
         text = _decode_legacy(data)
     return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def utf16_without_bom(head: bytes) -> str | None:
+    """"utf-16-le"/"utf-16-be" for text that is mostly ASCII written as UTF-16 without a BOM
+    (every other byte NUL, the others printable), which would otherwise pass for binary."""
+    if len(head) < 8:
+        return None
+    even, odd = head[0::2], head[1::2]
+    for zeros, chars, encoding in ((odd, even, "utf-16-le"), (even, odd, "utf-16-be")):
+        if zeros.count(0) < 0.7 * len(zeros):
+            continue
+        printable = sum(1 for b in chars if 0x20 <= b < 0x7F or b in (9, 10, 13))
+        if printable >= 0.9 * len(chars):
+            return encoding
+    return None
 
 
 def _decode_legacy(data: bytes) -> str:
@@ -80,18 +97,9 @@ def _mb(size: int, exact: bool = False) -> str:
     return f"{megabytes:g} MB" if exact else f"{megabytes:.1f} MB"
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def scrub(text: str) -> str:
-    """Replace lone surrogates (from broken PDFs, JSON "\\ud800" escapes, ...) with U+FFFD:
-    SQLite and the tokenizer both need valid UTF-8."""
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        # In a Python str every surrogate code point is a lone one (pairs are decoded).
-        return _SURROGATE.sub("\ufffd", text)
+# Lone surrogates (from broken PDFs, JSON "\\ud800" escapes, ...) become U+FFFD: SQLite and
+# the tokenizer both need valid UTF-8.
+scrub = valid_text
 
 
 def scrub_document(document: ParsedDocument) -> ParsedDocument:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 TokenCounter = Callable[[str], int]
@@ -69,38 +69,71 @@ class Piece:
     line_end: int
 
 
-def split_words(text: str, max_tokens: int, count: TokenCounter = count_tokens) -> list[str]:
-    """Hard-split one long line at spaces; words longer than the budget are cut by characters."""
-    parts: list[str] = []
+def split_words(
+    text: str, max_tokens: int, count: TokenCounter = count_tokens, max_chars: int | None = None
+) -> list[str]:
+    """Hard-split one long line at spaces; a word over the budget is cut by characters.
+
+    Every part fits `max_tokens` and, when given, `max_chars`."""
+    return [part for part, _ in iter_words(text, max_tokens, count, max_chars)]
+
+
+def iter_words(
+    text: str,
+    max_tokens: int,
+    count: TokenCounter = count_tokens,
+    max_chars: int | None = None,
+    slice_budget: tuple[int, int] | None = None,
+) -> Iterator[tuple[str, str]]:
+    """The parts of split_words, lazily, each with the text that joined it to the part before
+    in the line: " " between words, "" inside a word cut by characters ("" for the first).
+
+    slice_budget: (tokens, characters) for the slices of a word cut by characters, when they
+    may be bigger than runs of words."""
+    max_chars = max_chars or len(text) or 1
+    slice_tokens, slice_chars = slice_budget or (max_tokens, max_chars)
     current: list[str] = []
-    used = 0
+    used = width = 0
+    joiner = ""
     for word in text.split():
-        size = count(word)
+        size = count(word) if len(word) <= min(max_chars, slice_chars) else max_tokens + 1
         if size > max_tokens:
             if current:
-                parts.append(" ".join(current))
-                current, used = [], 0
-            parts.extend(_split_chars(word, max_tokens, count))
+                yield " ".join(current), joiner
+                current, used, width, joiner = [], 0, 0, " "
+            for number, piece in enumerate(iter_chars(word, slice_tokens, slice_chars, count)):
+                yield piece, joiner if number == 0 else ""
+                joiner = " "
             continue
-        if current and used + size > max_tokens:
-            parts.append(" ".join(current))
-            current, used = [], 0
+        if current and (used + size > max_tokens or width + 1 + len(word) > max_chars):
+            yield " ".join(current), joiner
+            current, used, width, joiner = [], 0, 0, " "
         current.append(word)
         used += size
+        width += len(word) + (1 if width else 0)
     if current:
-        parts.append(" ".join(current))
-    return parts
+        yield " ".join(current), joiner
 
 
-def _split_chars(word: str, max_tokens: int, count: TokenCounter) -> list[str]:
-    parts = []
-    while word:
-        size = max(1, max_tokens)
-        while size > 1 and count(word[:size]) > max_tokens:
+def iter_chars(word: str, max_tokens: int, max_chars: int, count: TokenCounter) -> Iterator[str]:
+    """Slices of a string without spaces under both budgets. By offsets (a 19 MB word must not
+    be copied once per slice), and starting from the last size that fitted, so uniform text
+    costs one count per slice."""
+    position = 0
+    size = max(1, max_chars)
+    while position < len(word):
+        while size > 1 and count(word[position : position + size]) > max_tokens:
             size = max(1, size // 2)
-        parts.append(word[:size])
-        word = word[size:]
-    return parts
+        yield word[position : position + size]
+        position += size
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?:;])\s+(?=\S)")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences (and clause runs ending in : or ;) of one line, without their spaces."""
+    return [part for part in _SENTENCE_END.split(text.strip()) if part]
 
 
 def pack_lines(

@@ -1,0 +1,288 @@
+"""Setting up and looking after a knowledge base: init, config, doctor, eval, export, hook."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from kb_search.cli.app import FORMATS, App, common_options
+
+
+@click.command()
+@click.option("--model", help="Embedding model (default: all-MiniLM-L6-v2).")
+@click.option("--docling", is_flag=True, help="Also fetch Docling's PDF layout models (online).")
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+def init(app: App, model: str | None, docling: bool, fmt: str | None) -> None:
+    """Create the data directory and the database, and provision the embedding model
+    (offline from the installed model package; converted to ONNX once). Also upgrades an
+    existing database to this kb's schema.
+
+    
+    Examples:
+      kb init
+      kb --data-dir ~/work-kb init
+    """
+    info = app.kb().init(model)
+    if docling:
+        from kb_search.ingest.formats.docling import fetch_docling_models
+
+        info["docling_models"] = str(fetch_docling_models())
+    app.emit(
+        info,
+        fmt,
+        lambda: (
+            f"Initialised {info['db']} ({info['documents']} documents, "
+            f"model {info['model']}, {info['embedding_dim']} dimensions)."
+        ),
+    )
+
+
+@click.group(invoke_without_command=True)
+@click.option("--format", "fmt", type=FORMATS)
+@click.pass_context
+def config(ctx: click.Context, fmt: str | None) -> None:
+    """Show the effective configuration: every setting, its value and where it came from
+    (flag, KB_* environment variable, .kb.yaml, <data dir>/config.yaml, default).
+
+    
+    Examples:
+      kb config
+      KB_DEFAULT_TOP=5 kb config show --format json
+    """
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(config_show, fmt=fmt)
+
+
+@config.command("show")
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+def config_show(app: App, fmt: str | None) -> None:
+    """Print every setting, its value and where it came from."""
+    rows = app.config.as_rows()
+    data = {key: {"value": value, "source": source} for key, value, source in rows}
+
+    def human() -> str:
+        from kb_search.cli.render import table
+
+        return table(rows, ["setting", "value", "source"])
+
+    app.emit(data, fmt, human)
+
+
+@click.command()
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+def doctor(app: App, fmt: str | None) -> None:
+    """Health checks; exit 1 when one fails."""
+    checks = app.kb().doctor()
+    ok = all(c.ok for c in checks)
+    app.emit(
+        {"ok": ok, "checks": [c.to_dict() for c in checks]},
+        fmt,
+        lambda: "\n".join(f"[{'ok' if c.ok else 'FAIL'}] {c.name}: {c.detail}" for c in checks),
+    )
+    if not ok:
+        sys.exit(1)
+
+
+@click.command("eval")
+@click.argument("target", type=click.Path(path_type=Path, exists=True))
+@click.option("--mode", "modes", multiple=True, type=click.Choice(["hybrid", "lexical", "vector"]))
+@click.option(
+    "--misses",
+    type=click.IntRange(min=0),
+    default=5,
+    show_default=True,
+    help="Questions files: list up to N missed questions per mode.",
+)
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+def eval_cmd(app: App, target: Path, modes, misses: int, fmt: str | None) -> None:
+    """Retrieval quality: TARGET is a BEIR-layout dataset directory (indexed once, kept and
+    reused) or a questions file (.jsonl) over your indexed knowledge base.
+
+    \b
+    Questions file, one JSON object per line:
+      {"id": "q1", "question": "how do I roll back a release",
+       "relevant": ["docs/releases.md#L10-L24", "notes/ops.pdf#page=3"]}
+
+    Relevant paths are relative to the folder you added (or any trailing part of the
+    file's path); #L..-L.. or #page=N also scores chunks.
+
+    
+    Examples:
+      kb eval ~/datasets/scifact
+      kb eval questions.jsonl --mode hybrid --misses 10
+    """
+    modes = list(modes) or ["lexical", "vector", "hybrid"]
+    with app.progress("Indexing dataset", "rerun to resume the indexing") as progress:
+        report = app.kb(long_lived=True).eval(target, modes, progress=progress)
+    data = dict(report, scores=[s.to_dict() for s in report["scores"]])
+
+    def human() -> str:
+        from kb_search.cli.render import beir_report_human, questions_report_human
+
+        if report["kind"] == "beir":
+            return beir_report_human(report)
+        return questions_report_human(report, misses)
+
+    app.emit(data, fmt, human)
+
+
+@click.command("export")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--force", is_flag=True, help="Overwrite PATH if it exists.")
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+def export(app: App, path: Path, force: bool, fmt: str | None) -> None:
+    """Write a consistent copy of the database to PATH (safe while an ingest runs).
+
+    
+    Example:
+      kb export /backup/kb-$(date +%F).db
+    """
+    with app.progress("Exporting", f"nothing was written to {path}") as progress:
+        result = app.kb().export(path, force=force, progress=progress)
+    app.emit(result.to_dict(), fmt, result.line)
+
+
+# ---- git hooks -------------------------------------------------------------------------------
+
+
+@click.group()
+def hook() -> None:
+    """Git hooks that keep the index in step with commits."""
+
+
+def _baked_command(app: App) -> list[str]:
+    from kb_search.ingest.hooks import kb_command
+
+    command = [*kb_command(), "--data-dir", str(app.config.data_dir.resolve())]
+    command += ["--db", str(Path(app.config.db_path).resolve())]
+    # an explicit --config is the first config file unless it is the data dir's own
+    default = (app.config.data_dir / "config.yaml").resolve()
+    first = app.config.files[0].resolve() if app.config.files else None
+    if first is not None and first != default and first.name != ".kb.yaml":
+        command += ["--config", str(first)]
+    return command
+
+
+@hook.command("install")
+@click.argument("repo", required=False, type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+def hook_install(app: App, repo: Path | None, fmt: str | None) -> None:
+    """Install a post-commit hook in REPO (default: the current directory)."""
+    from kb_search.ingest.hooks import LOG_NAME, install_hook, repo_top
+
+    repo = repo or app.environment.cwd
+    installed = install_hook(repo, app.config.data_dir.resolve(), _baked_command(app))
+    top = repo_top(repo)
+    log = app.config.data_dir.resolve() / LOG_NAME
+    data = {
+        "hook": str(installed.hook),
+        "chained": str(installed.chained) if installed.chained else None,
+        "updated": installed.updated,
+        "log": str(log),
+        "repo_indexed": _repo_indexed(app, top),
+    }
+
+    def human() -> str:
+        lines = [f"{'Updated' if installed.updated else 'Installed'} {installed.hook}."]
+        if installed.chained:
+            lines.append(f"The hook that was there runs first: {installed.chained}.")
+        lines.append(f"Each commit now syncs the files it touched in the background; log: {log}")
+        if not data["repo_indexed"]:
+            lines.append(
+                f"Note: {top} is not under an added root, so commits change nothing yet:"
+                f" run `kb add {top}` (or a folder in it)."
+            )
+        return "\n".join(lines)
+
+    app.emit(data, fmt, human)
+
+
+def _repo_indexed(app: App, top: Path) -> bool:
+    from kb_search.errors import DBError
+
+    try:
+        roots = app.kb().roots()
+    except DBError:
+        return False
+    return any(r == top or top in r.parents or r in top.parents for r in roots)
+
+
+@hook.command("uninstall")
+@click.argument("repo", required=False, type=click.Path(path_type=Path))
+@common_options
+def hook_uninstall(app: App, repo: Path | None) -> None:
+    """Remove the kb post-commit hook (a hook it chained is put back)."""
+    from kb_search.ingest.hooks import uninstall_hook
+
+    removed = uninstall_hook(repo or app.environment.cwd)
+    click.echo("Removed the kb post-commit hook." if removed else "No kb hook installed.")
+
+
+@hook.command("run", hidden=True)
+@click.option("--repo", required=True, type=click.Path(path_type=Path))
+@click.option("--commit", required=True)
+@common_options
+def hook_run(app: App, repo: Path, commit: str) -> None:
+    """What the post-commit hook runs: sync the files COMMIT touched (writes the log line)."""
+    from kb_search.cli.ingest import sync_paths
+    from kb_search.ingest.hooks import commit_paths, log_line
+
+    try:
+        paths = commit_paths(repo, commit)
+        summary = sync_paths(app, paths, workers=0) if paths else None
+    except Exception as exc:  # noqa: BLE001 - the log is the only place anyone will look
+        click.echo(log_line(f"{repo}@{commit[:12]}: failed: {type(exc).__name__}: {exc}"))
+        raise SystemExit(1) from exc
+    text = summary.line() if summary else "nothing to sync"
+    click.echo(log_line(f"{repo}@{commit[:12]}: {len(paths)} paths. {text}"))
+    for failure in summary.failed if summary else []:
+        click.echo(log_line(f"  failed: {failure.path}: {failure.reason}"))
+
+
+# ---- about kb itself ------------------------------------------------------------------------
+
+
+@click.command()
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+def version(app: App, fmt: str | None) -> None:
+    """kb's version, Python's, and the SQLite/sqlite-vec/onnxruntime it runs on."""
+    from kb_search.diagnostics import versions
+
+    info = versions()
+    app.emit(info, fmt, lambda: "\n".join(f"{k}: {v}" for k, v in info.items()))
+
+
+SHELLS = ("bash", "zsh", "fish")
+
+
+@click.command()
+@click.argument("shell", type=click.Choice(SHELLS))
+def completion(shell: str) -> None:
+    """Print the shell completion script for SHELL (commands, options, choices, paths).
+
+    \b
+    Install it:
+      bash:  kb completion bash > ~/.local/share/bash-completion/completions/kb
+      zsh:   kb completion zsh > "${fpath[1]}/_kb"   (then: compinit)
+      fish:  kb completion fish > ~/.config/fish/completions/kb.fish
+    """
+    from click.shell_completion import get_completion_class
+
+    from kb_search.cli import cli
+
+    completer = get_completion_class(shell)
+    if completer is None:  # pragma: no cover - click ships all three
+        raise click.UsageError(f"no completion for {shell}")
+    click.echo(completer(cli, {}, "kb", "_KB_COMPLETE").source())
+
+
+COMMANDS = [init, config, doctor, eval_cmd, export, hook, version, completion]

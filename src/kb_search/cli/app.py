@@ -1,0 +1,207 @@
+"""What every command shares: the per-invocation App, option decorators, output and errors."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from kb_search.environment import Environment
+
+if TYPE_CHECKING:
+    from kb_search.cli.progress import ProgressView
+    from kb_search.cli.terminal import Terminal
+    from kb_search.knowledge_base import KnowledgeBase
+
+FORMATS = click.Choice(["json", "human"])
+COLORS = click.Choice(["auto", "always", "never"])
+_IMPORTED = time.perf_counter()  # fallback for process_age_ms where /proc is not there
+
+
+class UserError(click.ClickException):
+    """Exit 1 with a one-line message and no traceback."""
+
+    exit_code = 1
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"Error: {self.format_message()}", err=True)
+
+
+class Interrupted(click.ClickException):
+    """Ctrl-C: one line saying where the job stopped, exit 130 (128 + SIGINT)."""
+
+    exit_code = 130
+
+    def show(self, file: Any = None) -> None:
+        click.echo(self.format_message(), err=True)
+
+
+class App:
+    """Per-invocation state: the environment, the resolved config and the knowledge base."""
+
+    def __init__(self, environment: Environment, flags: dict[str, Any]):
+        from kb_search.config import load_config
+
+        self.environment = environment
+        self.color = flags.get("color")
+        self.config = load_config(
+            env=environment.env,
+            cwd=environment.cwd,
+            home=environment.home,
+            flags={k: v for k, v in flags.items() if k not in ("config", "color")},
+            config_path=flags.get("config"),
+        )
+        self._kb: KnowledgeBase | None = None
+        self._terminal: Terminal | None = None
+        self.progress_view: ProgressView | None = None
+
+    def kb(self, long_lived: bool = False) -> KnowledgeBase:
+        """The knowledge base this command works on (closed when the command ends)."""
+        if self._kb is None:
+            from kb_search.knowledge_base import KnowledgeBase
+
+            self._kb = KnowledgeBase(
+                self.config, long_lived=long_lived, cwd=self.environment.cwd, warn=warn
+            )
+        return self._kb
+
+    def close(self) -> None:
+        if self._kb is not None:
+            self._kb.close()
+            self._kb = None
+
+    def output_format(self, fmt: str | None) -> str:
+        if fmt:
+            return fmt
+        return "human" if self.environment.stdout_isatty else "json"
+
+    @property
+    def terminal(self) -> Terminal:
+        """Where human output goes (stdout): width, styles, pager."""
+        if self._terminal is None:
+            from kb_search.cli.terminal import Terminal
+
+            env = self.environment
+            self._terminal = Terminal.detect(env.env, env.cwd, env.stdout_isatty, self.color)
+        return self._terminal
+
+    def show_path(self, path: str) -> str:
+        return self.terminal.show_path(path)
+
+    def progress(self, label: str, interrupted: str = "rerun to resume") -> ProgressView:
+        """A progress line on stderr (drawn only on a terminal); Ctrl-C during it reports
+        "Interrupted after N/M files; <interrupted>"."""
+        from kb_search.cli.progress import ProgressView
+
+        console = None
+        if self.environment.stderr_isatty:
+            from kb_search.cli.terminal import Terminal
+
+            env = self.environment
+            console = Terminal.detect(env.env, env.cwd, True, self.color).console(sys.stderr)
+        self.progress_view = ProgressView(label, console)
+        self.progress_view.interrupted = interrupted
+        return self.progress_view
+
+    def interrupted(self) -> Interrupted:
+        view = self.progress_view
+        if view is None or view.started is None:
+            return Interrupted("Interrupted.")
+        return Interrupted(f"Interrupted after {view.position()}; {view.interrupted}.")
+
+    def emit(
+        self,
+        data: Any,
+        fmt: str | None,
+        human: Callable[[], str],
+        page: bool = False,
+    ) -> None:
+        """JSON (compact: agents pay per token) or the human rendering, paged on a terminal
+        when `page` and it does not fit. Always valid UTF-8."""
+        from kb_search.sanitize import valid_text
+
+        if self.output_format(fmt) == "json":
+            text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+            click.echo(valid_text(text))
+        else:
+            self.terminal.write(valid_text(human()), page=page)
+
+
+def warn(message: str) -> None:
+    click.echo(f"Warning: {message}", err=True)
+
+
+def process_age_ms() -> float:
+    """How long this process has run: from /proc on Linux (interpreter start included), else
+    from when kb's CLI was imported."""
+    try:
+        with open("/proc/self/stat", encoding="ascii") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        started = int(fields[19]) / os.sysconf("SC_CLK_TCK")
+        return max(0.0, (time.clock_gettime(time.CLOCK_BOOTTIME) - started) * 1000)
+    except (OSError, ValueError, IndexError, AttributeError):
+        return (time.perf_counter() - _IMPORTED) * 1000
+
+
+def common_options(fn: Callable) -> Callable:
+    """--data-dir/--db/--config/--color on every command (they also work before the command
+    name); a KbError becomes one line on stderr and exit 1, Ctrl-C one line and exit 130."""
+
+    @click.option("--data-dir", type=click.Path(path_type=Path), help="Data directory (~/.kb).")
+    @click.option("--db", "db_path", type=click.Path(path_type=Path), help="Database file.")
+    @click.option("--config", "config_path", type=click.Path(path_type=Path), help="Config file.")
+    @click.option(
+        "--color",
+        type=COLORS,
+        help="Colours and links in human output: auto (a terminal without NO_COLOR), always,"
+        " never.",
+    )
+    @click.pass_context
+    @functools.wraps(fn)
+    def wrapper(ctx: click.Context, data_dir, db_path, config_path, color, **kwargs):
+        from kb_search.errors import KbError
+        from kb_search.store.db import DatabaseError, explain
+
+        root = ctx.find_root()
+        flags = dict(root.meta.get("kb.flags", {}))
+        given = (("data_dir", data_dir), ("db", db_path), ("config", config_path), ("color", color))
+        for key, value in given:
+            if value is not None:
+                flags[key] = value
+        app = None
+        try:
+            app = App(root.meta.get("kb.environment") or Environment(), flags)
+            return fn(app, **kwargs)
+        except KbError as exc:
+            raise UserError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from exc
+        except DatabaseError as exc:
+            known = explain(exc)
+            if known is None and os.environ.get("KB_DEBUG"):
+                raise
+            raise (UserError(str(known)) if known else _internal(exc)) from exc
+        except KeyboardInterrupt:
+            raise (app.interrupted() if app else Interrupted("Interrupted.")) from None
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as exc:
+            if os.environ.get("KB_DEBUG"):
+                raise
+            raise _internal(exc) from exc
+        finally:
+            if app is not None:
+                app.close()
+
+    return wrapper
+
+
+def _internal(exc: Exception) -> UserError:
+    """A bug, not a user error: one line (the traceback with KB_DEBUG=1)."""
+    message = f"internal error: {type(exc).__name__}: {exc}".splitlines()[0]
+    return UserError(f"{message} (set KB_DEBUG=1 for a traceback)")

@@ -1,0 +1,186 @@
+"""Reading and labelling what is indexed: show, chunk, list, stats, tags, tag, untag."""
+
+from __future__ import annotations
+
+import click
+
+from kb_search.cli.app import FORMATS, App, UserError, common_options
+from kb_search.text import plural
+
+
+@click.command()
+@click.argument("ref")
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+def show(app: App, ref: str, fmt: str | None) -> None:
+    """A document with its chunks, by id, path or citation (paged on a terminal).
+
+    \b
+    Examples:
+      kb show 12
+      kb show docs/git-admin.md
+      kb show "docs/git-admin.md#L15-L19" --format json
+    """
+    doc = app.kb().document(ref)
+
+    def human() -> str:
+        from kb_search.cli.render import document_human
+
+        return document_human(doc, app.terminal)
+
+    app.emit(doc.to_dict(), fmt, human, page=True)
+
+
+@click.command()
+@click.argument("chunk_id")
+@click.option(
+    "--context",
+    type=click.IntRange(min=0, max=50),
+    default=0,
+    show_default=True,
+    help="Neighbouring chunks to show on each side.",
+)
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+def chunk(app: App, chunk_id: str, context: int, fmt: str | None) -> None:
+    """One chunk (its id is in every search result) with `--context N` neighbours.
+
+    \b
+    Example:
+      kb chunk 18 --context 2
+    """
+    from kb_search.sanitize import parse_id
+
+    number = parse_id(chunk_id, "chunk id")
+    kb = app.kb()
+    chunks = kb.chunk(number, context)
+    data = {"chunk_id": number, "chunks": [c.to_dict() for c in chunks]}
+
+    def human() -> str:
+        from kb_search.cli.render import chunks_human
+
+        path = kb.document(str(chunks[0].document_id), with_chunks=False).path
+        return chunks_human(chunks, path, app.terminal)
+
+    app.emit(data, fmt, human, page=True)
+
+
+@click.command("list")
+@click.option("--type", "doc_type", help="Only this document type.")
+@click.option("--tag", help="Only documents with this tag.")
+@click.option("--limit", type=click.IntRange(min=1), help="At most this many documents.")
+@click.option(
+    "--offset", type=click.IntRange(min=0), default=0, help="Skip this many (with --limit: pages)."
+)
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+def list_cmd(app: App, doc_type, tag, limit, offset: int, fmt: str | None) -> None:
+    """Indexed documents, by path.
+
+    \b
+    Examples:
+      kb list --type pdf
+      kb list --tag work --limit 50 --offset 50
+    """
+    kb = app.kb()
+    docs = kb.documents(doc_type, tag, limit, offset)
+    total = kb.document_count(doc_type, tag) if (limit or offset) else len(docs)
+    shown = offset + len(docs)
+    data = {
+        "documents": [d.to_dict() for d in docs],
+        "count": len(docs),
+        "total": total,
+        "next_offset": shown if shown < total else None,
+    }
+
+    def human() -> str:
+        from kb_search.cli.render import table
+
+        rows = [
+            (d.document_id, d.type, d.chunk_count, app.show_path(d.path), ", ".join(d.tags))
+            for d in docs
+        ]
+        text = table(rows, ["id", "type", "chunks", "path", "tags"], empty="No documents.")
+        if data["next_offset"] is not None:
+            text += f"\n{shown} of {total}: --offset {shown} for more."
+        return text
+
+    app.emit(data, fmt, human, page=True)
+
+
+@click.command()
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+def stats(app: App, fmt: str | None) -> None:
+    """Counts, sizes and the model."""
+    info = app.kb().stats()
+
+    def human() -> str:
+        types = ", ".join(f"{k}: {v}" for k, v in sorted(info["by_type"].items())) or "none"
+        size = f"{info['db_bytes'] / 1e6:.1f} MB" if info["db_bytes"] else "-"
+        return (
+            f"Documents: {info['documents']} ({types})\nChunks: {info['chunks']}"
+            f"\nTags: {info['tags']}\nModel: {info['model'] or 'none'}"
+            f"\nDB: {info['db_path']} ({size})"
+        )
+
+    app.emit(info, fmt, human)
+
+
+def _tag_names(tags: tuple[str, ...]) -> list[str]:
+    names = [t.strip() for t in tags if t.strip()]
+    if not names:
+        raise UserError("give at least one non-empty tag")
+    return names
+
+
+@click.command()
+@click.argument("ref")
+@click.argument("tags", nargs=-1, required=True)
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+def tag(app: App, ref: str, tags, fmt: str | None) -> None:
+    """Add tags to a document (by id or path): kb tag docs/plan.md work q3"""
+    names = _tag_names(tags)
+    doc_id, now = app.kb().tag(ref, names)
+    app.emit(
+        {"document_id": doc_id, "added": names, "tags": now},
+        fmt,
+        lambda: f"Tagged document {doc_id}: {', '.join(names)}",
+    )
+
+
+@click.command()
+@click.argument("ref")
+@click.argument("tags", nargs=-1, required=True)
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+def untag(app: App, ref: str, tags, fmt: str | None) -> None:
+    """Remove tags from a document (by id or path): kb untag docs/plan.md q3"""
+    names = _tag_names(tags)
+    doc_id, removed, now = app.kb().untag(ref, names)
+    app.emit(
+        {"document_id": doc_id, "removed": removed, "tags": now},
+        fmt,
+        lambda: f"Removed {plural(removed, 'tag')} from document {doc_id}",
+    )
+
+
+@click.command()
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+def tags(app: App, fmt: str | None) -> None:
+    """All tags with their document counts."""
+    rows = app.kb().tags()
+
+    def human() -> str:
+        from kb_search.cli.render import table
+
+        return table(
+            [(r["tag"], r["documents"]) for r in rows], ["tag", "documents"], empty="No tags."
+        )
+
+    app.emit({"tags": rows}, fmt, human)
+
+
+COMMANDS = [show, chunk, list_cmd, stats, tag, untag, tags]

@@ -1,0 +1,118 @@
+"""Changing what is indexed: add, sync, remove, reindex."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from kb_search.cli.app import FORMATS, App, common_options
+from kb_search.text import plural
+
+WORKERS_HELP = "Parser processes (0: parse in this process; default from config)."
+RETRY_HELP = "Also parse files that failed before and have not changed since."
+
+
+def _report(app: App, summary: Any, fmt: str | None) -> None:
+    """The summary line (human) or object (JSON); where the failures are logged."""
+    human = app.output_format(fmt) == "human"
+    data = summary.to_dict() | {"summary": summary.line()}
+    app.emit(data, fmt, lambda: summary.line(app.show_path))
+    if summary.failed and human:
+        click.echo(f"Details of the failures: {app.kb().error_log}", err=True)
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--tag", "tags", multiple=True, help="Tag every added document (repeatable).")
+@click.option("--type", "doc_type", help="Store the documents under this type.")
+@click.option("--workers", type=click.IntRange(min=0), help=WORKERS_HELP)
+@click.option("--retry-failed", is_flag=True, help=RETRY_HELP)
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+def add(app: App, paths, tags, doc_type, workers, retry_failed: bool, fmt: str | None) -> None:
+    """Index files and folders. Unchanged files are skipped (size and mtime, then content),
+    so adding a folder again only indexes what changed; files that failed are skipped until
+    they change. A folder is remembered: `kb sync` rescans it, and its --tag/--type apply to
+    files found there later.
+
+    \b
+    Examples:
+      kb add ~/notes
+      kb add ~/work/docs --tag work
+      kb add report.pdf --type paper
+    """
+    with app.progress("Indexing") as progress:
+        summary = app.kb().add(
+            paths,
+            tags=tags,
+            doc_type=doc_type,
+            workers=workers,
+            retry_failed=retry_failed,
+            progress=progress,
+        )
+    _report(app, summary, fmt)
+
+
+def sync_paths(
+    app: App, paths: list[Path] | None, workers: int | None = None, retry_failed: bool = False
+) -> Any:
+    with app.progress("Syncing") as progress:
+        return app.kb().sync(paths, workers=workers, retry_failed=retry_failed, progress=progress)
+
+
+@click.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--workers", type=click.IntRange(min=0), help=WORKERS_HELP)
+@click.option("--retry-failed", is_flag=True, help=RETRY_HELP)
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+def sync(app: App, paths, workers: int | None, retry_failed: bool, fmt: str | None) -> None:
+    """Rescan what was added: new, changed, deleted and renamed files (honours .kbignore).
+
+    With PATHS, only those files and directories (under added roots); a PATH that no
+    longer exists removes its documents. Nothing is read when nothing changed, and the
+    embedding model is loaded only when a file must be embedded.
+
+    \b
+    Examples:
+      kb sync
+      kb sync ~/notes/projects
+    """
+    _report(app, sync_paths(app, list(paths) or None, workers, retry_failed), fmt)
+
+
+@click.command()
+@click.argument("refs", nargs=-1, required=True)
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+def remove(app: App, refs, fmt: str | None) -> None:
+    """Delete documents by id or path (chunks, FTS rows and vectors go with them).
+
+    A file under an added folder stays out of the index: `kb sync` will not bring it back
+    until you add it by name (`kb add FILE`).
+    """
+    removed = app.kb().remove(refs)
+    app.emit({"removed": removed}, fmt, lambda: f"Removed {plural(len(removed), 'document')}.")
+
+
+@click.command()
+@click.option("--model", help="Switch to this embedding model (re-embeds everything).")
+@click.option("--full", is_flag=True, help="Re-embed every chunk, not only missing vectors.")
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+def reindex(app: App, model: str | None, full: bool, fmt: str | None) -> None:
+    """Embed chunks that have no vector yet (resumable); --model switches models.
+
+    \b
+    Examples:
+      kb reindex
+      kb reindex --model sentence-transformers/all-MiniLM-L12-v2
+    """
+    with app.progress("Embedding") as progress:
+        summary = app.kb().reindex(model, full=full, progress=progress)
+    app.emit(summary.to_dict(), fmt, summary.line)
+
+
+COMMANDS = [add, sync, remove, reindex]

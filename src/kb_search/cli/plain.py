@@ -1,0 +1,65 @@
+"""Snippets as prose: the Markdown syntax that is noise in a one-paragraph excerpt (heading
+marks, table pipes, code fences, emphasis, link targets) taken out, the words kept.
+
+Only for the terminal; the JSON keeps the text as stored. Code is left alone: there `*`, `_`
+and `#` mean something. The snippet highlight markers (\\x02, \\x03) pass through.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kb_search.search.results import HL_OPEN
+
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+_HEADING = re.compile(r"^\s*#{1,6}\s+")
+_HEADING_TAIL = re.compile(r"\s+#+\s*$")
+_QUOTE = re.compile(r"^\s*(>\s*)+")
+_RULE = re.compile(r"^\s*([-*_=~^#])(\s*\1){2,}\s*$")  # rules, setext/RST underlines
+_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
+_LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
+_STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
+_EMPHASIS = re.compile(r"(?<![\w*])([*_])(?=[^\s*_])(.+?)(?<=[^\s*_])\1(?![\w*])")
+_STRAY = re.compile(r"(?<!\w)(\*\*|__)|(\*\*|__)(?!\w)")
+_CODE = re.compile(r"`+([^`]*)`+")
+_TAG = re.compile(r"</?[a-zA-Z][^>\n]{0,40}>")
+_MID_HEADING = re.compile(r"(^|\s)#{1,6}\s+")  # headings a snippet cut into one line
+
+
+def strip_markdown(text: str) -> str:
+    """`text` with Markdown noise removed, on one line."""
+    lines = []
+    for line in text.splitlines():
+        if _FENCE.match(line) or _TABLE_RULE.match(line) or _RULE.match(line):
+            continue
+        line = _QUOTE.sub("", _HEADING.sub("", line))
+        line = _HEADING_TAIL.sub("", line)
+        if line.count("|") >= 2:
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            line = " · ".join(c for c in cells if c) + ";"
+        lines.append(line)
+    text = " ".join(lines)
+    text = _IMAGE.sub(r"\1", text)
+    text = _LINK.sub(r"\1", text)
+    text = _CODE.sub(r"\1", text).replace("`", "")
+    text = _STRONG.sub(r"\2", text)
+    text = _EMPHASIS.sub(r"\2", text)
+    text = _STRAY.sub("", text)
+    text = _TAG.sub(" ", text)
+    text = _MID_HEADING.sub(r"\1", text)
+    return " ".join(text.split())
+
+
+def snippet_text(snippet: str, doc_type: str, text: str = "", words: int = 24) -> str:
+    """What the terminal shows of a snippet: prose cleaned, code only joined to one line.
+    A snippet without matches (no marker) is the chunk's first `words`, taken from `text`
+    after cleaning, so its line structure (headings, tables) is still there to clean."""
+    if HL_OPEN not in snippet and text:
+        snippet = text
+        clean = strip_markdown(text) if doc_type != "code" else " ".join(text.split())
+        parts = clean.split()
+        return " ".join(parts[:words]) + (" …" if len(parts) > words else "")
+    if doc_type != "code":
+        return strip_markdown(snippet)
+    return " ".join(snippet.split())

@@ -1,0 +1,233 @@
+"""Human-readable output for the terminal (JSON output is each object's to_dict()).
+
+Rendered with Rich through a `Terminal`: lines fit its visible width (wide characters and
+escape codes measured as they show), styles only where the terminal allows them, paths a
+person can open (`path:line`, relative to the current directory), hyperlinks to the files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from rich.cells import cell_len
+from rich.padding import Padding
+from rich.style import Style
+from rich.text import Text
+
+from kb_search.cli.plain import snippet_text, strip_markdown
+from kb_search.cli.terminal import Terminal
+from kb_search.search.results import HL_CLOSE, HL_OPEN, SearchResponse
+from kb_search.text import plural
+
+TITLE, SCORE, HEADING, MATCH, NOTE, DIM = "bold", "cyan", "magenta", "bold yellow", "yellow", "dim"
+INDENT = 3
+
+
+def _highlighted(snippet: str) -> Text:
+    """FTS5's match markers as bold spans."""
+    text = Text()
+    for i, part in enumerate(snippet.replace(HL_CLOSE, HL_OPEN).split(HL_OPEN)):
+        text.append(part, style=MATCH if i % 2 else "")
+    return text
+
+
+def _fit(text: Text, width: int) -> Text:
+    text = text.copy()
+    text.truncate(max(1, width), overflow="ellipsis")
+    return text
+
+
+def location(
+    term: Terminal,
+    path: str,
+    lines: list[int] | None = None,
+    page: int | None = None,
+    page_end: int | None = None,
+) -> Text:
+    """Where a chunk is, as a person opens it: `path:line`, `path p. 3`, linked to the file."""
+    shown = term.show_path(path)
+    if page is not None:
+        pages = f"pp. {page}-{page_end}" if page_end and page_end != page else f"p. {page}"
+        label, fragment = f"{shown} {pages}", f"#page={page}"
+    elif lines:
+        label, fragment = f"{shown}:{lines[0]}", ""
+    else:
+        label, fragment = shown, ""
+    url = term.link(path, fragment)
+    return Text(label, style=Style(link=url) if url else "")
+
+
+def _title_line(number: int, title: str, score: float, width: int) -> Text:
+    left = Text(f"{number}. ") + Text(title, style=TITLE)
+    right = Text(f"{score:.2f}", style=SCORE)
+    room = width - cell_len(right.plain) - 1
+    if cell_len(left.plain) > room:
+        left = _fit(left, room)
+    return left + Text(" " * (width - cell_len(left.plain) - cell_len(right.plain))) + right
+
+
+def _heading(source: Any) -> str:
+    """The heading chain without the title it repeats, and the symbol."""
+    heading = source.heading or ""
+    if heading.startswith(source.title + " > "):
+        heading = heading[len(source.title) + 3 :]
+    elif heading == source.title:
+        heading = ""
+    if source.type != "code":
+        heading = strip_markdown(heading.replace("\n", " "))
+    return " › ".join(x for x in (heading.replace(" > ", " › "), source.symbol) if x)
+
+
+def _location_line(term: Terminal, source: Any, chunk_id: int, width: int) -> Text:
+    """`path:line · type · tags · chunk N`. The openable part is never cut: what does not fit
+    beside it is left out, and a path longer than the line wraps."""
+    line = Text(" " * INDENT) + location(term, source.path, source.lines, source.page,
+                                         source.page_end)  # fmt: skip
+    for extra in (source.type, ", ".join(source.tags), f"chunk {chunk_id}"):
+        if extra and cell_len(line.plain) + cell_len(extra) + 3 <= width:
+            line += Text(f" · {extra}", DIM)
+    return line
+
+
+def search_human(response: SearchResponse, term: Terminal) -> str:
+    shown, total = len(response.results), response.total_matches
+    if shown and total >= shown:
+        counts = f"top {shown} of {plural(total, 'matching chunk')}"
+    else:
+        counts = f"{plural(shown, 'result')} ({total} with its words)"
+    parts: list[Any] = [Text(f'Search "{response.query}" ({response.mode}): {counts}')]
+    bad_legs = [
+        f"{leg}: {state}" for leg, state in response.legs.items() if state not in ("ok", "empty")
+    ]
+    if bad_legs:
+        parts.append(Text("Note: " + "; ".join(bad_legs), style=NOTE))
+    parts += [Text(f"Note: {note}", style=NOTE) for note in response.notes]
+    width = term.width
+    for i, result in enumerate(response.results, start=1):
+        s = result.source
+        parts.append(Text(""))
+        parts.append(_title_line(i, s.title, result.score, width))
+        heading = _heading(s)
+        if heading:
+            parts.append(_fit(Text(" " * INDENT) + Text(heading, style=HEADING), width))
+        snippet = _highlighted(snippet_text(result.snippet, s.type, result.text))
+        parts.append(Padding(snippet, (0, 0, 0, INDENT), expand=False))
+        parts.append(_location_line(term, s, result.chunk_id, width))
+    if not response.results:
+        parts += [
+            Text(""),
+            Text("No results. Try other words, --mode vector, or fewer filters."),
+        ]
+    return term.render(*parts)
+
+
+def document_human(doc: Any, term: Terminal) -> str:
+    meta = [doc.type, doc.language or "", plural(doc.chunk_count, "chunk")]
+    if doc.page_count:
+        meta.append(plural(doc.page_count, "page"))
+    if doc.tags:
+        meta.append("tags: " + ", ".join(doc.tags))
+    parts: list[Any] = [
+        Text(f"[{doc.document_id}] ") + Text(doc.title, style=TITLE),
+        Text("  ") + location(term, doc.path),
+        Text("  " + " · ".join(m for m in meta if m), style=DIM),
+    ]
+    for chunk in doc.chunks or []:
+        parts.append(Text(""))
+        parts.append(chunk_header(chunk, doc.path, term))
+        parts.append(Padding(Text(chunk.text), (0, 0, 0, 4), expand=False))
+    return term.render(*parts)
+
+
+def chunk_header(chunk: Any, path: str, term: Terminal) -> Text:
+    label = " › ".join(x for x in (chunk.heading, chunk.symbol) if x)
+    head = Text(f"── chunk {chunk.chunk_id} (#{chunk.chunk_index}) ", style=DIM)
+    head += location(term, path, chunk.lines, chunk.page, chunk.page_end)
+    if label:
+        head += Text(f"  {label}", style=HEADING)
+    return _fit(head, term.width)
+
+
+def chunks_human(chunks: list[Any], path: str, term: Terminal) -> str:
+    parts: list[Any] = []
+    for chunk in chunks:
+        if parts:
+            parts.append(Text(""))
+        parts += [chunk_header(chunk, path, term), Text(chunk.text)]
+    return term.render(*parts)
+
+
+def table(rows: Iterable[Iterable[Any]], headers: list[str], empty: str = "none") -> str:
+    """A plain-text table (columns sized by visible width); `empty` when there are no rows."""
+    rows = [[("" if v is None else str(v)) for v in row] for row in rows]
+    if not rows:
+        return empty
+    widths = [cell_len(h) for h in headers]
+    for row in rows:
+        widths = [max(w, cell_len(v)) for w, v in zip(widths, row)]
+
+    def line(cells: Iterable[str]) -> str:
+        return "  ".join(c + " " * (w - cell_len(c)) for c, w in zip(cells, widths)).rstrip()
+
+    out = [line(headers), line("-" * w for w in widths)]
+    out += [line(row) for row in rows]
+    return "\n".join(out)
+
+
+def beir_report_human(report: dict[str, Any]) -> str:
+    rows = [
+        (
+            s.mode,
+            f"{s.ndcg_at_10:.4f}",
+            f"{s.recall_at_100:.4f}",
+            f"{s.mrr_at_10:.4f}",
+            f"{s.p50_ms:.1f}",
+            f"{s.p95_ms:.1f}",
+            s.queries,
+        )
+        for s in report["scores"]
+    ]
+    how = "reused" if report["reused"] else f"built in {report['index_seconds']:.1f} s"
+    head = (
+        f"Dataset {report['dataset']}: {report['documents']} documents,"
+        f" {report['chunks']} chunks (index {how})"
+    )
+    cols = ["mode", "nDCG@10", "Recall@100", "MRR@10", "p50 ms", "p95 ms", "queries"]
+    return head + "\n" + table(rows, cols)
+
+
+def questions_report_human(report: dict[str, Any], misses: int = 5) -> str:
+    rows = []
+    for s in report["scores"]:
+        f, c = s.file, s.chunk
+        chunk = [f"{c[k]:.3f}" for k in ("hit@5", "mrr@10", "ndcg@10")] if c else ["-"] * 3
+        rows.append(
+            (
+                s.mode,
+                *(f"{f[k]:.3f}" for k in ("hit@1", "hit@5", "hit@10", "mrr@10", "ndcg@10")),
+                *chunk,
+                f"{s.p50_ms:.0f}/{s.p95_ms:.0f}",
+            )
+        )
+    cols = ["mode", "hit@1", "hit@5", "hit@10", "MRR@10", "nDCG@10",
+            "chunk hit@5", "chunk MRR", "chunk nDCG", "p50/p95 ms"]  # fmt: skip
+    chunked = report["scores"][0].chunk_questions if report["scores"] else 0
+    lines = [
+        f"Questions {report['questions_file']}: {report['questions']} questions"
+        f" ({chunked} with located answers) over {report['documents']} documents,"
+        f" {report['chunks']} chunks",
+        "File level, then chunk level:",
+        table(rows, cols),
+    ]
+    for s in report["scores"]:
+        if not s.misses or not misses:
+            continue
+        lines.append(f"\n{s.mode}: {len(s.misses)} questions with no relevant file in the top 10")
+        for miss in s.misses[:misses]:
+            note = (
+                f" (not indexed: {', '.join(miss['not_indexed'])})" if miss["not_indexed"] else ""
+            )
+            lines.append(f"  [{miss['id']}] {miss['question']}{note}")
+            lines.extend(f"      {i}. {c}" for i, c in enumerate(miss["top"], start=1))
+    return "\n".join(lines)

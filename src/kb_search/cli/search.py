@@ -1,0 +1,198 @@
+"""`kb search` and `kb similar`."""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+import click
+
+from kb_search.cli.app import FORMATS, App, common_options, process_age_ms
+
+QUERY_SYNTAX = """\b
+Query syntax:
+  words         any may match; chunks with more of them rank higher
+  "a phrase"    these words in this order (for the shell: '"a phrase"')
+  -word         leave out chunks with this word; a query word that starts
+                with - goes after --: kb search --top 5 -- -draft backups
+  type:pdf  tag:work  path:notes/**  lang:go  after:2025-01-01  before:...
+                inline filters, the same as the options below
+  'raw FTS5'    a whole query in single quotes is SQLite FTS5 syntax:
+                kb search "'git NEAR(install source, 5)'" --mode lexical"""
+
+SEARCH_HELP = f"""Search the knowledge base (hybrid: keywords + meaning, fused).
+
+QUERY is the rest of the command line: no quotes needed, options may come anywhere.
+
+\b
+Examples:
+  kb search how do I roll back a release
+  kb search backup retention type:pdf --top 5
+  kb search '"write-ahead log"' sqlite --mode lexical
+  kb search retry with jitter --path 'code/**' --format json
+  kb search rollback --compact      # agents: citation, heading, score, text
+  kb search rollback --fields citation,title,text
+
+{QUERY_SYNTAX}
+
+Output: human on a terminal, JSON when piped (--format). JSON contract: `kb skill`."""
+
+
+class QueryCommand(click.Command):
+    """A command whose words are a query: an unknown option is most likely a query word
+    that starts with "-", so the error says how to search for it."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        given = list(args)  # click consumes the list it parses
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as exc:
+            words, options = self._split(given)
+            first = next((w for w in words if w.startswith("-")), exc.option_name)
+            suggestion = shlex.join(["kb", ctx.info_name or "search", *options, "--", *words])
+            raise click.UsageError(
+                f"{first} is not an option. To search for a word that starts with '-',"
+                f" put the query after '--': {suggestion}",
+                ctx,
+            ) from None
+
+    def _split(self, args: list[str]) -> tuple[list[str], list[str]]:
+        """The query words, and the options with their values."""
+        takes_value, known = set(), set()
+        for param in self.params:
+            if isinstance(param, click.Option):
+                known.update([*param.opts, *param.secondary_opts])
+                if not param.is_flag and not param.count:
+                    takes_value.update(param.opts)
+        words: list[str] = []
+        options: list[str] = []
+        expect_value = False
+        for arg in args:
+            if expect_value:
+                options.append(arg)
+                expect_value = False
+            elif arg in takes_value:
+                options.append(arg)
+                expect_value = True
+            elif arg in known or arg.split("=", 1)[0] in known:
+                options.append(arg)
+            elif arg != "--":
+                words.append(arg)
+        return words, options
+
+
+@click.command(cls=QueryCommand, help=SEARCH_HELP, no_args_is_help=True)
+@click.argument("query", nargs=-1, required=True)
+@click.option(
+    "--mode",
+    type=click.Choice(["hybrid", "lexical", "vector"]),
+    help="hybrid (default): both legs fused; lexical: exact words (BM25); vector: meaning.",
+)
+@click.option("--top", type=click.IntRange(min=1, max=1000), help="How many results (default 10).")
+@click.option("--type", "types", multiple=True, help="Only these document types (pdf, code...).")
+@click.option("--tag", "tags", multiple=True, help="Only documents with any of these tags.")
+@click.option(
+    "--path", "paths", multiple=True, help="Path glob: * stays in a folder, ** crosses them."
+)
+@click.option("--lang", "languages", multiple=True, help="Only this language (python, go...).")
+@click.option("--after", "after", help="Only files modified on/after this date (YYYY-MM-DD).")
+@click.option("--before", "before", help="Only files modified before this date (YYYY-MM-DD).")
+@click.option("--min-score", type=click.FloatRange(0, 1), help="Drop results scoring below this.")
+@click.option(
+    "--fields",
+    help="JSON: only these result fields, comma-separated (citation,title,text...;"
+    " source fields without 'source.').",
+)
+@click.option(
+    "--compact",
+    is_flag=True,
+    help="JSON for agents: citation, heading, score, text per result (--fields profile).",
+)
+@click.option("--format", "fmt", type=FORMATS, help="json or human (default: by terminal).")
+@common_options
+def search(
+    app: App,
+    query: tuple[str, ...],
+    mode,
+    top,
+    types,
+    tags,
+    paths,
+    languages,
+    after,
+    before,
+    min_score,
+    fields: str | None,
+    compact: bool,
+    fmt: str | None,
+) -> None:
+    from kb_search.search.query import Filters
+
+    startup = process_age_ms()
+    selected = _fields(fields, compact)
+    kb = app.kb()
+    filters = Filters(
+        types=list(types),
+        tags=list(tags),
+        paths=list(paths),
+        languages=list(languages),
+        after=[after] if after else [],
+        before=[before] if before else [],
+    )
+    options = kb.search_options(mode=mode, top=top, filters=filters, min_score=min_score)
+    response = kb.search(" ".join(query), options)
+    # the process's own start (interpreter, imports, opening the DB) is part of the answer's cost
+    response.timings_ms["startup"] = startup
+    response.timings_ms["total"] += startup
+    data: dict[str, Any]
+    if selected:
+        from kb_search.search.fields import project
+
+        data = project(response, selected)
+    else:
+        data = response.to_dict()
+
+    def human() -> str:
+        from kb_search.cli.render import search_human
+
+        return search_human(response, app.terminal)
+
+    app.emit(data, "json" if selected and not fmt else fmt, human, page=True)
+
+
+def _fields(fields: str | None, compact: bool) -> list[str] | None:
+    from kb_search.search.fields import COMPACT, parse_fields
+
+    if fields and compact:
+        raise click.UsageError("--fields and --compact are two ways to say one thing: pick one")
+    if compact:
+        return list(COMPACT)
+    return parse_fields(fields) if fields is not None else None
+
+
+@click.command()
+@click.argument("ref")
+@click.option("--chunk", "is_chunk", is_flag=True, help="REF is a chunk id: similar chunks.")
+@click.option("--top", type=click.IntRange(min=1, max=200), default=10, show_default=True)
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+def similar(app: App, ref: str, is_chunk: bool, top: int, fmt: str | None) -> None:
+    """Nearest documents to a document (id or path), or chunks to a chunk (--chunk).
+
+    \b
+    Examples:
+      kb similar docs/git-admin.md
+      kb similar 42 --chunk --top 5
+    """
+
+    response = app.kb().similar(ref, chunk=is_chunk, top=top)
+
+    def human() -> str:
+        from kb_search.cli.render import search_human
+
+        return search_human(response, app.terminal)
+
+    app.emit(response.to_dict(), fmt, human, page=True)
+
+
+COMMANDS = [search, similar]

@@ -1,0 +1,72 @@
+"""Every error a user or a client can cause, as one hierarchy.
+
+A `KbError` message is one sentence in our words that says what to do; the CLI prints it
+on one line and exits 1, the MCP server returns it as a tool error. Anything else is a bug
+and is reported as an internal error.
+"""
+
+from __future__ import annotations
+
+
+class KbError(Exception):
+    """A problem the user can act on; the message says how."""
+
+
+class UserInputError(KbError):
+    """An argument, query, id or option that cannot be used as given."""
+
+
+class NotFound(UserInputError):
+    """No indexed document or chunk matches."""
+
+
+class SearchError(UserInputError):
+    """A query that cannot run (bad explicit FTS5 syntax, nothing to search for, ...)."""
+
+
+class EvalError(UserInputError):
+    """An evaluation dataset or question file that cannot be used."""
+
+
+class SyncError(UserInputError):
+    """A path that `kb sync` cannot rescan (it was never added)."""
+
+
+class ConfigError(KbError):
+    """A config file or value that cannot be used."""
+
+
+class DBError(KbError):
+    """A database that cannot be opened or used; the message says what to do."""
+
+
+class ModelError(KbError):
+    """Something wrong with the embedding model (never a database fault)."""
+
+
+class ModelUnavailable(ModelError):
+    """No embedding model can be loaded or provisioned here."""
+
+
+class ModelMismatch(ModelError):
+    """The configured model is not the one the database was built with."""
+
+
+class IngestError(KbError):
+    """A file that cannot be ingested; the message is one line for the error log."""
+
+
+class EmptyFile(IngestError):
+    """A file with nothing to index (an empty `__init__.py`): skipped cleanly, not a failure."""
+
+
+class ServeError(KbError):
+    """The server cannot start as asked (an unsafe bind, a missing database, ...)."""
+
+
+class ExportError(KbError):
+    """The database cannot be exported to that path."""
+
+
+class HookError(KbError):
+    """A git hook that cannot be installed or removed."""

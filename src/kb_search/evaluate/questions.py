@@ -1,0 +1,262 @@
+"""`kb eval QUESTIONS.jsonl`: retrieval quality on your own questions over the indexed KB.
+
+One JSON object per line: `{"id": "q1", "question": "how do I ...", "relevant":
+["docs/guide.md#L10-L24", "notes/x.pdf#page=3", "src/app.py"]}`, optionally `"grade": [2, 1,
+1]` (graded relevance, parallel to `relevant`; 1 by default). A relevant path names an indexed
+file by its path relative to the folder it was added from (or any trailing part of its
+absolute path); a location narrows it to lines or a page for chunk-level scoring.
+
+Scored per mode at file level (the file of each result, best rank first) and at chunk level (a
+result counts when it overlaps a located target): hit@1/5/10, MRR@10, nDCG@10; latency
+p50/p95; and the questions each mode missed, with what came first instead.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kb_search.errors import EvalError
+from kb_search.evaluate.metrics import percentile
+from kb_search.search.results import Result, SearchResponse
+from kb_search.store.db import Connection
+
+DEPTH = 100
+_LOCATION = re.compile(r"^(?P<path>.*?)(?:#(?:L(?P<a>\d+)(?:-L?(?P<b>\d+))?|page=(?P<p>\d+)))?$")
+
+
+@dataclass(frozen=True)
+class Target:
+    path: str  # as written: relative to an added folder's parent, or a path tail
+    lines: tuple[int, int] | None = None
+    page: int | None = None
+    grade: int = 1
+
+    @property
+    def located(self) -> bool:
+        return self.lines is not None or self.page is not None
+
+    @classmethod
+    def parse(cls, text: str, grade: int = 1) -> Target:
+        match = _LOCATION.match(text.strip())
+        if not match or not match.group("path"):
+            raise ValueError(f"not a path: {text!r}")
+        lines = None
+        if match.group("a"):
+            start = int(match.group("a"))
+            lines = (start, int(match.group("b") or start))
+        page = int(match.group("p")) if match.group("p") else None
+        return cls(match.group("path").strip("/"), lines, page, grade)
+
+
+@dataclass
+class Question:
+    id: str
+    text: str
+    targets: list[Target]
+    kind: str | None = None
+
+
+def load_questions(path: Path) -> list[Question]:
+    questions: list[Question] = []
+    seen: set[str] = set()
+    with Path(path).open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+                text = item.get("question") or item.get("query")
+                relevant = item["relevant"]
+                if isinstance(relevant, str):
+                    relevant = [relevant]
+                grades = item.get("grade") or [1] * len(relevant)
+                targets = [Target.parse(r, int(g)) for r, g in zip(relevant, grades)]
+            except (ValueError, KeyError, TypeError) as exc:
+                raise EvalError(f"{path}:{number}: not a question line ({exc})") from exc
+            if not text or not targets:
+                raise EvalError(f"{path}:{number}: needs a question and relevant paths")
+            qid = str(item.get("id") or number)
+            if qid in seen:
+                raise EvalError(f"{path}:{number}: duplicate id {qid!r}")
+            seen.add(qid)
+            questions.append(Question(qid, text, targets, item.get("kind")))
+    if not questions:
+        raise EvalError(f"{path}: no questions")
+    return questions
+
+
+# ---- matching results to targets -----------------------------------------------------------
+
+
+def _tail_matches(target: str, rel_path: str, abs_path: str) -> bool:
+    if rel_path == target or rel_path.endswith("/" + target):
+        return True
+    return abs_path.endswith("/" + target)
+
+
+def _overlaps(target: Target, result: Result) -> bool:
+    source = result.source
+    if target.page is not None and source.page is not None:
+        return source.page <= target.page <= (source.page_end or source.page)
+    if target.lines is not None and source.lines:
+        return source.lines[0] <= target.lines[1] and target.lines[0] <= source.lines[1]
+    return False
+
+
+@dataclass
+class Indexed:
+    """Which indexed documents each target path names (to report targets not in the index)."""
+
+    documents: dict[str, set[int]]
+
+    @classmethod
+    def load(cls, conn: Connection, questions: list[Question]) -> Indexed:
+        rows = conn.execute("SELECT id, rel_path, path FROM documents").fetchall()
+        found: dict[str, set[int]] = {}
+        for question in questions:
+            for target in question.targets:
+                if target.path not in found:
+                    found[target.path] = {
+                        doc_id
+                        for doc_id, rel, path in rows
+                        if _tail_matches(target.path, rel, path)
+                    }
+        return cls(found)
+
+
+def score_question(
+    question: Question, results: list[Result], indexed: Indexed
+) -> tuple[dict[str, float], dict[str, float] | None, dict[str, Any]]:
+    """File-level metrics, chunk-level metrics (None when no target is located), details."""
+    file_grade: dict[int, int] = {}
+    for target in question.targets:
+        for doc_id in indexed.documents.get(target.path, ()):
+            file_grade[doc_id] = max(file_grade.get(doc_id, 0), target.grade)
+    files: list[int] = list(dict.fromkeys(r.source.document_id for r in results))
+    file_gains = [file_grade.get(doc_id, 0) for doc_id in files]
+    file_scores = gain_metrics(file_gains, list(file_grade.values()))
+    located = [t for t in question.targets if t.located]
+    chunk_scores = None
+    if located:
+        credited: set[Target] = set()
+        chunk_gains = []
+        for result in results:
+            hit = [
+                t
+                for t in located
+                if t not in credited
+                and result.source.document_id in indexed.documents.get(t.path, ())
+                and _overlaps(t, result)
+            ]
+            credited.update(hit)  # a target counts once, however many chunks it spans
+            chunk_gains.append(max((t.grade for t in hit), default=0))
+        chunk_scores = gain_metrics(chunk_gains, [t.grade for t in located])
+    first = next((i for i, g in enumerate(file_gains) if g > 0), None)
+    details = {
+        "id": question.id,
+        "question": question.text,
+        "file_rank": None if first is None else first + 1,
+        "not_indexed": [t.path for t in question.targets if not indexed.documents.get(t.path)],
+        "top": [r.citation for r in results[:3]],
+    }
+    return file_scores, chunk_scores, details
+
+
+def gain_metrics(gains: list[int], ideal: list[int]) -> dict[str, float]:
+    """hit@1/5/10, MRR@10 and nDCG@10 of a ranking given as the gain at each rank, against
+    the gains an ideal ranking would have (linear gains, as trec_eval)."""
+    first = next((i for i, g in enumerate(gains[:10]) if g > 0), None)
+    dcg = sum(g / math.log2(i + 2) for i, g in enumerate(gains[:10]) if g > 0)
+    best = sorted((g for g in ideal if g > 0), reverse=True)[:10]
+    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(best))
+    return {
+        "hit@1": float(first is not None and first < 1),
+        "hit@5": float(first is not None and first < 5),
+        "hit@10": float(first is not None),
+        "mrr@10": 0.0 if first is None else 1.0 / (first + 1),
+        "ndcg@10": dcg / idcg if idcg else 0.0,
+    }
+
+
+# ---- a run ---------------------------------------------------------------------------------
+
+
+@dataclass
+class QuestionScores:
+    mode: str
+    questions: int
+    file: dict[str, float]
+    chunk: dict[str, float]
+    chunk_questions: int
+    p50_ms: float
+    p95_ms: float
+    misses: list[dict[str, Any]] = field(default_factory=list)  # file not in the top 10
+    legs: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "questions": self.questions,
+            "file": {k: round(v, 4) for k, v in self.file.items()},
+            "chunk": {k: round(v, 4) for k, v in self.chunk.items()},
+            "chunk_questions": self.chunk_questions,
+            "p50_ms": round(self.p50_ms, 2),
+            "p95_ms": round(self.p95_ms, 2),
+            "misses": self.misses,
+            "legs": self.legs,
+        }
+
+
+def evaluate_questions(
+    conn: Connection,
+    questions: list[Question],
+    modes: list[str],
+    run: Callable[[str, str], SearchResponse],
+) -> list[QuestionScores]:
+    """`run(question, mode)` searches the KB (at least DEPTH results)."""
+    indexed = Indexed.load(conn, questions)
+    out = []
+    for mode in modes:
+        file_sum: dict[str, float] = {}
+        chunk_sum: dict[str, float] = {}
+        chunk_n = 0
+        latencies: list[float] = []
+        misses: list[dict[str, Any]] = []
+        legs: dict[str, int] = {}
+        for question in questions:
+            t0 = time.perf_counter()
+            response = run(question.text, mode)
+            latencies.append((time.perf_counter() - t0) * 1000)
+            for leg, state in response.legs.items():
+                legs[f"{leg}:{state}"] = legs.get(f"{leg}:{state}", 0) + 1
+            file_scores, chunk_scores, details = score_question(question, response.results, indexed)
+            for key, value in file_scores.items():
+                file_sum[key] = file_sum.get(key, 0.0) + value
+            if chunk_scores is not None:
+                chunk_n += 1
+                for key, value in chunk_scores.items():
+                    chunk_sum[key] = chunk_sum.get(key, 0.0) + value
+            if file_scores["hit@10"] == 0.0:
+                misses.append(details)
+        n = len(questions)
+        out.append(
+            QuestionScores(
+                mode=mode,
+                questions=n,
+                file={k: v / n for k, v in file_sum.items()},
+                chunk={k: v / chunk_n for k, v in chunk_sum.items()} if chunk_n else {},
+                chunk_questions=chunk_n,
+                p50_ms=percentile(latencies, 50),
+                p95_ms=percentile(latencies, 95),
+                misses=misses,
+                legs=legs,
+            )
+        )
+    return out

@@ -1,0 +1,399 @@
+"""`kb sync`: bring the index in line with the files under the roots given to `kb add`.
+
+New files are ingested, changed ones re-ingested (size+mtime first, the content hash
+confirms), vanished ones deleted and renamed ones moved in place: a vanished document and
+a new file with the same content hash keep the document's id, chunks and vectors.
+
+Nothing is read on a no-op run: one query loads every (path, size, mtime) and one walk
+stats the files. Each change commits on its own, so a killed sync resumes by running again.
+Documents are only deleted when their root is there to prove them gone: an unmounted drive
+or an unreadable directory never empties the index.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kb_search.errors import SyncError  # noqa: F401 - re-exported
+from kb_search.ingest.memory import forget, load_skipped
+from kb_search.ingest.pipeline import (
+    AddOptions,
+    AddSummary,
+    ErrorLog,
+    Failure,
+    VectorSource,
+    _failed_part,
+    _left_out_parts,
+    deepest_root,
+    ingest_files,
+    load_roots,
+)
+from kb_search.ingest.walk import Found, IgnoreRules, WalkError, rel_path_for, walk_tree
+from kb_search.progress import NoProgress, Progress
+from kb_search.sanitize import path_text
+from kb_search.store.db import Connection
+from kb_search.store.documents import (
+    content_hash,
+    delete_document,
+    move_document,
+    touch_document,
+)
+from kb_search.text import plural
+
+
+@dataclass
+class SyncSummary:
+    added: int = 0  # new files ingested
+    updated: int = 0  # changed files re-ingested
+    renamed: int = 0  # moved in place, nothing re-parsed or re-embedded
+    deleted: int = 0  # documents whose file is gone (or now ignored)
+    unchanged: int = 0
+    ignored: int = 0  # new files of unsupported types, empty files, files outside every root
+    failed: list[Failure] = field(default_factory=list)
+    known_failures: int = 0  # failed (or empty) before and unchanged since: not read again
+    removed: int = 0  # removed with `kb remove`: left out until added by name
+    chunks: int = 0
+    seconds: float = 0.0
+    missing_roots: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    model_loaded: bool = False  # whether this run loaded the embedding model
+
+    @property
+    def changed(self) -> int:
+        return self.added + self.updated + self.renamed + self.deleted
+
+    def line(self, show: Callable[[str], str] = str) -> str:
+        """One line for a person; `show` turns a stored path into the one to print."""
+        parts = [
+            f"Synced: {self.added} added, {self.updated} updated, {self.renamed} renamed, "
+            f"{self.deleted} deleted, {self.unchanged} unchanged",
+            _failed_part(self.failed, show),
+            *_left_out_parts(self.known_failures, self.removed, "`kb sync --retry-failed`"),
+        ]
+        if self.missing_roots:
+            first = show(self.missing_roots[0])
+            parts.append(
+                f"{plural(len(self.missing_roots), 'root')} not found (first: {first});"
+                " their documents are kept"
+            )
+        return ". ".join(parts) + "."
+
+    def to_dict(self) -> dict:
+        return {
+            "added": self.added,
+            "updated": self.updated,
+            "renamed": self.renamed,
+            "deleted": self.deleted,
+            "unchanged": self.unchanged,
+            "ignored": self.ignored,
+            "failed": [f.__dict__ for f in self.failed],
+            "known_failures": self.known_failures,
+            "removed": self.removed,
+            "chunks": self.chunks,
+            "missing_roots": self.missing_roots,
+            "notes": self.notes,
+            "seconds": round(self.seconds, 3),
+            "model_loaded": self.model_loaded,
+        }
+
+
+@dataclass
+class Row:
+    id: int
+    size: int
+    mtime: float
+    content_hash: str
+
+
+@dataclass
+class Scan:
+    """What the rescan saw: files present, and which stored paths it speaks for."""
+
+    seen: dict[str, Found] = field(default_factory=dict)
+    prefixes: list[str] = field(default_factory=list)  # directories rescanned in full
+    exact: set[str] = field(default_factory=set)  # single files rescanned
+    protected: list[str] = field(default_factory=list)  # unreadable dirs: nothing is deleted
+    ignored: int = 0
+
+    def covers(self, path: str) -> bool:
+        if any(_under(path, p) for p in self.protected):
+            return False
+        return path in self.exact or any(_under(path, p) for p in self.prefixes)
+
+
+def _under(path: str, directory: str) -> bool:
+    return path == directory or path.startswith(directory.rstrip("/") + "/")
+
+
+def _abs(path: Path | str) -> Path:
+    return Path(os.path.abspath(Path(path).expanduser())).resolve()
+
+
+def load_rows(conn: Connection) -> dict[str, Row]:
+    rows = conn.execute("SELECT path, id, size, mtime, content_hash FROM documents")
+    return {r[0]: Row(r[1], r[2], r[3], r[4]) for r in rows}
+
+
+def scan(
+    conn: Connection,
+    paths: list[Path] | None,
+    rows: dict[str, Row],
+    follow_symlinks: bool,
+    summary: SyncSummary,
+) -> Scan:
+    """Walk the remembered roots (paths=None) or the given files and directories."""
+    roots = load_roots(conn)
+    result = Scan()
+    if paths is None:
+        outer = [r for r in roots if not any(o in r.parents for o in roots)]
+        for root in outer:
+            _scan_dir(root, root, roots, follow_symlinks, result, summary)
+        for path in rows:
+            if os.path.isabs(path) and deepest_root(Path(path), roots) is None:
+                _scan_file(Path(path), None, rows, result, guard=True)
+        return result
+    for given in paths:
+        path = _abs(given)
+        root = deepest_root(path, roots)
+        prefix = path_text(path) + "/"
+        if path.is_dir() or (not path.exists() and any(p.startswith(prefix) for p in rows)):
+            if root is None:
+                raise SyncError(f"{given} was never added: run `kb add {given}` first")
+            _scan_dir(root, path, roots, follow_symlinks, result, summary)
+        elif not path.exists() and path_text(path) not in rows and root is None:
+            # A deleted file the index knows is a deletion to apply; this is neither.
+            raise SyncError(f"{given} does not exist and is not in the index")
+        else:
+            _scan_file(path, root, rows, result, guard=False)
+    return result
+
+
+def _scan_dir(
+    root: Path,
+    start: Path,
+    roots: list[Path],
+    follow_symlinks: bool,
+    result: Scan,
+    summary: SyncSummary,
+) -> None:
+    if not root.is_dir():
+        summary.missing_roots.append(str(root))
+        return
+    result.prefixes.append(str(start))
+    if not start.is_dir():
+        return  # removed below a root that is there: its documents go
+    nested = [r for r in roots if root in r.parents]
+    for item in walk_tree(root, start, follow_symlinks=follow_symlinks):
+        if isinstance(item, WalkError):
+            summary.failed.append(Failure(path_text(item.path), item.reason))
+            result.protected.append(path_text(item.path))
+            continue
+        if nested:
+            item.root = deepest_root(item.path, roots) or root
+        result.seen[path_text(item.path)] = item
+
+
+def _scan_file(
+    path: Path, root: Path | None, rows: dict[str, Row], result: Scan, guard: bool
+) -> None:
+    key = path_text(path)
+    if (guard and not path.parent.is_dir()) or (root is not None and not root.is_dir()):
+        return  # on a drive that is not mounted, say: keep its documents
+    result.exact.add(key)
+    if root is not None and IgnoreRules(root).ignored_path(path):
+        return
+    if root is None and key not in rows:
+        result.ignored += path.is_file()
+        return
+    try:
+        st = path.stat()
+    except OSError:
+        return
+    if not os.path.isfile(path):
+        return
+    result.seen[key] = Found(path, root or path.parent, st.st_size, st.st_mtime)
+
+
+@dataclass
+class Plan:
+    new: list[Found] = field(default_factory=list)
+    changed: list[Found] = field(default_factory=list)
+    vanished: dict[str, Row] = field(default_factory=dict)
+    renames: list[tuple[str, Row, Found]] = field(default_factory=list)
+
+
+def plan(rows: dict[str, Row], result: Scan, summary: SyncSummary) -> Plan:
+    from kb_search.ingest import detect_type
+
+    todo = Plan()
+    for key, item in result.seen.items():
+        row = rows.get(key)
+        if row is None:
+            if detect_type(item.path) is None:
+                summary.ignored += 1
+            else:
+                todo.new.append(item)
+        elif row.size == item.size and row.mtime == item.mtime:
+            summary.unchanged += 1
+        else:
+            todo.changed.append(item)
+    todo.vanished = {
+        path: row for path, row in rows.items() if path not in result.seen and result.covers(path)
+    }
+    todo.renames = match_renames(todo.vanished, todo.new)
+    for old_path, _, item in todo.renames:
+        del todo.vanished[old_path]
+        todo.new.remove(item)
+    return todo
+
+
+def match_renames(vanished: dict[str, Row], new: list[Found]) -> list[tuple[str, Row, Found]]:
+    """Pair vanished documents with new files of the same content. Only new files whose size
+    and extension match a vanished document are read; a changed extension is a new type,
+    so it is re-parsed."""
+    if not vanished or not new:
+        return []
+    by_key: dict[tuple[int, str], list[tuple[str, Row]]] = {}
+    for path, row in vanished.items():
+        by_key.setdefault((row.size, Path(path).suffix.lower()), []).append((path, row))
+    pairs = []
+    for item in new:
+        options = by_key.get((item.size or 0, item.path.suffix.lower()))
+        if not options:
+            continue
+        try:
+            digest = content_hash(item.path.read_bytes())
+        except OSError:
+            continue
+        for index, (path, row) in enumerate(options):
+            if row.content_hash == digest:
+                pairs.append((path, row, item))
+                del options[index]
+                break
+    return pairs
+
+
+def sync(
+    conn: Connection,
+    paths: list[Path] | None,
+    options: AddOptions,
+    vectors: VectorSource | None = None,
+    error_log: ErrorLog | None = None,
+    progress: Progress | None = None,
+) -> SyncSummary:
+    """Rescan `paths` (files or directories under added roots), or every remembered root.
+
+    Pass a `pipeline.LazyVectors` as `vectors` so that a sync with nothing to embed never
+    loads the embedding model.
+    """
+    started = time.perf_counter()
+    summary = SyncSummary()
+    progress = progress or NoProgress()
+    log = error_log or ErrorLog(None)
+    rows = load_rows(conn)
+    result = scan(conn, paths, rows, options.follow_symlinks, summary)
+    summary.ignored += result.ignored
+    for failure in summary.failed:
+        log.write(failure)
+    todo = plan(rows, result, summary)
+    todo.changed = _drop_touched(conn, todo.changed, rows, summary)
+    _forget_vanished(conn, result)
+    progress.start(len(todo.renames) + len(todo.vanished) + len(todo.changed) + len(todo.new))
+    todo.new += _apply_renames(conn, todo.renames, summary, progress)
+    _apply_deletes(conn, todo.vanished, summary, progress)
+    to_ingest = todo.changed + todo.new
+    if to_ingest:
+        _ingest(conn, to_ingest, options, summary, log, vectors, progress)
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+def _forget_vanished(conn: Connection, result: Scan) -> None:
+    """Files kb remembered as skipped that the rescan proves gone: forget them."""
+    gone = [path for path in load_skipped(conn) if path not in result.seen and result.covers(path)]
+    forget(conn, gone)
+
+
+def _drop_touched(
+    conn: Connection, changed: list[Found], rows: dict[str, Row], summary: SyncSummary
+) -> list[Found]:
+    """Files whose mtime moved but whose bytes did not (a checkout, `touch`): record the new
+    mtime and leave them out, so that the model is not even loaded for them."""
+    still = []
+    for item in changed:
+        row = rows[path_text(item.path)]
+        if item.size == row.size:
+            try:
+                same = content_hash(item.path.read_bytes()) == row.content_hash
+            except OSError:
+                same = False
+            if same:
+                touch_document(conn, row.id, row.size, item.mtime or 0.0)
+                summary.unchanged += 1
+                continue
+        still.append(item)
+    return still
+
+
+def _apply_renames(
+    conn: Connection,
+    renames: Iterable[tuple[str, Row, Found]],
+    summary: SyncSummary,
+    progress: Progress,
+) -> list[Found]:
+    """Move documents in place; returns the files that must be ingested after all (those
+    another writer took, and those whose title was their old file name)."""
+    left = []
+    for old_path, row, item in renames:
+        moved = move_document(
+            conn,
+            row.id,
+            old_path,
+            path_text(item.path),
+            rel_path_for(item.path, item.root),
+            item.size,
+            item.mtime,
+        )
+        if moved:
+            summary.renamed += 1
+            progress.advance(1)
+        if moved != "moved":
+            left.append(item)
+    return left
+
+
+def _apply_deletes(
+    conn: Connection,
+    vanished: dict[str, Row],
+    summary: SyncSummary,
+    progress: Progress,
+) -> None:
+    for row in vanished.values():
+        if delete_document(conn, row.id):
+            summary.deleted += 1
+        progress.advance(1)
+
+
+def _ingest(
+    conn: Connection,
+    found: list[Found],
+    options: AddOptions,
+    summary: SyncSummary,
+    log: ErrorLog,
+    vectors: VectorSource | None,
+    progress: Progress,
+) -> None:
+    added = AddSummary()
+    ingest_files(conn, found, options, added, log, vectors, progress)
+    summary.added += added.added
+    summary.updated += added.updated
+    summary.unchanged += added.skipped  # touched: new mtime, same content
+    summary.known_failures += added.known_failures
+    summary.removed += added.removed
+    summary.ignored += added.empty
+    summary.chunks += added.chunks
+    summary.failed.extend(added.failed)

@@ -1,0 +1,268 @@
+"""Finding the files under the paths given to `kb add` / `kb sync`.
+
+Ignored: well-known junk (VCS dirs, virtualenvs, build outputs, caches, hidden dirs) and
+whatever `.kbignore` files say. A `.kbignore` uses gitignore syntax and may sit in any
+directory below a root; its patterns are relative to its own directory, and a deeper file's
+patterns win over a shallower one's, as with `.gitignore`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+
+from kb_search.sanitize import path_text
+
+IGNORE_FILE = ".kbignore"
+DEFAULT_IGNORED_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        "bower_components",
+        ".venv",
+        "venv",
+        "__pycache__",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".cache",
+        ".idea",
+        ".vscode",
+        "dist",
+        "build",
+        "target",
+        "_build",
+        ".eggs",
+        "site-packages",
+        ".next",
+        ".terraform",
+    }
+)
+DEFAULT_IGNORED_SUFFIXES = (
+    ".egg-info",
+    ".pyc",
+    ".pyo",
+    ".so",
+    ".o",
+    ".class",
+    ".db-wal",
+    ".db-shm",
+    ".swp",
+    "~",
+)
+DEFAULT_IGNORED_FILES = frozenset({".DS_Store", "Thumbs.db", IGNORE_FILE})
+
+
+@dataclass
+class Found:
+    """A file to consider, with the root it was found under."""
+
+    path: Path  # absolute, symlinks resolved
+    root: Path  # the directory given by the user (or the file's parent)
+    size: int | None = None  # from the walk's own stat, when it made one
+    mtime: float | None = None
+
+
+@dataclass
+class WalkError:
+    path: Path
+    reason: str
+
+
+def _ignored_name(name: str, is_dir: bool) -> bool:
+    if is_dir:
+        return name in DEFAULT_IGNORED_DIRS or name.endswith(".egg-info") or name.startswith(".")
+    return name.endswith(DEFAULT_IGNORED_SUFFIXES) or name in DEFAULT_IGNORED_FILES
+
+
+def _load_spec(ignore_file: Path) -> pathspec.GitIgnoreSpec | None:
+    try:
+        lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+class IgnoreRules:
+    """Default ignores plus the `.kbignore` files found from `root` down."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self._specs: dict[str, pathspec.GitIgnoreSpec | None] = {}
+
+    def note_dir(self, rel_dir: str, names: list[str] | set[str]) -> None:
+        """Record a directory's `.kbignore` from a listing the walk already has (no stat)."""
+        if rel_dir not in self._specs:
+            found = IGNORE_FILE in names
+            self._specs[rel_dir] = _load_spec(self._dir(rel_dir) / IGNORE_FILE) if found else None
+
+    def _dir(self, rel_dir: str) -> Path:
+        return self.root / rel_dir if rel_dir else self.root
+
+    def _spec(self, rel_dir: str) -> pathspec.GitIgnoreSpec | None:
+        if rel_dir not in self._specs:
+            self._specs[rel_dir] = _load_spec(self._dir(rel_dir) / IGNORE_FILE)
+        return self._specs[rel_dir]
+
+    def ignored(self, rel: str, is_dir: bool) -> bool:
+        """Is `rel` (posix, below the root) ignored? Its parent dirs are assumed not to be."""
+        parts = rel.split("/")
+        if _ignored_name(parts[-1], is_dir):
+            return True
+        verdict = None
+        for depth in range(len(parts)):
+            spec = self._spec("/".join(parts[:depth]))
+            if spec is None:
+                continue
+            below = "/".join(parts[depth:]) + ("/" if is_dir else "")
+            include = spec.check_file(below).include
+            if include is not None:
+                verdict = include
+        return bool(verdict)
+
+    def ignored_path(self, path: Path) -> bool:
+        """Full check of a path below the root: every directory on the way counts too."""
+        try:
+            parts = path.relative_to(self.root).parts
+        except ValueError:
+            return False
+        for i in range(1, len(parts)):
+            if self.ignored("/".join(parts[:i]), True):
+                return True
+        return bool(parts) and self.ignored("/".join(parts), False)
+
+    def ignored_dir(self, path: Path) -> bool:
+        """Is this directory below the root, or one on the way to it, ignored?"""
+        try:
+            parts = path.relative_to(self.root).parts
+        except ValueError:
+            return False
+        return any(self.ignored("/".join(parts[:i]), True) for i in range(1, len(parts) + 1))
+
+
+def rel_path_for(path: Path, root: Path) -> str:
+    """The path shown in citations: the root's own name, then the path below it."""
+    try:
+        below = path.relative_to(root)
+    except ValueError:
+        return path_text(path.name)
+    return path_text((Path(root.name) / below).as_posix() if root.name else below.as_posix())
+
+
+def walk(paths: list[Path], follow_symlinks: bool = False) -> Iterator[Found | WalkError]:
+    """Yield every candidate file once; unreadable dirs and link loops become WalkErrors."""
+    seen_files: set[Path] = set()
+    for given in paths:
+        given = Path(given).expanduser()
+        if not given.exists():
+            reason = "broken symlink" if given.is_symlink() else "no such file or directory"
+            yield WalkError(given, reason)
+            continue
+        try:
+            resolved = given.resolve(strict=True)
+        except (OSError, RuntimeError) as exc:
+            yield WalkError(given, f"cannot resolve path: {exc}")
+            continue
+        if resolved.is_file():
+            if resolved not in seen_files:
+                seen_files.add(resolved)
+                yield Found(resolved, resolved.parent)
+            continue
+        if not resolved.is_dir():
+            yield WalkError(given, "not a regular file (FIFO, socket or device)")
+            continue
+        yield from walk_tree(resolved, follow_symlinks=follow_symlinks, seen_files=seen_files)
+
+
+def walk_tree(
+    root: Path,
+    start: Path | None = None,
+    follow_symlinks: bool = False,
+    seen_files: set[Path] | None = None,
+    file_root: Path | None = None,
+) -> Iterator[Found | WalkError]:
+    """Files below `start` (default: `root`), with `root`'s ignore rules. Each Found carries
+    the stat the walk made (size, mtime), so a caller comparing them needs no more syscalls.
+    `file_root` is the root stamped on each Found (default `root`)."""
+    rules = IgnoreRules(root)
+    start = start or root
+    seen = seen_files if seen_files is not None else set()
+    if rules.ignored_dir(start):
+        return
+    visited: set[tuple[int, int]] = set()
+    stack = [start]
+    while stack:
+        current = stack.pop()
+        yield from _scan_dir(current, rules, follow_symlinks, seen, visited, stack, file_root)
+
+
+def _scan_dir(
+    current: Path,
+    rules: IgnoreRules,
+    follow_symlinks: bool,
+    seen: set[Path],
+    visited: set[tuple[int, int]],
+    stack: list[Path],
+    file_root: Path | None,
+) -> Iterator[Found | WalkError]:
+    try:
+        st = current.stat()
+        if (st.st_dev, st.st_ino) in visited:
+            yield WalkError(current, "symlink loop: directory already visited")
+            return
+        visited.add((st.st_dev, st.st_ino))
+        with os.scandir(current) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError as exc:
+        yield WalkError(current, exc.strerror or str(exc))
+        return
+    rel_dir = "" if current == rules.root else current.relative_to(rules.root).as_posix()
+    rules.note_dir(rel_dir, {e.name for e in entries})
+    subdirs = []
+    for entry in entries:
+        rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+        try:
+            is_link = entry.is_symlink()
+            if is_link and not follow_symlinks:
+                continue
+            is_dir = entry.is_dir()
+        except OSError as exc:
+            yield WalkError(Path(entry.path), exc.strerror or str(exc))
+            continue
+        if rules.ignored(rel, is_dir):
+            continue
+        if is_dir:
+            subdirs.append(Path(entry.path))
+            continue
+        item = _found(entry, is_link, file_root or rules.root)
+        if isinstance(item, Found):
+            if item.path in seen:
+                continue
+            seen.add(item.path)
+        if item is not None:
+            yield item
+    # reversed: the stack pops them in name order, so files come out sorted depth-first
+    stack.extend(reversed(subdirs))
+
+
+def _found(entry: os.DirEntry, is_link: bool, root: Path) -> Found | WalkError | None:
+    """The file, an error, or None for what is not a regular file (a FIFO would hang a read)."""
+    path = Path(entry.path)
+    try:
+        if is_link:
+            path = path.resolve(strict=True)
+        st = entry.stat()
+    except (OSError, RuntimeError) as exc:
+        reason = f"broken symlink: {exc}" if is_link else (getattr(exc, "strerror", "") or str(exc))
+        return WalkError(path, reason)
+    if not entry.is_file():
+        return None
+    return Found(path, root, st.st_size, st.st_mtime)

@@ -1,0 +1,596 @@
+"""The one core every face calls: a knowledge base built from a Config.
+
+`KnowledgeBase` opens the database, the embedding model and the vector index lazily, owns
+their lifetime, and offers every operation (search, add, sync, remove, reindex, similar,
+document, chunk, stats, doctor, export, eval). The CLI and the MCP server parse their input,
+call one method and render the result; they hold no wiring of their own.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kb_search.config import Config
+from kb_search.errors import ModelUnavailable, SearchError, UserInputError
+from kb_search.progress import NoProgress, Progress
+from kb_search.store import db
+
+if TYPE_CHECKING:
+    from kb_search.doctor import Check
+    from kb_search.ingest.pipeline import AddOptions, AddSummary, LazyVectors
+    from kb_search.ingest.sync import SyncSummary
+    from kb_search.search.pipeline import SearchOptions
+    from kb_search.search.rerank import Reranker
+    from kb_search.search.results import SearchResponse
+    from kb_search.store.export import ExportResult
+    from kb_search.store.inventory import ChunkView, DocumentView
+    from kb_search.vectors.index import VectorSearch
+    from kb_search.vectors.model import TextEmbedder
+    from kb_search.vectors.reindex import ReindexSummary
+    from kb_search.vectors.tables import VectorTable
+    from kb_search.vectors.writer import ChunkEmbedder
+
+ERROR_LOG = "ingest-errors.log"
+
+
+@dataclass
+class VectorLegState:
+    """The vector leg of this KB, or why there is none."""
+
+    search: VectorSearch | None
+    table: VectorTable | None
+    unavailable: str | None
+
+
+class KnowledgeBase:
+    """One knowledge base. `long_lived` (the MCP server, eval) loads the model for many
+    queries (weight prepacking) and holds the vectors in memory; a one-shot CLI call loads
+    fast and asks sqlite-vec. `embedder` replaces the configured model (tests)."""
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        long_lived: bool = False,
+        embedder: TextEmbedder | None = None,
+        cwd: Path | None = None,
+        warn: Callable[[str], None] | None = None,
+    ):
+        self.config = config
+        self.long_lived = long_lived
+        self.cwd = cwd or Path.cwd()
+        self.warn = warn or (lambda _message: None)
+        self._embedder = embedder
+        self._local = threading.local()
+        self._readers: list[db.Connection] = []
+        self._writer: db.Connection | None = None
+        self._vector: VectorLegState | None = None
+        self._rerank: tuple[Reranker | None] | None = None
+        self._lock = threading.Lock()  # the vector leg loads once
+        self.model_load_ms = 0.0  # how long opening the vector leg (model + index) took
+        self._readers_lock = threading.Lock()
+
+    # ---- lifetime ----------------------------------------------------------------------------
+
+    @property
+    def db_path(self) -> Path:
+        return self.config.db_path
+
+    @property
+    def error_log(self) -> Path:
+        return self.config.data_dir / ERROR_LOG
+
+    def reader(self) -> db.Connection:
+        """A read-only connection for this thread (readers never block on a running ingest)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = db.connect(self.db_path, readonly=True)
+            self._local.conn = conn
+            with self._readers_lock:
+                self._readers.append(conn)
+        return conn
+
+    def writer(self, create: bool = False, adopt_empty: bool = False) -> db.Connection:
+        """The one writing connection (opened on first use; migrates the file)."""
+        if self._writer is None:
+            if create:
+                self.config.data_dir.mkdir(parents=True, exist_ok=True)
+            self._writer = db.connect(self.db_path, create=create, adopt_empty=adopt_empty)
+        return self._writer
+
+    def close(self) -> None:
+        with self._readers_lock:
+            readers, self._readers = self._readers, []
+        for conn in readers:
+            try:
+                conn.close()
+            except db.ProgrammingError:
+                pass  # opened by another thread (an MCP worker): freed with that thread
+        self._local = threading.local()
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+        self._vector = None
+
+    def __enter__(self) -> KnowledgeBase:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---- the model ---------------------------------------------------------------------------
+
+    def embedder_for(self, name: str, queries_only: bool = False) -> TextEmbedder:
+        """The model called `name` (the injected one when it has that name). `queries_only`
+        in a one-shot process loads it fast, for a query or two."""
+        from kb_search.vectors.model import load_embedder
+
+        if self._embedder is not None and self._embedder.name == name:
+            return self._embedder
+        return load_embedder(self.config, name, one_shot=queries_only and not self.long_lived)
+
+    def _model_choice(self) -> Any:
+        from kb_search.vectors.model import ModelChoice, configured_model
+
+        if self._embedder is not None:
+            return ModelChoice(self._embedder.name, True)
+        return configured_model(self.config)
+
+    def _writing_embedder(self, conn: db.Connection) -> TextEmbedder:
+        """The model new vectors come from: the DB's own, else the configured one.
+        ModelMismatch when an explicit choice contradicts the DB."""
+        from kb_search.vectors.model import resolve_db_model
+
+        choice = self._model_choice()
+        return self.embedder_for(resolve_db_model(conn, choice) or choice.name)
+
+    def _lazy_vectors(self, conn: db.Connection, options: AddOptions) -> LazyVectors:
+        """What new chunks are embedded with, loaded only when a chunk must be embedded. The
+        model's tokenizer (it sizes chunks, and unchanged files are recognised by it) is
+        found without loading the model when the model is already provisioned."""
+        from kb_search.ingest.pipeline import LazyVectors
+        from kb_search.vectors.model import provisioned_tokenizer, resolve_db_model, tokenizer_path
+
+        choice = self._model_choice()
+        name = resolve_db_model(conn, choice) or choice.name
+        if self._embedder is not None and self._embedder.name == name:
+            known, options.tokenizer_path = True, tokenizer_path(self._embedder)
+        else:
+            known, options.tokenizer_path = provisioned_tokenizer(self.config, name)
+        lazy = LazyVectors(lambda: self._writing_vectors(conn, options))
+        if not known:
+            lazy.load()  # not provisioned yet (or no model at all): find out now
+        return lazy
+
+    def _writing_vectors(self, conn: db.Connection, options: AddOptions) -> ChunkEmbedder | None:
+        """What new chunks are embedded with, or None (with a warning) when no model can be
+        had: the ingest then goes on for lexical search."""
+        from kb_search.vectors.model import bind, tokenizer_path
+        from kb_search.vectors.writer import ChunkEmbedder
+
+        try:
+            embedder = self._writing_embedder(conn)
+        except ModelUnavailable as exc:
+            self.warn(
+                f"no embedding model ({exc}); indexing for lexical search only."
+                " Run `kb reindex` once the model is available."
+            )
+            return None
+        table = bind(conn, embedder)
+        options.tokenizer_path = tokenizer_path(embedder)
+        return ChunkEmbedder(embedder, table.name)
+
+    def vector_leg(self) -> VectorLegState:
+        """The vector leg (model + index over the DB's vectors), loaded once."""
+        if self._vector is None:
+            with self._lock:
+                if self._vector is None:
+                    started = time.perf_counter()
+                    self._vector = self._open_vector_leg()
+                    self.model_load_ms = (time.perf_counter() - started) * 1000
+        return self._vector
+
+    def _open_vector_leg(self) -> VectorLegState:
+        from kb_search.errors import DBError
+        from kb_search.vectors import open_index
+        from kb_search.vectors.index import VectorSearch
+        from kb_search.vectors.model import NO_MODEL, readable_table, resolve_db_model
+
+        conn = self.reader()
+        name = resolve_db_model(conn, self._model_choice())
+        if name is None:
+            return VectorLegState(None, None, NO_MODEL)
+        try:
+            table = readable_table(conn, name)
+            embedder = self.embedder_for(name, queries_only=True)
+        except (DBError, ModelUnavailable) as exc:
+            return VectorLegState(None, None, str(exc))
+        index = open_index(conn, table, self._index_backend())
+        if self.long_lived:
+            embedder.embed_query("warm up")  # the first ONNX run is slow; pay it now
+        return VectorLegState(VectorSearch(embedder, index), table, None)
+
+    def _index_backend(self) -> str:
+        backend = self.config["vectors.index"]
+        if backend == "auto":
+            return "live-matrix" if self.long_lived else "sqlite-vec"
+        return backend
+
+    # ---- reading -----------------------------------------------------------------------------
+
+    def search(self, query: str, options: SearchOptions) -> SearchResponse:
+        """One query, stopped after `search.timeout_s` so no request can stall the others. Its
+        `timings_ms.total` covers everything this call did: when it loaded the model (the first
+        vector search of a process), `model_load` says how long that took."""
+        from kb_search.search.pipeline import search
+
+        started = time.perf_counter()
+        loaded_before = self._vector is not None
+        if options.mode == "lexical":
+            vector, why = None, None
+        else:
+            leg = self.vector_leg()
+            vector, why = leg.search, leg.unavailable
+        conn = self.reader()
+        budget = self.config["search.timeout_s"]
+        deadline = time.monotonic() + budget
+        late = SearchError(
+            f"the search ran past its {budget:g} s budget and was stopped: narrow it"
+            " (fewer words, a filter) or raise search.timeout_s"
+        )
+        conn.set_progress_handler(lambda: time.monotonic() > deadline, 1000)
+        try:
+            response = search(conn, query, options, vector=vector, vector_unavailable=why)
+        except (db.OperationalError, SearchError) as exc:
+            if time.monotonic() <= deadline:
+                raise
+            raise late from exc
+        finally:
+            conn.set_progress_handler(None, 0)
+        # A leg stopped by the budget reports it in `legs`; with none left, it is an error.
+        legs = response.legs.values()
+        if time.monotonic() > deadline and all(s.startswith("error") for s in legs):
+            raise late
+        if options.mode != "lexical" and not loaded_before:
+            response.timings_ms["model_load"] = self.model_load_ms
+        response.timings_ms["total"] = (time.perf_counter() - started) * 1000
+        return response
+
+    def search_options(self, **values: Any) -> SearchOptions:
+        """SearchOptions with this KB's defaults for what is not given (None = default)."""
+        from kb_search.search.pipeline import SearchOptions
+        from kb_search.search.query import Filters
+        given = {k: v for k, v in values.items() if v is not None}
+        if "reranker" not in given:
+            given["reranker"] = self._reranker()
+        given.setdefault("mode", self.config["search.default_mode"])
+        given.setdefault("top", self.config["search.default_top"])
+        given.setdefault("rrf_k", self.config["search.rrf_k"])
+        given.setdefault("filters", Filters())
+        return SearchOptions(**given)
+
+    def _reranker(self) -> Reranker | None:
+        """The configured rerank stage, built once."""
+        if self._rerank is None:
+            from kb_search.search.rerank import reranker_named
+
+            self._rerank = (reranker_named(self.config["search.reranker"]),)
+        return self._rerank[0]
+
+    def similar(self, ref: str, *, chunk: bool = False, top: int = 10) -> SearchResponse:
+        from kb_search.search.similar import similar_chunks, similar_documents
+
+        leg = self.vector_leg()
+        if leg.search is None or leg.table is None:
+            raise UserInputError(f"similarity needs vectors: {leg.unavailable}")
+        conn = self.reader()
+        index, table = leg.search.index, leg.table.name
+        if chunk:
+            return similar_chunks(conn, index, table, self._chunk_id(ref), top)
+        return similar_documents(conn, index, table, self._document_id(conn, ref), top)
+
+    def document(self, ref: str, with_chunks: bool = True) -> DocumentView:
+        from kb_search.store.inventory import get_document
+
+        return get_document(self.reader(), ref, with_chunks=with_chunks, cwd=self.cwd)
+
+    def chunk(self, chunk_id: int | str, context: int = 0) -> list[ChunkView]:
+        from kb_search.store.inventory import get_chunk
+
+        return get_chunk(self.reader(), self._chunk_id(chunk_id), context)
+
+    def documents(
+        self,
+        doc_type: str | None = None,
+        tag: str | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[DocumentView]:
+        from kb_search.store.inventory import list_documents
+
+        return list_documents(self.reader(), doc_type, tag, limit, offset)
+
+    def document_count(self, doc_type: str | None = None, tag: str | None = None) -> int:
+        from kb_search.store.inventory import count_documents
+
+        return count_documents(self.reader(), doc_type, tag)
+
+    def tags(self) -> list[dict[str, Any]]:
+        from kb_search.store.inventory import list_tags
+
+        return list_tags(self.reader())
+
+    def stats(self) -> dict[str, Any]:
+        from kb_search.store.inventory import stats
+
+        return stats(self.reader(), self.db_path)
+
+    def roots(self) -> list[Path]:
+        from kb_search.ingest.pipeline import load_roots
+
+        return load_roots(self.reader())
+
+    def export(
+        self, target: Path, force: bool = False, progress: Progress | None = None
+    ) -> ExportResult:
+        from kb_search.store.export import export_db
+
+        return export_db(self.reader(), target, force=force, progress=progress)
+
+    # ---- writing -----------------------------------------------------------------------------
+
+    def init(self, model: str | None = None) -> dict[str, Any]:
+        """Create the data dir and the DB, provision the model, bind the DB to it."""
+        from kb_search.store.inventory import stats
+        from kb_search.vectors.model import bind
+
+        if model:
+            self.config.values["model"], self.config.sources["model"] = model, "flag"
+        conn = self.writer(create=True, adopt_empty=True)
+        embedder = self._writing_embedder(conn)
+        bind(conn, embedder)
+        info = stats(conn, self.db_path)
+        return {"data_dir": str(self.config.data_dir), "db": str(self.db_path), **info}
+
+    def add_options(self, workers: int | None = None, **overrides: Any) -> AddOptions:
+        """The ingestion options every writing command uses (`add`, `sync`, the git hook)."""
+        from kb_search.ingest.pipeline import AddOptions
+
+        return AddOptions(
+            settings=self.chunk_settings(),
+            max_file_bytes=int(self.config["ingestion.max_file_mb"] * 1_000_000),
+            follow_symlinks=self.config["ingestion.follow_symlinks"],
+            ocr=self.config["ingestion.enable_ocr"],
+            workers=self.config["ingestion.workers"] if workers is None else workers,
+            timeout_s=self.config["ingestion.timeout_s"],
+            memory_mb=self.config["ingestion.max_memory_mb"],
+            **overrides,
+        )
+
+    def chunk_settings(self) -> Any:
+        from kb_search.models import ChunkSettings
+
+        return ChunkSettings(
+            max_tokens=self.config["chunking.max_tokens"],
+            min_tokens=self.config["chunking.min_tokens"],
+        )
+
+    def add(
+        self,
+        paths: Iterable[Path],
+        *,
+        tags: Iterable[str] = (),
+        doc_type: str | None = None,
+        workers: int | None = None,
+        retry_failed: bool = False,
+        progress: Progress | None = None,
+    ) -> AddSummary:
+        """Ingest files and folders. A path that does not exist is a UserInputError before
+        anything is written; the model loads only when a chunk must be embedded."""
+        from kb_search.ingest.pipeline import ErrorLog, add_paths
+
+        paths = [Path(p) for p in paths]
+        for path in paths:
+            if not path.expanduser().exists():
+                why = "broken symlink" if path.is_symlink() else "no such file or directory"
+                raise UserInputError(f"{path}: {why}")
+        options = self.add_options(
+            workers, tags=list(tags), doc_type=doc_type, retry_failed=retry_failed
+        )
+        conn = self.writer(create=True)
+        vectors = self._lazy_vectors(conn, options)
+        log = ErrorLog(self.error_log)
+        summary = add_paths(
+            conn,
+            paths,
+            options,
+            error_log=log,
+            vectors=vectors,
+            progress=progress or NoProgress(),
+        )
+        summary.model_loaded = vectors.model_loaded
+        return _with_log_problem(summary, log)
+
+    def sync(
+        self,
+        paths: Iterable[Path] | None = None,
+        *,
+        workers: int | None = None,
+        retry_failed: bool = False,
+        progress: Progress | None = None,
+    ) -> SyncSummary:
+        """Rescan what was added; the model loads only when a file must be embedded."""
+        from kb_search.ingest.pipeline import ErrorLog
+        from kb_search.ingest.sync import sync
+
+        options = self.add_options(workers, retry_failed=retry_failed)
+        conn = self.writer()
+        log = ErrorLog(self.error_log)
+        vectors = self._lazy_vectors(conn, options)
+        summary = sync(
+            conn,
+            list(paths) if paths is not None else None,
+            options,
+            vectors=vectors,
+            error_log=log,
+            progress=progress or NoProgress(),
+        )
+        summary.model_loaded = vectors.model_loaded
+        return _with_log_problem(summary, log)
+
+    def remove(self, refs: Iterable[str]) -> list[int]:
+        """Delete documents by id or path; returns the ids removed. A file under an added root
+        is remembered as removed, so `kb sync` leaves it out until it is added by name."""
+        from kb_search.ingest.memory import remember_removed
+        from kb_search.ingest.pipeline import deepest_root, load_roots
+        from kb_search.store.documents import delete_document
+
+        conn = self.writer()
+        ids = [self._document_id(conn, ref) for ref in refs]
+        paths = dict(conn.execute(
+            f"SELECT id, path FROM documents WHERE id IN ({','.join('?' * len(ids))})", ids
+        ).fetchall()) if ids else {}  # fmt: skip
+        removed = [doc_id for doc_id in ids if delete_document(conn, doc_id)]
+        roots = load_roots(conn)
+        remember_removed(
+            conn,
+            [
+                paths[doc_id]
+                for doc_id in removed
+                if doc_id in paths and deepest_root(Path(paths[doc_id]), roots) is not None
+            ],
+        )
+        return removed
+
+    def tag(self, ref: str, names: list[str]) -> tuple[int, list[str]]:
+        """Add tags; returns the document id and its tags now."""
+        from kb_search.store.records import document_tags
+        from kb_search.store.tags import add_tags
+
+        conn = self.writer()
+        doc_id = self._document_id(conn, ref)
+        add_tags(conn, doc_id, names)
+        return doc_id, document_tags(conn, {doc_id}).get(doc_id, [])
+
+    def untag(self, ref: str, names: list[str]) -> tuple[int, int, list[str]]:
+        """Remove tags; returns the document id, how many were removed and its tags now."""
+        from kb_search.store.records import document_tags
+        from kb_search.store.tags import remove_tags
+
+        conn = self.writer()
+        doc_id = self._document_id(conn, ref)
+        removed = remove_tags(conn, doc_id, names)
+        return doc_id, removed, document_tags(conn, {doc_id}).get(doc_id, [])
+
+    def reindex(
+        self, model: str | None = None, full: bool = False, progress: Progress | None = None
+    ) -> ReindexSummary:
+        """Embed chunks without vectors (resumable); `model` switches the DB to another."""
+        from kb_search.vectors.model import canonical
+        from kb_search.vectors.reindex import reindex
+        from kb_search.vectors.tables import db_model
+
+        progress = progress or NoProgress()
+        conn = self.writer()
+        if model:
+            name = canonical(model)
+        elif self._embedder is not None:
+            name = db_model(conn) or self._embedder.name
+        else:
+            name = db_model(conn) or canonical(self.config["model"])
+        embedder = self.embedder_for(name)
+        return reindex(
+            conn,
+            embedder,
+            full=full,
+            on_start=lambda total: progress.start(total, "chunks"),
+            on_batch=lambda n: progress.advance(n, chunks=n),
+        )
+
+    # ---- health and quality --------------------------------------------------------------------
+
+    def doctor(self) -> list[Check]:
+        """Every health check: SQLite, schema, integrity, FTS, chunks, sqlite-vec, the model and
+        its vectors, and which parsers this install uses."""
+        from kb_search.doctor import model_checks, run_checks
+        from kb_search.errors import DBError
+
+        try:
+            conn = self.writer()
+        except DBError:
+            conn = self.reader()  # a read-only database: every check that only reads still runs
+        return run_checks(conn, model_checks(conn, self._model_choice(), self.embedder_for))
+
+    def eval(
+        self, target: Path, modes: list[str], progress: Progress | None = None
+    ) -> dict[str, Any]:
+        """Retrieval quality: on a BEIR-layout dataset directory (indexed into its own DB
+        under the data dir, kept and reused), or on a questions file over this KB."""
+        if Path(target).is_file():
+            return self._eval_questions(Path(target), modes)
+        from kb_search.evaluate.beir import DEPTH, run_eval
+
+        progress = progress or NoProgress()
+        embedder = None
+        if set(modes) - {"lexical"}:
+            embedder = self.embedder_for(self._model_choice().name)
+        corpus = Path(target) / "corpus.jsonl"
+        total = sum(1 for _ in corpus.open(encoding="utf-8")) if corpus.is_file() else 0
+        progress.start(total, "documents")
+        report = run_eval(
+            Path(target),
+            self.config.data_dir / "eval",
+            self.chunk_settings(),
+            modes,
+            embedder=embedder,
+            progress=lambda n: progress.advance(n),
+            options_for=lambda mode: self.search_options(mode=mode, top=DEPTH, snippets=False),
+        )
+        return {"kind": "beir", **report}
+
+    def _eval_questions(self, path: Path, modes: list[str]) -> dict[str, Any]:
+        from kb_search.evaluate.questions import DEPTH, evaluate_questions, load_questions
+
+        questions = load_questions(path)
+        conn = self.reader()
+
+        def run(text: str, mode: str) -> SearchResponse:
+            return self.search(text, self.search_options(mode=mode, top=DEPTH, snippets=False))
+
+        scores = evaluate_questions(conn, questions, modes, run)
+        counts = conn.execute(
+            "SELECT (SELECT count(*) FROM documents), (SELECT count(*) FROM chunks)"
+        ).fetchone()
+        return {
+            "kind": "questions",
+            "questions_file": str(path),
+            "questions": len(questions),
+            "documents": counts[0],
+            "chunks": counts[1],
+            "model": self.stats()["model"],
+            "scores": scores,
+        }
+
+    # ---- references ----------------------------------------------------------------------------
+
+    def _document_id(self, conn: db.Connection, ref: str | int) -> int:
+        from kb_search.store.inventory import resolve_document_id
+
+        return resolve_document_id(conn, ref, self.cwd)
+
+    @staticmethod
+    def _chunk_id(ref: str | int) -> int:
+        from kb_search.sanitize import parse_id
+
+        return parse_id(ref, "chunk id")
+
+
+def _with_log_problem(summary: Any, log: Any) -> Any:
+    if log.problem:
+        summary.notes.append(f"{log.problem}; the failures are in this summary only")
+    return summary

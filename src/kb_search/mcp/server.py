@@ -1,0 +1,149 @@
+"""`kb serve`: the knowledge base over MCP (stdio or streamable HTTP), read-only.
+
+Every answer comes from rows of the database; no tool ever opens a file from disk, so a
+path that is not indexed (`../` tricks and symlink escapes included) is simply not found.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from typing import Any
+
+from kb_search.errors import KbError, ServeError
+from kb_search.knowledge_base import KnowledgeBase
+from kb_search.mcp.http import check_bind, http_app
+from kb_search.mcp.tools import INSTRUCTIONS, register_prompts, register_resources, register_tools
+
+_TYPE_WORDS = {
+    "int": "an integer",
+    "float": "a number",
+    "bool": "true or false",
+    "string": "a string",
+    "list": "a list",
+}
+
+
+def invalid_arguments(tool: str, errors: list[dict[str, Any]]) -> str:
+    """A validation failure in words: which argument, what it must be (no library text)."""
+    problems = []
+    for error in errors:
+        where = ".".join(str(part) for part in error.get("loc", ())) or "arguments"
+        ctx = error.get("ctx") or {}
+        kind = error.get("type", "")
+        if kind == "missing":
+            what = "is required"
+        elif kind in ("less_than_equal", "less_than"):
+            what = f"must be at most {ctx.get('le', ctx.get('lt'))}"
+        elif kind in ("greater_than_equal", "greater_than"):
+            what = f"must be at least {ctx.get('ge', ctx.get('gt'))}"
+        elif kind == "literal_error":
+            what = f"must be one of {ctx.get('expected', '')}".replace("'", "")
+        elif kind.split("_")[0] in _TYPE_WORDS:
+            what = f"must be {_TYPE_WORDS[kind.split('_')[0]]}"
+        elif kind == "extra_forbidden":
+            what = "is not an argument of this tool"
+        else:
+            what = str(error.get("msg", "is not valid")).split("\n")[0]
+        problems.append(f"`{where}` {what}")
+    return f"invalid arguments for {tool}: " + "; ".join(problems)
+
+
+def _server_class() -> type:
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+    from pydantic import ValidationError
+
+    class KbMCPServer(MCPServer):
+        """MCPServer whose argument errors say what is wrong in plain words."""
+
+        async def call_tool(self, name: str, arguments: dict[str, Any], *args: Any, **kw: Any):
+            try:
+                return await super().call_tool(name, arguments, *args, **kw)
+            except ToolError as exc:
+                cause = exc.__cause__
+                if isinstance(cause, ValidationError):
+                    raise ToolError(invalid_arguments(name, cause.errors())) from None
+                raise
+
+    return KbMCPServer
+
+
+def build_server(kb: KnowledgeBase) -> Any:
+    from kb_search import __version__
+
+    server = _server_class()(
+        "kb-search", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
+    )
+    register_tools(server, kb)
+    register_resources(server, kb)
+    register_prompts(server)
+    return server
+
+
+def _run_http(server: Any, host: str, port: int, token: str | None, extra_hosts: list[str]) -> None:
+    import uvicorn
+
+    app = http_app(server, host, token, extra_hosts)
+    shown = f"[{host}]" if ":" in host else host
+    _say(
+        f"kb serve: listening on http://{shown}:{port}/mcp"
+        + (" (bearer token required)" if token else "")
+    )
+    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+
+
+def _say(line: str) -> None:
+    # stdout belongs to the stdio transport: every human message goes to stderr.
+    print(line, file=sys.stderr, flush=True)
+
+
+def _stop_on_first_interrupt() -> None:
+    """Ctrl-C stops the stdio server at once. Left to the event loop, the first one is
+    swallowed: the loop waits for the thread blocked reading stdin, which nothing can cancel.
+    The server only reads, so there is nothing to flush."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        _say("kb serve: stopped")
+        os._exit(128 + signum)
+
+    signal.signal(signal.SIGINT, stop)
+
+
+def model_line(kb: KnowledgeBase) -> str:
+    leg = kb.vector_leg()
+    if leg.search is None:
+        return f"lexical only ({leg.unavailable})"
+    count = len(leg.search.index) if hasattr(leg.search.index, "__len__") else "?"
+    return f"model {leg.search.embedder.name}, {count} vectors in memory"
+
+
+def serve(
+    kb: KnowledgeBase,
+    transport: str = "stdio",
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    token: str | None = None,
+    extra_hosts: list[str] | None = None,
+) -> None:
+    """Serve the index over MCP until interrupted; the model is loaded before any request."""
+    if transport not in ("stdio", "http"):
+        raise ServeError(f"unknown transport {transport!r}: use stdio or http")
+    token = token or None
+    if transport == "http":
+        check_bind(host, token)
+    try:
+        kb.reader()  # fails now, before serving, when there is no database
+    except KbError as exc:
+        raise ServeError(str(exc)) from exc
+    server = build_server(kb)
+    _say(f"kb serve: {kb.db_path} ({model_line(kb)}), read-only")
+    if transport == "stdio":
+        _stop_on_first_interrupt()
+        server.run("stdio")
+    else:
+        _run_http(server, host, port, token, extra_hosts or [])

@@ -1,0 +1,84 @@
+"""Agent-sized search answers: only the result fields asked for, flat, on a lean envelope.
+
+The full contract (`SearchResponse.to_dict`) spends most of its tokens on what an agent rarely
+reads (the snippet repeats the text; absolute and relative paths; per-leg scores). A field
+list keeps what it needs; `COMPACT` (citation, heading, score, text) is the profile SKILL.md
+teaches. Source fields are named without their `source.` prefix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from kb_search.errors import UserInputError
+from kb_search.search.results import SCHEMA_VERSION, SearchResponse
+
+COMPACT = ("citation", "heading", "score", "text")
+RESULT_FIELDS = ("chunk_id", "score", "score_breakdown", "text", "snippet", "citation", "source")
+SOURCE_FIELDS = (
+    "document_id",
+    "title",
+    "path",
+    "rel_path",
+    "type",
+    "language",
+    "page",
+    "page_end",
+    "lines",
+    "heading",
+    "symbol",
+    "chunk_index",
+    "total_chunks",
+    "tags",
+)
+FIELDS = RESULT_FIELDS + SOURCE_FIELDS
+SCORE_DIGITS = 3
+
+
+def parse_fields(text: str | Iterable[str]) -> list[str]:
+    """ "citation, text" (or a list) -> ["citation", "text"]; UserInputError names the
+    valid fields when one is unknown."""
+    items = text.split(",") if isinstance(text, str) else list(text)
+    names = []
+    for item in items:
+        name = item.strip().removeprefix("source.")
+        if not name:
+            continue
+        if name not in FIELDS:
+            raise UserInputError(f"unknown field {item.strip()!r}: use any of {', '.join(FIELDS)}")
+        if name not in names:
+            names.append(name)
+    if not names:
+        raise UserInputError(f"give at least one field: any of {', '.join(FIELDS)}")
+    return names
+
+
+def project(response: SearchResponse, fields: Sequence[str]) -> dict[str, Any]:
+    """The response with each result cut to `fields` (flat); legs only when one failed,
+    notes only when there are some."""
+    full = response.to_dict()
+    results = []
+    for result in full["results"]:
+        source = result["source"]
+        row = {}
+        for name in fields:
+            value = result[name] if name in RESULT_FIELDS else source[name]
+            if name == "score":
+                value = round(value, SCORE_DIGITS)
+            row[name] = value
+        results.append(row)
+    data: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "query": full["query"],
+        "mode": full["mode"],
+        "results": results,
+        "total_matches": full["total_matches"],
+        "returned": full["returned"],
+    }
+    failed = {leg: state for leg, state in full["legs"].items() if state not in ("ok", "empty")}
+    if failed:
+        data["legs"] = failed
+    if full["notes"]:
+        data["notes"] = full["notes"]
+    return data

@@ -1,0 +1,163 @@
+"""The retrieval legs: lexical (FTS5 BM25, plus trigram/substring hits for CJK) and vector.
+
+A leg returns its best `k` chunks with scores in [0, 1] and a status: `ok`, `empty` (it ran
+and found nothing) or `error: why` (it could not run; the other leg still answers)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from kb_search.errors import SearchError
+from kb_search.search.filters import allowed_chunks, filter_sql
+from kb_search.search.query import Filters, ParsedQuery
+from kb_search.store.db import Connection, OperationalError
+from kb_search.vectors.tables import MAX_KNN
+
+# BM25 column weights: title, path, heading, body.
+BM25_WEIGHTS = (3.0, 1.5, 2.0, 1.0)
+
+Hits = list[tuple[int, float]]  # (chunk_id, score), best first
+
+
+@dataclass
+class LegResult:
+    status: str  # "ok", "empty" or "error: ..."
+    hits: Hits = field(default_factory=list)
+    total: int = 0  # matches in all (lexical), not only the `hits` returned
+
+
+class VectorLeg(Protocol):
+    """Nearest chunks to a query; see kb_search.vectors.index.VectorSearch."""
+
+    def embed_query(self, text: str) -> Any: ...
+
+    def nearest(self, conn: Connection, vector: Any, k: int, allowed: set[int] | None) -> Hits: ...
+
+
+def leg_label(leg: str) -> str:
+    """The leg's key in `score_breakdown` ("fts", "vector"), as the JSON contract names it."""
+    return "fts" if leg == "lexical" else leg
+
+
+def first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def lexical_score(bm25: float) -> float:
+    x = -bm25
+    return x / (1.0 + abs(x))
+
+
+def _run_match(
+    conn: Connection, table: str, expr: str, filters: Filters, k: int, weights: str
+) -> tuple[Hits, int]:
+    where, params = filter_sql(filters)
+    if not where:
+        # Fastest path: FTS5 alone, and a count that skips scoring.
+        rows = conn.execute(
+            f"SELECT rowid, bm25({table}{weights}) AS s FROM {table} WHERE {table} MATCH ?"
+            " ORDER BY s, rowid LIMIT ?",
+            (expr, k),
+        ).fetchall()
+        total = len(rows)
+        if total == k:
+            total = conn.execute(
+                f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (expr,)
+            ).fetchone()[0]
+        return [(r[0], lexical_score(r[1])) for r in rows], total
+    # bm25() cannot run inside a join or window query: score the matches first.
+    sql = (
+        f"WITH m AS MATERIALIZED (SELECT rowid AS id, bm25({table}{weights}) AS s FROM {table}"
+        f" WHERE {table} MATCH ?)"
+        " SELECT m.id, m.s, count(*) OVER () FROM m"
+        " JOIN chunks c ON c.id = m.id JOIN documents d ON d.id = c.document_id"
+        f" WHERE {where} ORDER BY m.s, m.id LIMIT ?"
+    )
+    rows = conn.execute(sql, [expr, *params, k]).fetchall()
+    total = rows[0][2] if rows else 0
+    return [(r[0], lexical_score(r[1])) for r in rows], total
+
+
+def _cjk_hits(conn: Connection, parsed: ParsedQuery, filters: Filters, k: int) -> tuple[Hits, int]:
+    runs = parsed.cjk_runs()
+    long_runs = [r for r in runs if len(r) >= 3]
+    short_runs = [r for r in runs if len(r) < 3]
+    hits: Hits = []
+    total = 0
+    if long_runs:
+        expr = " OR ".join('"' + r + '"' for r in long_runs)
+        hits, total = _run_match(conn, "chunks_cjk", expr, filters, k, "")
+    if short_runs:
+        # Trigrams cannot match one or two characters: scan the (few) CJK chunks instead.
+        where, params = filter_sql(filters)
+        like = " OR ".join("c.text LIKE ?" for _ in short_runs)
+        sql = (
+            "SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id"
+            f" WHERE c.has_cjk = 1 AND ({like})"
+            + (f" AND {where}" if where else "")
+            + " ORDER BY c.id"
+        )
+        ids = [r[0] for r in conn.execute(sql, [*(f"%{r}%" for r in short_runs), *params])]
+        seen = {cid for cid, _ in hits}
+        # Unscored substring hits rank after every BM25 match.
+        floor = min((score for _, score in hits), default=1.0) * 0.5
+        hits += [(cid, floor) for cid in ids if cid not in seen][: max(0, k - len(hits))]
+        total += len([cid for cid in ids if cid not in seen])
+    return hits, total
+
+
+def lexical_leg(
+    conn: Connection, parsed: ParsedQuery, filters: Filters, k: int, excluded: set[int]
+) -> LegResult:
+    expr = parsed.fts_expression()
+    if expr is None:
+        return LegResult(status="empty")
+    weights = "," + ",".join(str(w) for w in BM25_WEIGHTS)
+    try:
+        hits, total = _run_match(conn, "chunks_fts", expr, filters, k, weights)
+    except OperationalError as exc:
+        if parsed.raw_fts is not None:
+            raise SearchError(f"invalid FTS5 expression {parsed.raw_fts!r}: {exc}") from exc
+        raise
+    if parsed.cjk_runs() and parsed.raw_fts is None:
+        cjk, cjk_total = _cjk_hits(conn, parsed, filters, k)
+        best = dict(hits)
+        for cid, score in cjk:
+            best[cid] = max(score, best.get(cid, 0.0))
+        hits = sorted(best.items(), key=lambda h: (-h[1], h[0]))[:k]
+        total = max(total, cjk_total, len(best))
+    if excluded and hits:  # the FTS expression excludes already; CJK hits may not
+        hits = [h for h in hits if h[0] not in excluded]
+    return LegResult(status="ok" if hits else "empty", hits=hits, total=total)
+
+
+def vector_leg(
+    conn: Connection,
+    parsed: ParsedQuery,
+    filters: Filters,
+    k: int,
+    vector: VectorLeg | None,
+    unavailable: str | None,
+    timings: dict[str, float],
+    excluded: set[int],
+) -> LegResult:
+    if vector is None:
+        return LegResult(status=f"error: {unavailable or 'no embedding model'}")
+    if not parsed.text.strip():
+        return LegResult(status="empty")
+    t0 = time.perf_counter()
+    try:
+        qvec = vector.embed_query(parsed.text)
+        t1 = time.perf_counter()
+        # Excluded chunks can take at most len(excluded) places: ask for that many more.
+        wanted = min(k + len(excluded), MAX_KNN)
+        hits = vector.nearest(conn, qvec, wanted, allowed_chunks(conn, filters))
+        hits = [h for h in hits if h[0] not in excluded][:k]
+    except Exception as exc:  # noqa: BLE001 - reported in `legs`, the other leg still answers
+        return LegResult(status=f"error: {type(exc).__name__}: {first_line(exc)}")
+    timings["embed"] = (t1 - t0) * 1000
+    timings["vector"] = (time.perf_counter() - t1) * 1000
+    return LegResult(status="ok" if hits else "empty", hits=hits, total=len(hits))

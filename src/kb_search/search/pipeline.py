@@ -1,0 +1,207 @@
+"""One search, as named stages with explicit candidate limits:
+
+    retrieve (each leg, `depth` candidates) -> fuse -> with_text (only for a reranker)
+    -> rerank (optional) -> cut (min_score, top) -> hydrate (rows, snippets, citations)
+
+Each stage is a plain function; `search` runs them in order. Read-only: a search never
+writes to the DB.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from kb_search.errors import SearchError
+from kb_search.sanitize import valid_text
+from kb_search.search.filters import excluded_chunks
+from kb_search.search.fusion import complete_breakdown, fuse, single_leg
+from kb_search.search.legs import LegResult, VectorLeg, first_line, lexical_leg, vector_leg
+from kb_search.search.query import Filters, ParsedQuery, parse_query
+from kb_search.search.rerank import Reranker, apply_reranker
+from kb_search.search.results import Candidate, SearchResponse, hydrate, snippets
+from kb_search.store.db import Connection, OperationalError
+
+MODES = ("hybrid", "lexical", "vector")
+
+
+@dataclass
+class SearchOptions:
+    mode: str = "hybrid"
+    top: int = 10
+    filters: Filters = field(default_factory=Filters)
+    min_score: float | None = None
+    rrf_k: int = 60
+    snippets: bool = True  # evaluation turns them off: it only needs the ranking
+    reranker: Reranker | None = None
+    rerank_depth: int = 50
+    leg_depth: int = 100
+
+    def depth(self) -> int:
+        """Candidates each leg retrieves: fixed, so that the top 3 of a query is always the
+        prefix of its top 10 (it grows only when more results than that are asked for)."""
+        return max(self.leg_depth, self.top)
+
+
+@dataclass
+class Query:
+    """A query on its way through the stages."""
+
+    text: str
+    parsed: ParsedQuery
+    filters: Filters
+    excluded: set[int]
+
+
+def prepare(conn: Connection, query: str, options: SearchOptions) -> Query:
+    if options.mode not in MODES:
+        raise SearchError(f"unknown mode {options.mode!r}: use one of {', '.join(MODES)}")
+    if options.top < 1:
+        raise SearchError("--top must be at least 1")
+    parsed = parse_query(query)
+    if parsed.fts_expression() is None and not parsed.text.strip():
+        raise SearchError("nothing to search for: the query has no words")
+    filters = options.filters.merged(parsed.filters).cleaned()
+    try:
+        excluded = excluded_chunks(conn, parsed)
+    except OperationalError as exc:
+        raise SearchError(
+            f"cannot apply the exclusions ({first_line(exc)}): check the index with `kb doctor`"
+        ) from exc
+    return Query(query, parsed, filters, excluded)
+
+
+def retrieve(
+    conn: Connection,
+    query: Query,
+    options: SearchOptions,
+    vector: VectorLeg | None,
+    vector_unavailable: str | None,
+    timings: dict[str, float],
+) -> dict[str, LegResult]:
+    """Run the legs the mode needs, each for `options.depth()` candidates."""
+    k = options.depth()
+    legs: dict[str, LegResult] = {}
+    if options.mode in ("hybrid", "lexical"):
+        t0 = time.perf_counter()
+        try:
+            legs["lexical"] = lexical_leg(conn, query.parsed, query.filters, k, query.excluded)
+        except OperationalError as exc:
+            if options.mode == "lexical":
+                raise SearchError(f"lexical search failed: {first_line(exc)}") from exc
+            legs["lexical"] = LegResult(status=f"error: {first_line(exc)}")
+        timings["lexical"] = (time.perf_counter() - t0) * 1000
+    if options.mode in ("hybrid", "vector"):
+        legs["vector"] = vector_leg(
+            conn, query.parsed, query.filters, k, vector, vector_unavailable, timings,
+            query.excluded,
+        )  # fmt: skip
+        if options.mode == "vector" and legs["vector"].status.startswith("error"):
+            raise SearchError(f"vector search unavailable: {legs['vector'].status[7:]}")
+    return legs
+
+
+def combine(legs: dict[str, LegResult], options: SearchOptions) -> list[Candidate]:
+    """Fuse the legs (hybrid) or take the one leg's ranking."""
+    if options.mode == "hybrid":
+        return fuse(legs, options.rrf_k)
+    return single_leg(legs, options.mode)
+
+
+def with_text(conn: Connection, candidates: list[Candidate], limit: int) -> list[Candidate]:
+    """Load the chunk text of the first `limit` candidates (what a reranker reads)."""
+    head = [c for c in candidates[:limit] if c.text is None]
+    if head:
+        marks = ",".join("?" * len(head))
+        texts = dict(
+            conn.execute(
+                f"SELECT id, text FROM chunks WHERE id IN ({marks})", [c.chunk_id for c in head]
+            )
+        )
+        for candidate in head:
+            candidate.text = texts.get(candidate.chunk_id, "")
+    return candidates
+
+
+def cut(candidates: list[Candidate], options: SearchOptions) -> list[Candidate]:
+    """Drop what scores under `min_score`; keep the top N."""
+    return above_min_score(candidates, options)[: options.top]
+
+
+def above_min_score(candidates: list[Candidate], options: SearchOptions) -> list[Candidate]:
+    if options.min_score is None:
+        return candidates
+    return [c for c in candidates if c.score >= options.min_score]
+
+
+def total_matches(legs: dict[str, LegResult]) -> int:
+    """Chunks that contain the query's words (all the lexical leg matched, after filters, not
+    only its candidates); with no lexical leg (vector mode), the candidates it ranked."""
+    lexical = legs.get("lexical")
+    if lexical is not None:
+        return lexical.total
+    return sum(len(leg.hits) for leg in legs.values())
+
+
+def explain(
+    query: Query, legs: dict[str, LegResult], options: SearchOptions, dropped: int
+) -> list[str]:
+    """What a reader of the results should know: a leg that found nothing, a keyword match on
+    common words only, results removed by --min-score."""
+    notes = []
+    lexical, vector = legs.get("lexical"), legs.get("vector")
+    if lexical is not None and lexical.status == "empty" and vector and vector.hits:
+        notes.append("no chunk contains the query's words: results are ranked by meaning alone")
+    elif lexical is not None and lexical.hits and query.parsed.only_stopwords():
+        notes.append(
+            "the query's words are all common ones: keyword matches say little, phrase it with"
+            " the words the answer would use"
+        )
+    if dropped:
+        notes.append(f"{dropped} more results scored under --min-score {options.min_score}")
+    return notes
+
+
+def search(
+    conn: Connection,
+    query: str,
+    options: SearchOptions,
+    vector: VectorLeg | None = None,
+    vector_unavailable: str | None = None,
+    clock: Callable[[], float] = time.perf_counter,
+) -> SearchResponse:
+    """Run one query through every stage."""
+    start = clock()
+    query = valid_text(query)
+    prepared = prepare(conn, query, options)
+    timings: dict[str, float] = {}
+    legs = retrieve(conn, prepared, options, vector, vector_unavailable, timings)
+    candidates = combine(legs, options)
+    if options.reranker is not None:
+        t0 = clock()
+        candidates = with_text(conn, candidates, options.rerank_depth)
+        candidates = apply_reranker(options.reranker, query, candidates, options.rerank_depth)
+        timings["rerank"] = (clock() - t0) * 1000
+    passing = above_min_score(candidates, options)
+    top = cut(passing, options)
+    dropped = min(options.top, len(candidates)) - len(top)
+    for candidate in top:
+        candidate.breakdown = complete_breakdown(candidate.breakdown, legs)
+    t0 = clock()
+    expr = prepared.parsed.fts_expression()
+    ids = [c.chunk_id for c in top]
+    snippet_of = snippets(conn, expr, ids) if options.snippets else {}
+    results = hydrate(conn, top, snippet_of)
+    timings["fetch"] = (clock() - t0) * 1000
+    timings["total"] = (clock() - start) * 1000
+    return SearchResponse(
+        query=query,
+        mode=options.mode,
+        results=results,
+        total_matches=total_matches(legs),
+        legs={name: leg.status for name, leg in legs.items()},
+        timings_ms=timings,
+        filters=prepared.filters,
+        notes=explain(prepared, legs, options, dropped),
+    )

@@ -1,0 +1,243 @@
+"""Turning any user string into a safe FTS5 expression plus filters.
+
+User text never reaches MATCH raw: every term is quoted. The only pass-through is a query
+wrapped whole in single quotes, which is taken as an FTS5 expression on purpose.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from kb_search.cjk import CJK_CHARS, has_cjk
+from kb_search.sanitize import valid_text
+
+FILTER_KEYS = {
+    "type": "types",
+    "tag": "tags",
+    "path": "paths",
+    "lang": "languages",
+    "language": "languages",
+    "after": "after",
+    "before": "before",
+}
+
+# Dropped from OR queries (they match nearly every chunk and only cost time); kept when the
+# query has nothing else.
+STOPWORDS = frozenset(
+    [
+        "a",
+        "about",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "our",
+        "she",
+        "should",
+        "so",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "to",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+    ]
+)
+
+_TOKEN = re.compile(r'-?"[^"]*"?|\S+')
+_WORD = re.compile(r"\w+\*?", re.UNICODE)
+_CJK_RUN = re.compile(f"[{CJK_CHARS}]+")
+
+
+@dataclass
+class Filters:
+    types: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+    languages: list[str] = field(default_factory=list)
+    after: list[str] = field(default_factory=list)  # dates: file modified on/after
+    before: list[str] = field(default_factory=list)  # dates: file modified before
+
+    def merged(self, other: Filters) -> Filters:
+        return Filters(
+            types=[*self.types, *other.types],
+            tags=[*self.tags, *other.tags],
+            paths=[*self.paths, *other.paths],
+            languages=[*self.languages, *other.languages],
+            after=[*self.after, *other.after],
+            before=[*self.before, *other.before],
+        )
+
+    def cleaned(self) -> Filters:
+        """The same filters with every value valid text (stripped), path globs checked."""
+        clean = {
+            name: [valid_text(v).strip() for v in getattr(self, name) if valid_text(v).strip()]
+            for name in ("types", "tags", "paths", "languages", "after", "before")
+        }
+        if clean["paths"]:
+            from kb_search.store.globs import check_glob
+
+            for pattern in clean["paths"]:
+                check_glob(pattern)
+        return Filters(**clean)
+
+    def is_empty(self) -> bool:
+        return not (
+            self.types or self.tags or self.paths or self.languages or self.after or self.before
+        )
+
+
+@dataclass
+class ParsedQuery:
+    text: str  # the words left once filters are taken out (for embedding)
+    terms: list[str] = field(default_factory=list)  # words, `*` kept on prefix terms
+    phrases: list[str] = field(default_factory=list)
+    excluded: list[str] = field(default_factory=list)  # words or phrases after `-`
+    filters: Filters = field(default_factory=Filters)
+    raw_fts: str | None = None  # explicit FTS5 expression ('...')
+
+    def fts_expression(self) -> str | None:
+        """An FTS5 MATCH string (OR of terms and phrases, minus exclusions), or None."""
+        if self.raw_fts is not None:
+            return self.raw_fts
+        positives = [_quote(p) for p in self.phrases]
+        words = [t for t in self.terms if t.rstrip("*").lower() not in STOPWORDS]
+        if not words and not positives:
+            words = self.terms
+        positives += [_quote_term(t) for t in _unique(words)]
+        if not positives:
+            return None
+        expr = " OR ".join(positives)
+        if self.excluded:
+            expr = f"({expr})" + "".join(f" NOT {_quote(x)}" for x in self.excluded)
+        return expr
+
+    def only_stopwords(self) -> bool:
+        """The words are all stop words (and there is no phrase): FTS5 then matches them."""
+        return bool(self.terms) and not self.phrases and all(
+            t.rstrip("*").lower() in STOPWORDS for t in self.terms
+        )
+
+    def cjk_runs(self) -> list[str]:
+        runs: list[str] = []
+        for piece in [*self.phrases, *self.terms]:
+            runs += _CJK_RUN.findall(piece)
+        return _unique(runs)
+
+
+def _unique(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
+
+
+def _quote_term(term: str) -> str:
+    if term.endswith("*") and len(term) > 1:
+        return _quote(term[:-1]) + "*"
+    return _quote(term)
+
+
+def _words(text: str) -> list[str]:
+    out = []
+    for match in _WORD.finditer(text):
+        word = match.group(0)
+        # A `*` only makes a prefix query at the end of a word of two or more characters.
+        if word.endswith("*") and (
+            len(word) < 3 or match.end() < len(text) and text[match.end()].isalnum()
+        ):
+            word = word.rstrip("*")
+        if word.strip("*_"):
+            out.append(word)
+    return out
+
+
+def parse_query(query: str) -> ParsedQuery:
+    """Split a query into words, "phrases", -exclusions and key:value filters."""
+    stripped = query.strip()
+    if len(stripped) >= 2 and stripped[0] == stripped[-1] == "'":
+        return ParsedQuery(text=stripped[1:-1], raw_fts=stripped[1:-1])
+    parsed = ParsedQuery(text="")
+    kept: list[str] = []
+    for token in _TOKEN.findall(stripped):
+        negated = token.startswith("-") and len(token) > 1
+        body = token[1:] if negated else token
+        if body.startswith('"'):
+            phrase = body.strip('"').strip()
+            words = _words(phrase)
+            if not words:
+                continue
+            target = parsed.excluded if negated else parsed.phrases
+            target.append(" ".join(w.rstrip("*") for w in words))
+            if not negated:
+                kept.append(phrase)
+            continue
+        key, sep, value = body.partition(":")
+        if sep and value and not negated and key.lower() in FILTER_KEYS:
+            getattr(parsed.filters, FILTER_KEYS[key.lower()]).append(value)
+            continue
+        words = _words(body)
+        if negated:
+            parsed.excluded += [w.rstrip("*") for w in words]
+        elif words:
+            parsed.terms += words
+            kept.append(body)
+    parsed.text = " ".join(kept)
+    return parsed
+
+
+def is_cjk_query(parsed: ParsedQuery) -> bool:
+    return has_cjk(parsed.text)

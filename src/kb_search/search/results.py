@@ -1,0 +1,177 @@
+"""What a search returns (the JSON contract, `schema_version` 1) and how candidates become
+results: rows fetched once, snippets from FTS5, citations."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kb_search.search.query import Filters
+from kb_search.store.db import Connection, OperationalError
+from kb_search.store.records import StoredChunk, chunks_by_id, document_tags
+
+SCHEMA_VERSION = 1
+# Snippet highlight markers: control characters no document text contains. The JSON drops
+# them; the terminal turns them into bold.
+HL_OPEN, HL_CLOSE = "\x02", "\x03"
+
+
+@dataclass
+class Source:
+    document_id: int
+    title: str
+    path: str
+    type: str
+    page: int | None
+    lines: list[int] | None
+    heading: str | None
+    symbol: str | None
+    chunk_index: int
+    total_chunks: int
+    tags: list[str]
+    language: str | None = None
+    rel_path: str = ""
+    page_end: int | None = None
+
+    @classmethod
+    def from_stored(cls, chunk: StoredChunk, tags: list[str]) -> Source:
+        return cls(
+            document_id=chunk.document_id,
+            title=chunk.title,
+            path=chunk.path,
+            rel_path=chunk.rel_path,
+            type=chunk.doc_type,
+            language=chunk.language,
+            page=chunk.page,
+            page_end=chunk.page_end,
+            lines=chunk.lines,
+            heading=chunk.heading,
+            symbol=chunk.symbol,
+            chunk_index=chunk.chunk_index,
+            total_chunks=chunk.total_chunks,
+            tags=tags,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "document_id": self.document_id,
+            "title": self.title,
+            "path": self.path,
+            "rel_path": self.rel_path,
+            "type": self.type,
+            "language": self.language,
+            "page": self.page,
+            "page_end": self.page_end,
+            "lines": self.lines,
+            "heading": self.heading,
+            "symbol": self.symbol,
+            "chunk_index": self.chunk_index,
+            "total_chunks": self.total_chunks,
+            "tags": self.tags,
+        }
+
+
+@dataclass
+class Result:
+    chunk_id: int
+    score: float
+    score_breakdown: dict[str, Any]
+    text: str
+    snippet: str  # may hold HL_OPEN/HL_CLOSE around matched words
+    citation: str
+    source: Source
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "chunk_id": self.chunk_id,
+            "score": round(self.score, 6),
+            "score_breakdown": self.score_breakdown,
+            "text": self.text,
+            "snippet": self.snippet.replace(HL_OPEN, "").replace(HL_CLOSE, ""),
+            "citation": self.citation,
+            "source": self.source.to_dict(),
+        }
+
+
+@dataclass
+class SearchResponse:
+    query: str
+    mode: str
+    results: list[Result]
+    total_matches: int
+    legs: dict[str, str]
+    timings_ms: dict[str, float]
+    filters: Filters = field(default_factory=Filters)
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "query": self.query,
+            "mode": self.mode,
+            "results": [r.to_dict() for r in self.results],
+            "total_matches": self.total_matches,
+            "returned": len(self.results),
+            "legs": self.legs,
+            "notes": self.notes,
+            "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
+        }
+
+
+@dataclass
+class Candidate:
+    """A chunk on its way to becoming a result: fused score, per-leg breakdown and, when a
+    later stage needs it, the chunk text."""
+
+    chunk_id: int
+    score: float
+    breakdown: dict[str, Any]
+    text: str | None = None
+
+
+def snippets(conn: Connection, expr: str | None, ids: list[int]) -> dict[int, str]:
+    """FTS5 snippets (24 tokens around the matches) for chunks the expression matches."""
+    if not expr or not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    sql = (
+        f"SELECT rowid, snippet(chunks_fts, 3, '{HL_OPEN}', '{HL_CLOSE}', '…', 24)"
+        f" FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ({marks})"
+    )
+    try:
+        return {r[0]: r[1] for r in conn.execute(sql, [expr, *ids])}
+    except OperationalError as exc:
+        if "interrupted" in str(exc):
+            raise
+        return {}
+
+
+def lead(text: str, words: int = 24) -> str:
+    """The first words of a chunk: the snippet when FTS5 has none."""
+    parts = text.split()
+    return " ".join(parts[:words]) + (" …" if len(parts) > words else "")
+
+
+def hydrate(
+    conn: Connection, candidates: list[Candidate], snippet_of: dict[int, str]
+) -> list[Result]:
+    """Results for candidates (in their order); chunks deleted meanwhile are skipped."""
+    stored = chunks_by_id(conn, [c.chunk_id for c in candidates])
+    tags = document_tags(conn, {s.document_id for s in stored.values()})
+    results = []
+    for candidate in candidates:
+        chunk = stored.get(candidate.chunk_id)
+        if chunk is None:
+            continue
+        results.append(
+            Result(
+                chunk_id=chunk.chunk_id,
+                score=candidate.score,
+                score_breakdown=candidate.breakdown,
+                text=chunk.text,
+                snippet=snippet_of.get(chunk.chunk_id) or lead(chunk.text),
+                citation=chunk.citation,
+                source=Source.from_stored(chunk, tags.get(chunk.document_id, [])),
+            )
+        )
+    return results

@@ -1,0 +1,210 @@
+"""Reading what is indexed: documents, chunks with context, listings and counts."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from kb_search.errors import NotFound  # noqa: F401 - re-exported
+from kb_search.sanitize import SQLITE_MAX_INT, valid_text
+from kb_search.store.db import Connection, get_meta
+from kb_search.store.records import StoredChunk, document_chunks, document_tags
+from kb_search.vectors import tables
+
+
+@dataclass
+class ChunkView:
+    chunk_id: int
+    document_id: int
+    chunk_index: int
+    text: str
+    heading: str | None
+    symbol: str | None
+    lines: list[int] | None
+    page: int | None
+    page_end: int | None
+    token_count: int
+    citation: str
+
+    @classmethod
+    def from_stored(cls, chunk: StoredChunk) -> ChunkView:
+        return cls(
+            chunk_id=chunk.chunk_id,
+            document_id=chunk.document_id,
+            chunk_index=chunk.chunk_index,
+            text=chunk.text,
+            heading=chunk.heading,
+            symbol=chunk.symbol,
+            lines=chunk.lines,
+            page=chunk.page,
+            page_end=chunk.page_end,
+            token_count=chunk.token_count,
+            citation=chunk.citation,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class DocumentView:
+    document_id: int
+    path: str
+    rel_path: str
+    title: str
+    type: str
+    language: str | None
+    tags: list[str]
+    size: int
+    page_count: int | None
+    chunk_count: int
+    indexed_at: float
+    metadata: dict[str, Any]
+    chunks: list[ChunkView] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        if self.chunks is None:
+            data.pop("chunks")
+        return data
+
+
+_DOC_COLUMNS = (
+    "id, path, rel_path, title, doc_type, language, size, page_count, chunk_count,"
+    " indexed_at, metadata"
+)
+def _document(row: tuple, tags: list[str]) -> DocumentView:
+    return DocumentView(
+        document_id=row[0],
+        path=row[1],
+        rel_path=row[2],
+        title=row[3],
+        type=row[4],
+        language=row[5],
+        tags=tags,
+        size=row[6],
+        page_count=row[7],
+        chunk_count=row[8],
+        indexed_at=row[9],
+        metadata=json.loads(row[10] or "{}"),
+    )
+
+
+def resolve_document_id(conn: Connection, ref: str | int, cwd: Path | None = None) -> int:
+    """A document id, an indexed path (absolute or relative to cwd) or a citation path."""
+    text = valid_text(str(ref)).strip()
+    if text.isascii() and text.isdigit() and int(text) <= SQLITE_MAX_INT:
+        row = conn.execute("SELECT id FROM documents WHERE id = ?", (int(text),)).fetchone()
+        if row:
+            return row[0]
+    text = text.split("#", 1)[0]
+    base = cwd or Path.cwd()
+    # An exact indexed path first (absolute, or relative to the cwd); a citation path
+    # (rel_path) only when it names one document.
+    for candidate in (text, os.path.realpath(os.path.join(base, os.path.expanduser(text)))):
+        row = conn.execute("SELECT id FROM documents WHERE path = ?", (candidate,)).fetchone()
+        if row:
+            return row[0]
+    ids = [r[0] for r in conn.execute("SELECT id FROM documents WHERE rel_path = ?", (text,))]
+    if len(ids) == 1:
+        return ids[0]
+    if ids:
+        raise NotFound(f"{ref!r} is ambiguous: documents {', '.join(map(str, ids))}; use an id")
+    raise NotFound(f"no indexed document matches {ref!r}")
+
+
+def get_document(
+    conn: Connection, ref: str | int, with_chunks: bool = True, cwd: Path | None = None
+) -> DocumentView:
+    doc_id = resolve_document_id(conn, ref, cwd)
+    row = conn.execute(f"SELECT {_DOC_COLUMNS} FROM documents WHERE id = ?", (doc_id,)).fetchone()
+    view = _document(row, document_tags(conn, {doc_id}).get(doc_id, []))
+    if with_chunks:
+        view.chunks = [ChunkView.from_stored(c) for c in document_chunks(conn, doc_id)]
+    return view
+
+
+def get_chunk(conn: Connection, chunk_id: int, context: int = 0) -> list[ChunkView]:
+    """The chunk and up to `context` neighbours on each side, in document order."""
+    row = conn.execute(
+        "SELECT document_id, chunk_index FROM chunks WHERE id = ?", (chunk_id,)
+    ).fetchone()
+    if row is None:
+        raise NotFound(f"no chunk with id {chunk_id}")
+    context = max(0, context)
+    chunks = document_chunks(conn, row[0], row[1] - context, row[1] + context)
+    return [ChunkView.from_stored(c) for c in chunks]
+
+
+def _document_filter(doc_type: str | None, tag: str | None) -> tuple[str, list[Any]]:
+    clauses, params = [], []
+    if doc_type:
+        clauses.append("doc_type = ?")
+        params.append(doc_type.lower())
+    if tag:
+        clauses.append(
+            "id IN (SELECT dt.document_id FROM document_tags dt JOIN tags t ON t.id = dt.tag_id"
+            " WHERE t.name = ?)"
+        )
+        params.append(tag)
+    return (f" WHERE {' AND '.join(clauses)}" if clauses else ""), params
+
+
+def list_documents(
+    conn: Connection,
+    doc_type: str | None = None,
+    tag: str | None = None,
+    limit: int | None = None,
+    offset: int = 0,
+) -> list[DocumentView]:
+    """Documents by citation path; `limit`/`offset` page through them."""
+    where, params = _document_filter(doc_type, tag)
+    sql = f"SELECT {_DOC_COLUMNS} FROM documents{where} ORDER BY rel_path, id"
+    if limit or offset:
+        size = min(int(limit), SQLITE_MAX_INT) if limit else -1
+        sql += f" LIMIT {size} OFFSET {min(max(0, int(offset)), SQLITE_MAX_INT)}"
+    rows = conn.execute(sql, params).fetchall()
+    tags = document_tags(conn, {r[0] for r in rows})
+    return [_document(r, tags.get(r[0], [])) for r in rows]
+
+
+def count_documents(conn: Connection, doc_type: str | None = None, tag: str | None = None) -> int:
+    where, params = _document_filter(doc_type, tag)
+    return conn.execute(f"SELECT count(*) FROM documents{where}", params).fetchone()[0]
+
+
+def list_tags(conn: Connection) -> list[dict[str, Any]]:
+    rows = conn.execute(
+        "SELECT t.name, count(dt.document_id) FROM tags t"
+        " LEFT JOIN document_tags dt ON dt.tag_id = t.id GROUP BY t.id ORDER BY t.name"
+    ).fetchall()
+    return [{"tag": name, "documents": count} for name, count in rows]
+
+
+def stats(conn: Connection, db_path: Path | None = None) -> dict[str, Any]:
+    one = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
+    by_type = dict(conn.execute("SELECT doc_type, count(*) FROM documents GROUP BY doc_type"))
+    vectors = {
+        t.model: {"table": t.name, "dim": t.dim, "vectors": tables.count_vectors(conn, t.name)}
+        for t in tables.all_tables(conn)
+    }
+    size = None
+    if db_path is not None and Path(db_path).exists():
+        size = sum(p.stat().st_size for p in (Path(db_path), Path(f"{db_path}-wal")) if p.exists())
+    return {
+        "documents": one("SELECT count(*) FROM documents"),
+        "chunks": one("SELECT count(*) FROM chunks"),
+        "tokens": one("SELECT coalesce(sum(token_count), 0) FROM chunks"),
+        "tags": one("SELECT count(*) FROM tags"),
+        "by_type": by_type,
+        "roots": [r[0] for r in conn.execute("SELECT path FROM roots ORDER BY path")],
+        "model": get_meta(conn, "model_name"),
+        "embedding_dim": int(get_meta(conn, "embedding_dim") or 0) or None,
+        "vectors": vectors,
+        "db_path": str(db_path) if db_path else None,
+        "db_bytes": size,
+        "schema_version": int(get_meta(conn, "schema_version") or 0),
+    }

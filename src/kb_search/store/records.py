@@ -1,0 +1,91 @@
+"""One mapper from stored rows to objects: a chunk with its document's fields, as search
+results, `kb show`/`kb chunk` and `kb similar` all read them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from kb_search.store.db import Connection
+
+_CHUNK_SELECT = (
+    "SELECT c.id, c.document_id, c.chunk_index, c.text, c.heading, c.symbol, c.line_start,"
+    " c.line_end, c.page_start, c.page_end, c.token_count, d.title, d.path, d.rel_path,"
+    " d.doc_type, d.language, d.chunk_count FROM chunks c JOIN documents d ON d.id = c.document_id"
+)
+
+
+@dataclass
+class StoredChunk:
+    chunk_id: int
+    document_id: int
+    chunk_index: int
+    text: str
+    heading: str | None
+    symbol: str | None
+    line_start: int | None
+    line_end: int | None
+    page: int | None
+    page_end: int | None
+    token_count: int
+    title: str
+    path: str
+    rel_path: str
+    doc_type: str
+    language: str | None
+    total_chunks: int
+
+    @property
+    def lines(self) -> list[int] | None:
+        return [self.line_start, self.line_end] if self.line_start is not None else None
+
+    @property
+    def citation(self) -> str:
+        return citation(self.rel_path, self.page, self.page_end, self.lines)
+
+
+def citation(rel_path: str, page: int | None, page_end: int | None, lines: list[int] | None) -> str:
+    """W3C media-fragment style: `path#page=3`, `path#L10-L24`, `path#L7`."""
+    if page is not None:
+        return f"{rel_path}#page={page}"
+    if lines:
+        start, end = lines
+        return f"{rel_path}#L{start}" if start == end else f"{rel_path}#L{start}-L{end}"
+    return rel_path
+
+
+def chunks_by_id(conn: Connection, chunk_ids: Iterable[int]) -> dict[int, StoredChunk]:
+    ids = list(chunk_ids)
+    out: dict[int, StoredChunk] = {}
+    for start in range(0, len(ids), 900):  # SQLite's parameter limit
+        part = ids[start : start + 900]
+        marks = ",".join("?" * len(part))
+        for row in conn.execute(f"{_CHUNK_SELECT} WHERE c.id IN ({marks})", part):
+            out[row[0]] = StoredChunk(*row)
+    return out
+
+
+def document_chunks(
+    conn: Connection, document_id: int, first: int | None = None, last: int | None = None
+) -> list[StoredChunk]:
+    """A document's chunks in order, optionally only chunk_index first..last."""
+    sql = f"{_CHUNK_SELECT} WHERE c.document_id = ?"
+    params: list[int] = [document_id]
+    if first is not None and last is not None:
+        sql += " AND c.chunk_index BETWEEN ? AND ?"
+        params += [first, last]
+    return [StoredChunk(*row) for row in conn.execute(sql + " ORDER BY c.chunk_index", params)]
+
+
+def document_tags(conn: Connection, document_ids: set[int]) -> dict[int, list[str]]:
+    if not document_ids:
+        return {}
+    marks = ",".join("?" * len(document_ids))
+    out: dict[int, list[str]] = {}
+    for doc_id, name in conn.execute(
+        "SELECT dt.document_id, t.name FROM document_tags dt JOIN tags t ON t.id = dt.tag_id"
+        f" WHERE dt.document_id IN ({marks}) ORDER BY t.name",
+        list(document_ids),
+    ):
+        out.setdefault(doc_id, []).append(name)
+    return out

@@ -1,0 +1,168 @@
+"""The embedding model as a database sees it: which model a DB is bound to, loading it,
+binding a DB to it, and the doctor's model and vector checks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from kb_search.config import Config
+from kb_search.errors import DBError, ModelMismatch, ModelUnavailable
+from kb_search.store import db
+from kb_search.vectors import tables
+from kb_search.vectors.tables import VectorTable
+
+if TYPE_CHECKING:
+    import numpy as np  # annotations only: a no-op `kb sync` never imports numpy
+
+NO_MODEL = "no embedding model in this database: run `kb init` then `kb reindex`"
+
+
+class TextEmbedder(Protocol):
+    """What kb needs of an embedding model (kb_search.embedding.Embedder is the real one)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    @property
+    def max_tokens(self) -> int: ...
+
+    def embed_query(self, text: str) -> np.ndarray: ...
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray: ...
+
+
+# Embedders made in process rather than provisioned from files, by model name (the test
+# suite registers a small deterministic one; a plugin could register its own).
+_REGISTERED: dict[str, Callable[[], TextEmbedder]] = {}
+
+
+def register_embedder(name: str, factory: Callable[[], TextEmbedder]) -> None:
+    _REGISTERED[name] = factory
+
+
+def tokenizer_path(embedder: TextEmbedder) -> str | None:
+    """The model's tokenizer.json, which parser workers use to size chunks exactly."""
+    info = getattr(embedder, "info", None)
+    path = getattr(info, "tokenizer_path", None)
+    return str(path) if path else None
+
+
+def provisioned_tokenizer(config: Config, name: str) -> tuple[bool, str | None]:
+    """(known, tokenizer.json) without loading the model: known is False when the model is
+    not provisioned yet, so only loading it can tell."""
+    if name in _REGISTERED:
+        return True, tokenizer_path(_REGISTERED[name]())
+    from kb_search.embedding.provision import canonical_name, safe_name
+
+    path = model_cache_dir(config) / safe_name(canonical_name(name)) / "tokenizer.json"
+    return (True, str(path)) if path.is_file() else (False, None)
+
+
+@dataclass
+class ModelChoice:
+    name: str  # canonical model id
+    explicit: bool  # set by flag, environment or a config file (not the built-in default)
+
+
+def canonical(name: str) -> str:
+    from kb_search.embedding.provision import canonical_name
+
+    return canonical_name(name)
+
+
+def configured_model(config: Config, override: str | None = None) -> ModelChoice:
+    if override:
+        return ModelChoice(canonical(override), True)
+    return ModelChoice(canonical(config["model"]), config.sources["model"] != "default")
+
+
+def model_cache_dir(config: Config) -> Path:
+    cache = config["model_cache"]
+    return Path(cache).expanduser() if cache else config.data_dir / "models"
+
+
+def load_embedder(config: Config, name: str, one_shot: bool = False) -> TextEmbedder:
+    """Provision (converting to ONNX once, cached under the data dir) and load a model.
+
+    `one_shot`: the process embeds a query or two and exits (CLI search): load fast."""
+    if name in _REGISTERED:
+        return _REGISTERED[name]()
+    from kb_search.embedding import ModelNotAvailableError
+    from kb_search.embedding import load_embedder as load
+
+    source = config["model_source"]
+    try:
+        embedder = load(
+            name, model_cache_dir(config), Path(source) if source else None, prepack=not one_shot
+        )
+    except ModelNotAvailableError as exc:
+        raise ModelUnavailable(str(exc).splitlines()[0]) from exc
+    prefix_q, prefix_p = config["query_prefix"], config["passage_prefix"]
+    if prefix_q or prefix_p:
+        embedder.info = replace(
+            embedder.info,
+            query_prefix=prefix_q or embedder.info.query_prefix,
+            passage_prefix=prefix_p or embedder.info.passage_prefix,
+        )
+    return embedder
+
+
+def resolve_db_model(conn: db.Connection, choice: ModelChoice) -> str | None:
+    """The model to use with this DB; a hard error when an explicit choice contradicts it."""
+    built_with = tables.db_model(conn)
+    if built_with is None:
+        return None
+    if choice.explicit and canonical(built_with) != choice.name:
+        raise ModelMismatch(
+            f"this database was built with {built_with}, not {choice.name}: run "
+            f"`kb reindex --model {choice.name}` to switch, or use --model/KB_MODEL={built_with}"
+        )
+    return built_with
+
+
+def readable_table(conn: db.Connection, name: str) -> VectorTable:
+    """The model's vector table, checked to be readable; DBError says what to run."""
+    table = tables.table_for(conn, name)
+    if table is None or not tables.table_exists(conn, table):
+        raise DBError(f"no vector table for {name}: run `kb reindex`")
+    try:
+        tables.probe(conn, table.name)
+    except db.DatabaseError as exc:
+        raise DBError(f"vector table unreadable ({exc}): check `kb doctor`") from exc
+    return table
+
+
+def bind(conn: db.Connection, embedder: TextEmbedder) -> VectorTable:
+    """Make sure the embedder's vector table exists; bind an unbound DB to the model."""
+    table = tables.ensure_table(conn, embedder.name, embedder.dim)
+    if tables.db_model(conn) is None:
+        with db.transaction(conn):
+            tables.set_db_model(conn, embedder.name, embedder.dim, embedder.max_tokens)
+    return table
+
+
+def switch_model(conn: db.Connection, embedder: TextEmbedder) -> str | None:
+    """Point the DB at the embedder's model (inside a write transaction); the previous one."""
+    previous = tables.db_model(conn)
+    tables.set_db_model(conn, embedder.name, embedder.dim, embedder.max_tokens)
+    return previous
+
+
+def vector_sync_detail(conn: db.Connection, name: str) -> tuple[bool, str]:
+    """Doctor: does every chunk have exactly one vector of the DB's model?"""
+    table = tables.table_for(conn, name)
+    if table is None or not tables.table_exists(conn, table):
+        return False, f"no vector table for {name}: run `kb reindex`"
+    try:
+        missing, orphans = tables.sync_counts(conn, table.name)
+    except db.DatabaseError as exc:
+        return False, str(exc)
+    if missing == 0 and orphans == 0:
+        return True, "every chunk has one vector"
+    return False, f"{missing} chunks without vectors (run `kb reindex`), {orphans} orphan vectors"

@@ -1,0 +1,119 @@
+"""`kb reindex`: (re-)embed chunks, resumably; switch the DB to another model."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kb_search.models import ParsedChunk
+from kb_search.store.db import Connection, transaction
+from kb_search.store.documents import content_hash, embedding_text
+from kb_search.vectors.model import TextEmbedder, switch_model
+from kb_search.vectors.tables import (
+    clear_table,
+    drop_other_tables,
+    ensure_table,
+    missing_chunk_ids,
+    replace_vectors,
+    to_blob,
+)
+
+BATCH = 64
+
+
+@dataclass
+class ReindexSummary:
+    model: str
+    table: str
+    total_chunks: int
+    embedded: int = 0
+    already_present: int = 0
+    switched_from: str | None = None
+    dropped: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__, seconds=round(self.seconds, 2))
+
+    def line(self) -> str:
+        text = (
+            f"Embedded {self.embedded} chunks with {self.model}"
+            f" ({self.already_present} already had vectors) in {self.seconds:.1f} s."
+        )
+        if self.switched_from:
+            text += f" Switched from {self.switched_from}."
+        return text
+
+
+def _chunk_texts(conn: Connection, ids: list[int]) -> list[tuple[int, str]]:
+    marks = ",".join("?" * len(ids))
+    rows = conn.execute(
+        f"SELECT c.id, d.title, c.heading, c.text FROM chunks c JOIN documents d"
+        f" ON d.id = c.document_id WHERE c.id IN ({marks}) ORDER BY c.id",
+        ids,
+    ).fetchall()
+    return [(r[0], embedding_text(r[1], ParsedChunk(text=r[3], heading=r[2]))) for r in rows]
+
+
+def reindex(
+    conn: Connection,
+    embedder: TextEmbedder,
+    full: bool = False,
+    on_start: Callable[[int], None] | None = None,
+    on_batch: Callable[[int], None] | None = None,
+) -> ReindexSummary:
+    """Embed every chunk that has no vector for `embedder`'s model (all of them with `full`).
+
+    Each batch commits on its own, so an interrupted run resumes where it stopped. The DB
+    switches to the new model, and other models' vectors are dropped, only once every
+    chunk has its vector.
+    """
+    started = time.perf_counter()
+    table = ensure_table(conn, embedder.name, embedder.dim).name
+    if full:
+        clear_table(conn, table)
+    todo = missing_chunk_ids(conn, table)
+    total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    summary = ReindexSummary(embedder.name, table, total, already_present=total - len(todo))
+    if on_start:
+        on_start(len(todo))
+    while True:
+        for start in range(0, len(todo), BATCH):
+            summary.embedded += _embed_batch(conn, embedder, table, todo[start : start + BATCH])
+            if on_batch:
+                on_batch(len(todo[start : start + BATCH]))
+        # Chunks written by a concurrent `kb add` meanwhile are caught by the next pass; the
+        # model switch happens under the write lock once nothing is missing.
+        with transaction(conn):
+            todo = missing_chunk_ids(conn, table)
+            if not todo:
+                previous = switch_model(conn, embedder)
+                break
+    if previous != embedder.name:
+        summary.switched_from = previous
+    summary.dropped = drop_other_tables(conn, embedder.name)
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+def _embed_batch(conn: Connection, embedder: TextEmbedder, table: str, ids: list[int]) -> int:
+    """Embed outside the lock, then write only the chunks whose text is still what was
+    embedded (a re-ingest in between may have reused their ids)."""
+    batch = _chunk_texts(conn, ids)
+    vectors = embedder.embed_passages([text for _, text in batch])
+    with transaction(conn):
+        current = dict(_chunk_texts(conn, [cid for cid, _ in batch]))
+        fresh = [
+            (cid, text, vec) for (cid, text), vec in zip(batch, vectors) if current.get(cid) == text
+        ]
+        if not fresh:
+            return 0
+        replace_vectors(conn, table, [(cid, to_blob(vec)) for cid, _, vec in fresh])
+        # keep the hash in step with what was embedded (title/heading may have moved)
+        conn.executemany(
+            "UPDATE chunks SET content_hash = ? WHERE id = ?",
+            [(content_hash(text), cid) for cid, text, _ in fresh],
+        )
+    return len(fresh)

@@ -1,0 +1,140 @@
+"""Progress that tells the truth: counts, the file in hand, chunks/s, and an ETA from the text
+left (PDF pages count as pages of text, not as one file); Ctrl-C says where it stopped."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from kb_search.cli.progress import clock, status_text
+from kb_search.config import load_config
+from kb_search.knowledge_base import KnowledgeBase
+from kb_search.progress import PDF_PAGE_WORK, Tally
+from kb_testing import HashEmbedder, document_count
+
+SAMPLE = Path(__file__).resolve().parent.parent / "examples" / "sample"
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_eta_comes_from_work_not_from_files():
+    ticks = FakeClock()
+    tally = Tally(clock=ticks)
+    tally.start(10)
+    ticks.now += 5  # checking files: no work yet, not counted in the rate
+    tally.advance(8)  # eight unchanged files, skipped at once
+    tally.add_work(1000)
+    assert tally.eta() is None  # nothing measured yet
+    ticks.now += 10
+    tally.advance(1, work=100, chunks=20)
+    assert tally.eta() == pytest.approx(90)  # 900 bytes left at 10 bytes/s
+    assert tally.chunk_rate() == pytest.approx(2.0)
+    tally.current("big.pdf")
+    assert status_text(tally) == "10% · 9/10 files · 2.0 chunks/s · ETA 1:30 · big.pdf"
+
+
+def test_eta_from_steps_when_there_is_no_work():
+    ticks = FakeClock()
+    tally = Tally(clock=ticks)
+    tally.start(400, "chunks")
+    ticks.now += 30
+    tally.advance(100, chunks=100)
+    assert tally.eta() == pytest.approx(90)
+    assert status_text(tally) == "25% · 100/400 chunks · ETA 1:30"
+    assert clock(3725) == "1:02:05" and clock(None) == "?"
+
+
+class Recorder(Tally):
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: list[str] = []
+
+    def current(self, name: str) -> None:
+        super().current(name)
+        if name:
+            self.names.append(name)
+
+
+def test_add_reports_files_work_chunks_and_current_file(tmp_path):
+    from pdf.pdf_samples import body, lines_of, words, write_pdf
+
+    notes = tmp_path / "notes"
+    shutil.copytree(SAMPLE, notes)
+    pages = [body(lines_of(words(120, f"page{i}"))) for i in range(6)]
+    write_pdf(notes / "paper.pdf", pages)
+    config = load_config(env={"KB_DATA_DIR": str(tmp_path / "data"), "KB_WORKERS": "0"})
+    recorder = Recorder()
+    with KnowledgeBase(config, embedder=HashEmbedder(), cwd=tmp_path) as kb:
+        summary = kb.add([notes], progress=recorder)
+    assert recorder.total == 10 and recorder.done == 10 and recorder.unit == "files"
+    text_bytes = sum(
+        p.stat().st_size for p in notes.rglob("*") if p.is_file() and p.suffix != ".pdf"
+    )
+    assert recorder.work_total == text_bytes + 6 * PDF_PAGE_WORK
+    assert recorder.work_done == recorder.work_total
+    assert recorder.chunks == summary.chunks > 0
+    assert "paper.pdf" in recorder.names and "git-admin.md" in recorder.names
+    assert any(name.startswith("embedding ") for name in recorder.names)
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_add_stops_cleanly_and_the_rerun_resumes(tmp_path, model_cache):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for i in range(150):
+        paras = "\n\n".join(f"## Part {j}\n\n" + f"Note {i} part {j}. " * 40 for j in range(4))
+        (corpus / f"note{i:03d}.md").write_text(f"# Note {i}\n\n{paras}\n")
+    data = tmp_path / "data"
+    env = dict(os.environ, KB_DATA_DIR=str(data), KB_MODEL_CACHE=str(model_cache))
+    command = [sys.executable, "-m", "kb_search", "add", str(corpus), "--workers", "2"]
+    process = subprocess.Popen(
+        command,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group, as a terminal's foreground job
+    )
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and process.poll() is None:
+        if document_count(data / "kb.db") >= 5:
+            os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C does: the whole group
+            break
+        time.sleep(0.05)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+    assert err.strip().splitlines()[-1].startswith("Interrupted after ")
+    assert err.strip().endswith("/150 files; rerun to resume.")
+    assert out == ""
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert document_count(data / "kb.db") == 150
+
+
+def test_reindex_and_export_report_progress(tmp_path):
+    notes = tmp_path / "notes"
+    shutil.copytree(SAMPLE, notes)
+    config = load_config(env={"KB_DATA_DIR": str(tmp_path / "data"), "KB_WORKERS": "0"})
+    with KnowledgeBase(config, embedder=HashEmbedder(), cwd=tmp_path) as kb:
+        kb.add([notes])
+        embedding = Tally()
+        summary = kb.reindex(full=True, progress=embedding)
+        assert (embedding.unit, embedding.total) == ("chunks", summary.total_chunks)
+        assert embedding.done == embedding.chunks == summary.embedded
+        copying = Tally()
+        kb.export(tmp_path / "copy.db", progress=copying)
+        assert copying.unit == "MB" and copying.total >= 1
