@@ -210,16 +210,17 @@ class KnowledgeBase:
             embedder = self.embedder_for(name, queries_only=True)
         except (DBError, ModelUnavailable) as exc:
             return VectorLegState(None, None, str(exc))
-        index = open_index(conn, table, self._index_backend())
+        index = open_index(conn, table, self._index_backend(conn), note=self.warn)
         if self.long_lived:
             embedder.embed_query("warm up")  # the first ONNX run is slow; pay it now
         return VectorLegState(VectorSearch(embedder, index), table, None)
 
-    def _index_backend(self) -> str:
-        backend = self.config["vectors.index"]
-        if backend == "auto":
-            return "live-matrix" if self.long_lived else "sqlite-vec"
-        return backend
+    def _index_backend(self, conn: db.Connection) -> str:
+        from kb_search.vectors import choose_backend
+
+        return choose_backend(
+            conn, self.config["vectors.index"], self.long_lived, self.config["vectors.ann_min_chunks"]
+        )
 
     # ---- reading -----------------------------------------------------------------------------
 
