@@ -105,7 +105,7 @@ class SqliteVec:
     def _connect(self, path: Path) -> None:
         import sqlean
 
-        from kb_search.db import load_vec_extension
+        from kb_search.store.db import load_vec_extension
 
         self.conn = sqlean.connect(str(path), isolation_level=None)
         problem = load_vec_extension(self.conn)

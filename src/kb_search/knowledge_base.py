@@ -218,9 +218,8 @@ class KnowledgeBase:
     def _index_backend(self, conn: db.Connection) -> str:
         from kb_search.vectors import choose_backend
 
-        return choose_backend(
-            conn, self.config["vectors.index"], self.long_lived, self.config["vectors.ann_min_chunks"]
-        )
+        setting, threshold = self.config["vectors.index"], self.config["vectors.ann_min_chunks"]
+        return choose_backend(conn, setting, self.long_lived, threshold)
 
     # ---- reading -----------------------------------------------------------------------------
 
@@ -266,6 +265,7 @@ class KnowledgeBase:
         """SearchOptions with this KB's defaults for what is not given (None = default)."""
         from kb_search.search.pipeline import SearchOptions
         from kb_search.search.query import Filters
+
         given = {k: v for k, v in values.items() if v is not None}
         if "reranker" not in given:
             given["reranker"] = self._reranker()

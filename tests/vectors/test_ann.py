@@ -55,7 +55,7 @@ class Corpus:
                 (doc, f"/kb/{doc}.md", f"{doc}.md", str(doc), str(doc), len(vectors), time.time()),
             )
             ids = []
-            for i, vector in enumerate(vectors):
+            for i in range(len(vectors)):
                 digest = hashes[i] if hashes else f"{doc:08x}{i:08x}"
                 cur = conn.execute(
                     "INSERT INTO chunks(document_id, chunk_index, text, token_count, content_hash)"
@@ -69,7 +69,8 @@ class Corpus:
     def delete(self, chunk_ids: list[int]) -> None:
         marks = ",".join("?" * len(chunk_ids))
         with db.transaction(self.writer):
-            self.writer.execute(f"DELETE FROM {self.table.name} WHERE rowid IN ({marks})", chunk_ids)
+            vec = self.table.name
+            self.writer.execute(f"DELETE FROM {vec} WHERE rowid IN ({marks})", chunk_ids)
             self.writer.execute(f"DELETE FROM chunks WHERE id IN ({marks})", chunk_ids)
             self.writer.execute("UPDATE documents SET indexed_at = ?", (time.time(),))
 
@@ -95,9 +96,7 @@ def ids_of(hits: list[tuple[int, float]]) -> list[int]:
 
 def same(got: list[tuple[int, float]], want: list[tuple[int, float]]) -> bool:
     """The same ids in the same order, scores equal to float32 precision."""
-    return ids_of(got) == ids_of(want) and all(
-        abs(a[1] - b[1]) < 1e-5 for a, b in zip(got, want)
-    )
+    return ids_of(got) == ids_of(want) and all(abs(a[1] - b[1]) < 1e-5 for a, b in zip(got, want))
 
 
 def recall(got: list[list[int]], want: list[list[int]]) -> float:

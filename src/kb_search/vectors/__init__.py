@@ -51,9 +51,7 @@ BACKENDS: dict[str, Callable[[], Callable[[Connection, VectorTable], VectorIndex
 TAKES_NOTE = {"ann"}
 
 
-def choose_backend(
-    conn: Connection, setting: str, long_lived: bool, ann_min_chunks: int
-) -> str:
+def choose_backend(conn: Connection, setting: str, long_lived: bool, ann_min_chunks: int) -> str:
     """`vectors.index`: a named backend, or `auto`: the approximate index from
     `ann_min_chunks` chunks on (0: never) when usearch is installed, else exact search
     (sqlite-vec in a one-shot call, the live matrix in a long-lived process)."""
