@@ -4,6 +4,7 @@ against exact search, its file stamped, caught up incrementally, and never half-
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from pathlib import Path
 
@@ -35,14 +36,15 @@ def clustered(rng: np.random.Generator, n: int) -> np.ndarray:
 class Corpus:
     """A kb database whose chunks carry generated vectors (no model, no parsing)."""
 
-    def __init__(self, path: Path, vectors: np.ndarray) -> None:
+    def __init__(self, path: Path, vectors: np.ndarray | None = None) -> None:
         self.path = path
         self.writer = db.connect(path, create=True)
         self.table = ensure_table(self.writer, MODEL, DIM)
         with db.transaction(self.writer):
             db.set_meta(self.writer, "model_name", MODEL)
-        self.next_doc = 1
-        self.add(vectors)
+        self.next_doc = 1 + self.writer.execute("SELECT count(*) FROM documents").fetchone()[0]
+        if vectors is not None:
+            self.add(vectors)
 
     def add(self, vectors: np.ndarray, hashes: list[str] | None = None) -> list[int]:
         """One document holding these chunks; returns their ids."""
@@ -112,9 +114,21 @@ def data() -> tuple[np.ndarray, np.ndarray]:
     return base, queries / np.linalg.norm(queries, axis=1, keepdims=True)  # as the model's are
 
 
+@pytest.fixture(scope="module")
+def template(tmp_path_factory, data) -> tuple[Path, ann.Changes]:
+    """3,000 chunks and their saved graph, built once and copied for each test."""
+    folder = tmp_path_factory.mktemp("ann-template")
+    corpus = Corpus(folder / "kb.db", data[0][:3_000])
+    first = AnnIndex.open(corpus.reader(), corpus.table)
+    corpus.writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    corpus.writer.close()
+    return folder, first.last_changes
+
+
 @pytest.fixture
-def corpus(tmp_path: Path, data) -> Corpus:
-    return Corpus(tmp_path / "kb.db", data[0][:3_000])
+def corpus(tmp_path: Path, template) -> Corpus:
+    shutil.copytree(template[0], tmp_path / "kb", dirs_exist_ok=True)
+    return Corpus(tmp_path / "kb" / "kb.db")
 
 
 def test_recall_at_10_against_exact_search(corpus: Corpus, data) -> None:
@@ -155,10 +169,10 @@ def test_filters_selective_exact_broad_overfetched(corpus: Corpus, data) -> None
     assert index.nearest(conn, data[1][0], 10, set()) == []
 
 
-def test_saved_stamped_and_reopened_without_rebuilding(corpus: Corpus) -> None:
+def test_saved_stamped_and_reopened_without_rebuilding(corpus: Corpus, template) -> None:
+    built = template[1]
+    assert built.rebuilt and built.saved and built.added == 3_000
     conn = corpus.reader()
-    first = AnnIndex.open(conn, corpus.table)
-    assert first.last_changes.rebuilt and first.last_changes.saved
     state = ann_state(conn, corpus.table)
     assert (state.state, state.count) == ("fresh", 3_000)
     stamp = json.loads(Path(state.path).read_text())
@@ -166,8 +180,9 @@ def test_saved_stamped_and_reopened_without_rebuilding(corpus: Corpus) -> None:
     reopened = AnnIndex.open(corpus.reader(), corpus.table)
     assert not reopened.last_changes.rebuilt and reopened.last_changes.added == 0
     assert reopened.graph._kb_view  # memory-mapped, not read into memory
-    q = np.asarray(MatrixIndex.open(conn, corpus.table).matrix[5])
-    assert same(reopened.nearest(conn, q, 5, None), first.nearest(conn, q, 5, None))
+    exact = MatrixIndex.open(conn, corpus.table)
+    q = np.asarray(exact.matrix[5])
+    assert reopened.nearest(conn, q, 1, None)[0][0] == exact.ids[5]
 
 
 def test_stale_file_caught_up_incrementally(corpus: Corpus, data) -> None:
@@ -227,8 +242,6 @@ def test_crash_while_writing_keeps_the_old_file(corpus: Corpus, data, monkeypatc
 
 
 def test_unreadable_file_is_rebuilt(corpus: Corpus) -> None:
-    conn = corpus.reader()
-    AnnIndex.open(conn, corpus.table)
     for path in ann_folder(corpus.path).glob("*.usearch"):
         path.write_bytes(b"not a graph")
     index = AnnIndex.open(corpus.reader(), corpus.table)
@@ -239,6 +252,7 @@ def test_read_only_folder_serves_from_memory(corpus: Corpus, monkeypatch) -> Non
     def refuse(*_args, **_kwargs):
         raise PermissionError("read-only")
 
+    shutil.rmtree(ann_folder(corpus.path))
     monkeypatch.setattr(ann.Path, "mkdir", refuse)
     index = AnnIndex.open(corpus.reader(), corpus.table)
     assert index.last_changes.rebuilt and not index.last_changes.saved
