@@ -42,7 +42,7 @@ FORMAT = 1
 CONNECTIVITY = 16  # M: links per node
 EXPANSION_ADD = 200  # ef_construction
 EXPANSION_SEARCH = 128  # ef; raised to k (and to the over-fetch) when those are larger
-MAX_OVERFETCH = 4096  # the widest graph search made to satisfy a filter
+MAX_OVERFETCH = 16_384  # the widest graph search made to satisfy a filter (ef = this)
 EXACT_SHARE = 0.02  # a filter allowing at most this share of the chunks is searched exactly
 BUILD_BATCH = 50_000  # vectors read from the vec0 table per step of a build
 
@@ -245,9 +245,9 @@ class AnnIndex:
     def _writable(self) -> None:
         """A memory-mapped graph is read-only: load it into memory before changing it."""
         if getattr(self.graph, "_kb_view", False):
-            copy = _new_graph(self.table.dim)
-            copy.load(self.graph._kb_path)
-            self.graph = copy
+            # copied from the mapping, not reloaded: another process may have replaced the file
+            self.graph = self.graph.copy()
+            self.graph._kb_view = False
 
     # ---- saving ------------------------------------------------------------------------------
 
