@@ -36,9 +36,10 @@ from pathlib import Path
 
 import numpy as np
 
-from kb_search import db
-from kb_search.query import STOPWORDS, parse_query
-from kb_search.search import BM25_WEIGHTS, SearchOptions, search
+from kb_search.search import SearchOptions, search
+from kb_search.search.legs import BM25_WEIGHTS
+from kb_search.search.query import STOPWORDS, parse_query
+from kb_search.store import db
 
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{1,30}")
 CHUNKS_PER_DOC = 10
