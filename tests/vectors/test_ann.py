@@ -207,6 +207,9 @@ def test_stale_file_caught_up_incrementally(corpus: Corpus, data) -> None:
     assert index.nearest(conn, base[199], 1, None)[0][0] != 200  # the old vector is gone
     nearest_all = {cid for q in data[1] for cid in ids_of(index.nearest(conn, q, 50, None))}
     assert not nearest_all & set(gone)
+    again = AnnIndex.open(corpus.reader(), corpus.table)  # the caught-up file is used as is
+    assert not again.last_changes.rebuilt and again.last_changes.added == 0
+    assert len(again) == len(index)
 
 
 def test_long_lived_index_follows_writes(corpus: Corpus, data) -> None:

@@ -157,7 +157,7 @@ class AnnIndex:
             graph = _restore(self.folder / stamp.graph_file, view=True)
             with np.load(self.folder / stamp.keys_file) as saved:
                 keys, hashes = saved["keys"], saved["hashes"]
-        except (OSError, ValueError, KeyError):
+        except (OSError, ValueError, KeyError, RuntimeError):
             return  # unreadable or half-deleted: rebuilt below
         if len(graph) != len(keys) or len(keys) != stamp.count:
             return
@@ -282,7 +282,7 @@ class AnnIndex:
                 )
                 write_stamp(self.folder, stamp)
                 _remove_unreferenced(self.folder, base, {graph_file, keys_file})
-        except OSError:
+        except (OSError, RuntimeError):  # read-only folder, disk full
             for name in (graph_file, keys_file):
                 (self.folder / name).unlink(missing_ok=True)
             return False
