@@ -284,3 +284,15 @@ def test_kb_search_and_doctor_with_the_ann_backend(kb, environment, sample) -> N
     assert [h["chunk_id"] for h in hits] == [h["chunk_id"] for h in exact]
     doctor = {c["name"]: c for c in kb.json("doctor")["checks"]}
     assert doctor["ann_index"]["detail"].startswith("fresh")
+
+
+def test_a_vector_written_later_is_picked_up(corpus: Corpus, data) -> None:
+    """`kb reindex` fills in a chunk's missing vector: no chunk changes, only the vec table."""
+    conn = corpus.reader()
+    index = AnnIndex.open(conn, corpus.table)
+    with db.transaction(corpus.writer):
+        corpus.writer.execute(f"DELETE FROM {corpus.table.name} WHERE rowid = 7")
+    assert 7 not in ids_of(index.nearest(conn, data[0][6], 5, None))
+    with db.transaction(corpus.writer):
+        insert_vectors(corpus.writer, corpus.table.name, [7], [to_blob(data[0][6])])
+    assert index.nearest(conn, data[0][6], 1, None)[0][0] == 7

@@ -36,7 +36,12 @@ import numpy as np
 
 from kb_search.store.db import Connection
 from kb_search.vectors.index import Hits, ordered, top_k
-from kb_search.vectors.tables import VectorTable, count_vectors, fetch_vectors
+from kb_search.vectors.tables import (
+    VectorTable,
+    count_vectors_quickly,
+    fetch_vectors,
+    vector_ids,
+)
 
 FORMAT = 1
 CONNECTIVITY = 16  # M: links per node
@@ -76,7 +81,7 @@ def signature(conn: Connection, table: VectorTable) -> list:
         "SELECT (SELECT count(*) FROM chunks), (SELECT max(id) FROM chunks),"
         " (SELECT max(indexed_at) FROM documents)"
     ).fetchone()
-    return [count_vectors(conn, table.name), *chunks]
+    return [count_vectors_quickly(conn, table.name), *chunks]
 
 
 @dataclass
@@ -193,6 +198,8 @@ class AnnIndex:
 
     def _catch_up(self, conn: Connection) -> Changes:
         ids, hashes = chunk_keys(conn)
+        embedded = np.isin(ids, np.array(vector_ids(conn, self.table.name), dtype=np.int64))
+        ids, hashes = ids[embedded], hashes[embedded]  # a chunk without a vector is not indexed
         if self.graph is None:
             return self._build(conn, ids, hashes)
         gone = ~np.isin(self.keys, ids)
@@ -238,7 +245,6 @@ class AnnIndex:
     ) -> None:
         keep = self.keys[~np.isin(self.keys, removed)]
         keys = np.union1d(keep, added)  # sorted
-        # chunks with no vector are not in the graph and so not in the keys
         self.keys = keys[np.isin(keys, ids)]
         self.hashes = hashes[np.searchsorted(ids, self.keys)]
 
