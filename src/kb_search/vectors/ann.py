@@ -408,9 +408,14 @@ def ann_state(conn: Connection, table: VectorTable) -> AnnState:
 
 
 def _remove_unreferenced(folder: Path, table: str, keep: set[str]) -> None:
+    """Best effort, never raises: the new stamp is already in place (a file another process
+    still maps cannot be deleted on Windows; the next save tries again)."""
     for path in folder.glob(f"{table}.*"):
         if path.name not in keep and path.suffix in (".usearch", ".npz"):
-            path.unlink(missing_ok=True)
+            try:
+                path.unlink(missing_ok=True)
+            except OSError:
+                pass
 
 
 class _folder_lock:
