@@ -105,7 +105,15 @@ SETTINGS: tuple[Setting, ...] = (
         "auto",
         str,
         ("KB_VECTOR_INDEX",),
-        "auto (sqlite-vec one-shot, live-matrix in servers), sqlite-vec, matrix, live-matrix",
+        "auto (ann from vectors.ann_min_chunks chunks; below it sqlite-vec one-shot,"
+        " live-matrix in servers), sqlite-vec, matrix, live-matrix, ann",
+    ),
+    Setting(
+        "vectors.ann_min_chunks",
+        200_000,
+        _int_range(0, 10**12),
+        ("KB_ANN_MIN_CHUNKS",),
+        "auto uses the approximate index from this many chunks (0: never)",
     ),
     Setting("chunking.max_tokens", 200, int, ("KB_CHUNK_MAX_TOKENS",), "largest chunk"),
     Setting("chunking.min_tokens", 40, int, ("KB_CHUNK_MIN_TOKENS",), "smallest section"),

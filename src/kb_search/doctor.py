@@ -188,6 +188,30 @@ def _vectors_in_sync(conn: Connection) -> str:
     return detail
 
 
+def _ann_index(conn: Connection) -> Check:
+    """The approximate index's file (informational: a stale or missing one is rebuilt or
+    updated on the next search that uses it)."""
+    from kb_search.vectors.ann import ann_available, ann_state
+    from kb_search.vectors.tables import db_model, table_for
+
+    name = db_model(conn)
+    table = table_for(conn, name) if name else None
+    if table is None:
+        return Check("ann_index", True, "no vectors")
+    state = ann_state(conn, table)
+    parts = [state.state]
+    if state.count is not None:
+        parts.append(f"{state.count:,} vectors")
+    if state.detail:
+        parts.append(state.detail)
+    if state.path:
+        parts.append(state.path)
+    missing = ann_available()
+    if missing is not None:
+        parts.append(f"approximate search unavailable: {missing}")
+    return Check("ann_index", True, "; ".join(parts))
+
+
 def storage_checks(conn: Connection) -> list[Check]:
     """What the file itself must satisfy: no model needed (the consistency tests use these)."""
     return [
@@ -205,4 +229,8 @@ def storage_checks(conn: Connection) -> list[Check]:
 def run_checks(conn: Connection, model: list[Check] | None = None) -> list[Check]:
     """Every check: the file's, the model's (given), then which parsers this install uses."""
     checks = storage_checks(conn)
-    return checks[:-1] + (model or []) + checks[-1:] + _parsers()
+    try:
+        ann = _ann_index(conn)
+    except DatabaseError as exc:
+        ann = Check("ann_index", False, f"{type(exc).__name__}: {exc}")
+    return checks[:-1] + (model or []) + checks[-1:] + [ann] + _parsers()

@@ -231,16 +231,16 @@ class KnowledgeBase:
             embedder = self.embedder_for(name, queries_only=True)
         except (DBError, ModelUnavailable) as exc:
             return VectorLegState(None, None, str(exc))
-        index = open_index(conn, table, self._index_backend())
+        index = open_index(conn, table, self._index_backend(conn), note=self.warn)
         if self.long_lived:
             embedder.embed_query("warm up")  # the first ONNX run is slow; pay it now
         return VectorLegState(VectorSearch(embedder, index), table, None)
 
-    def _index_backend(self) -> str:
-        backend = self.config["vectors.index"]
-        if backend == "auto":
-            return "live-matrix" if self.long_lived else "sqlite-vec"
-        return backend
+    def _index_backend(self, conn: db.Connection) -> str:
+        from kb_search.vectors import choose_backend
+
+        setting, threshold = self.config["vectors.index"], self.config["vectors.ann_min_chunks"]
+        return choose_backend(conn, setting, self.long_lived, threshold)
 
     # ---- reading -----------------------------------------------------------------------------
 
@@ -286,6 +286,7 @@ class KnowledgeBase:
         """SearchOptions with this KB's defaults for what is not given (None = default)."""
         from kb_search.search.pipeline import SearchOptions
         from kb_search.search.query import Filters
+
         given = {k: v for k, v in values.items() if v is not None}
         if "reranker" not in given:
             given["reranker"] = self._reranker()

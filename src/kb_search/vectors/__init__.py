@@ -1,5 +1,5 @@
 """Vectors: the tables (`tables`), the model binding (`model`), the indexes that search them
-(`exact`, `matrix`), embedding new chunks (`writer`) and `reindex`.
+(`exact`, `matrix`, `ann`), embedding new chunks (`writer`) and `reindex`.
 
 An index backend is one class with `open(conn, table)` and `nearest(...)` (see
 `index.VectorIndex`), listed in BACKENDS under the name the `vectors.index` setting uses.
@@ -34,19 +34,58 @@ def _live_matrix() -> Callable:
     return LiveMatrixIndex.open
 
 
+def _ann() -> Callable:
+    from kb_search.vectors.ann import AnnIndex
+
+    return AnnIndex.open
+
+
 # name -> a function returning the backend's `open(conn, table)`; imported on first use.
 BACKENDS: dict[str, Callable[[], Callable[[Connection, VectorTable], VectorIndex]]] = {
     "sqlite-vec": _sqlite_vec,
     "matrix": _matrix,
     "live-matrix": _live_matrix,
+    "ann": _ann,
 }
+# backends whose `open` also takes `note` (a one-line message for the user, e.g. "building")
+TAKES_NOTE = {"ann"}
 
 
-def open_index(conn: Connection, table: VectorTable, backend: str) -> VectorIndex:
+def choose_backend(conn: Connection, setting: str, long_lived: bool, ann_min_chunks: int) -> str:
+    """`vectors.index`: a named backend, or `auto`: the approximate index from
+    `ann_min_chunks` chunks on (0: never) when usearch is installed, else exact search
+    (sqlite-vec in a one-shot call, the live matrix in a long-lived process)."""
+    if setting != "auto":
+        return setting
+    if ann_min_chunks > 0:
+        chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        if chunks >= ann_min_chunks:
+            from kb_search.vectors.ann import ann_available
+
+            if ann_available() is None:
+                return "ann"
+    return "live-matrix" if long_lived else "sqlite-vec"
+
+
+def open_index(
+    conn: Connection,
+    table: VectorTable,
+    backend: str,
+    note: Callable[[str], None] | None = None,
+) -> VectorIndex:
     from kb_search.errors import ConfigError
 
     if backend not in BACKENDS:
         raise ConfigError(
             f"unknown vector index {backend!r}: use one of {', '.join(sorted(BACKENDS))}"
         )
-    return BACKENDS[backend]()(conn, table)
+    if backend == "ann":
+        from kb_search.vectors.ann import ann_available
+
+        missing = ann_available()
+        if missing is not None:
+            raise ConfigError(f"vectors.index is ann but {missing}")
+    opener = BACKENDS[backend]()
+    if backend in TAKES_NOTE:
+        return opener(conn, table, note=note)
+    return opener(conn, table)

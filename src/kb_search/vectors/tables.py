@@ -184,6 +184,24 @@ def count_vectors(conn: Connection, table: str) -> int | None:
         return None
 
 
+def count_vectors_quickly(conn: Connection, table: str) -> int | None:
+    """count(*) of a vec0 table without its full scan: sqlite-vec keeps one row per vector in
+    the shadow table `<table>_rowids` (2 ms against 110 ms at 300k); the scan if that fails."""
+    try:
+        return conn.execute(f"SELECT count(*) FROM {table}_rowids").fetchone()[0]
+    except Exception:  # noqa: BLE001 - another sqlite-vec layout: count the slow way
+        return count_vectors(conn, table)
+
+
+def vector_ids(conn: Connection, table: str) -> list[int]:
+    """The chunk ids that have a vector in `table` (from the `<table>_rowids` shadow table
+    when it reads: no scan of the vectors)."""
+    try:
+        return [r[0] for r in conn.execute(f"SELECT rowid FROM {table}_rowids")]
+    except Exception:  # noqa: BLE001 - another sqlite-vec layout
+        return [r[0] for r in conn.execute(f"SELECT rowid FROM {table}")]
+
+
 def probe(conn: Connection, table: str) -> None:
     """Raise if the table cannot be read (cheap: one row)."""
     conn.execute(f"SELECT rowid FROM {table} LIMIT 1").fetchone()
