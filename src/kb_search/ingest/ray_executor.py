@@ -133,7 +133,8 @@ class Workers:
 
     def close(self) -> None:
         try:
-            self.ray.wait([actor.close.remote() for actor in self.actors], timeout=5)
+            refs = [actor.close.remote() for actor in self.actors]
+            self.ray.wait(refs, num_returns=len(refs), timeout=5)
         except Exception:  # noqa: BLE001 - dead actors or a lost connection: kill below
             pass
         for actor in self.actors:
