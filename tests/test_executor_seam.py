@@ -86,3 +86,13 @@ def test_worker_embeds_only_texts_without_a_stored_vector() -> None:
     two = embedding_text("T", document.chunks[1])
     assert embedder.embedded == [two]
     assert vectors == {content_hash(two): to_blob(HashEmbedder().embed_passages([two])[0])}
+
+
+def test_ray_executor_without_ray_is_a_one_line_error(kb, sample, monkeypatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
+    result = kb("add", str(sample), "--executor", "ray", ok=False)
+    assert result.exit_code == 1
+    assert "pip install 'kb-search[ray]'" in result.stderr
+    assert "Traceback" not in result.stderr

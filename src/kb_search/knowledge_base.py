@@ -191,7 +191,9 @@ class KnowledgeBase:
         imported, and no cluster is joined, until a file must be parsed."""
         if options.executor != "ray":
             return None
-        from kb_search.ingest.ray_executor import RayExecutor
+        from kb_search.ingest.ray_executor import RayExecutor, require_ray
+
+        require_ray()  # before anything is written
 
         return RayExecutor(conn, options, lambda: self._shipped_model(conn, options))
 

@@ -69,6 +69,18 @@ def ship_model(info: ModelInfo | None, tokenizer_path: str | None) -> ShippedMod
 # ---- the cluster -------------------------------------------------------------------------------
 
 
+def require_ray() -> None:
+    """UserInputError when Ray is not installed (found without importing it)."""
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec("ray") is not None
+    except ValueError:  # in sys.modules as None: made unimportable
+        found = False
+    if not found:
+        raise UserInputError(RAY_MISSING)
+
+
 def import_ray() -> Any:
     try:
         import ray
