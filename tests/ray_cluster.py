@@ -141,7 +141,7 @@ class LocalRayCluster:
 
 def _end_session(node: subprocess.Popen) -> None:
     """SIGTERM (ray start --block then stops its node), SIGKILL for what is left."""
-    for sig, wait in ((signal.SIGTERM, 15), (signal.SIGKILL, 10)):
+    for sig, wait in ((signal.SIGTERM, 5), (signal.SIGKILL, 10)):
         try:
             os.killpg(node.pid, sig)
         except ProcessLookupError:

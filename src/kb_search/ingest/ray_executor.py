@@ -411,7 +411,8 @@ class RemoteVectors:
     def __init__(self, executor: RayExecutor, local: VectorSource | None):
         self.executor = executor
         self.local = local
-        self.batch_chunks = 256 if local is None else max(local.batch_chunks, 256)
+        # Nothing to batch for (the vectors exist): as local, so a killed driver loses as little.
+        self.batch_chunks = 64 if local is None else local.batch_chunks
         self._table: str | None = None
 
     def vectors_for(
