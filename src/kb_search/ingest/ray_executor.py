@@ -114,7 +114,8 @@ class Cluster:
                 )
         except (ConnectionError, RuntimeError, ValueError) as exc:
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise UserInputError(f"cannot reach the Ray cluster at {address}: {first}") from exc
+            where = f"reach the Ray cluster at {address}" if address else "start a local Ray"
+            raise UserInputError(f"cannot {where}: {first}") from exc
 
     def cpus(self) -> int:
         return max(1, int(self.ray.cluster_resources().get("CPU", 1)))
@@ -131,9 +132,8 @@ class Workers:
         ray = cluster.ray
         self.ray = ray
         self._model_ref = ray.put(model)  # once for the run, whatever the number of actors
-        self._make = lambda: ray.remote(num_cpus=1, memory=WORKER_MEMORY_BYTES, max_restarts=0)(
-            RemoteWorker
-        ).remote(job, timeout_s, self._model_ref)
+        actor = ray.remote(num_cpus=1, memory=WORKER_MEMORY_BYTES, max_restarts=0)(RemoteWorker)
+        self._make = lambda: actor.remote(job, timeout_s, self._model_ref)
         self.actors = [self._make() for _ in range(cluster.cpus())]
 
     def replace(self, index: int, dead: Any) -> Any:
@@ -262,6 +262,7 @@ class _Task:
     stored_path: str  # the document's key in the DB (its old vectors are reused)
     attempt: int = 1
     slot: int = 0
+    actor: Any = None  # the handle it went to (its slot may hold a replacement by now)
 
 
 class RayExecutor:
@@ -327,8 +328,8 @@ class RayExecutor:
             except OSError as exc:
                 return Outcome(task.key, "error", reason=f"cannot read file: {exc.strerror}")
             task.slot = min(range(len(load)), key=load.__getitem__)
-            actor = workers.actors[task.slot]
-            ref = actor.process.remote(task.key, task.path.name, data, self._known(task))
+            task.actor = workers.actors[task.slot]
+            ref = task.actor.process.remote(task.key, task.path.name, data, self._known(task))
             running[ref] = task
             load[task.slot] += 1
             if dispatched is not None and task.attempt == 1:
@@ -365,7 +366,7 @@ class RayExecutor:
         try:
             outcome, vectors = ray.get(ref)
         except lost as exc:
-            workers.replace(task.slot, workers.actors[task.slot])
+            workers.replace(task.slot, task.actor)
             if task.attempt >= ATTEMPTS:
                 why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
                 reason = f"Ray worker died {ATTEMPTS} times on this file ({why})"
