@@ -67,7 +67,21 @@ class LocalRayCluster:
                 raise RuntimeError(f"ray start failed: {log.read_text(errors='replace')[-2000:]}")
             time.sleep(0.2)
 
-    def start(self) -> LocalRayCluster:
+    def start(self, attempts: int = 3) -> LocalRayCluster:
+        """Start the nodes; tried again on a fresh port when a node misses Ray's own startup
+        deadline (30 s, which a loaded machine can miss)."""
+        for attempt in range(1, attempts + 1):
+            try:
+                return self._start_nodes()
+            except RuntimeError:
+                if attempt == attempts:
+                    raise
+                self.temp = Path(tempfile.mkdtemp(prefix="kbray-", dir="/tmp"))
+                self.port = _free_port()
+                self.address = f"127.0.0.1:{self.port}"
+        return self
+
+    def _start_nodes(self) -> LocalRayCluster:
         try:
             self._start(
                 [
