@@ -19,7 +19,11 @@ OBJECT_STORE_BYTES = 200 * 1024 * 1024
 STARTED = "Ray runtime started"
 # A loopback cluster for one test run: no usage stats, no token auth (whose token Ray would
 # otherwise write to ~/.ray of whoever runs the tests).
-RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
+RAY_ENV = {
+    "RAY_USAGE_STATS_ENABLED": "0",
+    "RAY_AUTH_MODE": "disabled",
+    "RAY_raylet_start_wait_time_s": "120",  # a loaded CI machine: more time to register
+}
 
 
 def _free_port() -> int:
