@@ -96,6 +96,7 @@ class Cluster:
     def __init__(self, address: str | None):
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # offline-first: no phoning home
         self.ray = import_ray()
+        _errors_to_stderr(self.ray)
         self.owned = not self.ray.is_initialized()
         if not self.owned:
             return
@@ -123,6 +124,21 @@ class Cluster:
     def close(self) -> None:
         if self.owned and self.ray.is_initialized():
             self.ray.shutdown()
+
+
+def _errors_to_stderr(ray: Any) -> None:
+    """Ray prints the cluster's error messages ("a worker died...") on the driver's stdout,
+    where kb writes its JSON: send them to stderr (a private hook; left alone if it moved)."""
+    module = getattr(getattr(ray, "_private", None), "worker", None)
+    original = getattr(module, "print_to_stdstream", None)
+    if original is None or getattr(original, "kb_stderr", False):
+        return
+
+    def to_stderr(data: dict, ignore_prefix: bool) -> None:
+        original({**data, "is_err": True}, ignore_prefix)
+
+    to_stderr.kb_stderr = True  # type: ignore[attr-defined]
+    module.print_to_stdstream = to_stderr
 
 
 class Workers:
