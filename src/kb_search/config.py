@@ -129,6 +129,20 @@ SETTINGS: tuple[Setting, ...] = (
         "OCR for pages without text",
     ),
     Setting("ingestion.follow_symlinks", False, _to_bool, ("KB_FOLLOW_SYMLINKS",), "walk links"),
+    Setting(
+        "ingestion.executor",
+        "local",
+        _choice("local", "ray"),
+        ("KB_EXECUTOR",),
+        "where files are parsed and embedded: local processes, or a Ray cluster (kb-search[ray])",
+    ),
+    Setting(
+        "ingestion.ray_address",
+        None,
+        str,
+        ("KB_RAY_ADDRESS",),
+        "Ray cluster: auto, ray://host:port, host:port; unset starts a local Ray for the run",
+    ),
 )
 SETTINGS_BY_KEY = {s.key: s for s in SETTINGS}
 

@@ -22,6 +22,7 @@ from kb_search.store import db
 
 if TYPE_CHECKING:
     from kb_search.doctor import Check
+    from kb_search.ingest.executor import Executor
     from kb_search.ingest.pipeline import AddOptions, AddSummary, LazyVectors
     from kb_search.ingest.sync import SyncSummary
     from kb_search.ingest.watch import WatchBatch, WatchPlan
@@ -206,6 +207,34 @@ class KnowledgeBase:
         options.tokenizer_path = tokenizer_path(embedder)
         return ChunkEmbedder(embedder, table.name)
 
+    def _executor(self, conn: db.Connection, options: AddOptions) -> Executor | None:
+        """The Ray executor when asked for (None: the local process pool). Nothing of Ray is
+        imported, and no cluster is joined, until a file must be parsed."""
+        if options.executor != "ray":
+            return None
+        from kb_search.ingest.ray_executor import RayExecutor, require_ray
+
+        require_ray()  # before anything is written
+
+        return RayExecutor(conn, options, lambda: self._shipped_model(conn, options))
+
+    def _shipped_model(self, conn: db.Connection, options: AddOptions) -> Any:
+        """The writing model for Ray actors (provisioned, not loaded here); without a model
+        file (an in-process model, no model at all) only the tokenizer goes, and this
+        process embeds."""
+        from kb_search.ingest.ray_executor import ship_model
+        from kb_search.vectors.model import provisioned_info, resolve_db_model
+
+        choice = self._model_choice()
+        name = resolve_db_model(conn, choice) or choice.name
+        info = None
+        if self._embedder is None or self._embedder.name != name:
+            try:
+                info = provisioned_info(self.config, name)
+            except ModelUnavailable:
+                info = None  # the local source warns and indexes for lexical search
+        return ship_model(info, options.tokenizer_path)
+
     def vector_leg(self) -> VectorLegState:
         """The vector leg (model + index over the DB's vectors), loaded once."""
         if self._vector is None:
@@ -380,11 +409,20 @@ class KnowledgeBase:
         info = stats(conn, self.db_path)
         return {"data_dir": str(self.config.data_dir), "db": str(self.db_path), **info}
 
-    def add_options(self, workers: int | None = None, **overrides: Any) -> AddOptions:
-        """The ingestion options every writing command uses (`add`, `sync`, the git hook)."""
+    def add_options(
+        self,
+        workers: int | None = None,
+        executor: str | None = None,
+        ray_address: str | None = None,
+        **overrides: Any,
+    ) -> AddOptions:
+        """The ingestion options every writing command uses (`add`, `sync`, the git hook);
+        `executor`/`ray_address` override the configured ones."""
         from kb_search.ingest.pipeline import AddOptions
 
         return AddOptions(
+            executor=executor or self.config["ingestion.executor"],
+            ray_address=ray_address or self.config["ingestion.ray_address"],
             settings=self.chunk_settings(),
             max_file_bytes=int(self.config["ingestion.max_file_mb"] * 1_000_000),
             follow_symlinks=self.config["ingestion.follow_symlinks"],
@@ -412,6 +450,8 @@ class KnowledgeBase:
         workers: int | None = None,
         retry_failed: bool = False,
         progress: Progress | None = None,
+        executor: str | None = None,
+        ray_address: str | None = None,
     ) -> AddSummary:
         """Ingest files and folders. A path that does not exist is a UserInputError before
         anything is written; the model loads only when a chunk must be embedded."""
@@ -423,7 +463,12 @@ class KnowledgeBase:
                 why = "broken symlink" if path.is_symlink() else "no such file or directory"
                 raise UserInputError(f"{path}: {why}")
         options = self.add_options(
-            workers, tags=list(tags), doc_type=doc_type, retry_failed=retry_failed
+            workers,
+            executor,
+            ray_address,
+            tags=list(tags),
+            doc_type=doc_type,
+            retry_failed=retry_failed,
         )
         conn = self.writer(create=True)
         vectors = self._lazy_vectors(conn, options)
@@ -435,6 +480,7 @@ class KnowledgeBase:
             error_log=log,
             vectors=vectors,
             progress=progress or NoProgress(),
+            executor=self._executor(conn, options),
         )
         summary.model_loaded = vectors.model_loaded
         return _with_ocr_note(_with_log_problem(summary, log), conn, options.ocr)
@@ -446,12 +492,14 @@ class KnowledgeBase:
         workers: int | None = None,
         retry_failed: bool = False,
         progress: Progress | None = None,
+        executor: str | None = None,
+        ray_address: str | None = None,
     ) -> SyncSummary:
         """Rescan what was added; the model loads only when a file must be embedded."""
         from kb_search.ingest.pipeline import ErrorLog
         from kb_search.ingest.sync import sync
 
-        options = self.add_options(workers, retry_failed=retry_failed)
+        options = self.add_options(workers, executor, ray_address, retry_failed=retry_failed)
         conn = self.writer()
         log = ErrorLog(self.error_log)
         vectors = self._lazy_vectors(conn, options)
@@ -462,6 +510,7 @@ class KnowledgeBase:
             vectors=vectors,
             error_log=log,
             progress=progress or NoProgress(),
+            executor=self._executor(conn, options),
         )
         summary.model_loaded = vectors.model_loaded
         return _with_ocr_note(_with_log_problem(summary, log), conn, options.ocr)
@@ -547,11 +596,17 @@ class KnowledgeBase:
         return doc_id, removed, document_tags(conn, {doc_id}).get(doc_id, [])
 
     def reindex(
-        self, model: str | None = None, full: bool = False, progress: Progress | None = None
+        self,
+        model: str | None = None,
+        full: bool = False,
+        progress: Progress | None = None,
+        executor: str | None = None,
+        ray_address: str | None = None,
     ) -> ReindexSummary:
-        """Embed chunks without vectors (resumable); `model` switches the DB to another."""
+        """Embed chunks without vectors (resumable); `model` switches the DB to another. With
+        the Ray executor, batches of chunks are embedded on the cluster."""
         from kb_search.vectors.model import canonical
-        from kb_search.vectors.reindex import reindex
+        from kb_search.vectors.reindex import BATCH, reindex
         from kb_search.vectors.tables import db_model
 
         progress = progress or NoProgress()
@@ -562,6 +617,10 @@ class KnowledgeBase:
             name = db_model(conn) or self._embedder.name
         else:
             name = db_model(conn) or canonical(self.config["model"])
+        if (executor or self.config["ingestion.executor"]) == "ray":
+            return self._reindex_on_ray(
+                conn, name, full, progress, ray_address or self.config["ingestion.ray_address"]
+            )
         embedder = self.embedder_for(name)
         return reindex(
             conn,
@@ -569,7 +628,35 @@ class KnowledgeBase:
             full=full,
             on_start=lambda total: progress.start(total, "chunks"),
             on_batch=lambda n: progress.advance(n, chunks=n),
+            batch=BATCH,
         )
+
+    def _reindex_on_ray(
+        self, conn: db.Connection, name: str, full: bool, progress: Progress, address: str | None
+    ) -> ReindexSummary:
+        from kb_search.ingest.ray_executor import Cluster, RemoteEmbedder, ship_model
+        from kb_search.vectors.model import provisioned_info
+        from kb_search.vectors.reindex import BATCH, reindex
+
+        info = provisioned_info(self.config, name)
+        if info is None:
+            raise UserInputError(f"{name} is made in this process: reindex without --executor ray")
+        cluster = Cluster(address)
+        try:
+            embedder = RemoteEmbedder(cluster, ship_model(info, None))
+            try:
+                return reindex(
+                    conn,
+                    embedder,
+                    full=full,
+                    on_start=lambda total: progress.start(total, "chunks"),
+                    on_batch=lambda n: progress.advance(n, chunks=n),
+                    batch=BATCH * 4 * embedder.parallel,
+                )
+            finally:
+                embedder.close()
+        finally:
+            cluster.close()
 
     # ---- health and quality --------------------------------------------------------------------
 

@@ -12,6 +12,24 @@ from kb_search.text import plural
 
 WORKERS_HELP = "Parser processes (0: parse in this process; default from config)."
 RETRY_HELP = "Also parse files that failed before and have not changed since."
+EXECUTOR_HELP = (
+    "Where files are parsed and embedded: local processes, or a Ray cluster"
+    " (needs kb-search[ray]; default from config)."
+)
+ADDRESS_HELP = (
+    "Ray cluster for --executor ray: auto, ray://host:port or host:port"
+    " (default: a local Ray started for the run)."
+)
+
+
+def executor_options(command: Any) -> Any:
+    """--executor and --address, shared by add, sync and reindex."""
+    command = click.option("--address", "ray_address", metavar="ADDRESS", help=ADDRESS_HELP)(
+        command
+    )
+    return click.option("--executor", type=click.Choice(["local", "ray"]), help=EXECUTOR_HELP)(
+        command
+    )
 
 
 def _report(app: App, summary: Any, fmt: str | None) -> None:
@@ -35,9 +53,20 @@ def _report(app: App, summary: Any, fmt: str | None) -> None:
 @click.option("--type", "doc_type", help="Store the documents under this type.")
 @click.option("--workers", type=click.IntRange(min=0), help=WORKERS_HELP)
 @click.option("--retry-failed", is_flag=True, help=RETRY_HELP)
+@executor_options
 @click.option("--format", "fmt", type=FORMATS)
 @common_options
-def add(app: App, paths, tags, doc_type, workers, retry_failed: bool, fmt: str | None) -> None:
+def add(
+    app: App,
+    paths,
+    tags,
+    doc_type,
+    workers,
+    retry_failed: bool,
+    executor: str | None,
+    ray_address: str | None,
+    fmt: str | None,
+) -> None:
     """Index files and folders. Unchanged files are skipped (size and mtime, then content),
     so adding a folder again only indexes what changed; files that failed are skipped until
     they change. A folder is remembered: `kb sync` rescans it, and its --tag/--type apply to
@@ -48,6 +77,7 @@ def add(app: App, paths, tags, doc_type, workers, retry_failed: bool, fmt: str |
       kb add ~/notes
       kb add ~/work/docs --tag work
       kb add report.pdf --type paper
+      kb add ~/papers --executor ray --address auto
     """
     with app.progress("Indexing") as progress:
         summary = app.kb().add(
@@ -57,24 +87,47 @@ def add(app: App, paths, tags, doc_type, workers, retry_failed: bool, fmt: str |
             workers=workers,
             retry_failed=retry_failed,
             progress=progress,
+            executor=executor,
+            ray_address=ray_address,
         )
     _report(app, summary, fmt)
 
 
 def sync_paths(
-    app: App, paths: list[Path] | None, workers: int | None = None, retry_failed: bool = False
+    app: App,
+    paths: list[Path] | None,
+    workers: int | None = None,
+    retry_failed: bool = False,
+    executor: str | None = None,
+    ray_address: str | None = None,
 ) -> Any:
     with app.progress("Syncing") as progress:
-        return app.kb().sync(paths, workers=workers, retry_failed=retry_failed, progress=progress)
+        return app.kb().sync(
+            paths,
+            workers=workers,
+            retry_failed=retry_failed,
+            progress=progress,
+            executor=executor,
+            ray_address=ray_address,
+        )
 
 
 @click.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--workers", type=click.IntRange(min=0), help=WORKERS_HELP)
 @click.option("--retry-failed", is_flag=True, help=RETRY_HELP)
+@executor_options
 @click.option("--format", "fmt", type=FORMATS)
 @common_options
-def sync(app: App, paths, workers: int | None, retry_failed: bool, fmt: str | None) -> None:
+def sync(
+    app: App,
+    paths,
+    workers: int | None,
+    retry_failed: bool,
+    executor: str | None,
+    ray_address: str | None,
+    fmt: str | None,
+) -> None:
     """Rescan what was added: new, changed, deleted and renamed files (honours .kbignore).
 
     With PATHS, only those files and directories (under added roots); a PATH that no
@@ -86,7 +139,8 @@ def sync(app: App, paths, workers: int | None, retry_failed: bool, fmt: str | No
       kb sync
       kb sync ~/notes/projects
     """
-    _report(app, sync_paths(app, list(paths) or None, workers, retry_failed), fmt)
+    summary = sync_paths(app, list(paths) or None, workers, retry_failed, executor, ray_address)
+    _report(app, summary, fmt)
 
 
 @click.command()
@@ -135,9 +189,17 @@ def remove(app: App, refs, fmt: str | None) -> None:
 @click.command()
 @click.option("--model", help="Switch to this embedding model (re-embeds everything).")
 @click.option("--full", is_flag=True, help="Re-embed every chunk, not only missing vectors.")
+@executor_options
 @click.option("--format", "fmt", type=FORMATS)
 @common_options
-def reindex(app: App, model: str | None, full: bool, fmt: str | None) -> None:
+def reindex(
+    app: App,
+    model: str | None,
+    full: bool,
+    executor: str | None,
+    ray_address: str | None,
+    fmt: str | None,
+) -> None:
     """Embed chunks that have no vector yet (resumable); --model switches models.
 
     \b
@@ -146,7 +208,9 @@ def reindex(app: App, model: str | None, full: bool, fmt: str | None) -> None:
       kb reindex --model sentence-transformers/all-MiniLM-L12-v2
     """
     with app.progress("Embedding") as progress:
-        summary = app.kb().reindex(model, full=full, progress=progress)
+        summary = app.kb().reindex(
+            model, full=full, progress=progress, executor=executor, ray_address=ray_address
+        )
     app.emit(summary.to_dict(), fmt, summary.line)
 
 

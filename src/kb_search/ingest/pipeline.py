@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from kb_search.ingest.memory import (
     EMPTY,
@@ -32,6 +32,9 @@ from kb_search.store.db import Connection, DatabaseError, explain, set_meta, tra
 from kb_search.store.documents import DocumentRecord, content_hash, touch_document, write_document
 from kb_search.text import plural
 
+if TYPE_CHECKING:
+    from kb_search.ingest.executor import Executor
+
 ERROR_LOG = "ingest-errors.log"
 
 
@@ -48,6 +51,8 @@ class AddOptions:
     timeout_s: float = 120.0  # per file
     memory_mb: int = 4096  # per parser process; 0 = no cap
     retry_failed: bool = False  # parse files that failed before even when they did not change
+    executor: str = "local"  # "local": the process pool below; "ray": ingest/ray_executor.py
+    ray_address: str | None = None  # "auto", "ray://host:port"; None: a local Ray for the run
 
 
 @dataclass
@@ -387,8 +392,10 @@ def add_paths(
     error_log: ErrorLog | None = None,
     vectors: VectorSource | None = None,
     progress: Progress | None = None,
+    executor: Executor | None = None,
 ) -> AddSummary:
-    """Ingest files and directories. Each file commits on its own, so a rerun resumes."""
+    """Ingest files and directories. Each file commits on its own, so a rerun resumes.
+    `executor` parses (and may embed); the local process pool by default."""
     started = time.perf_counter()
     summary = AddSummary()
     dirs = [p for p in paths if Path(p).expanduser().is_dir()]
@@ -404,7 +411,15 @@ def add_paths(
     if progress is not None:
         progress.start(len(found.found), "files")
     ingest_files(
-        conn, found.found, options, summary, log, vectors, progress, explicit=found.explicit
+        conn,
+        found.found,
+        options,
+        summary,
+        log,
+        vectors,
+        progress,
+        explicit=found.explicit,
+        executor=executor,
     )
     summary.seconds = time.perf_counter() - started
     return summary
@@ -496,17 +511,21 @@ def ingest_files(
     vectors: VectorSource | None = None,
     progress: Progress | None = None,
     explicit: set[Path] | frozenset[Path] = frozenset(),
+    executor: Executor | None = None,
 ) -> None:
-    """Check, parse (in workers) and write files; counts go into `summary`. Each file is one
-    step of `progress` (the caller starts it); its expected text is the work.
+    """Check, parse (in workers, or on `executor`) and write files; counts go into `summary`.
+    Each file is one step of `progress` (the caller starts it); its expected text is the work.
 
     Files named in `explicit` were given by name: a file removed with `kb remove` comes back.
     """
+    from kb_search.ingest.executor import LocalExecutor
+
+    executor = executor or LocalExecutor(options)
     progress = progress or NoProgress()
     run = _Ingest(conn, options, summary, log, progress)
     writer = BatchWriter(
         conn,
-        vectors,
+        executor.vectors(vectors),
         options.tags,
         options.doc_type,
         on_error=lambda record, reason: run.fail(Path(record.path), reason),
@@ -538,7 +557,7 @@ def ingest_files(
         in_flight[key] = todo[key].item.path
         progress.current(next(iter(in_flight.values())).name)
 
-    outcomes = parse_outcomes(todo, options, dispatched)
+    outcomes = executor.parse(todo, dispatched)
     try:
         _write_outcomes(outcomes, todo, in_flight, writer, run)
     finally:

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kb_search.errors import SyncError  # noqa: F401 - re-exported
 from kb_search.ingest.memory import forget, load_skipped
@@ -43,6 +44,9 @@ from kb_search.store.documents import (
     touch_document,
 )
 from kb_search.text import plural
+
+if TYPE_CHECKING:
+    from kb_search.ingest.executor import Executor
 
 
 @dataclass
@@ -284,6 +288,7 @@ def sync(
     vectors: VectorSource | None = None,
     error_log: ErrorLog | None = None,
     progress: Progress | None = None,
+    executor: Executor | None = None,
 ) -> SyncSummary:
     """Rescan `paths` (files or directories under added roots), or every remembered root.
 
@@ -307,7 +312,7 @@ def sync(
     _apply_deletes(conn, todo.vanished, summary, progress)
     to_ingest = todo.changed + todo.new
     if to_ingest:
-        _ingest(conn, to_ingest, options, summary, log, vectors, progress)
+        _ingest(conn, to_ingest, options, summary, log, vectors, progress, executor)
     summary.seconds = time.perf_counter() - started
     return summary
 
@@ -386,9 +391,10 @@ def _ingest(
     log: ErrorLog,
     vectors: VectorSource | None,
     progress: Progress,
+    executor: Executor | None = None,
 ) -> None:
     added = AddSummary()
-    ingest_files(conn, found, options, added, log, vectors, progress)
+    ingest_files(conn, found, options, added, log, vectors, progress, executor=executor)
     summary.added += added.added
     summary.updated += added.updated
     summary.unchanged += added.skipped  # touched: new mtime, same content

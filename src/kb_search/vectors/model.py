@@ -17,6 +17,8 @@ from kb_search.vectors.tables import VectorTable
 if TYPE_CHECKING:
     import numpy as np  # annotations only: a no-op `kb sync` never imports numpy
 
+    from kb_search.embedding.provision import ModelInfo
+
 NO_MODEL = "no embedding model in this database: run `kb init` then `kb reindex`"
 
 
@@ -111,6 +113,28 @@ def load_embedder(config: Config, name: str, one_shot: bool = False) -> TextEmbe
             passage_prefix=prefix_p or embedder.info.passage_prefix,
         )
     return embedder
+
+
+def provisioned_info(config: Config, name: str) -> ModelInfo | None:
+    """The provisioned model's directory and settings (converting it once), with the configured
+    prefixes, without loading it: what a remote executor ships to its workers. None for a
+    model made in process (registered), which only this process can run."""
+    if name in _REGISTERED:
+        return None
+    from kb_search.embedding import ModelNotAvailableError
+    from kb_search.embedding.provision import provision_model
+
+    source = config["model_source"]
+    try:
+        info = provision_model(name, model_cache_dir(config), Path(source) if source else None)
+    except ModelNotAvailableError as exc:
+        raise ModelUnavailable(str(exc).splitlines()[0]) from exc
+    prefix_q, prefix_p = config["query_prefix"], config["passage_prefix"]
+    return replace(
+        info,
+        query_prefix=prefix_q or info.query_prefix,
+        passage_prefix=prefix_p or info.passage_prefix,
+    )
 
 
 def resolve_db_model(conn: db.Connection, choice: ModelChoice) -> str | None:

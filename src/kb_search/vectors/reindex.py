@@ -63,12 +63,13 @@ def reindex(
     full: bool = False,
     on_start: Callable[[int], None] | None = None,
     on_batch: Callable[[int], None] | None = None,
+    batch: int = BATCH,
 ) -> ReindexSummary:
     """Embed every chunk that has no vector for `embedder`'s model (all of them with `full`).
 
-    Each batch commits on its own, so an interrupted run resumes where it stopped. The DB
-    switches to the new model, and other models' vectors are dropped, only once every
-    chunk has its vector.
+    Each batch (`batch` chunks: larger for an embedder that fans out) commits on its own, so
+    an interrupted run resumes where it stopped. The DB switches to the new model, and other
+    models' vectors are dropped, only once every chunk has its vector.
     """
     started = time.perf_counter()
     table = ensure_table(conn, embedder.name, embedder.dim).name
@@ -80,10 +81,10 @@ def reindex(
     if on_start:
         on_start(len(todo))
     while True:
-        for start in range(0, len(todo), BATCH):
-            summary.embedded += _embed_batch(conn, embedder, table, todo[start : start + BATCH])
+        for start in range(0, len(todo), batch):
+            summary.embedded += _embed_batch(conn, embedder, table, todo[start : start + batch])
             if on_batch:
-                on_batch(len(todo[start : start + BATCH]))
+                on_batch(len(todo[start : start + batch]))
         # Chunks written by a concurrent `kb add` meanwhile are caught by the next pass; the
         # model switch happens under the write lock once nothing is missing.
         with transaction(conn):

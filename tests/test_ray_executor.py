@@ -1,0 +1,189 @@
+"""`kb add/sync/reindex --executor ray` against a real Ray cluster on loopback: a lost worker
+and a killed driver end with the same documents, chunks and vectors as a local run."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from kb_testing import compare_dbs, document_count
+from ray_cluster import RAY_ENV, LocalRayCluster
+
+pytestmark = [
+    pytest.mark.ray,
+    pytest.mark.model,
+    pytest.mark.skipif(
+        importlib.util.find_spec("ray") is None,
+        reason="ray is not installed: pip install 'kb-search[ray]' (`make install` does)",
+    ),
+]
+
+N_FILES = 36
+VOCABULARY = (
+    "cluster actor object store raylet driver worker schedule replica shard index vector"
+    " chunk token parser layout page table figure backup restore snapshot archive ledger"
+    " kernel thread socket buffer queue stream packet window latency budget quota"
+)
+WORDS = VOCABULARY.split()
+
+
+def make_corpus(root: Path) -> None:
+    """Markdown notes of a few sections each (3-6 chunks), and a little Python."""
+    rng = random.Random(14)
+    for i in range(N_FILES):
+        folder = root / f"part {i % 4}"
+        folder.mkdir(parents=True, exist_ok=True)
+        if i % 9 == 8:
+            body = "\n\n".join(
+                f"def step_{i}_{j}(queue):\n    "
+                f'"""Move {" ".join(rng.choices(WORDS, k=12))}."""\n    return queue[{j}:]'
+                for j in range(6)
+            )
+            (folder / f"tool_{i}.py").write_text(body + "\n")
+            continue
+        sections = "\n\n".join(
+            f"## Section {j}\n\n"
+            + " ".join(rng.choices(WORDS, k=90))
+            + f" marker{i}x{j}.\n\n"
+            + " ".join(rng.choices(WORDS, k=60))
+            for j in range(rng.randint(2, 4))
+        )
+        (folder / f"note {i}.md").write_text(f"# Note {i}\n\n{sections}\n")
+
+
+def kb(data_dir: Path, model_cache: Path, *args: str) -> tuple[list[str], dict[str, str]]:
+    env = dict(
+        os.environ,
+        KB_DATA_DIR=str(data_dir),
+        KB_MODEL_CACHE=str(model_cache),
+        HF_HUB_OFFLINE="1",
+        **RAY_ENV,
+    )
+    env.pop("KB_MODEL", None)
+    return [sys.executable, "-m", "kb_search", *args, "--format", "json"], env
+
+
+def run_kb(data_dir: Path, model_cache: Path, *args: str) -> dict:
+    cmd, env = kb(data_dir, model_cache, *args)
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with LocalRayCluster(head_cpus=2) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("ray") / "corpus"
+    make_corpus(root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def local_db(tmp_path_factory, corpus: Path, model_cache: Path) -> Path:
+    """The reference: the same corpus through the local process pool."""
+    data_dir = tmp_path_factory.mktemp("local") / "data"
+    summary = run_kb(data_dir, model_cache, "add", str(corpus), "--workers", "1")
+    assert summary["added"] == N_FILES and summary["failed"] == []
+    return data_dir / "kb.db"
+
+
+def start_and_wait(cmd: list[str], env: dict[str, str], db_path: Path, at_least: int):
+    """Start `kb add`; return it and the documents written once there are `at_least`."""
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and proc.poll() is None:
+        written = document_count(db_path) if db_path.exists() else 0
+        if written >= at_least:
+            return proc, written
+        time.sleep(0.05)
+    proc.kill()
+    out, err = proc.communicate()
+    pytest.fail(f"kb add ended or stalled before {at_least} documents: {err.decode()[-2000:]}")
+
+
+def test_lost_worker_mid_run_same_index_as_local(cluster, corpus, local_db, model_cache, tmp_path):
+    data_dir = tmp_path / "data"
+    cmd, env = kb(data_dir, model_cache, "add", str(corpus), "--executor", "ray",
+                  "--address", cluster.address)  # fmt: skip
+    proc, written = start_and_wait(cmd, env, data_dir / "kb.db", at_least=4)
+    actors = cluster.processes("ray::RemoteWorker")
+    assert actors, "no RemoteWorker actor process found"
+    os.kill(actors[0], signal.SIGKILL)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err.decode()[-3000:]
+    assert written < N_FILES, "the run ended before the worker was killed"
+    summary = json.loads(out)
+    assert summary["failed"] == [] and summary["added"] == N_FILES
+
+    assert compare_dbs(data_dir / "kb.db", local_db) == []
+    assert run_kb(data_dir, model_cache, "doctor")["ok"]
+
+
+def test_killed_driver_leaves_consistent_db_and_rerun_resumes(
+    cluster, corpus, local_db, model_cache, tmp_path
+):
+    data_dir = tmp_path / "data"
+    cmd, env = kb(data_dir, model_cache, "add", str(corpus), "--executor", "ray",
+                  "--address", cluster.address)  # fmt: skip
+    proc, _ = start_and_wait(cmd, env, data_dir / "kb.db", at_least=4)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate()
+    killed_at = document_count(data_dir / "kb.db")
+    assert killed_at < N_FILES, "the run ended before the driver was killed"
+    assert run_kb(data_dir, model_cache, "doctor")["ok"]  # every written document is whole
+
+    # `kb add` remembered the folder before it was killed: `kb sync` finds the rest.
+    summary = run_kb(data_dir, model_cache, "sync", "--executor", "ray",
+                     "--address", cluster.address)  # fmt: skip
+    assert summary["failed"] == []
+    assert summary["added"] == N_FILES - killed_at
+    assert compare_dbs(data_dir / "kb.db", local_db) == []
+    # The dead driver's actors went with it, the rerun's with the rerun.
+    deadline = time.monotonic() + 60
+    while cluster.processes("ray::RemoteWorker") and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert cluster.processes("ray::RemoteWorker") == []
+
+
+def test_reindex_on_ray_matches_local(cluster, local_db, model_cache, tmp_path):
+    """Every vector re-embedded in batches on the cluster: the same vectors as local."""
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    shutil.copy(local_db, data_dir / "kb.db")
+    summary = run_kb(data_dir, model_cache, "reindex", "--full", "--executor", "ray",
+                     "--address", cluster.address)  # fmt: skip
+    assert summary["embedded"] == summary["total_chunks"] > 0
+    assert compare_dbs(data_dir / "kb.db", local_db) == []
+    assert run_kb(data_dir, model_cache, "doctor")["ok"]
+
+
+def test_a_run_with_nothing_to_parse_never_imports_ray(tmp_path, model_cache, sample):
+    """A no-op `kb sync --executor ray` joins no cluster; the local path never imports ray."""
+    script = (
+        "import sys\n"
+        "from kb_search.cli import cli\n"
+        "for args in (['add', sys.argv[1], '--workers', '0'], ['sync', '--executor', 'ray']):\n"
+        "    cli.main(args=args, prog_name='kb', standalone_mode=False)\n"
+        "print('ray' in sys.modules)\n"
+    )
+    cmd, env = kb(tmp_path / "data", model_cache, "version")
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(sample)], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "False"
