@@ -21,3 +21,16 @@ def test_every_command_is_found_in_the_module_the_map_names() -> None:
     assert cli.list_commands(context) == sorted(COMMAND_MODULES)
     for name in COMMAND_MODULES:
         assert cli.get_command(context, name).name == name
+
+
+def test_the_search_pipeline_imports_no_numpy():
+    """A lexical one-shot search must not pay for numpy (~90 ms): only the vector leg needs it."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, kb_search.search.pipeline, kb_search.knowledge_base;"
+        "print('numpy' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -9,8 +9,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-import numpy as np
-
 from kb_search.errors import KbError, SearchError
 from kb_search.search.filters import allowed_chunks, filter_sql
 from kb_search.search.query import Filters, ParsedQuery
@@ -152,6 +150,8 @@ def vector_leg(
         return LegResult(status="empty")
     t0 = time.perf_counter()
     try:
+        import numpy as np  # only the vector leg needs it: a lexical search stays light
+
         qvec = vector.embed_query(parsed.text)
         t1 = time.perf_counter()
         if not np.isfinite(qvec).all() or not np.any(qvec):
