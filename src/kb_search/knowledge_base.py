@@ -8,6 +8,7 @@ call one method and render the result; they hold no wiring of their own.
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -455,7 +456,7 @@ class KnowledgeBase:
     ) -> AddSummary:
         """Ingest files and folders. A path that does not exist is a UserInputError before
         anything is written; the model loads only when a chunk must be embedded."""
-        from kb_search.ingest.pipeline import ErrorLog, add_paths
+        from kb_search.ingest.pipeline import add_paths
 
         paths = [Path(p) for p in paths]
         for path in paths:
@@ -471,19 +472,7 @@ class KnowledgeBase:
             retry_failed=retry_failed,
         )
         conn = self.writer(create=True)
-        vectors = self._lazy_vectors(conn, options)
-        log = ErrorLog(self.error_log)
-        summary = add_paths(
-            conn,
-            paths,
-            options,
-            error_log=log,
-            vectors=vectors,
-            progress=progress or NoProgress(),
-            executor=self._executor(conn, options),
-        )
-        summary.model_loaded = vectors.model_loaded
-        return _with_ocr_note(_with_log_problem(summary, log), conn, options.ocr)
+        return self._ingest(conn, options, progress, functools.partial(add_paths, conn, paths))
 
     def sync(
         self,
@@ -496,16 +485,27 @@ class KnowledgeBase:
         ray_address: str | None = None,
     ) -> SyncSummary:
         """Rescan what was added; the model loads only when a file must be embedded."""
-        from kb_search.ingest.pipeline import ErrorLog
         from kb_search.ingest.sync import sync
 
         options = self.add_options(workers, executor, ray_address, retry_failed=retry_failed)
         conn = self.writer()
+        chosen = list(paths) if paths is not None else None
+        return self._ingest(conn, options, progress, functools.partial(sync, conn, chosen))
+
+    def _ingest(
+        self,
+        conn: db.Connection,
+        options: AddOptions,
+        progress: Progress | None,
+        run: Callable[..., Any],
+    ) -> Any:
+        """What `add` and `sync` share: the error log, the lazily loaded model, the executor,
+        and the notes their summary gets afterwards."""
+        from kb_search.ingest.pipeline import ErrorLog
+
         log = ErrorLog(self.error_log)
         vectors = self._lazy_vectors(conn, options)
-        summary = sync(
-            conn,
-            list(paths) if paths is not None else None,
+        summary = run(
             options,
             vectors=vectors,
             error_log=log,
