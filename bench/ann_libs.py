@@ -177,7 +177,7 @@ class SqliteVec:
 
 class Hnswlib:
     name = "hnswlib"
-    sweep = [16, 32, 64, 128, 256, 512]
+    sweep = [16, 32, 64, 128, 256, 512, 1024, 2048]
     native_filter = True  # a Python callable per visited node
 
     def __init__(self, M: int = 16, ef_construction: int = 200, **_: Any) -> None:
@@ -242,7 +242,7 @@ class Hnswlib:
 
 class USearch:
     name = "usearch"
-    sweep = [16, 32, 64, 128, 256, 512]
+    sweep = [16, 32, 64, 128, 256, 512, 1024, 2048]
     native_filter = False  # the Python API has no predicate: post-filtering only
 
     def __init__(
@@ -304,7 +304,7 @@ class USearch:
 
 class FaissHNSW:
     name = "faiss-hnsw"
-    sweep = [16, 32, 64, 128, 256, 512]
+    sweep = [16, 32, 64, 128, 256, 512, 1024, 2048]
     native_filter = True  # IDSelectorBitmap, checked in C++
 
     def __init__(self, M: int = 16, ef_construction: int = 200, **_: Any) -> None:

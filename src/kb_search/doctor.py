@@ -166,14 +166,17 @@ def model_checks(conn: Connection, choice: Any, load: Callable[[str], Any]) -> l
         name = resolve_db_model(conn, choice)
     except ModelError as exc:
         return [Check("model", False, str(exc))]
-    if name is None:
-        return [Check("model", False, "no embedding model recorded: run `kb init`")]
+    # No model bound yet (a DB whose first `kb add` stopped before it embedded, or one only ever
+    # searched lexically): healthy if the model the next add will bind loads.
+    unbound = name is None
+    name = choice.name if unbound else name
     try:
         embedder = load(name)
     except ModelError as exc:
         return [Check("model", False, str(exc))]
     source = getattr(getattr(embedder, "info", None), "source", "in process")
-    return [Check("model", True, f"{name} ({embedder.dim} dims, {source})")]
+    bound = "not bound yet: the next `kb add` binds it, " if unbound else ""
+    return [Check("model", True, f"{name} ({bound}{embedder.dim} dims, {source})")]
 
 
 def _vectors_in_sync(conn: Connection) -> str:

@@ -149,7 +149,11 @@ class Workers:
         self.ray = ray
         self._model_ref = ray.put(model)  # once for the run, whatever the number of actors
         actor = ray.remote(num_cpus=1, memory=WORKER_MEMORY_BYTES, max_restarts=0)(RemoteWorker)
-        self._make = lambda: actor.remote(job, timeout_s, self._model_ref)
+        # Inside a list, so Ray does not resolve it as an argument: the raylet admits a task only
+        # when its arguments fit a share of the object store, and it kept counting the pinned
+        # model of an actor whose driver was killed, so a rerun's actors waited for memory forever.
+        # The actor fetches the model itself (`ray.get`), never gated on that count.
+        self._make = lambda: actor.remote(job, timeout_s, [self._model_ref])
         self.actors = [self._make() for _ in range(cluster.cpus())]
 
     def replace(self, index: int, dead: Any) -> Any:
@@ -185,7 +189,10 @@ class RemoteWorker:
     """Lives on a cluster node for the whole run: the model written once to its temp dir and
     loaded once, a parser process with the local limits, files parsed from temp copies."""
 
-    def __init__(self, job: ParseJob, timeout_s: float, model: ShippedModel):
+    def __init__(self, job: ParseJob, timeout_s: float, model_ref: list[Any]):
+        import ray
+
+        model: ShippedModel = ray.get(model_ref[0])
         self.home = _scratch_dir()
         model_dir = self.home / "model"
         model_dir.mkdir()
