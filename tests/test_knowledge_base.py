@@ -53,6 +53,16 @@ def test_doctor_checks_pass_on_a_fresh_index(kb):
     assert checks["model"].detail.startswith(HashEmbedder.name)
 
 
+def test_doctor_passes_on_a_database_no_add_has_bound_yet(tmp_path):
+    """A first `kb add` killed before it embedded leaves a DB with no model recorded: healthy,
+    and doctor names the model the next add will bind."""
+    with make_kb(tmp_path) as fresh:
+        fresh.writer(create=True)  # what `kb add` does before it reads a file
+        checks = {c.name: c for c in fresh.doctor()}
+        assert all(c.ok for c in checks.values()), [c for c in checks.values() if not c.ok]
+        assert checks["model"].detail.startswith(f"{HashEmbedder.name} (not bound yet")
+
+
 def test_doctor_reports_missing_vectors(kb):
     conn = kb.writer()
     table = conn.execute("SELECT table_name FROM vector_tables").fetchone()[0]
