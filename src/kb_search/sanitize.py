@@ -7,6 +7,7 @@ lone surrogates. Everything that enters from outside passes through here once.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import PurePath
@@ -17,6 +18,11 @@ SQLITE_MAX_INT = 2**63 - 1
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\\]")
 _ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\"}
+
+
+def json_text(data: object) -> str:
+    """kb's JSON output: compact (agents pay per token), UTF-8 as it is, always valid."""
+    return valid_text(json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str))
 
 
 def valid_text(text: str) -> str:

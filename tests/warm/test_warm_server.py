@@ -264,6 +264,50 @@ def test_the_client_imports_no_model_code(warm_kb: WarmKb) -> None:
     assert not heavy & imported, heavy & imported
 
 
+def _kb_process(warm_kb: WarmKb, *args: str) -> tuple[subprocess.CompletedProcess, set[str]]:
+    """`kb ARGS` as a real process with stdout piped, and the modules it imported."""
+    done = subprocess.run(
+        [*KB_MODULE[:1], "-X", "importtime", *KB_MODULE[1:], *args],
+        env=_subprocess_env(warm_kb),
+        cwd=warm_kb.environment.cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines()}
+    lines = done.stderr.splitlines(True)
+    done.stderr = "".join(line for line in lines if "import time:" not in line)
+    return done, imported
+
+
+def test_a_piped_search_is_answered_before_the_cli_loads(warm_kb: WarmKb) -> None:
+    """The front door: the server parses the command line; no click, the same JSON."""
+    warm_kb.start_server()
+    before = warm_kb.status()["requests"]
+    for query in QUERIES:
+        cold = warm_kb.run("search", *query, "--format", "json", warm=False).stdout
+        done, imported = _kb_process(warm_kb, "search", *query)
+        assert done.returncode == 0, done.stderr
+        assert without_timings(done.stdout) == without_timings(cold), query
+        assert not {"click", "kb_search.cli.root", "kb_search.cli.search"} & imported, query
+    assert warm_kb.status()["requests"] == before + len(QUERIES) + 1  # one request each
+    # What the front door leaves to the full CLI: the same answers and errors as before.
+    cold_human = warm_kb.run("search", "backups", "--format", "human", warm=False).stdout
+    human, imported = _kb_process(warm_kb, "search", "backups", "--format", "human")
+    assert (human.returncode, human.stdout) == (0, cold_human) and "click" in imported
+    cold_bad = warm_kb.run("search", "x", "--after", "notadate", ok=False, warm=False)
+    bad, _ = _kb_process(warm_kb, "search", "x", "--after", "notadate")
+    assert (bad.returncode, bad.stdout, bad.stderr) == (1, "", cold_bad.stderr)
+    usage, _ = _kb_process(warm_kb, "search", "--top", "0", "x")
+    assert usage.returncode == 2 and "--top" in usage.stderr and usage.stdout == ""
+    db = str(warm_kb.client.config.db_path)
+    other, imported = _kb_process(warm_kb, "search", "backups", "--db", db)
+    assert other.returncode == 0 and "click" in imported
+    assert without_timings(other.stdout) == without_timings(
+        warm_kb.run("search", "backups", "--format", "json", warm=False).stdout
+    )
+
+
 def test_ctrl_c_while_waiting_for_the_server_exits_130(warm_kb: WarmKb) -> None:
     paths = warm_kb.client.paths()
     paths.directory.mkdir(mode=0o700, exist_ok=True)

@@ -1,95 +1,30 @@
-"""The `kb` command: a thin click shell over the KnowledgeBase (kb_search.knowledge_base).
-
-Each command module parses its input, calls one KnowledgeBase method and renders the result:
-`search` (search, similar), `documents` (show, chunk, list, stats, tags, tag, untag), `ingest`
-(add, sync, watch, remove, reindex), `admin` (init, config, doctor, eval, export, hook), `serve`
-(serve, skill), `warm` (the warm search server's status, stop). What they share is in `app`;
-human output in `render`.
-"""
+"""The `kb` command. `main` is the entry point: a piped `kb search` is first offered to the
+database's warm server before click and the CLI are imported (kb_search.warm.front); every
+other call, and every search the server does not answer, runs the click group in `root`."""
 
 from __future__ import annotations
 
-import importlib
-import os
 import sys
-from pathlib import Path
-
-import click
-
-from kb_search import __version__
-from kb_search.environment import Environment
-
-ROOT_HELP = """kb: local hybrid search over your knowledge base, in one SQLite file.
-
-\b
-Start:
-  kb init                       create ~/.kb, provision the model (offline)
-  kb add ~/notes ~/docs         index folders (PDF, Markdown, text, code)
-  kb search how do I roll back  words, "phrases", -exclusions, type:pdf
-  kb sync                       pick up new, changed, moved, deleted files
-  kb watch                      ... and keep doing so while files change
-
-\b
-Agents: `kb search QUERY --compact` (JSON: citation, heading, score, text);
-`kb skill` prints the instructions; `kb serve` is the MCP server.
-Shell completion: `kb completion bash|zsh|fish`. Details: `kb COMMAND --help`.
-"""
-
-
-# Each command's module, imported when the command runs (or help lists them): a one-shot
-# `kb search` answered by the warm server pays for no other command's imports.
-COMMAND_MODULES = {
-    **dict.fromkeys(
-        ["init", "config", "doctor", "eval", "export", "hook", "version", "completion"], "admin"
-    ),
-    **dict.fromkeys(["add", "sync", "watch", "remove", "reindex"], "ingest"),
-    **dict.fromkeys(["search", "similar"], "search"),
-    **dict.fromkeys(["show", "chunk", "list", "stats", "tag", "untag", "tags"], "documents"),
-    **dict.fromkeys(["serve", "skill"], "serve"),
-    "warm": "warm",
-}
-
-
-class LazyGroup(click.Group):
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*self.commands, *COMMAND_MODULES})
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name not in self.commands and cmd_name in COMMAND_MODULES:
-            module = importlib.import_module(f"kb_search.cli.{COMMAND_MODULES[cmd_name]}")
-            for command in module.COMMANDS:
-                self.add_command(command)
-        return super().get_command(ctx, cmd_name)
-
-
-@click.group(
-    cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]}, help=ROOT_HELP
-)
-@click.option("--data-dir", type=click.Path(path_type=Path), help="Data directory (~/.kb).")
-@click.option("--db", "db_path", type=click.Path(path_type=Path), help="Database file.")
-@click.option("--config", "config_path", type=click.Path(path_type=Path), help="Config file.")
-@click.option(
-    "--color", type=click.Choice(["auto", "always", "never"]), help="Colours in human output."
-)
-@click.version_option(__version__, prog_name="kb")
-@click.pass_context
-def cli(ctx: click.Context, data_dir, db_path, config_path, color) -> None:
-    flags = {"data_dir": data_dir, "db": db_path, "config": config_path, "color": color}
-    ctx.meta["kb.flags"] = {k: v for k, v in flags.items() if v is not None}
-    if isinstance(ctx.obj, Environment):
-        ctx.meta["kb.environment"] = ctx.obj
+from typing import Any
 
 
 def main(argv: list[str] | None = None) -> None:
-    if os.environ.get("KB_DEBUG"):
-        cli.main(args=argv, prog_name="kb")
-        return
-    try:
-        cli.main(args=argv, prog_name="kb", standalone_mode=True)
-    except KeyboardInterrupt:
-        click.echo("Interrupted.", err=True)
-        sys.exit(130)
+    if argv is None:  # a real `kb` process (in-process callers pass their arguments)
+        from kb_search.warm.front import answer_from_warm_server
+
+        code = answer_from_warm_server(sys.argv[1:])
+        if code is not None:
+            sys.exit(code)
+    from kb_search.cli.root import run
+
+    run(argv)
 
 
-if __name__ == "__main__":
-    main()
+def __getattr__(name: str) -> Any:
+    """`from kb_search.cli import cli` (and the group's other names) without importing click
+    on every start."""
+    if name in ("cli", "COMMAND_MODULES", "LazyGroup", "ROOT_HELP"):
+        from kb_search.cli import root
+
+        return getattr(root, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

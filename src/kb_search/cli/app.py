@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import functools
-import json
 import os
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from kb_search.environment import Environment
+from kb_search.environment import Environment, process_age_ms  # noqa: F401 - for commands
 
 if TYPE_CHECKING:
     from kb_search.cli.progress import ProgressView
@@ -22,7 +20,6 @@ if TYPE_CHECKING:
 
 FORMATS = click.Choice(["json", "human"])
 COLORS = click.Choice(["auto", "always", "never"])
-_IMPORTED = time.perf_counter()  # fallback for process_age_ms where /proc is not there
 
 
 class UserError(click.ClickException):
@@ -125,29 +122,16 @@ class App:
     ) -> None:
         """JSON (compact: agents pay per token) or the human rendering, paged on a terminal
         when `page` and it does not fit. Always valid UTF-8."""
-        from kb_search.sanitize import valid_text
+        from kb_search.sanitize import json_text, valid_text
 
         if self.output_format(fmt) == "json":
-            text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
-            click.echo(valid_text(text))
+            click.echo(json_text(data))
         else:
             self.terminal.write(valid_text(human()), page=page)
 
 
 def warn(message: str) -> None:
     click.echo(f"Warning: {message}", err=True)
-
-
-def process_age_ms() -> float:
-    """How long this process has run: from /proc on Linux (interpreter start included), else
-    from when kb's CLI was imported."""
-    try:
-        with open("/proc/self/stat", encoding="ascii") as fh:
-            fields = fh.read().rsplit(")", 1)[1].split()
-        started = int(fields[19]) / os.sysconf("SC_CLK_TCK")
-        return max(0.0, (time.clock_gettime(time.CLOCK_BOOTTIME) - started) * 1000)
-    except (OSError, ValueError, IndexError, AttributeError):
-        return (time.perf_counter() - _IMPORTED) * 1000
 
 
 def common_options(fn: Callable) -> Callable:

@@ -138,24 +138,15 @@ def search(
 ) -> None:
     startup = process_age_ms()
     selected = _fields(fields, compact)
-    filters = {
-        "types": list(types),
-        "tags": list(tags),
-        "paths": list(paths),
-        "languages": list(languages),
-        "after": [after] if after else [],
-        "before": [before] if before else [],
-    }
+    filters = _filters(types, tags, paths, languages, after, before)
     text = " ".join(query)
     out = app.output_format("json" if selected and not fmt else fmt)
     request = _warm_request(text, mode, top, filters, min_score, fusion, out, selected)
     answer = _warm_search(app, request)
     if isinstance(answer, dict):  # the JSON itself: this process needs no search code
-        timings = answer.get("timings_ms")
-        if timings is not None:
-            timings["startup"] = round(startup, 2)
-            timings["total"] = round(timings["total"] + startup, 2)
-        app.emit(answer, "json", str)
+        from kb_search.warm.client import add_startup
+
+        app.emit(add_startup(answer, startup), "json", str)
         return
     response = answer
     if response is None:
@@ -183,6 +174,40 @@ def search(
         return search_human(response, app.terminal)
 
     app.emit(data, out, human, page=True)
+
+
+def forwarded_request(argv: list[str]) -> WarmRequest | None:
+    """The request a piped `kb search ARGV` (stdout not a terminal) makes of the warm server,
+    parsed and checked by this command's own options; None when the command must run in full:
+    a usage error or help (the full CLI says it), human output, or options that name a
+    database or config (the warm server's identity covers only the default ones)."""
+    if {"-h", "--help"} & set(argv):
+        return None
+    try:
+        ctx = search.make_context("search", list(argv))
+        p = ctx.params
+        if p["data_dir"] or p["db_path"] or p["config_path"]:
+            return None
+        selected = _fields(p["fields"], p["compact"])
+    except (click.ClickException, click.exceptions.Exit):
+        return None
+    out = p["fmt"] or "json"
+    if out != "json":
+        return None
+    filters = _filters(p["types"], p["tags"], p["paths"], p["languages"], p["after"], p["before"])
+    text, mode, top = " ".join(p["query"]), p["mode"], p["top"]
+    return _warm_request(text, mode, top, filters, p["min_score"], p["fusion"], out, selected)
+
+
+def _filters(types, tags, paths, languages, after, before) -> dict[str, list[str]]:
+    return {
+        "types": list(types),
+        "tags": list(tags),
+        "paths": list(paths),
+        "languages": list(languages),
+        "after": [after] if after else [],
+        "before": [before] if before else [],
+    }
 
 
 def _warm_request(

@@ -87,6 +87,27 @@ class WarmClient:
             return None
         return self._reply(paths, header, payload, request.reply)
 
+    def forward(self, argv: list[str]) -> dict[str, Any] | None:
+        """The JSON a piped `kb search ARGV` prints, from a running server that parses ARGV
+        with the command's own options; None: run the full CLI (no server, a declined or
+        failed request; the full CLI starts a server when there is none). A KbError the server
+        raised is raised here."""
+        if not self.enabled:
+            return None
+        paths = self.paths()
+        if paths is None or not self.config.db_path.is_file():
+            return None
+        try:
+            ask = {"op": "search", "identity": identity(self.config), "argv": list(argv)}
+            header, payload = self._ask(paths, ask)
+        except (OSError, ProtocolError) as exc:
+            self.debug(f"no warm server for the front door ({exc})")
+            return None
+        if header.get("status") == "declined":
+            self.debug("the warm server leaves this command line to the full CLI")
+            return None
+        return self._reply(paths, header, payload, "json")
+
     def _reply(self, paths: WarmPaths, header: dict[str, Any], payload: bytes, reply: str) -> Any:
         status = header.get("status")
         if status == "ok" and reply == "json":
@@ -230,6 +251,15 @@ class WarmClient:
         except (OSError, ProtocolError):
             return None
         return header.get("info") if header.get("status") == "ok" else None
+
+
+def add_startup(answer: dict[str, Any], startup_ms: float) -> dict[str, Any]:
+    """The server's JSON with this process's own start (interpreter, imports) counted in."""
+    timings = answer.get("timings_ms")
+    if timings is not None:
+        timings["startup"] = round(startup_ms, 2)
+        timings["total"] = round(timings["total"] + startup_ms, 2)
+    return answer
 
 
 def warm_search(config: Config, env: Mapping[str, str], request: WarmRequest) -> Any:

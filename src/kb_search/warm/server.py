@@ -200,6 +200,16 @@ class WarmServer:
             send_message(client, {"status": "stale", "reason": stale})
             self.stopping.set()
             return
+        if "argv" in request:  # a piped `kb search` command line, from the front door
+            from dataclasses import asdict
+
+            from kb_search.cli.search import forwarded_request
+
+            parsed = forwarded_request([str(arg) for arg in request["argv"]])
+            if parsed is None:
+                send_message(client, {"status": "declined"})
+                return
+            request = {**request, **asdict(parsed)}
         try:
             response = self._run_search(request)
         except KbError as exc:
