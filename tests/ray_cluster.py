@@ -46,6 +46,7 @@ class LocalRayCluster:
         self.temp = Path(tempfile.mkdtemp(prefix="kbray-", dir="/tmp"))
         self.port = _free_port()
         self.address = f"127.0.0.1:{self.port}"
+        self.client_port = _free_port()  # Ray Client: `--address ray://127.0.0.1:<this>`
         self.nodes: list[subprocess.Popen] = []
 
     def _start(self, args: list[str], cpus: int, log: Path) -> None:
@@ -83,6 +84,7 @@ class LocalRayCluster:
                 self.temp = Path(tempfile.mkdtemp(prefix="kbray-", dir="/tmp"))
                 self.port = _free_port()
                 self.address = f"127.0.0.1:{self.port}"
+                self.client_port = _free_port()
         return self
 
     def _start_nodes(self) -> LocalRayCluster:
@@ -93,6 +95,7 @@ class LocalRayCluster:
                     f"--port={self.port}",
                     f"--temp-dir={self.temp}",
                     "--include-dashboard=false",
+                    f"--ray-client-server-port={self.client_port}",
                 ],
                 self.head_cpus,
                 self.temp / "head.log",

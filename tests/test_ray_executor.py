@@ -164,6 +164,15 @@ def test_killed_driver_leaves_consistent_db_and_rerun_resumes(
     assert cluster.processes("ray::RemoteWorker") == []
 
 
+def test_ray_client_address_matches_local(cluster, corpus, local_db, model_cache, tmp_path):
+    """`--address ray://host:port` (Ray Client, a driver outside the cluster): the same index."""
+    data_dir = tmp_path / "data"
+    summary = run_kb(data_dir, model_cache, "add", str(corpus), "--executor", "ray",
+                     "--address", f"ray://127.0.0.1:{cluster.client_port}")  # fmt: skip
+    assert summary["added"] == N_FILES and summary["failed"] == []
+    assert compare_dbs(data_dir / "kb.db", local_db) == []
+
+
 def test_reindex_on_ray_matches_local(cluster, local_db, model_cache, tmp_path):
     """Every vector re-embedded in batches on the cluster: the same vectors as local."""
     data_dir = tmp_path / "data"
