@@ -145,6 +145,20 @@ def test_recall_at_10_against_exact_search(corpus: Corpus, data) -> None:
     assert all(abs(score - truth[cid]) < 1e-5 for cid, score in hit)
 
 
+def test_search_breadth_grows_with_the_index(corpus: Corpus, data, monkeypatch) -> None:
+    """ef doubles with every doubling of the index past EXPANSION_FROM: a fixed ef loses
+    recall as the graph grows (docs/scale.md: 0.975 at 300k, 0.937 at 1M for ef 512)."""
+    sizes = (1_000, 300_000, 600_000, 1_000_000, 10**8)
+    assert [ann.search_expansion(n) for n in sizes] == [512, 512, 1024, 2048, 4096]
+    conn = corpus.reader()
+    index = AnnIndex.open(conn, corpus.table)
+    index.nearest(conn, data[1][0], 10, None)
+    assert index.graph.expansion_search == 512
+    monkeypatch.setattr(ann, "EXPANSION_FROM", len(index) // 3)  # 3x past it: two doublings
+    index.nearest(conn, data[1][0], 10, None)
+    assert index.graph.expansion_search == 2048
+
+
 def test_filters_selective_exact_broad_overfetched(corpus: Corpus, data) -> None:
     conn = corpus.reader()
     index = AnnIndex.open(conn, corpus.table)

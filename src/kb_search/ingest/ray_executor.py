@@ -20,6 +20,7 @@ import logging
 import os
 import shutil
 import tempfile
+import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -42,6 +43,7 @@ RAY_MISSING = "the Ray executor needs Ray: pip install 'kb-search[ray]'"
 OBJECT_STORE_BYTES = 200 * 1024 * 1024  # a local cluster started for the run
 WORKER_MEMORY_BYTES = 512 * 1024 * 1024  # scheduling reservation per actor: model + a batch
 IN_FLIGHT_PER_WORKER = 2  # one parsing, one queued: no idle round trip between files
+CLIENT_ATTEMPTS = 3  # connecting through Ray Client (ray://)
 ATTEMPTS = 3  # a file whose worker dies this many times fails (it may be what kills it)
 MODEL_FILES = ("model.onnx", "tokenizer.json", "kb_model.json")
 TOKENIZER = "tokenizer.json"
@@ -103,7 +105,7 @@ class Cluster:
         quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR}
         try:
             if address and address.startswith("ray://"):
-                self.ray.init(address=address, **quiet)
+                self._client_init(address, quiet)
             elif address:
                 self.ray.init(address=address, include_dashboard=False, **quiet)
             else:
@@ -114,9 +116,20 @@ class Cluster:
                     **quiet,
                 )
         except (ConnectionError, RuntimeError, ValueError) as exc:
-            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             where = f"reach the Ray cluster at {address}" if address else "start a local Ray"
-            raise UserInputError(f"cannot {where}: {first}") from exc
+            raise UserInputError(f"cannot {where}: {_gist(exc)}") from exc
+
+    def _client_init(self, address: str, quiet: dict[str, Any]) -> None:
+        """Ray Client: the head starts a server process per client, which a busy head may not
+        get up in time ("Initialization failure from server"); a second try usually gets it."""
+        for attempt in range(1, CLIENT_ATTEMPTS + 1):
+            try:
+                self.ray.init(address=address, **quiet)
+                return
+            except ConnectionAbortedError:
+                if attempt == CLIENT_ATTEMPTS:
+                    raise
+                time.sleep(2.0 * attempt)
 
     def cpus(self) -> int:
         return max(1, int(self.ray.cluster_resources().get("CPU", 1)))
@@ -124,6 +137,15 @@ class Cluster:
     def close(self) -> None:
         if self.owned and self.ray.is_initialized():
             self.ray.shutdown()
+
+
+def _gist(exc: BaseException) -> str:
+    """One line: the message's first line, and its last when the first only introduces a
+    remote traceback (Ray Client's "Initialization failure from server:")."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    if not lines:
+        return type(exc).__name__
+    return lines[0] if len(lines) == 1 or not lines[0].endswith(":") else f"{lines[0]} {lines[-1]}"
 
 
 def _errors_to_stderr(ray: Any) -> None:

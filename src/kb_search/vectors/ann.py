@@ -46,7 +46,13 @@ from kb_search.vectors.tables import (
 FORMAT = 1
 CONNECTIVITY = 16  # M: links per node
 EXPANSION_ADD = 200  # ef_construction
-EXPANSION_SEARCH = 512  # ef (R@10 0.975 at 300k generated, 128: 0.92); raised to k and over-fetch
+# ef, the search breadth, grows with the index: at a fixed ef recall falls as the graph grows
+# (generated 384-d, M 16: ef 512 gives R@10 0.987 at 100k, 0.975 at 300k, 0.937 at 1M, where
+# ef 1024 gives 0.963 and ef 2048 0.977 at 13.9 ms; bench/bench_ann.py, docs/scale.md). So it
+# doubles with every doubling past 300k chunks, up to a cap; raised to k and to any over-fetch.
+EXPANSION_SEARCH = 512
+EXPANSION_FROM = 300_000
+EXPANSION_MAX = 4096
 MAX_OVERFETCH = 16_384  # the widest graph search made to satisfy a filter (ef = this)
 EXACT_SHARE = 0.02  # a filter allowing at most this share of the chunks is searched exactly
 BUILD_BATCH = 50_000  # vectors read from the vec0 table per step of a build
@@ -318,7 +324,7 @@ class AnnIndex:
     ) -> Hits:
         while True:
             count = min(count, len(self.keys))
-            self.graph.expansion_search = max(EXPANSION_SEARCH, count)
+            self.graph.expansion_search = max(search_expansion(len(self.keys)), count)
             matches = self.graph.search(query, count, threads=1)
             keys = np.asarray(matches.keys, dtype=np.int64)
             sims = 1.0 - np.asarray(matches.distances, dtype=np.float64)
@@ -340,6 +346,15 @@ class AnnIndex:
         matrix = np.asarray(self.graph.get(wanted.astype(np.uint64)), dtype=np.float32)
         norms = np.linalg.norm(matrix, axis=1) * max(float(np.linalg.norm(query)), 1e-12)
         return top_k(wanted, (matrix @ query) / np.maximum(norms, 1e-12), k)
+
+
+def search_expansion(size: int) -> int:
+    """The ef for an index of `size` vectors: 512 up to 300k, doubled for every doubling
+    beyond (1M: 2048), at most 4096."""
+    ef = EXPANSION_SEARCH
+    while ef < EXPANSION_MAX and size > EXPANSION_FROM * ef // EXPANSION_SEARCH:
+        ef *= 2
+    return ef
 
 
 def chunk_keys(conn: Connection) -> tuple[np.ndarray, np.ndarray]:
