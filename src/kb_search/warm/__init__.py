@@ -4,5 +4,15 @@ loaded, so that one-shot `kb search` calls do not load them each time.
 `paths` says where a database's server lives (an owner-only runtime directory) and who it is
 (`identity`); `protocol` frames messages over the unix socket; `server` is the process;
 `client` is what `kb search` calls: it returns None whenever the warm path cannot answer, and
-the caller then searches in-process.
+the caller then searches in-process; `front` hands a piped `kb search` to the server before the
+CLI loads.
 """
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+
+def off_by_environment(env: Mapping[str, str]) -> bool:
+    """KB_NO_WARM set to anything but "", 0, false or no."""
+    return env.get("KB_NO_WARM", "").strip().lower() not in ("", "0", "false", "no")

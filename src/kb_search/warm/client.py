@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from kb_search.config import Config
 from kb_search.errors import KbError
+from kb_search.warm import off_by_environment
 from kb_search.warm.paths import WarmPaths, config_spec, identity, warm_paths
 from kb_search.warm.protocol import ProtocolError, peer, recv_message, send_message
 
@@ -54,8 +55,7 @@ class WarmClient:
 
     @property
     def enabled(self) -> bool:
-        off = self.env.get("KB_NO_WARM", "").strip().lower() not in ("", "0", "false", "no")
-        return bool(self.config["search.warm"]) and not off
+        return bool(self.config["search.warm"]) and not off_by_environment(self.env)
 
     def debug(self, message: str) -> None:
         if self.env.get("KB_DEBUG"):

@@ -19,7 +19,9 @@ FULL_CLI_OPTIONS = {"--data-dir", "--db", "--config", "-h", "--help", "--version
 def answer_from_warm_server(argv: list[str]) -> int | None:
     """The exit code once the warm server answered `kb ARGV` and its JSON is printed; None:
     run the full CLI."""
-    if not argv or argv[0] != "search" or sys.stdout.isatty():
+    from kb_search.warm import off_by_environment
+
+    if not argv or argv[0] != "search" or sys.stdout.isatty() or off_by_environment(os.environ):
         return None
     if any(arg.split("=", 1)[0] in FULL_CLI_OPTIONS for arg in argv[1:]):
         return None
