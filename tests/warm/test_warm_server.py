@@ -300,12 +300,19 @@ def test_a_piped_search_is_answered_before_the_cli_loads(warm_kb: WarmKb) -> Non
     assert (bad.returncode, bad.stdout, bad.stderr) == (1, "", cold_bad.stderr)
     usage, _ = _kb_process(warm_kb, "search", "--top", "0", "x")
     assert usage.returncode == 2 and "--top" in usage.stderr and usage.stdout == ""
-    db = str(warm_kb.client.config.db_path)
-    other, imported = _kb_process(warm_kb, "search", "backups", "--db", db)
-    assert other.returncode == 0 and "click" in imported
-    assert without_timings(other.stdout) == without_timings(
-        warm_kb.run("search", "backups", "--format", "json", warm=False).stdout
-    )
+    # The database named by options, before the command or after it: the same server.
+    config = warm_kb.client.config
+    cold = warm_kb.run("search", "backups", "--format", "json", warm=False).stdout
+    for args in (
+        ("search", "backups", "--db", str(config.db_path)),
+        ("--data-dir", str(config.data_dir), "search", "backups"),
+    ):
+        named, imported = _kb_process(warm_kb, *args)
+        assert named.returncode == 0 and "click" not in imported, named.stderr
+        assert without_timings(named.stdout) == without_timings(cold)
+    # Another database: not this server's (its identity differs), so the full CLI says so.
+    missing, imported = _kb_process(warm_kb, "search", "backups", "--db", "nowhere.db")
+    assert missing.returncode == 1 and "no database" in missing.stderr and "click" in imported
 
 
 def test_ctrl_c_while_waiting_for_the_server_exits_130(warm_kb: WarmKb) -> None:
@@ -362,3 +369,18 @@ def test_real_model_answers_the_same_warm_and_cold(tmp_path: Path, model_cache: 
         assert warm.status()["requests"] >= 4
     finally:
         stop_all(warm)
+
+
+def test_the_front_door_takes_only_search_command_lines() -> None:
+    from kb_search.warm.front import split_search
+
+    assert split_search(["search", "x", "--top", "3"]) == ({}, ["x", "--top", "3"])
+    assert split_search(["--db=/a.db", "search", "x", "--db", "/b.db"]) == (
+        {"db": "/b.db"},  # the last one wins, as in click
+        ["x", "--db", "/b.db"],
+    )
+    assert split_search(["--color", "never", "search", "x"]) == ({}, ["x"])
+    assert split_search(["search", "--", "--db", "x"]) == ({}, ["--", "--db", "x"])
+    for other in (["search"], ["add", "x"], ["search", "x", "--help"], ["search", "x", "--db"]):
+        assert split_search(other) is None, other
+    assert split_search(["--bogus", "search", "x"]) is None

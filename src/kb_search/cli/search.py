@@ -179,15 +179,13 @@ def search(
 def forwarded_request(argv: list[str]) -> WarmRequest | None:
     """The request a piped `kb search ARGV` (stdout not a terminal) makes of the warm server,
     parsed and checked by this command's own options; None when the command must run in full:
-    a usage error or help (the full CLI says it), human output, or options that name a
-    database or config (the warm server's identity covers only the default ones)."""
+    a usage error or help (the full CLI says it), or human output. --data-dir/--db/--config
+    were the client's to find this server (the request's identity proves the match)."""
     if {"-h", "--help"} & set(argv):
         return None
     try:
         ctx = search.make_context("search", list(argv))
         p = ctx.params
-        if p["data_dir"] or p["db_path"] or p["config_path"]:
-            return None
         selected = _fields(p["fields"], p["compact"])
     except (click.ClickException, click.exceptions.Exit):
         return None
