@@ -53,10 +53,15 @@ class Activity:
         with self.lock:
             self.active += 1
 
+    def received(self) -> None:
+        """Counted when it arrives, not after its reply: a client that sends its next
+        request the moment a reply lands must find the first one counted."""
+        with self.lock:
+            self.served += 1
+
     def end(self) -> None:
         with self.lock:
             self.active -= 1
-            self.served += 1
             self.last = time.monotonic()
 
     def idle_for(self) -> float:
@@ -169,6 +174,7 @@ class WarmServer:
                     log("refused a client of another user")
                     return
                 request, _ = recv_message(client)
+                self.activity.received()
                 self._answer(client, request)
         except (OSError, ProtocolError) as exc:
             log(f"client dropped: {exc}")
@@ -267,7 +273,7 @@ class WarmServer:
             "uptime_s": round(time.time() - self.started, 1),
             "idle_s": round(time.monotonic() - self.activity.last, 1),
             "idle_timeout_s": self.idle_s,
-            "requests": self.activity.served,
+            "requests": self.activity.served - 1,  # before the one asking
             "model_load_ms": round(self.kb.model_load_ms, 1),
         }
 
