@@ -232,10 +232,12 @@ def load_config(
     project = read_yaml_file(project_file) if project_file else {}
 
     def pick_path(key: str, env_name: str, default: Path) -> tuple[Path, str]:
+        # Relative to the caller's cwd, made absolute here: a warm server (another process,
+        # another cwd) must open the same file.
         if key in flags:
-            return Path(flags[key]).expanduser(), "flag"
+            return cwd / Path(flags[key]).expanduser(), "flag"
         if env.get(env_name):
-            return Path(env[env_name]).expanduser(), f"env {env_name}"
+            return cwd / Path(env[env_name]).expanduser(), f"env {env_name}"
         if key in project and project_file is not None:
             value = Path(str(project[key])).expanduser()
             return (project_file.parent / value).resolve(), str(project_file)

@@ -371,6 +371,20 @@ def test_real_model_answers_the_same_warm_and_cold(tmp_path: Path, model_cache: 
         stop_all(warm)
 
 
+def test_a_relative_data_dir_finds_the_same_server(warm_kb: WarmKb) -> None:
+    """KB_DATA_DIR=data in the data dir's parent: the server (its own cwd) opens the same file."""
+    info = warm_kb.start_server()
+    config = warm_kb.client.config
+    relative = os.path.relpath(config.data_dir, warm_kb.environment.cwd)
+    cold = warm_kb.run("search", "backups", "--format", "json", warm=False).stdout
+    warm_kb.environment.env["KB_DATA_DIR"] = relative
+    for args in (("--data-dir", relative, "search", "backups"), ("search", "backups")):
+        done, imported = _kb_process(warm_kb, *args)
+        assert done.returncode == 0 and "click" not in imported, (args, done.stderr)
+        assert without_timings(done.stdout) == without_timings(cold)
+    assert warm_kb.status()["pid"] == info["pid"]  # answered, never replaced
+
+
 def test_the_front_door_takes_only_search_command_lines() -> None:
     from kb_search.warm.front import split_search
 
