@@ -34,3 +34,20 @@ def test_the_search_pipeline_imports_no_numpy():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_search_with_the_warm_path_off_imports_no_warm_client(tmp_path):
+    """KB_NO_WARM: neither the front door nor the search command loads the socket client."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "KB_NO_WARM": "1", "KB_DATA_DIR": str(tmp_path), "KB_MODEL": "none"}
+    code = (
+        "import sys; sys.argv = ['kb', 'search', 'x', '--mode', 'lexical'];"
+        "from kb_search.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print('kb_search.warm.client' in sys.modules, file=sys.stderr)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.stderr.strip().splitlines()[-1] == "False", out.stderr

@@ -141,8 +141,10 @@ def search(
     filters = _filters(types, tags, paths, languages, after, before)
     text = " ".join(query)
     out = app.output_format("json" if selected and not fmt else fmt)
-    request = _warm_request(text, mode, top, filters, min_score, fusion, out, selected)
-    answer = _warm_search(app, request)
+    answer = None
+    if _warm_on(app):  # else not even the warm client is imported
+        request = _warm_request(text, mode, top, filters, min_score, fusion, out, selected)
+        answer = _warm_search(app, request)
     if isinstance(answer, dict):  # the JSON itself: this process needs no search code
         from kb_search.warm.client import add_startup
 
@@ -217,6 +219,12 @@ def _warm_request(
     return WarmRequest(
         text, mode, top, min_score, filters, fusion=fusion, reply=reply, fields=selected
     )
+
+
+def _warm_on(app: App) -> bool:
+    from kb_search.warm import off_by_environment
+
+    return bool(app.config["search.warm"]) and not off_by_environment(app.environment.env)
 
 
 def _warm_search(app: App, request: WarmRequest) -> SearchResponse | dict[str, Any] | None:
