@@ -3,6 +3,8 @@ against exact search, its file stamped, caught up incrementally, and never half-
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import json
 import shutil
 import time
@@ -11,7 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("usearch")
+if importlib.util.find_spec("usearch") is None:
+    pytest.skip("usearch is not installed (the `ann` extra)", allow_module_level=True)
+# usearch after onnxruntime, as kb loads it (ann._usearch_index): the other order crashes an
+# ONNX Runtime session created later in the same test process.
+importlib.import_module("kb_search.vectors.ann")._usearch_index()
 
 from kb_search.store import db  # noqa: E402
 from kb_search.vectors import ann, choose_backend  # noqa: E402
@@ -310,3 +316,26 @@ def test_a_vector_written_later_is_picked_up(corpus: Corpus, data) -> None:
     with db.transaction(corpus.writer):
         insert_vectors(corpus.writer, corpus.table.name, [7], [to_blob(data[0][6])])
     assert index.nearest(conn, data[0][6], 1, None)[0][0] == 7
+
+
+@pytest.mark.model
+def test_the_model_runs_in_a_process_that_opened_the_ann_index_first(tmp_path, model_cache):
+    """usearch loaded before ONNX Runtime crashed the first session (a segfault): kb loads
+    usearch through ann._usearch_index, which imports onnxruntime first."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import os\n"
+        "from kb_search.vectors.ann import ann_available\n"
+        "assert ann_available() is None\n"
+        "from kb_search.config import load_config\n"
+        "from kb_search.knowledge_base import KnowledgeBase\n"
+        "kb = KnowledgeBase(load_config(env=dict(os.environ)))\n"
+        "print(kb.embedder_for('sentence-transformers/all-MiniLM-L6-v2').embed_query('x').shape)\n"
+    )
+    env = {**os.environ, "KB_DATA_DIR": str(tmp_path), "KB_MODEL_CACHE": str(model_cache)}
+    env["HF_HUB_OFFLINE"] = "1"
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.strip() == "(384,)", done.stderr[-2000:]

@@ -63,7 +63,7 @@ Note = Callable[[str], None]
 def ann_available() -> str | None:
     """None when usearch imports, else why not (the `ann` extra is not installed)."""
     try:
-        import usearch.index  # noqa: F401
+        _usearch_index()
     except ImportError as exc:
         return f"usearch is not installed ({exc}): pip install 'kb-search[ann]'"
     return None
@@ -459,8 +459,7 @@ def _fsync(path: Path) -> None:
 
 
 def _new_graph(dim: int) -> Any:
-    from usearch.index import Index
-
+    Index = _usearch_index()
     return Index(
         ndim=dim,
         metric="cos",
@@ -472,13 +471,25 @@ def _new_graph(dim: int) -> Any:
 
 
 def _restore(path: Path, view: bool) -> Any:
-    from usearch.index import Index
-
-    graph = Index.restore(str(path), view=view)
+    graph = _usearch_index().restore(str(path), view=view)
     if graph is None:
         raise ValueError(f"not a usearch index: {path}")
     graph._kb_view, graph._kb_path = view, str(path)
     return graph
+
+
+def _usearch_index() -> Any:
+    """usearch's Index class, with onnxruntime imported first when it is installed: usearch
+    (its numkong kernels) loaded before onnxruntime made creating an ONNX Runtime session
+    segfault here (onnxruntime 1.32, usearch 2.26, numkong 7.8), e.g. a process that opened the
+    ANN index before it loaded the model."""
+    try:
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        pass
+    from usearch.index import Index
+
+    return Index
 
 
 def _empty_ids() -> np.ndarray:
