@@ -70,11 +70,8 @@ class WarmClient:
         """The server's answer (a SearchResponse, or the JSON data when `request.reply` is
         "json"), or None: search in-process. A KbError the server raised is raised here, as
         in-process search would have."""
-        if not self.enabled:
-            return None
-        paths = self.paths()
-        if paths is None or not self.config.db_path.is_file():
-            self.debug("no private runtime directory or no database: searching in-process")
+        paths = self._usable_paths()
+        if paths is None:
             return None
         mode = request.mode or self.config["search.default_mode"]
         try:
@@ -92,10 +89,8 @@ class WarmClient:
         with the command's own options; None: run the full CLI (no server, a declined or
         failed request; the full CLI starts a server when there is none). A KbError the server
         raised is raised here."""
-        if not self.enabled:
-            return None
-        paths = self.paths()
-        if paths is None or not self.config.db_path.is_file():
+        paths = self._usable_paths()
+        if paths is None:
             return None
         try:
             ask = {"op": "search", "identity": identity(self.config), "argv": list(argv)}
@@ -107,6 +102,16 @@ class WarmClient:
             self.debug("the warm server leaves this command line to the full CLI")
             return None
         return self._reply(paths, header, payload, "json")
+
+    def _usable_paths(self) -> WarmPaths | None:
+        """This database's server paths when the warm path is on and can be used here."""
+        if not self.enabled:
+            return None
+        paths = self.paths()
+        if paths is None or not self.config.db_path.is_file():
+            self.debug("no private runtime directory or no database: searching in-process")
+            return None
+        return paths
 
     def _reply(self, paths: WarmPaths, header: dict[str, Any], payload: bytes, reply: str) -> Any:
         status = header.get("status")
@@ -233,21 +238,18 @@ class WarmClient:
         return False
 
     def status(self) -> dict[str, Any] | None:
-        paths = self.paths()
-        if paths is None:
-            return None
-        try:
-            header, _ = self._ask(paths, {"op": "status"}, timeout=5)
-        except (OSError, ProtocolError):
-            return None
-        return header.get("info") if header.get("status") == "ok" else None
+        return self._server_info("status")
 
     def stop(self) -> dict[str, Any] | None:
+        return self._server_info("stop")
+
+    def _server_info(self, op: str) -> dict[str, Any] | None:
+        """The running server's info after `op` ("status" or "stop"); None when none answers."""
         paths = self.paths()
         if paths is None:
             return None
         try:
-            header, _ = self._ask(paths, {"op": "stop"}, timeout=5)
+            header, _ = self._ask(paths, {"op": op}, timeout=5)
         except (OSError, ProtocolError):
             return None
         return header.get("info") if header.get("status") == "ok" else None
