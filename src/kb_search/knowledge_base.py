@@ -8,10 +8,11 @@ call one method and render the result; they hold no wiring of their own.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -617,26 +618,28 @@ class KnowledgeBase:
             name = db_model(conn) or self._embedder.name
         else:
             name = db_model(conn) or canonical(self.config["model"])
-        if (executor or self.config["ingestion.executor"]) == "ray":
-            return self._reindex_on_ray(
-                conn, name, full, progress, ray_address or self.config["ingestion.ray_address"]
+        with contextlib.ExitStack() as stack:
+            if (executor or self.config["ingestion.executor"]) == "ray":
+                address = ray_address or self.config["ingestion.ray_address"]
+                remote = stack.enter_context(self._ray_embedder(name, address))
+                # several batches for every actor at once
+                embedder, batch = remote, BATCH * 4 * remote.parallel
+            else:
+                embedder, batch = self.embedder_for(name), BATCH
+            return reindex(
+                conn,
+                embedder,
+                full=full,
+                on_start=lambda total: progress.start(total, "chunks"),
+                on_batch=lambda n: progress.advance(n, chunks=n),
+                batch=batch,
             )
-        embedder = self.embedder_for(name)
-        return reindex(
-            conn,
-            embedder,
-            full=full,
-            on_start=lambda total: progress.start(total, "chunks"),
-            on_batch=lambda n: progress.advance(n, chunks=n),
-            batch=BATCH,
-        )
 
-    def _reindex_on_ray(
-        self, conn: db.Connection, name: str, full: bool, progress: Progress, address: str | None
-    ) -> ReindexSummary:
+    @contextlib.contextmanager
+    def _ray_embedder(self, name: str, address: str | None) -> Iterator[Any]:
+        """A RemoteEmbedder on the cluster at `address` (batches embedded by its actors)."""
         from kb_search.ingest.ray_executor import Cluster, RemoteEmbedder, ship_model
         from kb_search.vectors.model import provisioned_info
-        from kb_search.vectors.reindex import BATCH, reindex
 
         info = provisioned_info(self.config, name)
         if info is None:
@@ -645,14 +648,7 @@ class KnowledgeBase:
         try:
             embedder = RemoteEmbedder(cluster, ship_model(info, None))
             try:
-                return reindex(
-                    conn,
-                    embedder,
-                    full=full,
-                    on_start=lambda total: progress.start(total, "chunks"),
-                    on_batch=lambda n: progress.advance(n, chunks=n),
-                    batch=BATCH * 4 * embedder.parallel,
-                )
+                yield embedder
             finally:
                 embedder.close()
         finally:
