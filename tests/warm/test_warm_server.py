@@ -160,11 +160,7 @@ def test_a_server_of_a_rebound_database_is_replaced(warm_kb: WarmKb) -> None:
 
 
 def test_garbage_from_the_socket_falls_back_quietly(warm_kb: WarmKb) -> None:
-    paths = warm_kb.client.paths()
-    paths.directory.mkdir(mode=0o700, exist_ok=True)
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(str(paths.socket))
-    listener.listen(4)
+    listener = warm_kb.impostor(backlog=4)
 
     def answer_garbage() -> None:
         for _ in range(2):
@@ -316,11 +312,7 @@ def test_a_piped_search_is_answered_before_the_cli_loads(warm_kb: WarmKb) -> Non
 
 
 def test_ctrl_c_while_waiting_for_the_server_exits_130(warm_kb: WarmKb) -> None:
-    paths = warm_kb.client.paths()
-    paths.directory.mkdir(mode=0o700, exist_ok=True)
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(str(paths.socket))
-    listener.listen(1)
+    listener = warm_kb.impostor(backlog=1)
     arrived = threading.Event()
 
     def hang() -> None:  # reads the request, never answers

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import sys
 import time
 from dataclasses import dataclass
@@ -86,6 +87,15 @@ class WarmKb:
             time.sleep(0.1)
         log = self.client.paths().log
         raise AssertionError(f"no warm server; log: {log.read_text() if log.exists() else ''}")
+
+    def impostor(self, backlog: int) -> socket.socket:
+        """A listening socket where this database's server would be (tests play the server)."""
+        paths = self.client.paths()
+        paths.directory.mkdir(mode=0o700, exist_ok=True)
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(str(paths.socket))
+        listener.listen(backlog)
+        return listener
 
     def start_server(self) -> dict:
         """A hybrid search starts the server (and is answered in-process meanwhile)."""
