@@ -82,15 +82,15 @@ def cpu_ms(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
 
 
-def warm_status(data_dir: Path, warm_dir: Path) -> dict:
-    done = subprocess.run(
-        [str(THIS_KB), "--data-dir", str(data_dir), "warm", "status", "--format", "json"],
-        env=environment(True, warm_dir),
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+def kb_json(data_dir: Path, env: dict[str, str], *args: str) -> dict:
+    """`kb --data-dir DATA_DIR ARGS --format json` (this checkout's kb), parsed."""
+    command = [str(THIS_KB), "--data-dir", str(data_dir), *args, "--format", "json"]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
     return json.loads(done.stdout)
+
+
+def warm_status(data_dir: Path, warm_dir: Path) -> dict:
+    return kb_json(data_dir, environment(True, warm_dir), "warm", "status")
 
 
 def start_server(data_dir: Path, warm_dir: Path) -> float:
@@ -106,14 +106,7 @@ def start_server(data_dir: Path, warm_dir: Path) -> float:
 
 
 def stop_server(data_dir: Path, warm_dir: Path) -> None:
-    done = subprocess.run(
-        [str(THIS_KB), "--data-dir", str(data_dir), "warm", "stop", "--format", "json"],
-        env=environment(True, warm_dir),
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    if json.loads(done.stdout)["stopped"]:
+    if kb_json(data_dir, environment(True, warm_dir), "warm", "stop")["stopped"]:
         time.sleep(1)  # let it release its lock
 
 
@@ -126,14 +119,7 @@ def build(kb: Path, data_dir: Path, corpus: list[Path]) -> None:
 
 
 def chunk_count(data_dir: Path) -> int:
-    done = subprocess.run(
-        [str(THIS_KB), "--data-dir", str(data_dir), "stats", "--format", "json"],
-        env=environment(False, data_dir),
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(done.stdout)["chunks"]
+    return kb_json(data_dir, environment(False, data_dir), "stats")["chunks"]
 
 
 def main() -> None:
