@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from kb_search.environment import Environment, process_age_ms  # noqa: F401 - for commands
+from kb_search.environment import Environment
 
 if TYPE_CHECKING:
     from kb_search.cli.progress import ProgressView

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from kb_search.cli.app import FORMATS, App, common_options, process_age_ms
+from kb_search.cli.app import FORMATS, App, common_options
+from kb_search.environment import process_age_ms
 
 if TYPE_CHECKING:
     from kb_search.search.results import SearchResponse
