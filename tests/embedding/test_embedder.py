@@ -128,6 +128,21 @@ def test_weights_are_read_in_place_not_copied(embedder: Embedder) -> None:
     assert info.onnx_path.stat().st_size < 100_000  # the graph alone
 
 
+def test_loading_a_cached_model_imports_nothing_for_installing(
+    cache_dir: Path, embedder: Embedder
+) -> None:
+    """A one-shot search loads the cached model: it must not pay for the modules that only
+    converting or downloading need (shutil, tempfile, socket, logging: ~10 ms)."""
+    code = textwrap.dedent(f"""
+        import sys
+        from kb_search.embedding import Embedder, provision_model
+        Embedder(provision_model({MODEL!r}, {str(cache_dir)!r}), threads=1).embed_query("x")
+        print(sorted(m for m in ("shutil", "tempfile", "socket", "logging") if m in sys.modules))
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout
+
+
 def test_weights_are_copied_where_a_hard_link_cannot_be_made(
     tmp_path: Path, embedder: Embedder, reference: dict, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -14,19 +14,16 @@ source and transforms the graph before caching it under its own entry (see varia
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
-import shutil
-import socket
-import tempfile
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
+# Only what loading a cached model needs is imported here (a one-shot search does that):
+# installing and downloading import their own modules (shutil, tempfile, socket: ~10 ms).
 from kb_search.embedding.variants import (
     UnknownVariantError,
     apply_variant,
@@ -231,9 +228,11 @@ def _package_candidates(name: str) -> list[str]:
 
 
 def _find_package_dir(name: str) -> Path | None:
+    from importlib.util import find_spec
+
     for package in _package_candidates(name):
         try:
-            spec = importlib.util.find_spec(package)
+            spec = find_spec(package)
         except (ImportError, ValueError):
             continue
         if spec is None or not spec.submodule_search_locations:
@@ -258,6 +257,9 @@ def _download(name: str) -> tuple[Path, str, Callable[[], None]]:
     unreachable = _hub_unreachable_reason()
     if unreachable:
         raise ModelNotAvailableError(f"{hint} ({unreachable}).")
+    import shutil
+    import tempfile
+
     tmp = Path(tempfile.mkdtemp(prefix="kb-model-"))
     try:
         files = set(huggingface_hub.list_repo_files(name))
@@ -282,6 +284,9 @@ def _hub_unreachable_reason() -> str | None:
         return "HF_HUB_OFFLINE is set"
     if any(os.environ.get(v) for v in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")):
         return None  # only the proxy knows whether the hub is reachable
+    import socket
+    from urllib.parse import urlsplit
+
     host = urlsplit(os.environ.get("HF_ENDPOINT", "https://huggingface.co")).hostname or ""
     try:
         socket.create_connection((host, 443), timeout=3).close()
@@ -350,6 +355,8 @@ def _write_graph(model_dir: Path, weights: Path, variant: str, dest: Path) -> No
 def _copy_onnx(source: Path, dest: Path) -> None:
     """The graph as one self-contained file: a graph that reads its weights from files beside
     it (like the ones kb writes) has them read back in."""
+    import shutil
+
     import onnx
 
     model = onnx.load(str(source), load_external_data=False)
@@ -363,6 +370,8 @@ def _copy_onnx(source: Path, dest: Path) -> None:
 def _link_or_copy(source: Path, dest: Path) -> None:
     """dest becomes the same file as source (a hard link: no space used, and it stays valid
     when the package is upgraded or removed), or a copy across file systems."""
+    import shutil
+
     dest.unlink(missing_ok=True)
     try:
         os.link(source, dest)
@@ -379,6 +388,8 @@ def _save_onnx(model: object, path: Path) -> None:
 def _atomic_write(final: Path, write: Callable[[Path], object], mode: int | None = 0o644) -> None:
     """Write via a temp file in the same directory, then rename over the final name (`mode`
     None: keep the file's own permissions, e.g. a hard link's, which are its source's)."""
+    import tempfile  # here: a search that finds its model cached never writes (~3 ms)
+
     fd, tmp_name = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
     os.close(fd)
     tmp = Path(tmp_name)

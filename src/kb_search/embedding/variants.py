@@ -7,7 +7,6 @@ a database can never mix fp32 and int8 vectors.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -73,6 +72,8 @@ def quantize_int8(model: onnx.ModelProto | Path, output: Path) -> None:
 def _quiet_root_logger() -> Iterator[None]:
     """onnxruntime.quantization warns through the root logger; with no handler installed that
     would call basicConfig and leave a stderr handler on the caller's root logger for good."""
+    import logging  # here: only quantising needs it, and a search imports this module
+
     root = logging.getLogger()
     handler = logging.NullHandler()
     level = root.level
