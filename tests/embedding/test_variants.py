@@ -103,6 +103,8 @@ def test_int8_minilm_is_close_to_fp32(minilm: tuple[Embedder, Embedder]) -> None
     # decides the default, and `kb eval` measures that on the BEIR sets.
     assert cosine.min() >= 0.97, cosine
     np.testing.assert_allclose(fp32.embed_passages(reference["sentences"]), expected, atol=1e-4)
+    # Weights in a file beside the graph (memory-mapped when a session opens), not inside it.
+    assert int8.info.weights == "weights.bin" and int8.info.onnx_path.stat().st_size < 1_000_000
     fp32_size = sum((fp32.info.path / f).stat().st_size for f in fp32.info.files)
     assert sum((int8.info.path / f).stat().st_size for f in int8.info.files) < fp32_size / 3
 
