@@ -99,26 +99,6 @@ def test_truncates_at_max_tokens(embedder: Embedder) -> None:
     np.testing.assert_allclose(embedder.embed_passages([differs_late])[0], a, atol=1e-6)
 
 
-def test_batches_embedded_side_by_side_land_in_input_order(
-    cache_dir: Path, embedder: Embedder
-) -> None:
-    """Two sessions embed batches at once (threads >= 2); every vector still comes back at its
-    text's place, equal to one session's, and progress counts every text once."""
-    texts = [f"note {i}: " + "word " * (i % 37) for i in range(150)]
-    single = Embedder(embedder.info, threads=1)
-    assert single._batch_workers() is None
-    expected = single.embed_passages(texts, batch_size=8)
-    parallel = Embedder(embedder.info, threads=2)
-    parallel.embed_query("a query alone starts no workers")
-    assert parallel._workers is None
-    seen: list[int] = []
-    got = parallel.embed_passages(texts, batch_size=8, progress=seen.append)
-    assert parallel._workers is not None
-    np.testing.assert_allclose(got, expected, atol=1e-5)
-    assert sum(seen) == len(texts)
-    parallel.close()
-
-
 def test_count_tokens(embedder: Embedder, reference: dict) -> None:
     texts = reference["sentences"]
     counts = [embedder.count_tokens(t) for t in texts]

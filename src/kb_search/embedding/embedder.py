@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import queue
-import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,8 +12,6 @@ import numpy as np
 from kb_search.embedding.provision import ModelInfo
 
 if TYPE_CHECKING:
-    from concurrent.futures import ThreadPoolExecutor
-
     from onnxruntime import InferenceSession
     from tokenizers import Encoding, Tokenizer
 
@@ -23,11 +19,6 @@ if TYPE_CHECKING:
 # lengths together, small enough to keep memory flat on a 100k-chunk ingest. Batches of 16 pad
 # less than 32 after sorting and cost onnxruntime nothing in GEMM efficiency at these lengths.
 _SORT_WINDOW_BATCHES = 16
-# Passages are embedded by this many sessions side by side, each on its share of the threads:
-# on 2 cores, two 1-thread sessions embedded 1.09x (fp32) and 1.16x (int8) the chunks/s of one
-# 2-thread session (less time in onnxruntime's per-op thread hand-offs on small batches). Each
-# session holds its own prepacked weights (~90 MB fp32), hence two and not one per core.
-_PASSAGE_SESSIONS = 2
 
 
 def default_threads() -> int:
@@ -51,13 +42,7 @@ class Embedder:
         slower per batch — right for a process that embeds one query and exits.
         """
         self.info = model if isinstance(model, ModelInfo) else ModelInfo.load(Path(model))
-        self._threads = threads or default_threads()
-        self._prepack = prepack
-        self._session = _make_session(self.info.onnx_path, self._threads, prepack)
-        # Made on the first embedding of several batches (a query-only process never pays).
-        self._workers: ThreadPoolExecutor | None = None
-        self._workers_lock = threading.Lock()
-        self._free: queue.SimpleQueue[InferenceSession] = queue.SimpleQueue()
+        self._session = _make_session(self.info.onnx_path, threads or default_threads(), prepack)
         self._input_names = {i.name for i in self._session.get_inputs()}
         outputs = [o.name for o in self._session.get_outputs()]
         self._output = "last_hidden_state" if "last_hidden_state" in outputs else outputs[0]
@@ -119,67 +104,18 @@ class Embedder:
         self, texts: list[str], batch_size: int, progress: Callable[[int], None] | None
     ) -> np.ndarray:
         out = np.empty((len(texts), self.dim), dtype=np.float32)
-        batch_size = max(1, batch_size)
-        window = batch_size * _SORT_WINDOW_BATCHES
-        executor = self._batch_workers() if len(texts) > batch_size else None
+        window = max(1, batch_size) * _SORT_WINDOW_BATCHES
         for start in range(0, len(texts), window):
             encodings = self._tokenizer.encode_batch(texts[start : start + window])
             order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
-            batches = [order[b : b + batch_size] for b in range(0, len(order), batch_size)]
-            if executor is None:
-                for idx in batches:
-                    out[[start + i for i in idx]] = self._run([encodings[i] for i in idx])
-                    if progress is not None:
-                        progress(len(idx))
-                continue
-            futures = [
-                executor.submit(self._run_on_free_session, [encodings[i] for i in idx])
-                for idx in batches
-            ]
-            try:
-                for idx, future in zip(batches, futures):
-                    out[[start + i for i in idx]] = future.result()
-                    if progress is not None:
-                        progress(len(idx))
-            except BaseException:  # Ctrl-C included: do not run the rest of the window
-                for future in futures:
-                    future.cancel()
-                raise
+            for b in range(0, len(order), batch_size):
+                idx = order[b : b + batch_size]
+                out[[start + i for i in idx]] = self._run([encodings[i] for i in idx])
+                if progress is not None:
+                    progress(len(idx))
         return out
 
-    def _batch_workers(self) -> ThreadPoolExecutor | None:
-        """Workers that embed batches side by side, one session each (None: one thread)."""
-        count = min(_PASSAGE_SESSIONS, self._threads)
-        if count < 2:
-            return None
-        from concurrent.futures import ThreadPoolExecutor  # imports logging: not for a query
-
-        with self._workers_lock:
-            if self._workers is None:
-                for _ in range(count):
-                    share = self._threads // count
-                    self._free.put(_make_session(self.info.onnx_path, share, self._prepack))
-                self._workers = ThreadPoolExecutor(count, thread_name_prefix="kb-embed")
-        return self._workers
-
-    def _run_on_free_session(self, encodings: list[Encoding]) -> np.ndarray:
-        session = self._free.get()  # as many workers as sessions: one is always free
-        try:
-            return self._run(encodings, session)
-        finally:
-            self._free.put(session)
-
-    def close(self) -> None:
-        """Stop the batch workers (the sessions go with the object)."""
-        with self._workers_lock:
-            if self._workers is not None:
-                self._workers.shutdown(wait=True, cancel_futures=True)
-                self._workers = None
-
-    def _run(
-        self, encodings: list[Encoding], session: InferenceSession | None = None
-    ) -> np.ndarray:
-        """One padded batch through `session` (default: the main one)."""
+    def _run(self, encodings: list[Encoding]) -> np.ndarray:
         width = max(len(e.ids) for e in encodings)
         ids = np.full((len(encodings), width), self._pad_id, dtype=np.int64)
         mask = np.zeros_like(ids)
@@ -191,7 +127,7 @@ class Embedder:
             types[row, :n] = enc.type_ids
         feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
         feed = {k: v for k, v in feed.items() if k in self._input_names}
-        hidden = (session or self._session).run([self._output], feed)[0]
+        hidden = self._session.run([self._output], feed)[0]
         return self._pool(hidden, mask)
 
     def _pool(self, hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
