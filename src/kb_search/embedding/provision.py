@@ -190,7 +190,7 @@ def _reconvert(info: ModelInfo, fingerprint: str | None) -> ModelInfo:
     source = Path(info.source.partition(":")[2])
     try:
         return _install(info.name, source, info.path, info.source, fingerprint)
-    except (OSError, ValueError, ModelNotAvailableError):
+    except Exception:  # noqa: BLE001 - any failure: keep serving the entry that works
         return ModelInfo.load(info.path) if (info.path / MODEL_META).is_file() else info
 
 
@@ -359,18 +359,25 @@ def _write_graph(model_dir: Path, weights: Path, variant: str, dest: Path) -> No
 def _move_weights_out(graph: Path, weights_name: str) -> None:
     """Rewrite the graph with its weights in a file beside it, which onnxruntime maps into
     memory rather than copies (int8 MiniLM: a session opens in ~10 ms instead of ~50)."""
+    import tempfile
+
     import onnx
 
     model = onnx.load(str(graph))
-    onnx.save_model(
-        model,
-        str(graph),
-        save_as_external_data=True,
-        all_tensors_to_one_file=True,
-        location=weights_name,
-        size_threshold=1024,
-    )
-    os.chmod(graph.parent / weights_name, 0o644)  # onnx writes it 0600; the cache is not secret
+    # Written aside, then renamed into place: another process may be reading the entry.
+    with tempfile.TemporaryDirectory(prefix=".weights-", dir=graph.parent) as aside:
+        written = Path(aside) / "model.onnx"
+        onnx.save_model(
+            model,
+            str(written),
+            save_as_external_data=True,
+            all_tensors_to_one_file=True,
+            location=weights_name,
+            size_threshold=1024,
+        )
+        os.chmod(Path(aside) / weights_name, 0o644)  # onnx writes it 0600; not a secret
+        os.replace(Path(aside) / weights_name, graph.parent / weights_name)
+        os.replace(written, graph)
 
 
 def _copy_onnx(source: Path, dest: Path) -> None:
