@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from kb_search.cjk import CJK_CHARS, has_cjk
+from kb_search.cjk import cjk_runs, has_cjk
 from kb_search.sanitize import valid_text
 
 FILTER_KEYS = {
@@ -98,7 +98,6 @@ STOPWORDS = frozenset(
 
 _TOKEN = re.compile(r'-?"[^"]*"?|\S+')
 _WORD = re.compile(r"\w+\*?", re.UNICODE)
-_CJK_RUN = re.compile(f"[{CJK_CHARS}]+")
 
 
 @dataclass
@@ -180,7 +179,7 @@ class ParsedQuery:
     def cjk_runs(self) -> list[str]:
         runs: list[str] = []
         for piece in [*self.phrases, *self.terms]:
-            runs += _CJK_RUN.findall(piece)
+            runs += cjk_runs(piece)
         return _unique(runs)
 
 

@@ -6,7 +6,6 @@ row `model_name`. Nothing outside this module names a vec table in SQL.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import time
 from collections.abc import Iterable, Sequence
@@ -31,6 +30,8 @@ class VectorTable:
 
 def table_name_for(model: str) -> str:
     """`vec_<slug>_<hash>`: readable, and two models can never share a table."""
+    import hashlib  # here: a lexical search imports this module but names no table (~4 ms)
+
     slug = re.sub(r"[^a-z0-9]+", "_", model.rsplit("/", 1)[-1].lower()).strip("_")[:32]
     digest = hashlib.blake2b(model.encode(), digest_size=4).hexdigest()
     return f"vec_{slug}_{digest}"
