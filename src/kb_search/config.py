@@ -106,7 +106,8 @@ SETTINGS: tuple[Setting, ...] = (
         str,
         ("KB_VECTOR_INDEX",),
         "auto (ann from vectors.ann_min_chunks chunks; below it sqlite-vec one-shot,"
-        " live-matrix in servers), sqlite-vec, matrix, live-matrix, ann",
+        " live-matrix in servers, sqlite-vec-shortlist in the warm server), sqlite-vec,"
+        " sqlite-vec-shortlist, matrix, live-matrix, ann",
     ),
     Setting(
         "vectors.ann_min_chunks",

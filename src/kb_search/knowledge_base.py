@@ -64,9 +64,14 @@ class KnowledgeBase:
         embedder: TextEmbedder | None = None,
         cwd: Path | None = None,
         warn: Callable[[str], None] | None = None,
+        answers_as_one_shot: bool = False,
     ):
         self.config = config
         self.long_lived = long_lived
+        # A process that must answer exactly as a one-shot call would (the warm server): not
+        # long_lived (no prepacked kernels: they round differently), but sqlite-vec's answers
+        # come from an in-memory shortlist instead of a full KNN scan.
+        self.answers_as_one_shot = answers_as_one_shot
         self.cwd = cwd or Path.cwd()
         self.warn = warn or (lambda _message: None)
         self._embedder = embedder
@@ -271,7 +276,10 @@ class KnowledgeBase:
         from kb_search.vectors import choose_backend
 
         setting, threshold = self.config["vectors.index"], self.config["vectors.ann_min_chunks"]
-        return choose_backend(conn, setting, self.long_lived, threshold)
+        backend = choose_backend(conn, setting, self.long_lived, threshold)
+        if backend == "sqlite-vec" and self.answers_as_one_shot:
+            return "sqlite-vec-shortlist"
+        return backend
 
     # ---- reading -----------------------------------------------------------------------------
 

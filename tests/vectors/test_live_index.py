@@ -54,3 +54,33 @@ def test_live_index_tracks_adds_and_reused_chunk_ids(kb, environment, tmp_path: 
     query = fresh.matrix[-1]
     assert live.nearest(conn, query, 3, None) == fresh.nearest(conn, query, 3, None)
     assert np.isclose(live.nearest(conn, query, 1, None)[0][1], 1.0, atol=1e-5)
+
+
+def test_shortlist_answers_exactly_as_sqlite_vec(kb, environment, tmp_path: Path) -> None:
+    """The warm server's shortlist gives sqlite-vec's hits and scores to the last digit,
+    duplicate chunks tied across the cut included, and follows an add."""
+    from kb_search.vectors.exact import ShortlistIndex, SqliteVecIndex
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i in range(12):  # identical files: tied vectors straddle any small k
+        (docs / f"copy{i}.md").write_text("# Licence\n\nLicensed under the Apache License.\n")
+    for i, word in enumerate(["rivers", "boats", "snow", "deserts", "kayaks", "pasta"]):
+        (docs / f"n{i}.md").write_text(f"# Note {i}\n\nA note about {word} and licences.\n")
+    kb("add", str(docs))
+    conn = db.connect(Path(environment.env["KB_DATA_DIR"]) / "kb.db", readonly=True)
+    (table,) = all_tables(conn)
+    exact, shortlist = SqliteVecIndex.open(conn, table), ShortlistIndex.open(conn, table)
+    queries = [MatrixIndex.open(conn, table).matrix[row] for row in (0, 5, 13)]
+    for query in queries:
+        for k in (1, 3, 5, 11, 40):
+            assert shortlist.nearest(conn, query, k, None) == exact.nearest(conn, query, k, None)
+    ties = exact.nearest(conn, queries[0], 5, None)
+    best = ties[0][1]
+    copies = sorted(c for c, s in exact.nearest(conn, queries[0], 40, None) if s == best)
+    assert len(copies) == 12 and [c for c, _ in ties] == copies[:5]  # the lowest ids
+
+    (docs / "later.md").write_text("# Later\n\nAlso licensed under the Apache License.\n")
+    kb("add", str(docs))
+    after = shortlist.nearest(conn, queries[0], 40, None)
+    assert after == exact.nearest(conn, queries[0], 40, None) and len(after) == 19

@@ -22,6 +22,12 @@ def _sqlite_vec() -> Callable:
     return SqliteVecIndex.open
 
 
+def _shortlist() -> Callable:
+    from kb_search.vectors.exact import ShortlistIndex
+
+    return ShortlistIndex.open
+
+
 def _matrix() -> Callable:
     from kb_search.vectors.matrix import MatrixIndex
 
@@ -43,6 +49,9 @@ def _ann() -> Callable:
 # name -> a function returning the backend's `open(conn, table)`; imported on first use.
 BACKENDS: dict[str, Callable[[], Callable[[Connection, VectorTable], VectorIndex]]] = {
     "sqlite-vec": _sqlite_vec,
+    # sqlite-vec's answers from memory: what the warm server uses where a one-shot call
+    # would use sqlite-vec (see KnowledgeBase(answers_as_one_shot=True))
+    "sqlite-vec-shortlist": _shortlist,
     "matrix": _matrix,
     "live-matrix": _live_matrix,
     "ann": _ann,

@@ -74,10 +74,11 @@ class WarmServer:
         self.config = config
         self.paths = paths
         self.idle_s = idle_s
-        # Not long_lived: the server searches exactly as a one-shot `kb search` does (the
-        # model without weight prepacking, sqlite-vec KNN), so that its answers are the same
-        # to the last digit; the numpy matrix and prepacked kernels round differently.
-        self.kb = KnowledgeBase(config, long_lived=False, warn=lambda m: log(f"warning: {m}"))
+        # The server answers exactly as a one-shot `kb search` does (the model without weight
+        # prepacking, sqlite-vec's distances), to the last digit; only faster.
+        self.kb = KnowledgeBase(
+            config, answers_as_one_shot=True, warn=lambda m: log(f"warning: {m}")
+        )
         self.identity = identity(config)
         self.binding = self._binding()
         self.activity = Activity()
