@@ -10,7 +10,7 @@ import numpy as np
 
 from kb_search.store.db import Connection
 from kb_search.vectors.index import Hits, top_k
-from kb_search.vectors.tables import VectorTable, all_vectors, count_vectors, fetch_vectors
+from kb_search.vectors.tables import VectorTable, all_vectors, count_vectors_quickly, fetch_vectors
 
 
 @dataclass
@@ -98,7 +98,7 @@ class LiveMatrixIndex:
             "SELECT (SELECT count(*) FROM chunks), (SELECT max(id) FROM chunks),"
             " (SELECT max(indexed_at) FROM documents)"
         ).fetchone()
-        return (count_vectors(conn, self.table.name), *chunks)
+        return (count_vectors_quickly(conn, self.table.name), *chunks)  # ~0.1 ms, not ~9
 
     def _sync(self, conn: Connection) -> None:
         current = dict(conn.execute("SELECT id, content_hash FROM chunks"))
