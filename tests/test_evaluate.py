@@ -74,3 +74,19 @@ def test_load_dataset(tmp_path):
     ds = load_dataset(tmp_path)
     assert ds.queries == {"q1": "x"}
     assert ds.qrels == {"q1": {"d1": 1}}
+
+
+def test_eval_index_follows_the_corpus_content_not_its_mtime(tmp_path):
+    import os
+
+    from kb_search.evaluate.beir import index_fingerprint
+    from kb_search.models import ChunkSettings
+
+    test_load_dataset(tmp_path)
+    settings = ChunkSettings()
+    before = index_fingerprint(load_dataset(tmp_path), settings, "m")
+    corpus = tmp_path / "corpus.jsonl"
+    os.utime(corpus, (1, 1))  # copied or touched: same content
+    assert index_fingerprint(load_dataset(tmp_path), settings, "m") == before
+    corpus.write_text('{"_id": "d1", "title": "T", "text": "y"}\n')  # same size, new text
+    assert index_fingerprint(load_dataset(tmp_path), settings, "m") != before

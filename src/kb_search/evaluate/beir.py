@@ -78,20 +78,30 @@ def load_dataset(root: Path, split: str = "test") -> Dataset:
 
 
 def index_fingerprint(dataset: Dataset, settings: ChunkSettings, model: str | None) -> str:
-    stat = dataset.corpus_path.stat()
+    # The corpus by its content, not its mtime: a copy of the same file (a fresh checkout, a
+    # synced data folder) keeps its index (hashing SciFact's 8 MB: ~15 ms; rebuilding: minutes).
     key = json.dumps(
         [
             EVAL_FORMAT,
             CHUNKER_VERSION,
             str(dataset.corpus_path.resolve()),
-            stat.st_size,
-            stat.st_mtime_ns,
+            _file_digest(dataset.corpus_path),
             settings.max_tokens,
             settings.min_tokens,
             model,
         ]
     )
     return content_hash(key)[:12]
+
+
+def _file_digest(path: Path) -> str:
+    import hashlib
+
+    digest = hashlib.blake2b(digest_size=16)
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def build_index(
