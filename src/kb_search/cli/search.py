@@ -223,9 +223,9 @@ def _warm_request(
 
 
 def _warm_on(app: App) -> bool:
-    from kb_search.warm import off_by_environment
+    from kb_search.warm import warm_enabled
 
-    return bool(app.config["search.warm"]) and not off_by_environment(app.environment.env)
+    return warm_enabled(app.config, app.environment.env)
 
 
 def _warm_search(app: App, request: WarmRequest) -> SearchResponse | dict[str, Any] | None:

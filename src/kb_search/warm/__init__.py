@@ -11,8 +11,17 @@ CLI loads.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kb_search.config import Config
 
 
 def off_by_environment(env: Mapping[str, str]) -> bool:
     """KB_NO_WARM set to anything but "", 0, false or no."""
     return env.get("KB_NO_WARM", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def warm_enabled(config: Config, env: Mapping[str, str]) -> bool:
+    """The warm path is on: the `search.warm` setting, and KB_NO_WARM not set."""
+    return bool(config["search.warm"]) and not off_by_environment(env)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from kb_search.config import Config
 from kb_search.errors import KbError
-from kb_search.warm import off_by_environment
+from kb_search.warm import warm_enabled
 from kb_search.warm.paths import WarmPaths, config_spec, identity, warm_paths
 from kb_search.warm.protocol import ProtocolError, peer, recv_message, send_message
 
@@ -55,7 +55,7 @@ class WarmClient:
 
     @property
     def enabled(self) -> bool:
-        return bool(self.config["search.warm"]) and not off_by_environment(self.env)
+        return warm_enabled(self.config, self.env)
 
     def debug(self, message: str) -> None:
         if self.env.get("KB_DEBUG"):
