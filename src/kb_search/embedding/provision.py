@@ -98,6 +98,11 @@ class ModelInfo:
     def load(cls, model_dir: Path) -> ModelInfo:
         """Read kb_model.json from a provisioned directory."""
         raw = json.loads((model_dir / MODEL_META).read_text(encoding="utf-8"))
+        return cls.from_record(model_dir, raw)
+
+    @classmethod
+    def from_record(cls, model_dir: Path, raw: dict[str, Any]) -> ModelInfo:
+        """The ModelInfo a kb_model.json record describes (unknown keys ignored)."""
         known = {f.name for f in fields(cls)} - {"path"}
         return cls(path=model_dir, **{k: v for k, v in raw.items() if k in known})
 
@@ -136,8 +141,8 @@ def provision_model(
     target = Path(cache_dir) / safe_name(name)
     fingerprint = _fingerprint(Path(source)) if source is not None else None
     cached = _load_cached(target, fingerprint, variant)
-    if cached is not None and _converted_inline(cached):
-        cached = _reconvert(cached, fingerprint)
+    if cached is not None and (source_dir := _inline_conversion_source(cached)) is not None:
+        cached = _reconvert(cached, source_dir, fingerprint)
     if cached is None:
         model_dir, origin, cleanup = _locate(base, source)
         try:
@@ -169,25 +174,25 @@ def _load_cached(target: Path, fingerprint: str | None, variant: str) -> ModelIn
         return None  # the caller points at different weights than the ones cached
     if raw.get("variant", "") != variant:
         return None
-    info = ModelInfo.load(target)
+    info = ModelInfo.from_record(target, raw)
     if not all((target / f).is_file() for f in info.files):
         return None
     return info
 
 
-def _converted_inline(info: ModelInfo) -> bool:
-    """An entry converted by an older kb, with the weights inside the graph (fp32: a second
-    copy, and ~120 ms slower to open), whose local source is still there to convert again."""
+def _inline_conversion_source(info: ModelInfo) -> Path | None:
+    """For an entry converted by an older kb, with the weights inside the graph (fp32: a
+    second copy, and ~120 ms slower to open): its local source, when still there to convert
+    again; else None."""
     kind, _, where = info.source.partition(":")
     if info.weights or kind not in ("package", "local"):
-        return False
+        return None
     weights = _find_weights(Path(where))
-    return weights is not None and weights.suffix == ".safetensors"
+    return Path(where) if weights is not None and weights.suffix == ".safetensors" else None
 
 
-def _reconvert(info: ModelInfo, fingerprint: str | None) -> ModelInfo:
+def _reconvert(info: ModelInfo, source: Path, fingerprint: str | None) -> ModelInfo:
     """The entry converted again in today's form; the old one if that fails (it still works)."""
-    source = Path(info.source.partition(":")[2])
     try:
         return _install(info.name, source, info.path, info.source, fingerprint)
     except Exception:  # noqa: BLE001 - any failure: keep serving the entry that works
