@@ -117,19 +117,24 @@ def load_questions(spec: str, cache: Path) -> Dataset:
     config = load_config(env={**os.environ, "KB_DATA_DIR": kb_dir})
     with KnowledgeBase(config, long_lived=True) as kb:
         conn = kb.reader()
-        indexed = Indexed.load(conn, questions)
-        relevant = {}
-        for q in questions:
-            grades: dict[str, int] = {}
-            for t in q.targets:
-                for doc_id in indexed.documents.get(t.path, ()):
-                    grades[str(doc_id)] = max(grades.get(str(doc_id), 0), t.grade)
-            relevant[q.id] = grades
+        relevant = question_grades(Indexed.load(conn, questions), questions)
         dataset = Dataset(Path(path).stem, [(q.id, q.text) for q in questions], relevant)
         collect(kb, conn, dataset, "id")
     cache.mkdir(parents=True, exist_ok=True)
     cached.write_bytes(pickle.dumps(dataset))
     return dataset
+
+
+def question_grades(indexed, questions) -> dict[str, dict[str, int]]:
+    """question id -> {document id: grade} for the documents each question's targets name."""
+    relevant = {}
+    for q in questions:
+        grades: dict[str, int] = {}
+        for t in q.targets:
+            for doc_id in indexed.documents.get(t.path, ()):
+                grades[str(doc_id)] = max(grades.get(str(doc_id), 0), t.grade)
+        relevant[q.id] = grades
+    return relevant
 
 
 # ---- fusion functions (evidence -> chunk ranking) ------------------------------------------

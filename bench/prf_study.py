@@ -32,6 +32,7 @@ from fusion_study import (  # noqa: E402
     legs_for,
     mrr10,
     ndcg10,
+    question_grades,
     rrf,
 )
 
@@ -76,13 +77,7 @@ def load(spec: str, cache: Path, questions: bool, data_dir: str = "") -> dict:
         items = load_questions(Path(path))
         config = load_config(env={**os.environ, "KB_DATA_DIR": kb_dir})
         with KnowledgeBase(config, long_lived=True) as kb:
-            indexed = Indexed.load(kb.reader(), items)
-            relevant = {}
-            for q in items:
-                grades = relevant.setdefault(q.id, {})
-                for t in q.targets:
-                    for doc_id in indexed.documents.get(t.path, ()):
-                        grades[str(doc_id)] = max(grades.get(str(doc_id), 0), t.grade)
+            relevant = question_grades(Indexed.load(kb.reader(), items), items)
             dataset = Dataset(name, [(q.id, q.text) for q in items], relevant)
             data = gather(kb, dataset, "id")
     else:
