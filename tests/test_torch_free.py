@@ -1,5 +1,5 @@
-"""The installed runtime never imports torch: `kb add` and a hybrid `kb search` must work
-with a torch that explodes on import placed first on the path."""
+"""The installed runtime never imports torch (nor onnx, an extra for int8 only): `kb add` and a
+hybrid `kb search` must work with a torch that explodes on import placed first on the path."""
 
 import json
 import os
@@ -13,7 +13,7 @@ pytestmark = pytest.mark.model
 
 def test_add_and_hybrid_search_never_import_torch(tmp_path, sample, model_cache):
     poison = tmp_path / "poison"
-    for name in ("torch", "sentence_transformers", "transformers"):
+    for name in ("torch", "sentence_transformers", "transformers", "onnx"):
         (poison / name).mkdir(parents=True)
         (poison / name / "__init__.py").write_text(f"raise RuntimeError('{name} was imported')\n")
     env = dict(

@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
 from tiny_bert import CONFIG, HIDDEN, tiny_weights, write_safetensors  # noqa: E402

@@ -50,7 +50,11 @@ def tiny_weights(seed: int = 0) -> dict[str, np.ndarray]:
     return {k: rng.normal(0, 0.5, s).astype(np.float32) for k, s in shapes.items()}
 
 
-def write_safetensors(path: Path, tensors: dict[str, np.ndarray], dtype: str = "F32") -> None:
+def write_safetensors(
+    path: Path, tensors: dict[str, np.ndarray], dtype: str = "F32", align: bool = True
+) -> None:
+    """`align`: pad the header with spaces to 8 bytes, as the safetensors library does, so
+    float32 data starts 4-byte aligned (the converter then references it in place)."""
     header: dict[str, dict] = {}
     blobs: list[bytes] = []
     offset = 0
@@ -67,14 +71,16 @@ def write_safetensors(path: Path, tensors: dict[str, np.ndarray], dtype: str = "
         blobs.append(blob)
         offset += len(blob)
     raw = json.dumps(header).encode()
+    if align:
+        raw += b" " * (-(8 + len(raw)) % 8)
     path.write_bytes(struct.pack("<Q", len(raw)) + raw + b"".join(blobs))
 
 
-def write_checkpoint(model_dir: Path, seed: int = 0) -> Path:
+def write_checkpoint(model_dir: Path, seed: int = 0, align: bool = True) -> Path:
     """A provisionable model directory: config.json, model.safetensors and a WordPiece vocab."""
     model_dir.mkdir(parents=True)
     (model_dir / "config.json").write_text(json.dumps(CONFIG))
-    write_safetensors(model_dir / "model.safetensors", tiny_weights(seed))
+    write_safetensors(model_dir / "model.safetensors", tiny_weights(seed), align=align)
     specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
     vocab = specials + WORDS + [f"w{i}" for i in range(VOCAB - len(specials) - len(WORDS))]
     (model_dir / "vocab.txt").write_text("\n".join(vocab) + "\n")

@@ -1,9 +1,9 @@
 """Build an ONNX graph for a BERT-family encoder straight from config.json + safetensors.
 
-No torch: the weights are read from the safetensors file with numpy and the graph is written
-with the onnx helper API. Supports BertModel checkpoints (all-MiniLM, bge, e5 ...) with absolute
-position embeddings and exact (erf) GELU. The graph outputs `last_hidden_state`; pooling and
-normalisation are done by the embedder.
+No torch and no onnx package: the weights are read from the safetensors file with numpy and
+the graph is written as protobuf bytes by `onnx_proto`. Supports BertModel checkpoints
+(all-MiniLM, bge, e5 ...) with absolute position embeddings and exact (erf) GELU. The graph
+outputs `last_hidden_state`; pooling and normalisation are done by the embedder.
 
 Two forms of the same graph:
 - `weights_file` given (the fp32 model kb runs): every float32 tensor stays where it is in the
@@ -22,15 +22,13 @@ import math
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-if TYPE_CHECKING:
-    import onnx
+from kb_search.embedding import onnx_proto
 
 OPSET = 17  # first opset with LayerNormalization
-# Pinned so older onnxruntime builds can load the file (onnx would otherwise stamp its newest).
+# Pinned so older onnxruntime builds can load the file.
 IR_VERSION = 8
 _DTYPES = {"F32": np.float32, "F16": np.float16, "BF16": np.uint16, "F64": np.float64}
 # Prefixes seen in the wild: bare BertModel, BertFor* wrappers, and a few re-exports.
@@ -132,14 +130,11 @@ class _Weights:
 
 class _GraphBuilder:
     def __init__(self, weights: _Weights, config: BertConfig, weights_file: str | None) -> None:
-        from onnx import helper
-
-        self.helper = helper
         self.w = weights
         self.cfg = config
         self.weights_file = weights_file  # external data: the safetensors file's name
-        self.nodes: list[onnx.NodeProto] = []
-        self.inits: list[onnx.TensorProto] = []
+        self.nodes: list[bytes] = []  # serialised NodeProtos
+        self.inits: list[bytes] = []  # serialised TensorProtos
         self._n = 0
 
     def _name(self, hint: str) -> str:
@@ -147,9 +142,7 @@ class _GraphBuilder:
         return f"{hint}_{self._n}"
 
     def const(self, name: str, value: np.ndarray) -> str:
-        from onnx import numpy_helper
-
-        self.inits.append(numpy_helper.from_array(np.ascontiguousarray(value), name))
+        self.inits.append(onnx_proto.tensor(name, value))
         return name
 
     def weight(self, key: str, name: str | None = None) -> str:
@@ -159,23 +152,16 @@ class _GraphBuilder:
         name = name or key
         if self.weights_file is None or tensor.offset is None:
             return self.const(name, tensor.array)
-        from onnx import TensorProto
-
-        proto = TensorProto(name=name, data_type=TensorProto.FLOAT, dims=tensor.array.shape)
-        proto.data_location = TensorProto.EXTERNAL
-        for k, v in (
-            ("location", self.weights_file),
-            ("offset", str(tensor.offset)),
-            ("length", str(tensor.length)),
-        ):
-            entry = proto.external_data.add()
-            entry.key, entry.value = k, v
-        self.inits.append(proto)
+        self.inits.append(
+            onnx_proto.external_tensor(
+                name, tensor.array.shape, self.weights_file, tensor.offset, tensor.length
+            )
+        )
         return name
 
     def op(self, op_type: str, inputs: list[str], hint: str, **attrs: object) -> str:
         out = self._name(hint)
-        self.nodes.append(self.helper.make_node(op_type, inputs, [out], name=out, **attrs))
+        self.nodes.append(onnx_proto.node(op_type, inputs, [out], out, **attrs))
         return out
 
     def linear(self, x: str, name: str) -> str:
@@ -260,75 +246,46 @@ class _GraphBuilder:
         self.const("c_hidden_tail", np.array([cfg.hidden_size], np.int64))
         self.const("c_tokens_shape", np.array([-1, cfg.hidden_size], np.int64))
         batch_seq = self.op("Shape", ["input_ids"], "batch_seq")
-        self.nodes.append(
-            self.helper.make_node("Concat", [batch_seq, "c_heads_tail"], ["heads_shape"], axis=0)
-        )
-        self.nodes.append(
-            self.helper.make_node("Concat", [batch_seq, "c_hidden_tail"], ["hidden_shape"], axis=0)
-        )
+        for tail, shape in (("c_heads_tail", "heads_shape"), ("c_hidden_tail", "hidden_shape")):
+            self.nodes.append(onnx_proto.node("Concat", [batch_seq, tail], [shape], axis=0))
 
-    def build(self) -> onnx.ModelProto:
-        from onnx import TensorProto
-
+    def build(self) -> bytes:
         self.add_constants()
         bias = self.attention_bias()
         x = self.embeddings()
         for index in range(self.cfg.num_layers):
             x = self.layer(x, bias, index)
-        output = self.helper.make_node("Reshape", [x, "hidden_shape"], ["last_hidden_state"])
-        self.nodes.append(output)
-        h = self.helper
+        self.nodes.append(onnx_proto.node("Reshape", [x, "hidden_shape"], ["last_hidden_state"]))
         inputs = [
-            h.make_tensor_value_info(n, TensorProto.INT64, ["batch", "sequence"])
+            onnx_proto.value_info(n, onnx_proto.INT64, ["batch", "sequence"])
             for n in ("input_ids", "attention_mask", "token_type_ids")
         ]
-        output = h.make_tensor_value_info(
-            "last_hidden_state", TensorProto.FLOAT, ["batch", "sequence", self.cfg.hidden_size]
+        output = onnx_proto.value_info(
+            "last_hidden_state", onnx_proto.FLOAT, ["batch", "sequence", self.cfg.hidden_size]
         )
-        graph = h.make_graph(self.nodes, "bert_encoder", inputs, [output], self.inits)
-        return h.make_model(
-            graph,
-            opset_imports=[h.make_opsetid("", OPSET)],
-            ir_version=IR_VERSION,
-            producer_name="kb-search",
-        )
+        graph = onnx_proto.graph(self.nodes, "bert_encoder", inputs, [output], self.inits)
+        return onnx_proto.model(graph, opset=OPSET, ir_version=IR_VERSION, producer="kb-search")
 
 
 def build_bert_onnx(
     config_path: Path, weights_path: Path, weights_file: str | None = None
-) -> onnx.ModelProto:
-    """Return a checked ONNX model equivalent to BertModel(...).last_hidden_state.
+) -> bytes:
+    """Return the serialised ONNX model equivalent to BertModel(...).last_hidden_state.
 
     With `weights_file`, float32 tensors are referenced in place: the graph must then be saved
-    next to a copy or link of `weights_path` under that name (see the module docstring), and
-    is checked there (`check_saved`): the checker resolves external data beside the file."""
-    import onnx
-
+    next to a copy or link of `weights_path` under that name (see the module docstring).
+    onnxruntime validates the graph when it opens it."""
     config = BertConfig.from_file(config_path)
     if config.hidden_size % config.num_heads:
         raise ConversionError("hidden_size is not divisible by num_attention_heads")
     weights = _Weights(_read_tensors(weights_path))
-    model = _GraphBuilder(weights, config, weights_file).build()
-    if weights_file is None:
-        onnx.checker.check_model(model)
-    return model
-
-
-def check_saved(path: Path) -> None:
-    """The ONNX checker on a saved graph, its external data looked up beside it."""
-    import onnx
-
-    onnx.checker.check_model(str(path))
+    return _GraphBuilder(weights, config, weights_file).build()
 
 
 def convert_bert_to_onnx(config_path: Path, weights_path: Path, output_path: Path) -> Path:
     """Convert a BERT safetensors checkpoint and write it to output_path (not atomic), its
     float32 weights referenced in `weights_path` itself, which must stay beside it."""
-    import onnx
-
     if weights_path.parent.resolve() != output_path.parent.resolve():
         raise ValueError("the graph must be written beside its safetensors file")
-    model = build_bert_onnx(config_path, weights_path, weights_path.name)
-    onnx.save(model, str(output_path))
-    check_saved(output_path)
+    output_path.write_bytes(build_bert_onnx(config_path, weights_path, weights_path.name))
     return output_path

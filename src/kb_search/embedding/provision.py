@@ -29,6 +29,7 @@ from kb_search.embedding.variants import (
     apply_variant,
     check_variant,
     join_variant,
+    missing_package,
     split_variant,
 )
 
@@ -144,6 +145,11 @@ def provision_model(
     if cached is not None and (source_dir := _inline_conversion_source(cached)) is not None:
         cached = _reconvert(cached, source_dir, fingerprint)
     if cached is None:
+        if (package := missing_package(variant)) is not None:
+            raise ModelNotAvailableError(
+                f"Model '{name}': building the {variant} variant needs the {package} package:"
+                " pip install 'kb-search[int8]'."
+            )
         model_dir, origin, cleanup = _locate(base, source)
         try:
             cached = _install(name, model_dir, target, origin, fingerprint)
@@ -349,9 +355,9 @@ def _write_graph(model_dir: Path, weights: Path, variant: str, dest: Path) -> No
         if not variant:
             _copy_onnx(weights, dest)
             return
-        model: object = weights
+        model: bytes | Path = weights
     else:
-        from kb_search.embedding.bert_onnx import build_bert_onnx  # numpy, onnx: only here
+        from kb_search.embedding.bert_onnx import build_bert_onnx  # numpy: only here
 
         if not variant:  # fp32 as published: weights read in place from WEIGHTS_FILE
             _save_onnx(build_bert_onnx(model_dir / "config.json", weights, WEIGHTS_FILE), dest)
@@ -388,16 +394,14 @@ def _move_weights_out(graph: Path, weights_name: str) -> None:
 def _copy_onnx(source: Path, dest: Path) -> None:
     """The graph as one self-contained file: a graph that reads its weights from files beside
     it (like the ones kb writes) has them read back in."""
-    import shutil
+    from kb_search.embedding.onnx_proto import OnnxFormatError, inline_external_data
 
-    import onnx
-
-    model = onnx.load(str(source), load_external_data=False)
-    if not any(t.data_location == onnx.TensorProto.EXTERNAL for t in model.graph.initializer):
-        shutil.copyfile(source, dest)
-        return
-    onnx.load_external_data_for_model(model, str(source.parent))
-    _save_onnx(model, dest)
+    data = source.read_bytes()
+    try:
+        inlined = inline_external_data(data, source.parent)
+    except (OnnxFormatError, OSError) as exc:
+        raise ModelNotAvailableError(f"{source} cannot be read as an ONNX model: {exc}.") from None
+    _save_onnx(data if inlined is None else inlined, dest)
 
 
 def _link_or_copy(source: Path, dest: Path) -> None:
@@ -412,10 +416,8 @@ def _link_or_copy(source: Path, dest: Path) -> None:
         shutil.copyfile(source, dest)
 
 
-def _save_onnx(model: object, path: Path) -> None:
-    import onnx
-
-    onnx.save(model, str(path))
+def _save_onnx(model: bytes, path: Path) -> None:
+    path.write_bytes(model)
 
 
 def _atomic_write(final: Path, write: Callable[[Path], object], mode: int | None = 0o644) -> None:
