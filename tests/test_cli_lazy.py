@@ -56,3 +56,33 @@ def test_a_search_with_the_warm_path_off_imports_no_warm_client(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert out.stderr.strip().splitlines()[-1] == "False", out.stderr
+
+
+def test_the_warm_front_door_imports_only_what_it_uses():
+    """Every piped `kb search` imports the front door and what it calls before the server
+    answers: no click, numpy or model code, and none of the stdlib's slow imports
+    (dataclasses brings inspect and ast, ~15 ms; typing ~5; pickle, signal and tempfile are
+    needed only off the answered path)."""
+    import subprocess
+    import sys
+
+    slow = ["click", "numpy", "dataclasses", "inspect", "typing", "pickle", "signal", "tempfile"]
+    code = (
+        "import sys, os;"
+        "os.environ['XDG_RUNTIME_DIR'] = sys.argv[1];"
+        "import kb_search.cli, kb_search.warm.front as front;"
+        "from kb_search.config import load_config;"
+        "from kb_search.environment import Environment, process_age_ms;"
+        "from kb_search.sanitize import json_text;"
+        "from kb_search.warm.client import WarmClient;"
+        "config = load_config(flags={'data_dir': sys.argv[1]});"
+        "print(WarmClient(config, Environment().env).forward(['x']));"
+        f"print(sorted(m for m in {slow!r} if m in sys.modules))"
+    )
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as runtime:
+        out = subprocess.run(
+            [sys.executable, "-c", code, runtime], capture_output=True, text=True, check=True
+        )
+    assert out.stdout.splitlines() == ["None", "[]"], out.stdout + out.stderr

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from kb_search.errors import ConfigError  # noqa: F401 - re-exported
 
+# Plain classes and no runtime typing here: a piped `kb search` resolves its config before the
+# CLI loads, and dataclasses (inspect, ast) and typing cost it ~20 ms on every call.
+TYPE_CHECKING = False  # typing's, without importing typing
+if TYPE_CHECKING:
+    from typing import Any
+
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 PROJECT_FILE = ".kb.yaml"
-
-
 
 
 def _to_bool(value: Any) -> bool:
@@ -47,13 +49,19 @@ def _choice(*options: str) -> Callable[[Any], str]:
     return convert
 
 
-@dataclass(frozen=True)
 class Setting:
-    key: str  # dotted name as in config.yaml, e.g. "search.default_top"
-    default: Any
-    convert: Callable[[Any], Any]
-    env: tuple[str, ...]
-    help: str
+    """One setting: its dotted name as in config.yaml (e.g. "search.default_top"), default,
+    converter, environment variables and help."""
+
+    __slots__ = ("key", "default", "convert", "env", "help")
+
+    def __init__(
+        self, key: str, default: Any, convert: Callable[[Any], Any], env: tuple[str, ...], help: str
+    ) -> None:
+        self.key, self.default, self.convert, self.env, self.help = key, default, convert, env, help
+
+    def __repr__(self) -> str:
+        return f"Setting({self.key!r}, default={self.default!r})"
 
 
 SETTINGS: tuple[Setting, ...] = (
@@ -148,15 +156,28 @@ SETTINGS: tuple[Setting, ...] = (
 SETTINGS_BY_KEY = {s.key: s for s in SETTINGS}
 
 
-@dataclass
 class Config:
     """Resolved settings plus where each came from."""
 
-    data_dir: Path
-    db_path: Path
-    values: dict[str, Any] = field(default_factory=dict)
-    sources: dict[str, str] = field(default_factory=dict)
-    files: list[Path] = field(default_factory=list)
+    def __init__(
+        self,
+        data_dir: Path,
+        db_path: Path,
+        values: dict[str, Any] | None = None,
+        sources: dict[str, str] | None = None,
+        files: list[Path] | None = None,
+    ) -> None:
+        self.data_dir = data_dir
+        self.db_path = db_path
+        self.values: dict[str, Any] = {} if values is None else values
+        self.sources: dict[str, str] = {} if sources is None else sources
+        self.files: list[Path] = [] if files is None else files
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Config) and vars(self) == vars(other)
+
+    def __repr__(self) -> str:
+        return f"Config(data_dir={self.data_dir!r}, db_path={self.db_path!r})"
 
     def __getitem__(self, key: str) -> Any:
         return self.values[key]

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from warm_harness import KB_MODULE, WarmKb, is_warm_server, make_kb, stop_all, wait_gone
 
-from kb_search.warm.client import WarmRequest
 from kb_search.warm.protocol import recv_message, send_message
+from kb_search.warm.request import WarmRequest
 
 # unix sockets, SO_PEERCRED and /proc (to find the servers a test leaves) are Linux's
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only")

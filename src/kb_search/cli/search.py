@@ -12,7 +12,7 @@ from kb_search.environment import process_age_ms
 
 if TYPE_CHECKING:
     from kb_search.search.results import SearchResponse
-    from kb_search.warm.client import WarmRequest
+    from kb_search.warm.request import WarmRequest
 
 QUERY_SYNTAX = """\b
 Query syntax:
@@ -211,10 +211,8 @@ def _filters(types, tags, paths, languages, after, before) -> dict[str, list[str
     }
 
 
-def _warm_request(
-    text, mode, top, filters, min_score, fusion, out: str, selected
-) -> WarmRequest:
-    from kb_search.warm.client import WarmRequest
+def _warm_request(text, mode, top, filters, min_score, fusion, out: str, selected) -> WarmRequest:
+    from kb_search.warm.request import WarmRequest
 
     reply = "json" if out == "json" else "pickle"
     return WarmRequest(

@@ -11,8 +11,8 @@ CLI loads.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # typing's, without importing typing: every piped `kb search` loads this
 if TYPE_CHECKING:
     from kb_search.config import Config
 

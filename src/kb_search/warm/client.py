@@ -3,21 +3,18 @@
 `warm_search` returns the server's `SearchResponse`, or None whenever the warm path cannot
 answer (off, no server yet, a stale or foreign one, a timeout, a protocol error): the caller
 then searches in-process. Nothing here prints to stdout; KB_DEBUG=1 says on stderr why the
-warm path was not taken. Imports stay light (no numpy, no model code): that is the point.
+warm path was not taken. Imports stay light (no numpy, no model code; no typing, dataclasses,
+pickle or signal until needed: every piped `kb search` imports this module): that is the point.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import pickle
-import signal
 import socket
 import sys
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
 
 from kb_search.config import Config
 from kb_search.errors import KbError
@@ -25,8 +22,12 @@ from kb_search.warm import warm_enabled
 from kb_search.warm.paths import WarmPaths, config_spec, identity, warm_paths
 from kb_search.warm.protocol import ProtocolError, peer, recv_message, send_message
 
+TYPE_CHECKING = False  # typing's, without importing typing
 if TYPE_CHECKING:
+    from typing import Any
+
     from kb_search.search.results import SearchResponse
+    from kb_search.warm.request import WarmRequest
 
 CONNECT_TIMEOUT_S = 1.0
 REPLY_MARGIN_S = 5.0  # beyond search.timeout_s, for the round trip
@@ -34,24 +35,10 @@ LOG_LIMIT = 1 << 20  # a server's log is started afresh beyond this
 RESTART_AFTER_S = 30.0  # after a start that did not come up, wait this long to try again
 
 
-@dataclass
-class WarmRequest:
-    query: str
-    mode: str | None = None
-    top: int | None = None
-    min_score: float | None = None
-    filters: dict[str, list[str]] = field(default_factory=dict)
-    fusion: str | None = None
-    # "json": the reply is the JSON `kb search` prints (projected to `fields` when given),
-    # so the client needs no search code; "pickle": the SearchResponse, for human output
-    reply: str = "pickle"
-    fields: list[str] | None = None
-
-
-@dataclass
 class WarmClient:
-    config: Config
-    env: Mapping[str, str]
+    def __init__(self, config: Config, env: Mapping[str, str]) -> None:
+        self.config = config
+        self.env = env
 
     @property
     def enabled(self) -> bool:
@@ -70,6 +57,8 @@ class WarmClient:
         """The server's answer (a SearchResponse, or the JSON data when `request.reply` is
         "json"), or None: search in-process. A KbError the server raised is raised here, as
         in-process search would have."""
+        from dataclasses import asdict  # the full CLI's path: dataclasses is loaded there
+
         paths = self._usable_paths()
         if paths is None:
             return None
@@ -141,6 +130,8 @@ class WarmClient:
         return data if isinstance(data, dict) else None
 
     def _unpickle(self, payload: bytes) -> Any:
+        import pickle  # human output only: the front door's replies are JSON
+
         try:
             return pickle.loads(payload)
         except Exception as exc:  # any unpickling failure is a protocol error: fall back
@@ -167,6 +158,8 @@ class WarmClient:
 
     def _terminate(self, pid: int) -> None:
         """A server of another kb version, DB file or config: stop it (same user: checked)."""
+        import signal
+
         try:
             os.kill(pid, signal.SIGTERM)
         except OSError as exc:
@@ -183,7 +176,7 @@ class WarmClient:
 
         spec = {
             "config": config_spec(self.config),
-            "paths": {k: str(v) for k, v in asdict(paths).items()},
+            "paths": {k: str(v) for k, v in paths.as_dict().items()},
             "idle_s": self.config["search.warm_idle_s"],
             "wait_for_lock": replacing,  # else a held lock means another one is starting
         }

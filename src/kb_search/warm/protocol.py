@@ -12,8 +12,10 @@ import json
 import os
 import socket
 import struct
-from dataclasses import dataclass
-from typing import Any
+
+TYPE_CHECKING = False  # typing's, without importing typing: every piped `kb search` loads this
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_HEADER = 1 << 20
 MAX_PAYLOAD = 256 << 20
@@ -24,10 +26,13 @@ class ProtocolError(Exception):
     """The other end said something that is not this protocol."""
 
 
-@dataclass(frozen=True)
 class Peer:
-    pid: int
-    uid: int
+    """The process at the other end of a unix socket."""
+
+    __slots__ = ("pid", "uid")
+
+    def __init__(self, pid: int, uid: int) -> None:
+        self.pid, self.uid = pid, uid
 
 
 def send_message(sock: socket.socket, header: dict[str, Any], payload: bytes = b"") -> None:
