@@ -84,3 +84,50 @@ def test_shortlist_answers_exactly_as_sqlite_vec(kb, environment, tmp_path: Path
     kb("add", str(docs))
     after = shortlist.nearest(conn, queries[0], 40, None)
     assert after == exact.nearest(conn, queries[0], 40, None) and len(after) == 19
+
+
+def test_shortlist_answers_while_its_matrix_loads(
+    kb, environment, tmp_path: Path, monkeypatch
+) -> None:
+    """The warm server's shortlist opens at once and loads its matrix on a thread: meanwhile
+    sqlite-vec's KNN answers, and the answers are the same before, during and after; a load
+    that fails leaves the KNN answering and says why."""
+    import threading
+
+    from kb_search.vectors.exact import ShortlistIndex, SqliteVecIndex
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i, word in enumerate(["rivers", "boats", "snow", "deserts", "kayaks", "pasta"]):
+        (docs / f"n{i}.md").write_text(f"# Note {i}\n\nA note about {word} and licences.\n")
+    kb("add", str(docs))
+    conn = db.connect(Path(environment.env["KB_DATA_DIR"]) / "kb.db", readonly=True)
+    (table,) = all_tables(conn)
+    exact = SqliteVecIndex.open(conn, table)
+    query = MatrixIndex.open(conn, table).matrix[2]
+    expected = exact.nearest(conn, query, 4, None)
+
+    gate = threading.Event()
+    load = LiveMatrixIndex.open.__func__
+
+    def gated(cls, *args):
+        assert gate.wait(30)
+        return load(cls, *args)
+
+    monkeypatch.setattr(LiveMatrixIndex, "open", classmethod(gated))
+    loading = ShortlistIndex.open_loading(conn, table)
+    assert loading.live is None and not loading.loaded.is_set()
+    assert loading.nearest(conn, query, 4, None) == expected  # the KNN, while it loads
+    gate.set()
+    assert loading.loaded.wait(30) and loading.live is not None
+    assert loading.nearest(conn, query, 4, None) == expected  # the matrix, once loaded
+
+    def broken(cls, *args):
+        raise OSError("disk on fire")
+
+    monkeypatch.setattr(LiveMatrixIndex, "open", classmethod(broken))
+    notes: list[str] = []
+    failed = ShortlistIndex.open_loading(conn, table, note=notes.append)
+    assert failed.loaded.wait(30) and failed.live is None
+    assert notes and "disk on fire" in notes[0]
+    assert failed.nearest(conn, query, 4, None) == expected

@@ -25,7 +25,7 @@ def _sqlite_vec() -> Callable:
 def _shortlist() -> Callable:
     from kb_search.vectors.exact import ShortlistIndex
 
-    return ShortlistIndex.open
+    return ShortlistIndex.open_loading
 
 
 def _matrix() -> Callable:
@@ -57,7 +57,7 @@ BACKENDS: dict[str, Callable[[], Callable[[Connection, VectorTable], VectorIndex
     "ann": _ann,
 }
 # backends whose `open` also takes `note` (a one-line message for the user, e.g. "building")
-TAKES_NOTE = {"ann"}
+TAKES_NOTE = {"ann", "sqlite-vec-shortlist"}
 
 
 def choose_backend(conn: Connection, setting: str, long_lived: bool, ann_min_chunks: int) -> str:

@@ -8,7 +8,9 @@ two give the same hits, scored by sqlite-vec's own distance function, to the las
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -45,22 +47,61 @@ class ShortlistIndex:
     """The warm server's index: a live in-memory matrix shortlists twice the neighbours
     wanted (float32 dot products), then sqlite-vec's `vec_distance_cosine` scores the
     shortlist, giving exactly the distances its KNN gives (~4 ms instead of ~27 at 27k
-    chunks). The shortlist's margin covers the last-bit differences between the two."""
+    chunks). The shortlist's margin covers the last-bit differences between the two.
+
+    Until the matrix is loaded (`live` None), sqlite-vec's KNN answers: the same hits."""
 
     table: VectorTable
-    live: LiveMatrixIndex
+    live: LiveMatrixIndex | None = None
+    loaded: threading.Event = field(default_factory=threading.Event)
 
     @classmethod
     def open(cls, conn: Connection, table: VectorTable) -> ShortlistIndex:
         from kb_search.vectors.matrix import LiveMatrixIndex
 
-        return cls(table, LiveMatrixIndex.open(conn, table))
+        index = cls(table, LiveMatrixIndex.open(conn, table))
+        index.loaded.set()
+        return index
+
+    @classmethod
+    def open_loading(
+        cls, conn: Connection, table: VectorTable, note: Callable[[str], None] | None = None
+    ) -> ShortlistIndex:
+        """At once, the matrix loading on a thread of its own: vec0 gives its rows up slowly
+        (~1 s at 27k vectors), and the warm server should not make its first clients wait
+        for what only makes their answers faster."""
+        path = conn.execute("PRAGMA database_list").fetchone()[2]
+        if not path:  # an in-memory database: no second connection can see it
+            return cls.open(conn, table)
+        index = cls(table)
+        threading.Thread(
+            target=index._load, args=(path, note), name="shortlist-load", daemon=True
+        ).start()
+        return index
+
+    def _load(self, path: str, note: Callable[[str], None] | None) -> None:
+        from kb_search.store import db
+        from kb_search.vectors.matrix import LiveMatrixIndex
+
+        try:
+            conn = db.connect(path, readonly=True)
+            try:
+                self.live = LiveMatrixIndex.open(conn, self.table)
+            finally:
+                conn.close()
+        except Exception as exc:  # noqa: BLE001 - the KNN keeps answering, only slower
+            if note is not None:
+                note(f"vectors stay on sqlite-vec's KNN: loading them failed ({exc})")
+        finally:
+            self.loaded.set()
 
     def nearest(
         self, conn: Connection, vector: np.ndarray, k: int, allowed: set[int] | None
     ) -> Hits:
         if allowed is not None:
             return exact_subset(conn, self.table.name, vector, k, allowed)
+        if self.live is None:
+            return SqliteVecIndex(self.table).nearest(conn, vector, k, None)
         self.live.refresh(conn)
         index = self.live.index  # one snapshot: a refresh may replace it meanwhile
         if index is None or not len(index):
