@@ -79,6 +79,11 @@ class ShortlistIndex:
         ).start()
         return index
 
+    @property
+    def in_memory(self) -> bool:
+        """The matrix is loaded (False while it loads, or when loading failed)."""
+        return self.live is not None
+
     def _load(self, path: str, note: Callable[[str], None] | None) -> None:
         from kb_search.store import db
         from kb_search.vectors.matrix import LiveMatrixIndex

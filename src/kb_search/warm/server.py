@@ -276,7 +276,13 @@ class WarmServer:
             "idle_timeout_s": self.idle_s,
             "requests": self.activity.served - 1,  # before the one asking
             "model_load_ms": round(self.kb.model_load_ms, 1),
+            "vectors_in_memory": self._vectors_in_memory(),
         }
+
+    def _vectors_in_memory(self) -> bool | None:
+        """Whether the shortlist's matrix has loaded (None: no vector leg)."""
+        search = self.kb.vector_leg().search
+        return None if search is None else getattr(search.index, "in_memory", None)
 
 
 def acquire_lock(path: Path, wait_s: float) -> int | None:
