@@ -130,6 +130,42 @@ def test_lost_worker_mid_run_same_index_as_local(cluster, corpus, local_db, mode
     assert run_kb(data_dir, model_cache, "doctor")["ok"]
 
 
+def test_frozen_worker_is_killed_and_its_files_sent_again(
+    cluster, corpus, local_db, model_cache, tmp_path
+):
+    """A worker that stops answering (SIGSTOP: a frozen node, a call stuck in native code)
+    is killed after `ingestion.ray_stall_s` and its files go to the other workers: the run
+    ends with the same index as a local one instead of waiting forever."""
+    data_dir = tmp_path / "data"
+    cmd, env = kb(data_dir, model_cache, "add", str(corpus), "--executor", "ray",
+                  "--address", cluster.address)  # fmt: skip
+    env["KB_RAY_STALL_S"] = "6"
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    actors: list[int] = []
+    deadline = time.monotonic() + 240
+    while not actors and time.monotonic() < deadline and proc.poll() is None:
+        actors = cluster.processes("ray::RemoteWorker.process")
+        time.sleep(0.02)
+    if not actors:
+        proc.kill()
+        pytest.fail(f"no RemoteWorker busy in a call: {proc.communicate()[1].decode()[-2000:]}")
+    frozen = actors[0]
+    os.kill(frozen, signal.SIGSTOP)
+    try:
+        out, err = proc.communicate(timeout=300)
+    finally:
+        try:
+            os.kill(frozen, signal.SIGCONT)  # if it is still there, let it be killed normally
+        except ProcessLookupError:
+            pass
+    assert proc.returncode == 0, err.decode()[-3000:]
+    summary = json.loads(out)
+    assert summary["failed"] == [] and summary["added"] == N_FILES
+    assert "silent for" in err.decode()  # the driver said what it did
+    assert frozen not in cluster.processes("ray::RemoteWorker")
+    assert compare_dbs(data_dir / "kb.db", local_db) == []
+
+
 def test_killed_driver_leaves_consistent_db_and_rerun_resumes(
     cluster, corpus, local_db, model_cache, tmp_path
 ):

@@ -146,6 +146,14 @@ SETTINGS: tuple[Setting, ...] = (
         "where files are parsed and embedded: local processes, or a Ray cluster (kb-search[ray])",
     ),
     Setting(
+        "ingestion.ray_stall_s",
+        900.0,
+        float,
+        ("KB_RAY_STALL_S",),
+        "a Ray worker that answers nothing for this long is taken as hung: killed, its file"
+        " sent again",
+    ),
+    Setting(
         "ingestion.ray_address",
         None,
         str,

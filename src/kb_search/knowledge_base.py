@@ -433,6 +433,7 @@ class KnowledgeBase:
         return AddOptions(
             executor=executor or self.config["ingestion.executor"],
             ray_address=ray_address or self.config["ingestion.ray_address"],
+            ray_stall_s=self.config["ingestion.ray_stall_s"],
             settings=self.chunk_settings(),
             max_file_bytes=int(self.config["ingestion.max_file_mb"] * 1_000_000),
             follow_symlinks=self.config["ingestion.follow_symlinks"],
@@ -654,7 +655,8 @@ class KnowledgeBase:
             raise UserInputError(f"{name} is made in this process: reindex without --executor ray")
         cluster = Cluster(address)
         try:
-            embedder = RemoteEmbedder(cluster, ship_model(info, None))
+            stall_s = self.config["ingestion.ray_stall_s"]
+            embedder = RemoteEmbedder(cluster, ship_model(info, None), stall_s=stall_s)
             try:
                 yield embedder
             finally:

@@ -53,6 +53,7 @@ class AddOptions:
     retry_failed: bool = False  # parse files that failed before even when they did not change
     executor: str = "local"  # "local": the process pool below; "ray": ingest/ray_executor.py
     ray_address: str | None = None  # "auto", "ray://host:port"; None: a local Ray for the run
+    ray_stall_s: float = 900.0  # a Ray worker silent this long is hung: killed, file sent again
 
 
 @dataclass

@@ -7,7 +7,9 @@ once through the object store and is written to the actor's own temp dir. Nodes 
 share the driver's disk: file bytes travel through the object store and are parsed from a
 temp file. Outcomes and their vectors stream back (`ray.wait`) to the one local writer,
 which still writes one transaction per document, so a lost worker (its files are sent
-again) or a killed driver (the rerun skips what was written) leaves a consistent DB.
+again) or a killed driver (the rerun skips what was written) leaves a consistent DB. A worker
+that answers nothing for `ingestion.ray_stall_s` (a frozen node, a call stuck in native code)
+is killed and treated as lost.
 
 `ray` is imported only inside functions: this module is cheap to import, and a run with
 nothing to parse never starts or joins a cluster.
@@ -45,6 +47,7 @@ WORKER_MEMORY_BYTES = 512 * 1024 * 1024  # scheduling reservation per actor: mod
 IN_FLIGHT_PER_WORKER = 2  # one parsing, one queued: no idle round trip between files
 CLIENT_ATTEMPTS = 3  # connecting through Ray Client (ray://)
 ATTEMPTS = 3  # a file whose worker dies this many times fails (it may be what kills it)
+WAIT_TICK_S = 1.0  # how often the driver looks for a stalled worker while it waits
 TOKENIZER = "tokenizer.json"
 
 
@@ -307,6 +310,8 @@ class _Task:
     attempt: int = 1
     slot: int = 0
     actor: Any = None  # the handle it went to (its slot may hold a replacement by now)
+    stalled: bool = False  # its worker was killed for answering nothing while it ran
+    dispatched: bool = False  # reported as sent (once, whatever the attempts)
 
 
 class RayExecutor:
@@ -324,6 +329,7 @@ class RayExecutor:
         self._model = model
         self.shipped: ShippedModel | None = None
         self.computed: dict[str, bytes] = {}  # content hash -> vector, until written
+        self._stopped: list[Any] = []  # actors killed for answering nothing (see _stop_stalled)
 
     def vectors(self, local: VectorSource | None) -> VectorSource | None:
         return RemoteVectors(self, local)
@@ -362,6 +368,9 @@ class RayExecutor:
     ) -> Iterator[Outcome]:
         running: dict[Any, _Task] = {}
         load = [0] * len(workers.actors)
+        # When each slot's actor last answered (or took a call while idle): calls run one at a
+        # time in an actor, so a slot silent for longer than the stall limit is hung.
+        busy_since: dict[int, float] = {}
         lost = _dead_worker_errors(ray)
 
         def submit() -> Outcome | None:
@@ -375,9 +384,12 @@ class RayExecutor:
             task.actor = workers.actors[task.slot]
             ref = task.actor.process.remote(task.key, task.path.name, data, self._known(task))
             running[ref] = task
+            if load[task.slot] == 0:
+                busy_since[task.slot] = time.monotonic()
             load[task.slot] += 1
-            if dispatched is not None and task.attempt == 1:
+            if dispatched is not None and not task.dispatched:
                 dispatched(task.key)
+            task.dispatched = True
             return None
 
         def fill() -> Iterator[Outcome]:
@@ -388,14 +400,50 @@ class RayExecutor:
 
         yield from fill()
         while running:
-            ready, _ = ray.wait(list(running), num_returns=1)
+            ready, _ = ray.wait(list(running), num_returns=1, timeout=WAIT_TICK_S)
+            if not ready:
+                self._stop_stalled(ray, workers, running, busy_since)
             for ref in ready:
                 task = running.pop(ref)
                 load[task.slot] -= 1
+                busy_since[task.slot] = time.monotonic()
                 outcome = self._result(ray, ref, task, lost, workers, queue)
                 if outcome is not None:
                     yield outcome
             yield from fill()
+
+    def _stop_stalled(
+        self,
+        ray: Any,
+        workers: Workers,
+        running: dict[Any, _Task],
+        busy_since: dict[int, float],
+    ) -> None:
+        """Kill each actor that has answered nothing for the stall limit: its calls then come
+        back as a lost worker's do. The file it was on counts an attempt; the files queued
+        behind it are sent again as they were."""
+        now = time.monotonic()
+        for slot, since in busy_since.items():
+            if now - since < self.options.ray_stall_s:
+                continue
+            actor = workers.actors[slot]
+            calls = [t for t in running.values() if t.actor is actor]
+            if not calls or self._was_stopped(actor):
+                continue
+            calls[0].stalled = True  # the first sent of its calls still out: the one it is on
+            self._stopped.append(actor)
+            logging.getLogger(__name__).warning(
+                "Ray worker silent for %.0f s on %s: killed, its files sent again",
+                now - since,
+                calls[0].path,
+            )
+            try:
+                ray.kill(actor, no_restart=True)
+            except Exception:  # noqa: BLE001 - dead already: its calls fail as lost ones
+                pass
+
+    def _was_stopped(self, actor: Any) -> bool:
+        return any(stopped is actor for stopped in self._stopped)
 
     def _result(
         self,
@@ -411,11 +459,18 @@ class RayExecutor:
             outcome, vectors = ray.get(ref)
         except lost as exc:
             workers.replace(task.slot, task.actor)
+            if task.stalled and task.attempt >= ATTEMPTS:
+                limit = self.options.ray_stall_s
+                reason = f"Ray worker silent for {limit:g} s, {ATTEMPTS} times on this file"
+                return Outcome(task.key, "error", reason=reason)
             if task.attempt >= ATTEMPTS:
                 why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
                 reason = f"Ray worker died {ATTEMPTS} times on this file ({why})"
                 return Outcome(task.key, "error", reason=reason)
-            queue.appendleft(replace(task, attempt=task.attempt + 1))
+            if not task.stalled and self._was_stopped(task.actor):
+                queue.appendleft(replace(task))  # queued behind the stalled call: not its doing
+                return None
+            queue.appendleft(replace(task, attempt=task.attempt + 1, stalled=False))
             return None
         except ray.exceptions.RayError as exc:
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
@@ -500,15 +555,23 @@ class RemoteVectors:
 
 class RemoteEmbedder:
     """A TextEmbedder whose `embed_passages` splits the texts across the cluster's actors
-    (for `kb reindex --executor ray`); a batch whose actor dies is sent again."""
+    (for `kb reindex --executor ray`); a batch whose actor dies, or answers nothing for
+    `stall_s`, is sent again."""
 
-    def __init__(self, cluster: Cluster, model: ShippedModel, timeout_s: float = 120.0):
+    def __init__(
+        self,
+        cluster: Cluster,
+        model: ShippedModel,
+        timeout_s: float = 120.0,
+        stall_s: float = 900.0,
+    ):
         if model.info is None:
             raise ValueError("a remote embedder needs a provisioned model")
         self.info = model.info
         self.cluster = cluster
         job = ParseJob(settings=_no_chunking(), max_bytes=0)
         self.workers = Workers(cluster, job, timeout_s, model)
+        self.stall_s = stall_s
         self._lost = _dead_worker_errors(cluster.ray)
 
     @property
@@ -544,14 +607,17 @@ class RemoteEmbedder:
                 for i, part in enumerate(parts)
                 if results[i] is None
             }
+            started = time.monotonic()
             for i, ref in refs.items():
+                # Every batch was sent at `started`, and they run side by side.
+                left = max(0.0, self.stall_s - (time.monotonic() - started))
                 try:
-                    results[i] = ray.get(ref)
-                except self._lost:
+                    results[i] = ray.get(ref, timeout=left)
+                except (*self._lost, ray.exceptions.GetTimeoutError):
                     if attempt == ATTEMPTS:
                         raise
                     actor = self.workers.actors[i % count]
-                    self.workers.replace(i % count, actor)
+                    self.workers.replace(i % count, actor)  # kills a silent one
             if all(r is not None for r in results):
                 break
         if not results:
