@@ -102,6 +102,20 @@ def local_db(tmp_path_factory, corpus: Path, model_cache: Path) -> Path:
     return data_dir / "kb.db"
 
 
+def busy_actor(cluster, proc: subprocess.Popen) -> int:
+    """The pid of an actor inside a call of the run `proc` (its title names the method);
+    fails the test when none gets busy."""
+    actors: list[int] = []
+    deadline = time.monotonic() + 240
+    while not actors and time.monotonic() < deadline and proc.poll() is None:
+        actors = cluster.processes("ray::RemoteWorker.process")
+        time.sleep(0.02)
+    if not actors:
+        proc.kill()
+        pytest.fail(f"no RemoteWorker busy in a call: {proc.communicate()[1].decode()[-2000:]}")
+    return actors[0]
+
+
 def test_lost_worker_mid_run_same_index_as_local(cluster, corpus, local_db, model_cache, tmp_path):
     data_dir = tmp_path / "data"
     cmd, env = kb(data_dir, model_cache, "add", str(corpus), "--executor", "ray",
@@ -109,17 +123,10 @@ def test_lost_worker_mid_run_same_index_as_local(cluster, corpus, local_db, mode
     # Kill an actor while it is inside a call (its title names the method): on a quiet machine
     # the actors may be done before the writer has stored many documents.
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    actors: list[int] = []
-    deadline = time.monotonic() + 240
-    while not actors and time.monotonic() < deadline and proc.poll() is None:
-        actors = cluster.processes("ray::RemoteWorker.process")
-        time.sleep(0.02)
+    actor = busy_actor(cluster, proc)
     db_path = data_dir / "kb.db"
     written = document_count(db_path) if db_path.exists() else 0
-    if not actors:
-        proc.kill()
-        pytest.fail(f"no RemoteWorker busy in a call: {proc.communicate()[1].decode()[-2000:]}")
-    os.kill(actors[0], signal.SIGKILL)
+    os.kill(actor, signal.SIGKILL)
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err.decode()[-3000:]
     assert written < N_FILES, "the run ended before the worker was killed"
@@ -141,15 +148,7 @@ def test_frozen_worker_is_killed_and_its_files_sent_again(
                   "--address", cluster.address)  # fmt: skip
     env["KB_RAY_STALL_S"] = "6"
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    actors: list[int] = []
-    deadline = time.monotonic() + 240
-    while not actors and time.monotonic() < deadline and proc.poll() is None:
-        actors = cluster.processes("ray::RemoteWorker.process")
-        time.sleep(0.02)
-    if not actors:
-        proc.kill()
-        pytest.fail(f"no RemoteWorker busy in a call: {proc.communicate()[1].decode()[-2000:]}")
-    frozen = actors[0]
+    frozen = busy_actor(cluster, proc)
     os.kill(frozen, signal.SIGSTOP)
     try:
         out, err = proc.communicate(timeout=300)
