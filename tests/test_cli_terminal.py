@@ -115,6 +115,38 @@ def test_snippets_lose_markdown_noise(kb, sample):
     assert "what · how often · tool;" in out
 
 
+@pytest.mark.parametrize(
+    ("snippet", "heading", "shown"),
+    [
+        ("How sync waves work? 1. Order all", "Sync › How sync waves work?", "1. Order all"),
+        ("From source: Download it", "Install › From source", "Download it"),
+        ("How \x02sync\x03 \x02waves\x03 work? Order", "How sync waves work?", "Order"),
+        ("\x02OCI\x03 registries are", "OCI", "registries are"),
+        # left alone: a longer word, nothing after it, a highlight the heading would cut,
+        # a snippet that starts elsewhere
+        ("Installation guide", "Install", "Installation guide"),
+        ("Install", "Install", "Install"),
+        ("How \x02sync waves work? 1\x03 x", "How sync waves work?", None),
+        ("…in the middle", "From source", None),
+    ],
+)
+def test_a_snippet_does_not_repeat_the_heading_above_it(snippet, heading, shown):
+    from kb_search.cli.plain import without_heading
+
+    assert without_heading(snippet, heading) == (snippet if shown is None else shown)
+
+
+def test_human_results_show_each_heading_once(kb, sample):
+    kb("add", str(sample))
+    out = human(kb, "search", "install", "git", "from", "source", "--top", "10")
+    lines = [line.strip() for line in out.splitlines()]
+    for above, below in zip(lines, lines[1:]):
+        if above and below and not above[0].isdigit():
+            assert not below.startswith(above + " "), (above, below)
+    assert "Installing › From source\nTo install the latest" in "\n".join(lines)
+    assert "backup_repo\nbackup_repo() {" in "\n".join(lines)  # code keeps its signature
+
+
 def test_colours_respect_no_color_and_the_flag(kb, sample, environment):
     kb("add", str(sample))
     environment.stdout_isatty = True

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from kb_search.search.results import HL_OPEN
+from kb_search.search.results import HL_CLOSE, HL_OPEN
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
@@ -63,3 +63,33 @@ def snippet_text(snippet: str, doc_type: str, text: str = "", words: int = 24) -
     if doc_type != "code":
         return strip_markdown(snippet)
     return " ".join(snippet.split())
+
+
+def without_heading(snippet: str, heading: str) -> str:
+    """The snippet less the heading it opens with, when that heading (the last part of
+    `heading`, shown on the line above it) is all it repeats: "Install › From source" above
+    "From source Download the tarball…" leaves "Download the tarball…". Highlight markers
+    are skipped over, never cut in half."""
+    last = heading.rsplit(" › ", 1)[-1].strip()
+    if not last:
+        return snippet
+    at = consumed = 0
+    open_marks = 0
+    while consumed < len(last) and at < len(snippet):
+        char = snippet[at]
+        if char in (HL_OPEN, HL_CLOSE):
+            open_marks += 1 if char == HL_OPEN else -1
+        elif char.casefold() != last[consumed].casefold():
+            return snippet
+        else:
+            consumed += 1
+        at += 1
+    if consumed < len(last):
+        return snippet
+    if open_marks and snippet.startswith(HL_CLOSE, at):
+        at, open_marks = at + 1, 0
+    following = snippet[at : at + 1]
+    rest = snippet[at:].lstrip(" :.-–—")
+    if open_marks or not rest or (following.isalnum() and last[-1].isalnum()):
+        return snippet  # mid-highlight, nothing after it, or the heading is a word's start
+    return rest

@@ -15,7 +15,7 @@ from rich.padding import Padding
 from rich.style import Style
 from rich.text import Text
 
-from kb_search.cli.plain import snippet_text, strip_markdown
+from kb_search.cli.plain import snippet_text, strip_markdown, without_heading
 from kb_search.cli.terminal import Terminal
 from kb_search.search.results import HL_CLOSE, HL_OPEN, SearchResponse
 from kb_search.text import plural
@@ -111,7 +111,10 @@ def search_human(response: SearchResponse, term: Terminal) -> str:
         heading = _heading(s)
         if heading:
             parts.append(_fit(Text(" " * INDENT) + Text(heading, style=HEADING), width))
-        snippet = _highlighted(snippet_text(result.snippet, s.type, result.text))
+        text = snippet_text(result.snippet, s.type, result.text)
+        if heading and s.type != "code":  # code starts with its signature, not a repeat
+            text = without_heading(text, heading)
+        snippet = _highlighted(text)
         parts.append(Padding(snippet, (0, 0, 0, INDENT), expand=False))
         parts.append(_location_line(term, s, result.chunk_id, width))
     if not response.results:
