@@ -12,8 +12,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from kb_search.errors import KbError
-from kb_search.search.filters import date_timestamp
-from kb_search.search.query import Filters
+from kb_search.search.query import Filters, date_timestamp
 from kb_search.store.globs import path_matches
 
 MODES = ["lexical", "hybrid", "vector"]

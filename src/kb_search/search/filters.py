@@ -3,12 +3,10 @@ cannot filter in SQL (the vector leg): applied before ranking on every leg."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from kb_search.cjk import has_cjk
-from kb_search.errors import SearchError
-from kb_search.search.query import Filters, ParsedQuery
+from kb_search.search.query import Filters, ParsedQuery, date_timestamp
 from kb_search.store.db import Connection
 
 
@@ -42,19 +40,6 @@ def filter_sql(filters: Filters) -> tuple[str, list[Any]]:
         )
         params.extend(filters.paths)
     return " AND ".join(clauses), params
-
-
-def date_timestamp(date: str) -> float:
-    """An ISO date or datetime (local time when no zone is given) as a Unix timestamp; dates
-    the platform cannot convert (year 1, year 9999) are before or after every file."""
-    try:
-        moment = datetime.fromisoformat(date.strip())
-    except ValueError as exc:
-        raise SearchError(f"not a date: {date!r} (use YYYY-MM-DD)") from exc
-    try:
-        return moment.timestamp()
-    except (OverflowError, OSError, ValueError):
-        return float("-inf") if moment.year < 1970 else float("inf")
 
 
 def allowed_chunks(conn: Connection, filters: Filters) -> set[int] | None:

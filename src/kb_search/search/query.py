@@ -133,8 +133,6 @@ class Filters:
         if clean["after"] or clean["before"]:
             # Checked here, before any leg runs: a leg that reports its own errors (vector)
             # would otherwise turn a bad date into "vector search unavailable".
-            from kb_search.search.filters import date_timestamp
-
             for date in [*clean["after"], *clean["before"]]:
                 date_timestamp(date)
         return Filters(**clean)
@@ -247,3 +245,20 @@ def parse_query(query: str) -> ParsedQuery:
 
 def is_cjk_query(parsed: ParsedQuery) -> bool:
     return has_cjk(parsed.text)
+
+
+def date_timestamp(date: str) -> float:
+    """An ISO date or datetime (local time when no zone is given) as a Unix timestamp; dates
+    the platform cannot convert (year 1, year 9999) are before or after every file."""
+    from datetime import datetime
+
+    from kb_search.errors import SearchError
+
+    try:
+        moment = datetime.fromisoformat(date.strip())
+    except ValueError as exc:
+        raise SearchError(f"not a date: {date!r} (use YYYY-MM-DD)") from exc
+    try:
+        return moment.timestamp()
+    except (OverflowError, OSError, ValueError):
+        return float("-inf") if moment.year < 1970 else float("inf")
