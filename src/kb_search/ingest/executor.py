@@ -3,17 +3,68 @@
 The pipeline walks, checks and writes (one writer, one transaction per document); an
 Executor parses the changed files, and may embed their chunks where it parses them. The
 local process pool is the default; `ray_executor.RayExecutor` fans the work out on a Ray
-cluster (imported only when asked for: `import ray` costs seconds).
+cluster (imported only when asked for: `import ray` costs seconds). What crosses the seam is
+defined here: `AddOptions` (how to ingest), `Candidate` (a file to parse) and `VectorSource`
+(what the writer embeds with).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from kb_search.ingest.workers import Outcome, ParseJob, ParserPool, make_counter, parse_one
+from kb_search.models import ChunkSettings
+
 if TYPE_CHECKING:
-    from kb_search.ingest.pipeline import AddOptions, Candidate, VectorSource
-    from kb_search.ingest.workers import Outcome
+    from kb_search.ingest.walk import Found
+    from kb_search.models import ParsedDocument
+    from kb_search.store.db import Connection
+    from kb_search.store.documents import DocumentRecord
+
+
+@dataclass
+class AddOptions:
+    settings: ChunkSettings = field(default_factory=ChunkSettings)
+    tags: list[str] = field(default_factory=list)
+    doc_type: str | None = None
+    max_file_bytes: int = 20_000_000
+    follow_symlinks: bool = False
+    ocr: str = "auto"
+    tokenizer_path: str | None = None  # the model's tokenizer.json: exact chunk sizes
+    workers: int = 1  # parser processes; 0 parses in this process
+    timeout_s: float = 120.0  # per file
+    memory_mb: int = 4096  # per parser process; 0 = no cap
+    retry_failed: bool = False  # parse files that failed before even when they did not change
+    executor: str = "local"  # "local": the process pool below; "ray": ingest/ray_executor.py
+    ray_address: str | None = None  # "auto", "ray://host:port"; None: a local Ray for the run
+    ray_stall_s: float = 900.0  # a Ray worker silent this long is hung: killed, file sent again
+
+
+class VectorSource(Protocol):
+    """Computes the vectors of a batch of parsed documents (see vectors.ChunkEmbedder);
+    `on_embedded(n)` is called as each n chunks are embedded."""
+
+    batch_chunks: int
+
+    def vectors_for(
+        self,
+        conn: Connection,
+        docs: list[ParsedDocument],
+        on_embedded: Callable[[int], None] | None = None,
+    ) -> list[dict[str, list[bytes | None]]]: ...
+
+
+@dataclass
+class Candidate:
+    """A file that changed (or is new) and must be parsed."""
+
+    item: Found
+    record: DocumentRecord
+    existed: bool
+    work: float = 0.0  # for the ETA: bytes of text it is expected to hold
+    forget: bool = False  # kb remembers it as skipped; a success must clear that
 
 
 class Executor(Protocol):
@@ -36,9 +87,39 @@ class LocalExecutor:
     def parse(
         self, todo: dict[int, Candidate], dispatched: Callable[[int], None] | None = None
     ) -> Iterator[Outcome]:
-        from kb_search.ingest.pipeline import parse_outcomes
-
         return parse_outcomes(todo, self.options, dispatched)
 
     def vectors(self, local: VectorSource | None) -> VectorSource | None:
         return local
+
+
+def parse_outcomes(
+    todo: dict[int, Candidate],
+    options: AddOptions,
+    dispatched: Callable[[int], None] | None = None,
+) -> Iterator[Outcome]:
+    """Parse in worker processes (time limit, memory cap), or in-process with workers=0.
+    `dispatched(key)` is called as each file starts parsing."""
+    job = ParseJob(
+        settings=options.settings,
+        max_bytes=options.max_file_bytes,
+        ocr=options.ocr,
+        tokenizer_path=options.tokenizer_path,
+        memory_mb=options.memory_mb,
+    )
+    items = [(key, c.item.path) for key, c in todo.items()]
+    if not items:
+        return
+    if options.workers <= 0:
+        count = make_counter(job.tokenizer_path)
+        for key, path in items:
+            if dispatched:
+                dispatched(key)
+            outcome = parse_one(path, job, count)
+            outcome.key = key
+            yield outcome
+        return
+    with ParserPool(
+        job, workers=min(options.workers, len(items)), timeout_s=options.timeout_s
+    ) as pool:
+        yield from pool.parse(items, dispatched)

@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
 
+from kb_search.ingest.executor import AddOptions, Candidate, Executor, LocalExecutor, VectorSource
 from kb_search.ingest.memory import (
     EMPTY,
     FAILED,
@@ -24,36 +24,15 @@ from kb_search.ingest.memory import (
     touch_skipped,
 )
 from kb_search.ingest.walk import IGNORE_FILE, Found, IgnoreRules, WalkError, rel_path_for, walk
-from kb_search.ingest.workers import Outcome, ParseJob, ParserPool, make_counter, parse_one
-from kb_search.models import ChunkSettings, IngestError, ParsedDocument
+from kb_search.ingest.workers import Outcome
+from kb_search.models import IngestError, ParsedDocument
 from kb_search.progress import PDF_PAGE_WORK, NoProgress, Progress
 from kb_search.sanitize import log_field, path_text
 from kb_search.store.db import Connection, DatabaseError, explain, set_meta, transaction
 from kb_search.store.documents import DocumentRecord, content_hash, touch_document, write_document
 from kb_search.text import plural
 
-if TYPE_CHECKING:
-    from kb_search.ingest.executor import Executor
-
 ERROR_LOG = "ingest-errors.log"
-
-
-@dataclass
-class AddOptions:
-    settings: ChunkSettings = field(default_factory=ChunkSettings)
-    tags: list[str] = field(default_factory=list)
-    doc_type: str | None = None
-    max_file_bytes: int = 20_000_000
-    follow_symlinks: bool = False
-    ocr: str = "auto"
-    tokenizer_path: str | None = None  # the model's tokenizer.json: exact chunk sizes
-    workers: int = 1  # parser processes; 0 parses in this process
-    timeout_s: float = 120.0  # per file
-    memory_mb: int = 4096  # per parser process; 0 = no cap
-    retry_failed: bool = False  # parse files that failed before even when they did not change
-    executor: str = "local"  # "local": the process pool below; "ray": ingest/ray_executor.py
-    ray_address: str | None = None  # "auto", "ray://host:port"; None: a local Ray for the run
-    ray_stall_s: float = 900.0  # a Ray worker silent this long is hung: killed, file sent again
 
 
 @dataclass
@@ -160,20 +139,6 @@ class ErrorLog:
                 fh.write(f"{stamp}\t{log_field(failure.path)}\t{log_field(reason)}\n")
         except OSError as exc:
             self.problem = f"cannot write {self.path}: {exc.strerror or exc}"
-
-
-class VectorSource(Protocol):
-    """Computes the vectors of a batch of parsed documents (see vectors.ChunkEmbedder);
-    `on_embedded(n)` is called as each n chunks are embedded."""
-
-    batch_chunks: int
-
-    def vectors_for(
-        self,
-        conn: Connection,
-        docs: list[ParsedDocument],
-        on_embedded: Callable[[int], None] | None = None,
-    ) -> list[dict[str, list[bytes | None]]]: ...
 
 
 @dataclass
@@ -437,17 +402,6 @@ def parser_notes(found: list[Found]) -> list[str]:
     return ["PDFs parsed from their text layer with pypdfium2 (the default parser)"]
 
 
-@dataclass
-class Candidate:
-    """A file that changed (or is new) and must be parsed."""
-
-    item: Found
-    record: DocumentRecord
-    existed: bool
-    work: float = 0.0  # for the ETA: bytes of text it is expected to hold
-    forget: bool = False  # kb remembers it as skipped; a success must clear that
-
-
 UNCHANGED, KNOWN_FAILURE, LEFT_OUT = "unchanged", "known failure", "removed"
 
 
@@ -519,8 +473,6 @@ def ingest_files(
 
     Files named in `explicit` were given by name: a file removed with `kb remove` comes back.
     """
-    from kb_search.ingest.executor import LocalExecutor
-
     executor = executor or LocalExecutor(options)
     progress = progress or NoProgress()
     run = _Ingest(conn, options, summary, log, progress)
@@ -598,38 +550,6 @@ def _write_outcomes(
         tags, doc_type = run.settings_for(candidate.item)
         writer.add(candidate.record, outcome.document, done, tags, doc_type, candidate.work)
     writer.flush()
-
-
-def parse_outcomes(
-    todo: dict[int, Candidate],
-    options: AddOptions,
-    dispatched: Callable[[int], None] | None = None,
-) -> Iterator[Outcome]:
-    """Parse in worker processes (time limit, memory cap), or in-process with workers=0.
-    `dispatched(key)` is called as each file starts parsing."""
-    job = ParseJob(
-        settings=options.settings,
-        max_bytes=options.max_file_bytes,
-        ocr=options.ocr,
-        tokenizer_path=options.tokenizer_path,
-        memory_mb=options.memory_mb,
-    )
-    items = [(key, c.item.path) for key, c in todo.items()]
-    if not items:
-        return
-    if options.workers <= 0:
-        count = make_counter(job.tokenizer_path)
-        for key, path in items:
-            if dispatched:
-                dispatched(key)
-            outcome = parse_one(path, job, count)
-            outcome.key = key
-            yield outcome
-        return
-    with ParserPool(
-        job, workers=min(options.workers, len(items)), timeout_s=options.timeout_s
-    ) as pool:
-        yield from pool.parse(items, dispatched)
 
 
 CHUNKER_VERSION = 2  # bump when an ingester changes how it splits documents

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from kb_search.embedding.provision import ModelInfo
-    from kb_search.ingest.pipeline import AddOptions, Candidate, VectorSource
+    from kb_search.ingest.executor import AddOptions, Candidate, VectorSource
     from kb_search.store.db import Connection
 
 RAY_MISSING = "the Ray executor needs Ray: pip install 'kb-search[ray]'"
