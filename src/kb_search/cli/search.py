@@ -11,7 +11,6 @@ from kb_search.cli.app import FORMATS, App, common_options
 from kb_search.environment import process_age_ms
 
 if TYPE_CHECKING:
-    from kb_search.search.results import SearchResponse
     from kb_search.warm.request import WarmRequest
 
 QUERY_SYNTAX = """\b
@@ -142,10 +141,13 @@ def search(
     filters = _filters(types, tags, paths, languages, after, before)
     text = " ".join(query)
     out = app.output_format("json" if selected and not fmt else fmt)
-    answer = None
+    answer, client = None, None
     if _warm_on(app):  # else not even the warm client is imported
+        from kb_search.warm.client import WarmClient
+
         request = _warm_request(text, mode, top, filters, min_score, fusion, out, selected)
-        answer = _warm_search(app, request)
+        client = WarmClient(app.config, app.environment.env)
+        answer = client.search(request, defer_start=True)
     if isinstance(answer, dict):  # the JSON itself: this process needs no search code
         from kb_search.warm.client import add_startup
 
@@ -160,6 +162,8 @@ def search(
             mode=mode, top=top, filters=Filters(**filters), min_score=min_score, fusion=fusion
         )
         response = kb.search(text, options)
+        if client is not None:
+            client.start_if_wanted()  # after this search: its start-up would slow this one
     # the process's own start (interpreter, imports, opening the DB) is part of the answer's cost
     response.timings_ms["startup"] = startup
     response.timings_ms["total"] += startup
@@ -224,13 +228,6 @@ def _warm_on(app: App) -> bool:
     from kb_search.warm import warm_enabled
 
     return warm_enabled(app.config, app.environment.env)
-
-
-def _warm_search(app: App, request: WarmRequest) -> SearchResponse | dict[str, Any] | None:
-    """The warm server's answer (kb_search.warm), None to search in-process."""
-    from kb_search.warm.client import WarmClient
-
-    return WarmClient(app.config, app.environment.env).search(request)
 
 
 def _fields(fields: str | None, compact: bool) -> list[str] | None:
