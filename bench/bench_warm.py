@@ -8,7 +8,8 @@ Each sample is one `kb search QUERY --format json` process, wall time from spawn
 (interpreter start, imports, model load where there is one, the search, JSON out). Rows are
 interleaved query by query so that machine noise hits them alike. With `--build PATH...` a
 missing index is built first (`kb add`, under `nice`). Prints one table: p50/p95 per row, the
-ratio to the baseline's p50 in the same mode, and the issue-12 target.
+ratio to the baseline's p50 in the same mode, and the issue-12 target; and what the call that
+starts a server pays for it (`--first-calls` rounds).
 """
 
 from __future__ import annotations
@@ -112,6 +113,23 @@ def start_server(data_dir: Path, warm_dir: Path) -> float:
     return ready
 
 
+def first_calls(data_dir: Path, warm_dir: Path, rounds: int) -> tuple[float, float]:
+    """p50 wall ms of a hybrid `kb search` that finds no server (and starts one), and of the
+    same search with the warm path off, alternated `rounds` times: what starting a server
+    costs the call that starts it."""
+    starting = Row("first call", THIS_KB, data_dir, "hybrid", True, "")
+    off = Row("warm off", THIS_KB, data_dir, "hybrid", False, "")
+    for _ in range(rounds):
+        stop_server(data_dir, warm_dir)
+        for started in warm_dir.glob("*.started"):
+            started.unlink()  # else the client waits out its restart guard
+        starting.samples.append(timed(starting, QUERIES[0], warm_dir)[0])
+        time.sleep(2)  # let the server finish starting
+        stop_server(data_dir, warm_dir)
+        off.samples.append(timed(off, QUERIES[0], warm_dir)[0])
+    return statistics.median(starting.samples), statistics.median(off.samples)
+
+
 def stop_server(data_dir: Path, warm_dir: Path) -> None:
     if kb_json(data_dir, environment(True, warm_dir), "warm", "stop")["stopped"]:
         time.sleep(1)  # let it release its lock
@@ -138,6 +156,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=20, help="queries per row")
     parser.add_argument("--repeat", type=int, default=1, help="passes over the queries")
     parser.add_argument("--warm-dir", type=Path, default=Path("/tmp/h-warm/bench-run"))
+    parser.add_argument("--first-calls", type=int, default=6, help="rounds of first calls")
     args = parser.parse_args()
 
     build(THIS_KB, args.data_dir, args.build)
@@ -170,6 +189,7 @@ def main() -> None:
     served = status["requests"] - before["requests"] - 1  # less the first status call
     per_request = server_cpu / max(1, served)
     stop_server(data, args.warm_dir)
+    first = first_calls(data, args.warm_dir, args.first_calls) if args.first_calls else None
 
     print(f"index: {chunk_count(data):,} chunks; {len(queries)} queries per row; each sample a"
           f" fresh `kb search` process; load average {os.getloadavg()[0]:.1f}")  # fmt: skip
@@ -177,6 +197,10 @@ def main() -> None:
           f" it answered {served} of the {2 * len(queries)} warm-row searches, using"
           f" {per_request:.1f} ms CPU each (added to those rows' CPU); its JSON was identical"
           f" to in-process search's (timings aside) for {same} of them")  # fmt: skip
+    if first is not None:
+        print(f"first call (no server yet: answered in-process, starts one): p50 {first[0]:.0f} ms"
+              f" vs {first[1]:.0f} ms with the warm path off ({args.first_calls} rounds,"
+              f" alternated)")  # fmt: skip
     print()
     header = (
         f"{'':26} {'p50 ms':>7} {'p95 ms':>7} {'speed-up':>9} {'CPU ms p50':>11}"
