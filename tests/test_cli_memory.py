@@ -14,17 +14,17 @@ import pytest
 @pytest.fixture
 def parses(monkeypatch, environment):
     """Paths parsed in this test (parsing in-process, so the count is exact)."""
-    import kb_search.ingest.pipeline as pipeline
+    import kb_search.ingest.executor as executor
 
     environment.env["KB_WORKERS"] = "0"
     seen: list[str] = []
-    real = pipeline.parse_one
+    real = executor.parse_one
 
     def counting(path, job, count):
         seen.append(Path(path).name)
         return real(path, job, count)
 
-    monkeypatch.setattr(pipeline, "parse_one", counting)
+    monkeypatch.setattr(executor, "parse_one", counting)
     return seen
 
 
