@@ -122,9 +122,17 @@ def test_snippets_lose_markdown_noise(kb, sample):
         ("From source: Download it", "Install › From source", "Download it"),
         ("How \x02sync\x03 \x02waves\x03 work? Order", "How sync waves work?", "Order"),
         ("\x02OCI\x03 registries are", "OCI", "registries are"),
+        ("Usage — run it", "Usage", "run it"),
+        # a separator goes only with the space after it: flags, numbers, dotfiles stay whole
+        ("Flags -v enables", "Flags", "-v enables"),
+        ("Options --force", "Options", "--force"),
+        ("Temperature -5 degrees", "Temperature", "-5 degrees"),
+        ("Config .env holds", "Config", ".env holds"),
         # left alone: a longer word, nothing after it, a highlight the heading would cut,
         # a snippet that starts elsewhere
         ("Installation guide", "Install", "Installation guide"),
+        ("config_path is", "config", "config_path is"),
+        ("Install\x02ation\x03", "Install", "Install\x02ation\x03"),
         ("Install", "Install", "Install"),
         ("How \x02sync waves work? 1\x03 x", "How sync waves work?", None),
         ("…in the middle", "From source", None),

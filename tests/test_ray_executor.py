@@ -152,6 +152,9 @@ def test_frozen_worker_is_killed_and_its_files_sent_again(
     os.kill(frozen, signal.SIGSTOP)
     try:
         out, err = proc.communicate(timeout=300)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise
     finally:
         try:
             os.kill(frozen, signal.SIGCONT)  # if it is still there, let it be killed normally

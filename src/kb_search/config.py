@@ -39,6 +39,13 @@ def _int_range(low: int, high: int) -> Callable[[Any], int]:
     return convert
 
 
+def _not_negative(value: Any) -> float:
+    number = float(value)
+    if number < 0:
+        raise ValueError(f"{number:g} is negative")
+    return number
+
+
 def _choice(*options: str) -> Callable[[Any], str]:
     def convert(value: Any) -> str:
         text = str(value).strip().lower()
@@ -148,10 +155,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "ingestion.ray_stall_s",
         900.0,
-        float,
+        _not_negative,
         ("KB_RAY_STALL_S",),
         "a Ray worker that answers nothing for this long is taken as hung: killed, its file"
-        " sent again",
+        " sent again (0: no limit)",
     ),
     Setting(
         "ingestion.ray_address",

@@ -154,6 +154,20 @@ def test_external_data_outside_the_folder_is_refused(tmp_path: Path) -> None:
         inline_external_data(_external_graph("short.bin", 8), tmp_path / "model")
 
 
+def test_external_data_entries_that_are_not_numbers_are_refused(tmp_path: Path) -> None:
+    (tmp_path / "w.bin").write_bytes(b"12345678")
+    entries = b"".join(
+        onnx_proto._bytes(13, onnx_proto._str(1, k) + onnx_proto._str(2, v))
+        for k, v in (("location", "w.bin"), ("offset", "zero"), ("length", "8"))
+    )
+    tensor = onnx_proto._int(1, 2) + onnx_proto._int(2, onnx_proto.FLOAT) + entries
+    tensor += onnx_proto._int(14, 1)
+    model = onnx_proto.model(onnx_proto.graph([], "g", [], [], [tensor]), opset=17,
+                             ir_version=8, producer="test")  # fmt: skip
+    with pytest.raises(OnnxFormatError, match="not a number"):
+        inline_external_data(model, tmp_path)
+
+
 def test_bytes_that_are_not_protobuf_are_refused(tmp_path: Path) -> None:
     graph = _external_graph("w.bin", 8)
     with pytest.raises(OnnxFormatError):

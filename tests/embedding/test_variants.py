@@ -181,3 +181,39 @@ def test_database_never_mixes_fp32_and_int8(kb, environment, monkeypatch) -> Non
     refused = kb("search", "install git", "--mode", "vector", ok=False)
     assert refused.exit_code == 1
     assert INT8 in refused.stderr and "reindex" in refused.stderr
+
+
+def test_an_old_int8_entry_keeps_working_without_the_onnx_package(tmp_path: Path) -> None:
+    """An int8 entry an older kb wrote (weights inside the graph) is converted again to
+    today's form only where the onnx package can do it; without it the old entry keeps
+    serving, offline, as it did."""
+    import os
+    import subprocess
+    import sys
+
+    import onnx
+
+    source = write_checkpoint(tmp_path / "tiny")
+    cache = tmp_path / "cache"
+    info = provision_model("test/tiny@int8", cache, source)
+    # What an older kb left: one graph with its weights inside, no `weights` in kb_model.json.
+    onnx.save(onnx.load(str(info.onnx_path)), str(info.onnx_path))
+    (info.path / info.weights).unlink()
+    meta = json.loads((info.path / "kb_model.json").read_text())
+    del meta["weights"]
+    (info.path / "kb_model.json").write_text(json.dumps(meta))
+    script = f"""
+import sys
+from pathlib import Path
+sys.modules["onnx"] = None
+from kb_search.embedding import Embedder, provision_model
+for _ in range(2):
+    info = provision_model("test/tiny@int8", Path({str(cache)!r}), Path({str(source)!r}))
+    print(info.weights == "", len(Embedder(info, threads=1).embed_query("alpha beta")))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=dict(os.environ)
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "16", "True", "16"]
+    assert (info.path / "kb_model.json").is_file()

@@ -68,8 +68,9 @@ def snippet_text(snippet: str, doc_type: str, text: str = "", words: int = 24) -
 def without_heading(snippet: str, heading: str) -> str:
     """The snippet less the heading it opens with, when that heading (the last part of
     `heading`, shown on the line above it) is all it repeats: "Install › From source" above
-    "From source Download the tarball…" leaves "Download the tarball…". Highlight markers
-    are skipped over, never cut in half."""
+    "From source: Download the tarball…" leaves "Download the tarball…". Only a whole heading
+    goes, with one separator after it ("-v" or ".env" are kept whole); highlight markers are
+    skipped over, never cut in half."""
     last = heading.rsplit(" › ", 1)[-1].strip()
     if not last:
         return snippet
@@ -88,8 +89,15 @@ def without_heading(snippet: str, heading: str) -> str:
         return snippet
     if open_marks and snippet.startswith(HL_CLOSE, at):
         at, open_marks = at + 1, 0
-    following = snippet[at : at + 1]
-    rest = snippet[at:].lstrip(" :.-–—")
-    if open_marks or not rest or (following.isalnum() and last[-1].isalnum()):
-        return snippet  # mid-highlight, nothing after it, or the heading is a word's start
-    return rest
+    following = snippet[at : at + 2].lstrip(HL_OPEN)[:1]
+    if open_marks or (_is_word(following) and _is_word(last[-1])):
+        return snippet  # mid-highlight, or the heading is the start of a longer word
+    rest = _SEPARATOR.sub("", snippet[at:], count=1)
+    return rest or snippet
+
+
+_SEPARATOR = re.compile(r"^\s*(?:[:.\-–—](?=\s))?\s*")
+
+
+def _is_word(char: str) -> bool:
+    return bool(char) and (char.isalnum() or char == "_")

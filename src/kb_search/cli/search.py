@@ -161,9 +161,11 @@ def search(
         options = kb.search_options(
             mode=mode, top=top, filters=Filters(**filters), min_score=min_score, fusion=fusion
         )
-        response = kb.search(text, options)
-        if client is not None:
-            client.start_if_wanted()  # after this search: its start-up would slow this one
+        try:
+            response = kb.search(text, options)
+        finally:
+            if client is not None:
+                client.start_if_wanted()  # after this search: its start-up would slow this one
     # the process's own start (interpreter, imports, opening the DB) is part of the answer's cost
     response.timings_ms["startup"] = startup
     response.timings_ms["total"] += startup

@@ -210,7 +210,10 @@ def _inline_tensor(message: memoryview, base_dir: Path) -> bytes | None:
         if number == 14:
             external = value == _EXTERNAL
         elif number == 13 and isinstance(value, memoryview):
-            pair = {n: bytes(v).decode("utf-8") for n, v, _ in _fields(value) if n in (1, 2)}
+            try:
+                pair = {n: bytes(v).decode("utf-8") for n, v, _ in _fields(value) if n in (1, 2)}
+            except UnicodeDecodeError as exc:
+                raise OnnxFormatError(f"external data entry is not UTF-8: {exc}") from None
             entries[pair.get(1, "")] = pair.get(2, "")
         elif number != 9:
             kept += encoded
@@ -220,11 +223,16 @@ def _inline_tensor(message: memoryview, base_dir: Path) -> bytes | None:
     source = (base_dir / location).resolve()
     if not location or not source.is_relative_to(base_dir.resolve()):
         raise OnnxFormatError(f"external data location {location!r} is outside the model's folder")
-    offset = int(entries.get("offset") or 0)
+    try:
+        offset = int(entries.get("offset") or 0)
+        length = int(entries["length"]) if entries.get("length") else None
+    except ValueError:
+        raise OnnxFormatError(
+            f"external data of {location!r}: offset or length is not a number"
+        ) from None
     with source.open("rb") as fh:
         fh.seek(offset)
-        length = entries.get("length")
-        raw = fh.read(int(length)) if length else fh.read()
-    if length and len(raw) != int(length):
+        raw = fh.read(length) if length is not None else fh.read()
+    if length is not None and len(raw) != length:
         raise OnnxFormatError(f"external data file {location!r} is shorter than the graph says")
     return bytes(kept) + _bytes(9, raw)

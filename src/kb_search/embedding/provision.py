@@ -142,7 +142,11 @@ def provision_model(
     target = Path(cache_dir) / safe_name(name)
     fingerprint = _fingerprint(Path(source)) if source is not None else None
     cached = _load_cached(target, fingerprint, variant)
-    if cached is not None and (source_dir := _inline_conversion_source(cached)) is not None:
+    if (
+        cached is not None
+        and (source_dir := _inline_conversion_source(cached)) is not None
+        and missing_package(variant) is None  # else the old entry is kept: it still works
+    ):
         cached = _reconvert(cached, source_dir, fingerprint)
     if cached is None:
         if (package := missing_package(variant)) is not None:
@@ -394,12 +398,12 @@ def _move_weights_out(graph: Path, weights_name: str) -> None:
 def _copy_onnx(source: Path, dest: Path) -> None:
     """The graph as one self-contained file: a graph that reads its weights from files beside
     it (like the ones kb writes) has them read back in."""
-    from kb_search.embedding.onnx_proto import OnnxFormatError, inline_external_data
+    from kb_search.embedding.onnx_proto import inline_external_data
 
     data = source.read_bytes()
     try:
         inlined = inline_external_data(data, source.parent)
-    except (OnnxFormatError, OSError) as exc:
+    except (ValueError, OSError) as exc:  # OnnxFormatError is a ValueError
         raise ModelNotAvailableError(f"{source} cannot be read as an ONNX model: {exc}.") from None
     _save_onnx(data if inlined is None else inlined, dest)
 

@@ -368,9 +368,10 @@ class RayExecutor:
     ) -> Iterator[Outcome]:
         running: dict[Any, _Task] = {}
         load = [0] * len(workers.actors)
-        # When each slot's actor last answered (or took a call while idle): calls run one at a
-        # time in an actor, so a slot silent for longer than the stall limit is hung.
+        # When each slot's actor last answered (or took a call while it had none): calls run one
+        # at a time in an actor, so an actor silent for longer than the stall limit is hung.
         busy_since: dict[int, float] = {}
+        checked = time.monotonic()
         lost = _dead_worker_errors(ray)
 
         def submit() -> Outcome | None:
@@ -382,10 +383,10 @@ class RayExecutor:
                 return Outcome(task.key, "error", reason=f"cannot read file: {exc.strerror}")
             task.slot = min(range(len(load)), key=load.__getitem__)
             task.actor = workers.actors[task.slot]
+            if not any(t.actor is task.actor for t in running.values()):
+                busy_since[task.slot] = time.monotonic()  # idle until now (or just replaced)
             ref = task.actor.process.remote(task.key, task.path.name, data, self._known(task))
             running[ref] = task
-            if load[task.slot] == 0:
-                busy_since[task.slot] = time.monotonic()
             load[task.slot] += 1
             if dispatched is not None and not task.dispatched:
                 dispatched(task.key)
@@ -401,15 +402,17 @@ class RayExecutor:
         yield from fill()
         while running:
             ready, _ = ray.wait(list(running), num_returns=1, timeout=WAIT_TICK_S)
-            if not ready:
-                self._stop_stalled(ray, workers, running, busy_since)
             for ref in ready:
                 task = running.pop(ref)
                 load[task.slot] -= 1
-                busy_since[task.slot] = time.monotonic()
+                if task.actor is workers.actors[task.slot]:
+                    busy_since[task.slot] = time.monotonic()  # it answered
                 outcome = self._result(ray, ref, task, lost, workers, queue)
                 if outcome is not None:
                     yield outcome
+            if time.monotonic() - checked >= WAIT_TICK_S:  # also while others keep answering
+                checked = time.monotonic()
+                self._stop_stalled(ray, workers, running, busy_since)
             yield from fill()
 
     def _stop_stalled(
@@ -422,25 +425,28 @@ class RayExecutor:
         """Kill each actor that has answered nothing for the stall limit: its calls then come
         back as a lost worker's do. The file it was on counts an attempt; the files queued
         behind it are sent again as they were."""
+        limit = self.options.ray_stall_s
+        if limit <= 0:
+            return  # 0: no limit
         now = time.monotonic()
         for slot, since in busy_since.items():
-            if now - since < self.options.ray_stall_s:
-                continue
             actor = workers.actors[slot]
             calls = [t for t in running.values() if t.actor is actor]
-            if not calls or self._was_stopped(actor):
+            if now - since < limit or not calls or self._was_stopped(actor):
+                continue
+            log = logging.getLogger(__name__)
+            try:
+                ray.kill(actor, no_restart=True)
+            except Exception as exc:  # noqa: BLE001 - dead, or unreachable: try again next tick
+                log.warning("Ray worker silent for %.1f s, not killed yet: %s", now - since, exc)
                 continue
             calls[0].stalled = True  # the first sent of its calls still out: the one it is on
             self._stopped.append(actor)
-            logging.getLogger(__name__).warning(
-                "Ray worker silent for %.0f s on %s: killed, its files sent again",
+            log.warning(
+                "Ray worker silent for %.1f s on %s: killed, its files sent again",
                 now - since,
                 calls[0].path,
             )
-            try:
-                ray.kill(actor, no_restart=True)
-            except Exception:  # noqa: BLE001 - dead already: its calls fail as lost ones
-                pass
 
     def _was_stopped(self, actor: Any) -> bool:
         return any(stopped is actor for stopped in self._stopped)
@@ -459,6 +465,9 @@ class RayExecutor:
             outcome, vectors = ray.get(ref)
         except lost as exc:
             workers.replace(task.slot, task.actor)
+            if not task.stalled and self._was_stopped(task.actor):
+                queue.appendleft(replace(task))  # queued behind the stalled call: not its doing
+                return None
             if task.stalled and task.attempt >= ATTEMPTS:
                 limit = self.options.ray_stall_s
                 reason = f"Ray worker silent for {limit:g} s, {ATTEMPTS} times on this file"
@@ -467,9 +476,6 @@ class RayExecutor:
                 why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
                 reason = f"Ray worker died {ATTEMPTS} times on this file ({why})"
                 return Outcome(task.key, "error", reason=reason)
-            if not task.stalled and self._was_stopped(task.actor):
-                queue.appendleft(replace(task))  # queued behind the stalled call: not its doing
-                return None
             queue.appendleft(replace(task, attempt=task.attempt + 1, stalled=False))
             return None
         except ray.exceptions.RayError as exc:
@@ -609,10 +615,10 @@ class RemoteEmbedder:
             }
             started = time.monotonic()
             for i, ref in refs.items():
-                # Every batch was sent at `started`, and they run side by side.
+                # Every batch was sent at `started`, and they run side by side (0: no limit).
                 left = max(0.0, self.stall_s - (time.monotonic() - started))
                 try:
-                    results[i] = ray.get(ref, timeout=left)
+                    results[i] = ray.get(ref, timeout=left if self.stall_s > 0 else None)
                 except (*self._lost, ray.exceptions.GetTimeoutError):
                     if attempt == ATTEMPTS:
                         raise

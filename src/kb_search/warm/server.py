@@ -280,7 +280,8 @@ class WarmServer:
         }
 
     def _vectors_in_memory(self) -> bool | None:
-        """Whether the shortlist's matrix has loaded (None: no vector leg)."""
+        """Whether the shortlist's matrix has loaded (None: no vector leg, or an index that
+        loads nothing in the background)."""
         search = self.kb.vector_leg().search
         return None if search is None else getattr(search.index, "in_memory", None)
 
