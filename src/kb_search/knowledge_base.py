@@ -276,10 +276,9 @@ class KnowledgeBase:
         from kb_search.vectors import choose_backend
 
         setting, threshold = self.config["vectors.index"], self.config["vectors.ann_min_chunks"]
-        backend = choose_backend(conn, setting, self.long_lived, threshold)
-        if backend == "sqlite-vec" and self.answers_as_one_shot:
-            return "sqlite-vec-shortlist"
-        return backend
+        return choose_backend(
+            conn, setting, self.long_lived, threshold, as_one_shot=self.answers_as_one_shot
+        )
 
     # ---- reading -----------------------------------------------------------------------------
 

@@ -289,6 +289,10 @@ def test_auto_uses_ann_from_the_configured_size(corpus: Corpus) -> None:
     assert choose_backend(conn, "auto", True, 3_001) == "live-matrix"
     assert choose_backend(conn, "auto", True, 0) == "live-matrix"
     assert choose_backend(conn, "matrix", False, 1) == "matrix"
+    # the warm server answers as a one-shot call would: sqlite-vec's answers, from memory
+    assert choose_backend(conn, "auto", False, 3_001, as_one_shot=True) == "sqlite-vec-shortlist"
+    assert choose_backend(conn, "sqlite-vec", False, 1, as_one_shot=True) == "sqlite-vec-shortlist"
+    assert choose_backend(conn, "auto", False, 3_000, as_one_shot=True) == "ann"
 
 
 def test_kb_search_and_doctor_with_the_ann_backend(kb, environment, sample) -> None:

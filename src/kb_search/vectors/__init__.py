@@ -60,20 +60,29 @@ BACKENDS: dict[str, Callable[[], Callable[[Connection, VectorTable], VectorIndex
 TAKES_NOTE = {"ann", "sqlite-vec-shortlist"}
 
 
-def choose_backend(conn: Connection, setting: str, long_lived: bool, ann_min_chunks: int) -> str:
+def choose_backend(
+    conn: Connection,
+    setting: str,
+    long_lived: bool,
+    ann_min_chunks: int,
+    as_one_shot: bool = False,
+) -> str:
     """`vectors.index`: a named backend, or `auto`: the approximate index from
     `ann_min_chunks` chunks on (0: never) when usearch is installed, else exact search
-    (sqlite-vec in a one-shot call, the live matrix in a long-lived process)."""
-    if setting != "auto":
-        return setting
-    if ann_min_chunks > 0:
-        chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
-        if chunks >= ann_min_chunks:
-            from kb_search.vectors.ann import ann_available
+    (sqlite-vec in a one-shot call, the live matrix in a long-lived process). `as_one_shot`
+    (the warm server): sqlite-vec's answers, shortlisted from memory, wherever a one-shot call
+    would use sqlite-vec."""
+    backend = setting
+    if setting == "auto":
+        backend = "live-matrix" if long_lived else "sqlite-vec"
+        if ann_min_chunks > 0:
+            chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            if chunks >= ann_min_chunks:
+                from kb_search.vectors.ann import ann_available
 
-            if ann_available() is None:
-                return "ann"
-    return "live-matrix" if long_lived else "sqlite-vec"
+                if ann_available() is None:
+                    backend = "ann"
+    return "sqlite-vec-shortlist" if as_one_shot and backend == "sqlite-vec" else backend
 
 
 def open_index(
