@@ -138,6 +138,34 @@ def test_external_weights_are_read_back_in(tmp_path: Path) -> None:
     assert inline_external_data(inlined, source) is None  # nothing left outside
 
 
+def test_every_external_tensor_is_read_back_in(tmp_path: Path) -> None:
+    """Not only initializers: onnx also moves a Constant node's value (and a subgraph's
+    tensors) out to the weights file."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])
+    z = helper.make_tensor_value_info("z", TensorProto.FLOAT, [3])
+    constant = numpy_helper.from_array(np.array([1.0, 2.0, 3.0], np.float32), "c_value")
+    nodes = [
+        helper.make_node("Constant", [], ["c"], value=constant),
+        helper.make_node("Add", ["x", "c"], ["y"]),
+        helper.make_node("Mul", ["y", "w"], ["z"]),
+    ]
+    weight = numpy_helper.from_array(np.array([0.5, -1.0, 4.0], np.float32), "w")
+    graph = helper.make_graph(nodes, "g", [x], [z], [weight])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    folder = tmp_path / "exported"
+    folder.mkdir()
+    onnx.save_model(model, str(folder / "model.onnx"), save_as_external_data=True,
+                    all_tensors_to_one_file=True, location="w.bin", size_threshold=0)  # fmt: skip
+    saved = (folder / "model.onnx").read_bytes()
+    assert b"w.bin" in saved  # both tensors really are outside
+    inlined = inline_external_data(saved, folder)
+    assert inlined is not None and b"w.bin" not in inlined
+    (tmp_path / "alone.onnx").write_bytes(inlined)
+    session = ort.InferenceSession(str(tmp_path / "alone.onnx"), providers=["CPUExecutionProvider"])
+    out = session.run(None, {"x": np.array([1.0, 1.0, 1.0], np.float32)})[0]
+    np.testing.assert_array_equal(out, [1.0, -3.0, 16.0])
+
+
 def _external_graph(location: str, length: int) -> bytes:
     tensor = onnx_proto.external_tensor("w", (2,), location, 0, length)
     graph = onnx_proto.graph([], "g", [], [], [tensor])

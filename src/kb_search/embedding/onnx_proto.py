@@ -179,28 +179,40 @@ def _fields(data: memoryview) -> Iterator[tuple[int, int | memoryview, memoryvie
         yield key >> 3, value, data[start:pos]
 
 
+# Where tensors sit, message by message: field number -> the kind of message it holds. Walked to
+# find every tensor that can keep its data outside (the ones onnx itself externalises).
+_HOLDS: dict[str, dict[int, str]] = {
+    "model": {7: "graph"},
+    "graph": {1: "node", 5: "tensor", 15: "sparse"},  # nodes, initializers, sparse initializers
+    "node": {5: "attribute"},
+    "attribute": {5: "tensor", 10: "tensor", 6: "graph", 11: "graph", 22: "sparse", 23: "sparse"},
+    "sparse": {1: "tensor", 2: "tensor"},  # values, indices
+}
+
+
 def inline_external_data(model_bytes: bytes, base_dir: Path) -> bytes | None:
-    """The model with every initializer kept in a file beside it (ONNX external data) read
-    back into the graph, or None when it has none."""
+    """The model with every tensor kept in a file beside it (ONNX external data: initializers,
+    Constant nodes' values, subgraphs' tensors) read back in, or None when it has none."""
     changed = False
 
-    def rewrite(message: memoryview, path: tuple[int, ...]) -> bytes:
+    def rewrite(message: memoryview, kind: str) -> bytes:
         nonlocal changed
+        if kind == "tensor":
+            inlined = _inline_tensor(message, base_dir)
+            if inlined is not None:
+                changed = True
+                return inlined
+            return bytes(message)
         out = bytearray()
+        holds = _HOLDS[kind]
         for number, value, encoded in _fields(message):
-            if path == (7,) and number == 5 and isinstance(value, memoryview):
-                inlined = _inline_tensor(value, base_dir)
-                if inlined is not None:
-                    changed = True
-                    out += _bytes(5, inlined)
-                    continue
-            if path == () and number == 7 and isinstance(value, memoryview):
-                out += _bytes(7, rewrite(value, (7,)))
-                continue
-            out += encoded
+            if number in holds and isinstance(value, memoryview):
+                out += _bytes(number, rewrite(value, holds[number]))
+            else:
+                out += encoded
         return bytes(out)
 
-    rewritten = rewrite(memoryview(model_bytes), ())
+    rewritten = rewrite(memoryview(model_bytes), "model")
     return rewritten if changed else None
 
 
