@@ -62,11 +62,11 @@ def test_server_starts_serves_and_exits_when_idle(warm_kb: WarmKb) -> None:
 def test_the_server_is_started_after_the_search_that_found_none(warm_kb: WarmKb) -> None:
     """`kb search` with no server answers in-process first and starts the server only then:
     the server's start-up (imports, model, vectors) would otherwise slow that first search
-    (measured ~95 ms on two cores). A search that the client leaves to its caller asks for
-    the start; `start_if_wanted` makes it, once."""
+    (measured ~95 ms on two cores). A search that finds none asks for the start;
+    `start_if_wanted` makes it, once."""
     client = warm_kb.client
     request = WarmRequest("backups", reply="json")
-    assert client.search(request, defer_start=True) is None
+    assert client.search(request) is None
     assert client.start_wanted == client.paths()
     time.sleep(1)
     assert warm_kb.status() is None  # nothing started yet
@@ -78,7 +78,7 @@ def test_the_server_is_started_after_the_search_that_found_none(warm_kb: WarmKb)
     assert starts == [client.paths()] and client.start_wanted is None
     warm_kb.wait_for_server()
     lexical = WarmRequest("backups", mode="lexical", reply="json")
-    assert warm_kb.client.search(lexical, defer_start=True) is not None  # served by it
+    assert warm_kb.client.search(lexical) is not None  # served by it
 
 
 def test_output_is_identical_with_and_without_the_server(warm_kb: WarmKb) -> None:

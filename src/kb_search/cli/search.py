@@ -147,7 +147,7 @@ def search(
 
         request = _warm_request(text, mode, top, filters, min_score, fusion, out, selected)
         client = WarmClient(app.config, app.environment.env)
-        answer = client.search(request, defer_start=True)
+        answer = client.search(request)
     if isinstance(answer, dict):  # the JSON itself: this process needs no search code
         from kb_search.warm.client import add_startup
 

@@ -1,10 +1,11 @@
 """What `kb search` calls: ask this database's warm server, start one when there is none.
 
-`warm_search` returns the server's `SearchResponse`, or None whenever the warm path cannot
-answer (off, no server yet, a stale or foreign one, a timeout, a protocol error): the caller
-then searches in-process. Nothing here prints to stdout; KB_DEBUG=1 says on stderr why the
-warm path was not taken. Imports stay light (no numpy, no model code; no typing, dataclasses,
-pickle or signal until needed: every piped `kb search` imports this module): that is the point.
+`WarmClient.search` returns the server's `SearchResponse`, or None whenever the warm path
+cannot answer (off, no server yet, a stale or foreign one, a timeout, a protocol error): the
+caller then searches in-process, and calls `start_if_wanted` after. Nothing here prints to
+stdout; KB_DEBUG=1 says on stderr why the warm path was not taken. Imports stay light (no
+numpy, no model code; no typing, dataclasses, pickle or signal until needed: every piped
+`kb search` imports this module): that is the point.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ class WarmClient:
     def __init__(self, config: Config, env: Mapping[str, str]) -> None:
         self.config = config
         self.env = env
-        self.start_wanted: WarmPaths | None = None  # see search(defer_start=True)
+        self.start_wanted: WarmPaths | None = None  # no server found: see start_if_wanted
 
     @property
     def enabled(self) -> bool:
@@ -54,13 +55,10 @@ class WarmClient:
 
     # ---- search ------------------------------------------------------------------------------
 
-    def search(
-        self, request: WarmRequest, defer_start: bool = False
-    ) -> SearchResponse | dict[str, Any] | None:
+    def search(self, request: WarmRequest) -> SearchResponse | dict[str, Any] | None:
         """The server's answer (a SearchResponse, or the JSON data when `request.reply` is
-        "json"), or None: search in-process. A KbError the server raised is raised here, as
-        in-process search would have. With no server, one is started, or with `defer_start`
-        left for `start_if_wanted`."""
+        "json"), or None: search in-process, then `start_if_wanted`. A KbError the server
+        raised is raised here, as in-process search would have."""
         from dataclasses import asdict  # the full CLI's path: dataclasses is loaded there
 
         paths = self._usable_paths()
@@ -74,8 +72,6 @@ class WarmClient:
             self.debug(f"no warm server ({exc}): searching in-process")
             if mode != "lexical":  # lexical search loads no model: no server to start for it
                 self.start_wanted = paths
-                if not defer_start:
-                    self.start_if_wanted()
             return None
         return self._reply(paths, header, payload, request.reply)
 
@@ -270,7 +266,3 @@ def add_startup(answer: dict[str, Any], startup_ms: float) -> dict[str, Any]:
         timings["total"] = round(timings["total"] + startup_ms, 2)
     return answer
 
-
-def warm_search(config: Config, env: Mapping[str, str], request: WarmRequest) -> Any:
-    """`WarmClient(config, env).search(request)`: a SearchResponse or None."""
-    return WarmClient(config, env).search(request)
