@@ -60,14 +60,17 @@ def _str(field: int, value: str) -> bytes:
     return _bytes(field, value.encode("utf-8"))
 
 
+def _dims(shape: Sequence[int]) -> bytes:
+    return b"".join(_int(1, d) for d in shape)  # TensorProto.dims
+
+
 def tensor(name: str, array: np.ndarray) -> bytes:
     """A TensorProto holding `array` (float32 or int64) as raw little-endian data."""
     array = np.ascontiguousarray(array)
     if array.dtype not in _DATA_TYPES:
         raise TypeError(f"no ONNX tensor type for {array.dtype}")
-    dims = b"".join(_int(1, d) for d in array.shape)
     raw = array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes()
-    return dims + _int(2, _DATA_TYPES[array.dtype]) + _str(8, name) + _bytes(9, raw)
+    return _dims(array.shape) + _int(2, _DATA_TYPES[array.dtype]) + _str(8, name) + _bytes(9, raw)
 
 
 def external_tensor(
@@ -75,12 +78,11 @@ def external_tensor(
 ) -> bytes:
     """A float32 TensorProto whose values are `length` bytes at `offset` of the file
     `location`, beside the graph (ONNX external data)."""
-    dims = b"".join(_int(1, d) for d in shape)
     entries = b"".join(
         _bytes(13, _str(1, key) + _str(2, value))
         for key, value in (("location", location), ("offset", str(offset)), ("length", str(length)))
     )
-    return dims + _int(2, FLOAT) + _str(8, name) + entries + _int(14, _EXTERNAL)
+    return _dims(shape) + _int(2, FLOAT) + _str(8, name) + entries + _int(14, _EXTERNAL)
 
 
 def _attribute(name: str, value: object) -> bytes:
