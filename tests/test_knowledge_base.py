@@ -162,12 +162,17 @@ def test_a_reranker_named_in_the_config_is_used(tmp_path, monkeypatch):
         assert all("rerank" in r.score_breakdown for r in response.results)
 
 
-def test_an_unknown_reranker_is_a_config_error(tmp_path):
+def test_a_reranker_that_cannot_be_had_is_a_one_line_config_error(tmp_path, monkeypatch):
     from kb_search.errors import ConfigError
 
-    config = load_config(env={"KB_DATA_DIR": str(tmp_path / "data"), "KB_RERANKER": "nope"})
-    with pytest.raises(ConfigError, match="unknown reranker 'nope'"):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    env = {"KB_DATA_DIR": str(tmp_path / "data"), "KB_RERANKER": "nope/no-such-reranker"}
+    config = load_config(env={**env, "KB_MODEL_CACHE": str(tmp_path / "models")})
+    with pytest.raises(ConfigError) as caught:
         KnowledgeBase(config).search_options()
+    message = str(caught.value)
+    assert message.startswith("reranker 'nope/no-such-reranker' is not available: ")
+    assert "\n" not in message and "HF_HUB_OFFLINE" in message
 
 
 def test_apply_reranker_keeps_the_tail_below_the_head():

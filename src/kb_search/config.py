@@ -99,7 +99,20 @@ SETTINGS: tuple[Setting, ...] = (
         "hybrid: convex (min-max scores, equal weights) or rrf (reciprocal rank)",
     ),
     Setting("search.rrf_k", 60, int, ("KB_RRF_K",), "Reciprocal Rank Fusion constant (rrf)"),
-    Setting("search.reranker", "none", str, ("KB_RERANKER",), "rerank stage (none)"),
+    Setting(
+        "search.reranker",
+        "none",
+        str,
+        ("KB_RERANKER",),
+        "rerank stage: none, or a cross-encoder (model id or local directory)",
+    ),
+    Setting(
+        "search.rerank_depth",
+        30,
+        _int_range(1, 1000),
+        ("KB_RERANK_DEPTH",),
+        "fused candidates the reranker reads (each costs a model pass)",
+    ),
     Setting("search.timeout_s", 10.0, float, ("KB_SEARCH_TIMEOUT",), "a search stops after this"),
     Setting(
         "search.warm",

@@ -332,6 +332,7 @@ class KnowledgeBase:
         given.setdefault("top", self.config["search.default_top"])
         given.setdefault("rrf_k", self.config["search.rrf_k"])
         given.setdefault("fusion", self.config["search.fusion"])
+        given.setdefault("rerank_depth", self.config["search.rerank_depth"])
         given.setdefault("filters", Filters())
         return SearchOptions(**given)
 
@@ -339,8 +340,10 @@ class KnowledgeBase:
         """The configured rerank stage, built once."""
         if self._rerank is None:
             from kb_search.search.rerank import reranker_named
+            from kb_search.vectors.model import model_cache_dir
 
-            self._rerank = (reranker_named(self.config["search.reranker"]),)
+            name = self.config["search.reranker"]
+            self._rerank = (reranker_named(name, model_cache_dir(self.config)),)
         return self._rerank[0]
 
     def similar(self, ref: str, *, chunk: bool = False, top: int = 10) -> SearchResponse:

@@ -85,3 +85,72 @@ def write_checkpoint(model_dir: Path, seed: int = 0, align: bool = True) -> Path
     vocab = specials + WORDS + [f"w{i}" for i in range(VOCAB - len(specials) - len(WORDS))]
     (model_dir / "vocab.txt").write_text("\n".join(vocab) + "\n")
     return model_dir
+
+
+def write_cross_encoder(model_dir: Path, labels: int = 1, seed: int = 0) -> Path:
+    """A BertForSequenceClassification checkpoint (a cross-encoder, as ms-marco-MiniLM is laid
+    out): the encoder under "bert.", its pooler, and a classifier with `labels` outputs."""
+    write_checkpoint(model_dir, seed)
+    write_safetensors(model_dir / "model.safetensors", cross_encoder_weights(labels, seed))
+    return model_dir
+
+
+def cross_encoder_weights(labels: int = 1, seed: int = 0) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed + 1000)
+    tensors = {f"bert.{k}": v for k, v in tiny_weights(seed).items()}
+    tensors["bert.pooler.dense.weight"] = rng.normal(0, 0.5, (HIDDEN, HIDDEN)).astype(np.float32)
+    tensors["bert.pooler.dense.bias"] = rng.normal(0, 0.5, (HIDDEN,)).astype(np.float32)
+    tensors["classifier.weight"] = rng.normal(0, 0.5, (labels, HIDDEN)).astype(np.float32)
+    tensors["classifier.bias"] = rng.normal(0, 0.5, (labels,)).astype(np.float32)
+    return tensors
+
+
+def reference_logits(
+    tensors: dict[str, np.ndarray], ids: np.ndarray, mask: np.ndarray, types: np.ndarray
+) -> np.ndarray:
+    """BertForSequenceClassification's logits written out in numpy, op by op as in
+    transformers' modeling_bert (the independent check of the converted graph)."""
+    import math
+
+    def w(name: str) -> np.ndarray:
+        return tensors[name].astype(np.float64)
+
+    def layer_norm(x: np.ndarray, name: str) -> np.ndarray:
+        mean = x.mean(-1, keepdims=True)
+        var = ((x - mean) ** 2).mean(-1, keepdims=True)
+        eps = CONFIG["layer_norm_eps"]
+        return (x - mean) / np.sqrt(var + eps) * w(f"{name}.weight") + w(f"{name}.bias")
+
+    def dense(x: np.ndarray, name: str) -> np.ndarray:
+        return x @ w(f"{name}.weight").T + w(f"{name}.bias")
+
+    erf = np.vectorize(math.erf)
+    batch, seq = ids.shape
+    x = (
+        w("bert.embeddings.word_embeddings.weight")[ids]
+        + w("bert.embeddings.token_type_embeddings.weight")[types]
+        + w("bert.embeddings.position_embeddings.weight")[:seq][None]
+    )
+    x = layer_norm(x, "bert.embeddings.LayerNorm")
+    head = HIDDEN // HEADS
+    bias = (1.0 - mask[:, None, None, :]) * -1e9
+    for i in range(LAYERS):
+        p = f"bert.encoder.layer.{i}"
+
+        def heads(t: np.ndarray) -> np.ndarray:
+            return t.reshape(batch, seq, HEADS, head).transpose(0, 2, 1, 3)
+
+        q = heads(dense(x, f"{p}.attention.self.query"))
+        k = heads(dense(x, f"{p}.attention.self.key"))
+        v = heads(dense(x, f"{p}.attention.self.value"))
+        scores = q @ k.transpose(0, 1, 3, 2) / math.sqrt(head) + bias
+        probs = np.exp(scores - scores.max(-1, keepdims=True))
+        probs /= probs.sum(-1, keepdims=True)
+        context = (probs @ v).transpose(0, 2, 1, 3).reshape(batch, seq, HIDDEN)
+        x = layer_norm(dense(context, f"{p}.attention.output.dense") + x,
+                       f"{p}.attention.output.LayerNorm")  # fmt: skip
+        hidden = dense(x, f"{p}.intermediate.dense")
+        hidden = 0.5 * hidden * (1.0 + erf(hidden / math.sqrt(2)))
+        x = layer_norm(dense(hidden, f"{p}.output.dense") + x, f"{p}.output.LayerNorm")
+    pooled = np.tanh(dense(x[:, 0], "bert.pooler.dense"))
+    return dense(pooled, "classifier")

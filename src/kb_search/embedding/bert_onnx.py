@@ -2,8 +2,10 @@
 
 No torch and no onnx package: the weights are read from the safetensors file with numpy and
 the graph is written as protobuf bytes by `onnx_proto`. Supports BertModel checkpoints
-(all-MiniLM, bge, e5 ...) with absolute position embeddings and exact (erf) GELU. The graph
-outputs `last_hidden_state`; pooling and normalisation are done by the embedder.
+(all-MiniLM, bge, e5 ...) with absolute position embeddings and exact (erf) GELU. The encoder
+graph outputs `last_hidden_state`; pooling and normalisation are done by the embedder. The
+classifier graph (a BertForSequenceClassification cross-encoder, e.g. ms-marco-MiniLM, for
+reranking) adds the pooler and the classification layer and outputs `logits` [batch, labels].
 
 Two forms of the same graph:
 - `weights_file` given (the fp32 model kb runs): every float32 tensor stays where it is in the
@@ -116,7 +118,9 @@ class _Weights:
         return self.tensor(name).array
 
     def tensor(self, name: str) -> _Tensor:
-        key = self._prefix + name
+        # The classification layer sits beside the encoder ("classifier.weight" next to
+        # "bert.embeddings..."), not under its prefix.
+        key = name if name.startswith("classifier.") else self._prefix + name
         if key in self._tensors:
             return self._tensors[key]
         # Old TF-ported checkpoints name LayerNorm parameters gamma/beta.
@@ -128,11 +132,17 @@ class _Weights:
         raise ConversionError(f"missing tensor {key!r} in checkpoint")
 
 
+HEADS = ("encoder", "classifier")
+
+
 class _GraphBuilder:
-    def __init__(self, weights: _Weights, config: BertConfig, weights_file: str | None) -> None:
+    def __init__(
+        self, weights: _Weights, config: BertConfig, weights_file: str | None, head: str
+    ) -> None:
         self.w = weights
         self.cfg = config
         self.weights_file = weights_file  # external data: the safetensors file's name
+        self.head = head
         self.nodes: list[bytes] = []  # serialised NodeProtos
         self.inits: list[bytes] = []  # serialised TensorProtos
         self._n = 0
@@ -231,6 +241,25 @@ class _GraphBuilder:
         out = self.linear(hidden, f"{p}.output.dense")
         return self.layer_norm(self.op("Add", [out, x], "res"), f"{p}.output.LayerNorm")
 
+    def classifier(self, x: str) -> bytes:
+        """[tokens, hidden] -> logits [batch, labels]: the [CLS] row of each sequence through
+        the pooler (dense + tanh) and the classification layer. Returns the output's info."""
+        try:
+            labels = self.w.tensor("classifier.weight").array.shape[0]
+        except ConversionError:
+            raise ConversionError(
+                "no classifier.weight in checkpoint: not a sequence-classification"
+                " (cross-encoder) model"
+            ) from None
+        hidden = self.op("Reshape", [x, "hidden_shape"], "cls")
+        first = self.op("Gather", [hidden, "c_zero_1d"], "cls", axis=1)  # [batch, 1, hidden]
+        first = self.op("Reshape", [first, "c_tokens_shape"], "cls")  # [batch, hidden]
+        pooled = self.op("Tanh", [self.linear(first, "pooler.dense")], "pooler")
+        self.nodes.append(
+            onnx_proto.node("Identity", [self.linear(pooled, "classifier")], ["logits"])
+        )
+        return onnx_proto.value_info("logits", onnx_proto.FLOAT, ["batch", labels])
+
     def add_constants(self) -> None:
         cfg = self.cfg
         head_dim = cfg.hidden_size // cfg.num_heads
@@ -255,37 +284,47 @@ class _GraphBuilder:
         x = self.embeddings()
         for index in range(self.cfg.num_layers):
             x = self.layer(x, bias, index)
-        self.nodes.append(onnx_proto.node("Reshape", [x, "hidden_shape"], ["last_hidden_state"]))
         inputs = [
             onnx_proto.value_info(n, onnx_proto.INT64, ["batch", "sequence"])
             for n in ("input_ids", "attention_mask", "token_type_ids")
         ]
-        output = onnx_proto.value_info(
-            "last_hidden_state", onnx_proto.FLOAT, ["batch", "sequence", self.cfg.hidden_size]
-        )
+        if self.head == "classifier":
+            output = self.classifier(x)
+        else:
+            self.nodes.append(
+                onnx_proto.node("Reshape", [x, "hidden_shape"], ["last_hidden_state"])
+            )
+            output = onnx_proto.value_info(
+                "last_hidden_state", onnx_proto.FLOAT, ["batch", "sequence", self.cfg.hidden_size]
+            )
         graph = onnx_proto.graph(self.nodes, "bert_encoder", inputs, [output], self.inits)
         return onnx_proto.model(graph, opset=OPSET, ir_version=IR_VERSION, producer="kb-search")
 
 
 def build_bert_onnx(
-    config_path: Path, weights_path: Path, weights_file: str | None = None
+    config_path: Path, weights_path: Path, weights_file: str | None = None, head: str = "encoder"
 ) -> bytes:
-    """Return the serialised ONNX model equivalent to BertModel(...).last_hidden_state.
+    """Return the serialised ONNX model equivalent to BertModel(...).last_hidden_state, or with
+    head="classifier" to BertForSequenceClassification(...).logits.
 
     With `weights_file`, float32 tensors are referenced in place: the graph must then be saved
     next to a copy or link of `weights_path` under that name (see the module docstring).
     onnxruntime validates the graph when it opens it."""
+    if head not in HEADS:
+        raise ValueError(f"unknown head {head!r}: use one of {', '.join(HEADS)}")
     config = BertConfig.from_file(config_path)
     if config.hidden_size % config.num_heads:
         raise ConversionError("hidden_size is not divisible by num_attention_heads")
     weights = _Weights(_read_tensors(weights_path))
-    return _GraphBuilder(weights, config, weights_file).build()
+    return _GraphBuilder(weights, config, weights_file, head).build()
 
 
-def convert_bert_to_onnx(config_path: Path, weights_path: Path, output_path: Path) -> Path:
+def convert_bert_to_onnx(
+    config_path: Path, weights_path: Path, output_path: Path, head: str = "encoder"
+) -> Path:
     """Convert a BERT safetensors checkpoint and write it to output_path (not atomic), its
     float32 weights referenced in `weights_path` itself, which must stay beside it."""
     if weights_path.parent.resolve() != output_path.parent.resolve():
         raise ValueError("the graph must be written beside its safetensors file")
-    output_path.write_bytes(build_bert_onnx(config_path, weights_path, weights_path.name))
+    output_path.write_bytes(build_bert_onnx(config_path, weights_path, weights_path.name, head))
     return output_path

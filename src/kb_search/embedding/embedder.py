@@ -42,7 +42,7 @@ class Embedder:
         slower per batch — right for a process that embeds one query and exits.
         """
         self.info = model if isinstance(model, ModelInfo) else ModelInfo.load(Path(model))
-        self._session = _make_session(self.info.onnx_path, threads or default_threads(), prepack)
+        self._session = make_session(self.info.onnx_path, threads or default_threads(), prepack)
         self._input_names = {i.name for i in self._session.get_inputs()}
         outputs = [o.name for o in self._session.get_outputs()]
         self._output = "last_hidden_state" if "last_hidden_state" in outputs else outputs[0]
@@ -142,7 +142,7 @@ class Embedder:
         return pooled.astype(np.float32, copy=False)
 
 
-def _make_session(path: Path, threads: int, prepack: bool = True) -> InferenceSession:
+def make_session(path: Path, threads: int, prepack: bool = True) -> InferenceSession:
     import onnxruntime as ort
 
     options = ort.SessionOptions()

@@ -80,6 +80,7 @@ class ModelInfo:
     source: str = ""  # where it was provisioned from, for `kb doctor`
     variant: str = ""  # "" for the model as published, else e.g. "int8"
     weights: str = ""  # the file beside model.onnx its weights are read from, if any
+    head: str = "encoder"  # "encoder" (an embedder) or "classifier" (a cross-encoder)
 
     @property
     def onnx_path(self) -> Path:
@@ -127,11 +128,13 @@ def provision_model(
     *,
     query_prefix: str | None = None,
     passage_prefix: str | None = None,
+    head: str = "encoder",
 ) -> ModelInfo:
     """Return a ready-to-load model, converting and caching it on first use.
 
     A complete cache entry is reused without touching the source, so this works offline once the
     model has been provisioned. Prefix arguments override what the model's configs say.
+    `head="classifier"` provisions a cross-encoder (reranker): its graph outputs `logits`.
     """
     name = canonical_name(name)
     base, variant = split_variant(name)
@@ -141,7 +144,7 @@ def provision_model(
         raise ModelNotAvailableError(f"Model '{name}': {exc}.") from None
     target = Path(cache_dir) / safe_name(name)
     fingerprint = _fingerprint(Path(source)) if source is not None else None
-    cached = _load_cached(target, fingerprint, variant)
+    cached = _load_cached(target, fingerprint, variant, head)
     if (
         cached is not None
         and (source_dir := _inline_conversion_source(cached)) is not None
@@ -156,7 +159,7 @@ def provision_model(
             )
         model_dir, origin, cleanup = _locate(base, source)
         try:
-            cached = _install(name, model_dir, target, origin, fingerprint)
+            cached = _install(name, model_dir, target, origin, fingerprint, head)
         finally:
             cleanup()
     return _with_prefixes(cached, query_prefix, passage_prefix)
@@ -170,7 +173,9 @@ def _with_prefixes(info: ModelInfo, query: str | None, passage: str | None) -> M
     )
 
 
-def _load_cached(target: Path, fingerprint: str | None, variant: str) -> ModelInfo | None:
+def _load_cached(
+    target: Path, fingerprint: str | None, variant: str, head: str = "encoder"
+) -> ModelInfo | None:
     meta_path = target / MODEL_META
     if not meta_path.is_file():
         return None
@@ -182,7 +187,7 @@ def _load_cached(target: Path, fingerprint: str | None, variant: str) -> ModelIn
         return None
     if fingerprint is not None and raw.get("fingerprint") != fingerprint:
         return None  # the caller points at different weights than the ones cached
-    if raw.get("variant", "") != variant:
+    if raw.get("variant", "") != variant or raw.get("head", "encoder") != head:
         return None
     info = ModelInfo.from_record(target, raw)
     if not all((target / f).is_file() for f in info.files):
@@ -204,7 +209,7 @@ def _inline_conversion_source(info: ModelInfo) -> Path | None:
 def _reconvert(info: ModelInfo, source: Path, fingerprint: str | None) -> ModelInfo:
     """The entry converted again in today's form; the old one if that fails (it still works)."""
     try:
-        return _install(info.name, source, info.path, info.source, fingerprint)
+        return _install(info.name, source, info.path, info.source, fingerprint, info.head)
     except Exception:  # noqa: BLE001 - any failure: keep serving the entry that works
         return ModelInfo.load(info.path) if (info.path / MODEL_META).is_file() else info
 
@@ -322,7 +327,12 @@ def _find_weights(model_dir: Path) -> Path | None:
 
 
 def _install(
-    name: str, model_dir: Path, target: Path, origin: str, fingerprint: str | None
+    name: str,
+    model_dir: Path,
+    target: Path,
+    origin: str,
+    fingerprint: str | None,
+    head: str = "encoder",
 ) -> ModelInfo:
     weights = _find_weights(model_dir)
     if weights is None:
@@ -331,7 +341,7 @@ def _install(
         )
     base, variant = split_variant(name)
     meta = _read_metadata(base, model_dir, origin)  # before invalidating: source may be target
-    meta = replace(meta, name=name, variant=variant)
+    meta = replace(meta, name=name, variant=variant, head=head)
     target.mkdir(parents=True, exist_ok=True)
     # Invalidate first: a crash below must not pair new files with the old metadata.
     (target / MODEL_META).unlink(missing_ok=True)
@@ -342,7 +352,9 @@ def _install(
     elif weights.suffix == ".safetensors":
         _atomic_write(target / WEIGHTS_FILE, lambda tmp: _link_or_copy(weights, tmp), mode=None)
         meta = replace(meta, weights=WEIGHTS_FILE)
-    _atomic_write(target / "model.onnx", lambda tmp: _write_graph(model_dir, weights, variant, tmp))
+    _atomic_write(
+        target / "model.onnx", lambda tmp: _write_graph(model_dir, weights, variant, tmp, head)
+    )
     _atomic_write(target / "tokenizer.json", lambda tmp: _write_tokenizer(model_dir, tmp))
     record = {**asdict(meta), "meta_version": META_VERSION, "fingerprint": fingerprint}
     del record["path"]
@@ -351,7 +363,9 @@ def _install(
     return ModelInfo.load(target)
 
 
-def _write_graph(model_dir: Path, weights: Path, variant: str, dest: Path) -> None:
+def _write_graph(
+    model_dir: Path, weights: Path, variant: str, dest: Path, head: str = "encoder"
+) -> None:
     """The source's ONNX graph (copied, or converted from safetensors), with its variant applied."""
     if variant and _read_json(model_dir / MODEL_META).get("variant"):
         raise ModelNotAvailableError(f"{model_dir} already holds a model variant: use its base.")
@@ -364,9 +378,10 @@ def _write_graph(model_dir: Path, weights: Path, variant: str, dest: Path) -> No
         from kb_search.embedding.bert_onnx import build_bert_onnx  # numpy: only here
 
         if not variant:  # fp32 as published: weights read in place from WEIGHTS_FILE
-            _save_onnx(build_bert_onnx(model_dir / "config.json", weights, WEIGHTS_FILE), dest)
+            graph = build_bert_onnx(model_dir / "config.json", weights, WEIGHTS_FILE, head)
+            _save_onnx(graph, dest)
             return
-        model = build_bert_onnx(model_dir / "config.json", weights)
+        model = build_bert_onnx(model_dir / "config.json", weights, head=head)
     apply_variant(model, variant, dest)
     _move_weights_out(dest, VARIANT_WEIGHTS_FILE)
 

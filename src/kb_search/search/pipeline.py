@@ -36,7 +36,7 @@ class SearchOptions:
     fusion: str = DEFAULT_FUSION  # how hybrid combines the legs: "convex" or "rrf"
     snippets: bool = True  # evaluation turns them off: it only needs the ranking
     reranker: Reranker | None = None
-    rerank_depth: int = 50
+    rerank_depth: int = 30
     leg_depth: int = 100
 
     def depth(self) -> int:
@@ -113,15 +113,23 @@ def combine(legs: dict[str, LegResult], options: SearchOptions) -> list[Candidat
 
 
 def with_text(conn: Connection, candidates: list[Candidate], limit: int) -> list[Candidate]:
-    """Load the chunk text of the first `limit` candidates (what a reranker reads)."""
+    """Load the text of the first `limit` candidates as a reranker reads it: the chunk with its
+    title and heading line in front, as the embedding model sees it."""
+    from kb_search.models import ParsedChunk
+    from kb_search.store.documents import embedding_text
+
     head = [c for c in candidates[:limit] if c.text is None]
     if head:
         marks = ",".join("?" * len(head))
-        texts = dict(
-            conn.execute(
-                f"SELECT id, text FROM chunks WHERE id IN ({marks})", [c.chunk_id for c in head]
-            )
+        rows = conn.execute(
+            f"SELECT c.id, d.title, c.heading, c.text FROM chunks c JOIN documents d"
+            f" ON d.id = c.document_id WHERE c.id IN ({marks})",
+            [c.chunk_id for c in head],
         )
+        texts = {
+            cid: embedding_text(title, ParsedChunk(text=text, heading=heading))
+            for cid, title, heading, text in rows
+        }
         for candidate in head:
             candidate.text = texts.get(candidate.chunk_id, "")
     return candidates

@@ -1,16 +1,23 @@
 """The rerank stage: an optional model that re-scores the fused candidates with their text.
 
-A reranker sees the query and the top `rerank_depth` candidates (text loaded) and returns
-them re-scored and re-ordered, scores in [0, 1]. None is configured by default.
+A reranker sees the query and the top `rerank_depth` candidates (text loaded: the chunk with
+its title and heading line) and returns them re-scored and re-ordered, scores in [0, 1]. None
+is configured by default: `search.reranker` names a cross-encoder (a Hugging Face id such as
+cross-encoder/ms-marco-MiniLM-L-6-v2, provisioned like the embedding model: installed package,
+cache, or the hub when online) or a local directory holding one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from kb_search.errors import ConfigError
 from kb_search.search.results import Candidate
+
+if TYPE_CHECKING:
+    from kb_search.embedding.cross_encoder import CrossEncoder
 
 
 class Reranker(Protocol):
@@ -19,18 +26,43 @@ class Reranker(Protocol):
     def rerank(self, query: str, candidates: list[Candidate]) -> list[Candidate]: ...
 
 
-# name (the `search.reranker` setting) -> a function that builds the reranker.
+# name (the `search.reranker` setting) -> a function that builds the reranker, for rerankers
+# made in process (tests); any other name is a cross-encoder model.
 RERANKERS: dict[str, Callable[[], Reranker]] = {}
 
 
-def reranker_named(name: str) -> Reranker | None:
-    """The configured reranker; "none" (the default) is no rerank stage."""
+class CrossEncoderReranker:
+    """Candidates re-scored by a cross-encoder reading the query and each chunk together."""
+
+    def __init__(self, model: CrossEncoder) -> None:
+        self.model = model
+        self.name = model.name
+
+    def rerank(self, query: str, candidates: list[Candidate]) -> list[Candidate]:
+        scores = self.model.score(query, [c.text or "" for c in candidates])
+        for candidate, score in zip(candidates, scores):
+            candidate.score = float(score)
+        return sorted(candidates, key=lambda c: (-c.score, c.chunk_id))
+
+
+def reranker_named(name: str, cache_dir: Path) -> Reranker | None:
+    """The configured reranker; "none" (the default) is no rerank stage. A name that is not
+    registered is a cross-encoder model (a directory holding one, or a model id), provisioned
+    into `cache_dir`; ConfigError in one line when it cannot be had."""
     if name == "none":
         return None
-    if name not in RERANKERS:
-        known = ", ".join(["none", *sorted(RERANKERS)])
-        raise ConfigError(f"unknown reranker {name!r}: use one of {known}")
-    return RERANKERS[name]()
+    if name in RERANKERS:
+        return RERANKERS[name]()
+    from kb_search.embedding.cross_encoder import load_cross_encoder
+
+    local = Path(name).expanduser()
+    source = local if local.is_dir() else None
+    model = f"local/{local.resolve().name}" if source else name
+    try:
+        return CrossEncoderReranker(load_cross_encoder(model, cache_dir, source))
+    except Exception as exc:  # noqa: BLE001 - not found, offline, not convertible, refused by onnxruntime
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ConfigError(f"reranker {name!r} is not available: {reason}") from exc
 
 
 def apply_reranker(

@@ -1,0 +1,194 @@
+"""The cross-encoder reranker on a tiny random BertForSequenceClassification: the converted
+graph against a numpy reference, provisioning, scoring, and the rerank stage in a search.
+
+No cross-encoder with real weights can be had offline (no hub here, and no PyPI package ships
+one), so what the real model would rank is not tested here: the arithmetic and the plumbing are.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ort = pytest.importorskip("onnxruntime")
+
+from tiny_bert import (  # noqa: E402
+    cross_encoder_weights,
+    reference_logits,
+    write_checkpoint,
+    write_cross_encoder,
+)
+
+from kb_search.config import load_config  # noqa: E402
+from kb_search.embedding.bert_onnx import ConversionError, build_bert_onnx  # noqa: E402
+from kb_search.embedding.cross_encoder import CrossEncoder, load_cross_encoder, relevance  # noqa: E402
+from kb_search.embedding.provision import provision_model  # noqa: E402
+from kb_search.errors import ConfigError  # noqa: E402
+from kb_search.knowledge_base import KnowledgeBase  # noqa: E402
+from kb_search.search.rerank import CrossEncoderReranker, reranker_named  # noqa: E402
+from kb_testing import HashEmbedder  # noqa: E402
+
+SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample"
+IDS = np.array([[2, 5, 7, 3, 9, 11, 3], [2, 6, 3, 8, 3, 0, 0]], dtype=np.int64)
+MASK = (IDS != 0).astype(np.int64)
+TYPES = np.array([[0, 0, 0, 0, 1, 1, 1], [0, 0, 0, 1, 1, 0, 0]], dtype=np.int64)
+
+
+def _logits(graph_dir: Path) -> np.ndarray:
+    session = ort.InferenceSession(
+        str(graph_dir / "model.onnx"), providers=["CPUExecutionProvider"]
+    )
+    feed = {"input_ids": IDS, "attention_mask": MASK, "token_type_ids": TYPES}
+    return session.run(["logits"], feed)[0]
+
+
+@pytest.mark.parametrize("labels", [1, 2])
+@pytest.mark.parametrize("external", [True, False])
+def test_classifier_graph_equals_the_reference(tmp_path: Path, labels: int, external: bool) -> None:
+    model = write_cross_encoder(tmp_path / "ce", labels=labels)
+    weights = "model.safetensors" if external else None
+    graph = build_bert_onnx(
+        model / "config.json", model / "model.safetensors", weights, head="classifier"
+    )
+    (model / "model.onnx").write_bytes(graph)
+    got = _logits(model)
+    want = reference_logits(cross_encoder_weights(labels), IDS, MASK, TYPES)
+    assert got.shape == (2, labels)
+    np.testing.assert_allclose(got, want, atol=1e-4)
+    # the second sequence's padding changes nothing
+    short = reference_logits(
+        cross_encoder_weights(labels), IDS[1:, :5], MASK[1:, :5], TYPES[1:, :5]
+    )
+    np.testing.assert_allclose(got[1:], short, atol=1e-4)
+
+
+def test_an_embedding_checkpoint_is_not_taken_for_a_cross_encoder(tmp_path: Path) -> None:
+    model = write_checkpoint(tmp_path / "encoder")
+    with pytest.raises(ConversionError, match="not a sequence-classification"):
+        build_bert_onnx(model / "config.json", model / "model.safetensors", head="classifier")
+
+
+def test_relevance_is_a_probability() -> None:
+    one = relevance(np.array([[0.0], [2.0], [-2.0]]))
+    np.testing.assert_allclose(one, [0.5, 1 / (1 + np.exp(-2)), 1 / (1 + np.exp(2))])
+    two = relevance(np.array([[1.0, 1.0], [0.0, 3.0]]))
+    np.testing.assert_allclose(two, [0.5, np.exp(3) / (1 + np.exp(3))])
+
+
+def test_provisioned_cross_encoder_scores_pairs_as_the_reference(tmp_path: Path) -> None:
+    model = write_cross_encoder(tmp_path / "ce")
+    encoder = load_cross_encoder("local/ce", tmp_path / "cache", model)
+    assert encoder.info.head == "classifier"
+    query = "alpha search"
+    passages = ["beta gamma index", "vector", "alpha search model note delta", ""]
+    scores = encoder.score(query, passages, batch_size=2)
+    tokenizer = encoder._tokenizer
+    for passage, score in zip(passages, scores):
+        enc = tokenizer.encode(query, passage)
+        ids = np.array([enc.ids])
+        want = relevance(
+            reference_logits(
+                cross_encoder_weights(), ids, np.ones_like(ids), np.array([enc.type_ids])
+            )
+        )
+        assert enc.type_ids[0] == 0 and enc.type_ids[-1] == 1  # query A, passage B
+        assert score == pytest.approx(want[0], abs=1e-5)
+    assert encoder.score(query, []).shape == (0,)
+    # reused from the cache without the source
+    shutil.rmtree(model)
+    again = CrossEncoder(provision_model("local/ce", tmp_path / "cache", head="classifier"))
+    np.testing.assert_allclose(again.score(query, passages), scores, atol=1e-6)
+
+
+def test_an_embedder_entry_is_not_reused_as_a_cross_encoder(tmp_path: Path) -> None:
+    model = write_cross_encoder(tmp_path / "ce")
+    encoder_entry = provision_model("local/ce", tmp_path / "cache", model)
+    assert encoder_entry.head == "encoder"
+    cross = provision_model("local/ce", tmp_path / "cache", model, head="classifier")
+    assert cross.head == "classifier"
+    assert len(CrossEncoder(cross).score("alpha", ["beta"])) == 1
+    with pytest.raises(Exception, match="not a cross-encoder"):
+        CrossEncoder(provision_model("local/ce", tmp_path / "cache", model))
+
+
+def _kb(tmp_path: Path, reranker: str, depth: int = 30) -> KnowledgeBase:
+    env = {
+        "KB_DATA_DIR": str(tmp_path / "data"),
+        "KB_WORKERS": "0",
+        "KB_MODEL_CACHE": str(tmp_path / "models"),
+        "KB_RERANKER": reranker,
+        "KB_RERANK_DEPTH": str(depth),
+    }
+    return KnowledgeBase(load_config(env=env), embedder=HashEmbedder(), cwd=tmp_path)
+
+
+def test_search_reranks_the_fused_head_with_the_cross_encoder(tmp_path: Path) -> None:
+    model = write_cross_encoder(tmp_path / "my reranker")
+    shutil.copytree(SAMPLE, tmp_path / "notes")
+    with _kb(tmp_path, str(model), depth=6) as kb:
+        kb.add([tmp_path / "notes"])
+        options = kb.search_options(top=20)
+        assert isinstance(options.reranker, CrossEncoderReranker)
+        assert options.reranker.name == "local/my reranker"
+        response = kb.search("install git", options)
+        assert "rerank" in response.timings_ms
+        fused_ids = [r.chunk_id for r in kb.search("install git", kb.search_options(
+            top=20, reranker=_NoRerank())).results]  # fmt: skip
+        head, tail = response.results[:6], response.results[6:]
+        # the head: the fused top 6, ordered by the cross-encoder's reading of the chunk with
+        # its title and heading line
+        assert {r.chunk_id for r in head} == set(fused_ids[:6])
+        texts = {}
+        conn = kb.reader()
+        for r in head:
+            title, heading, text = conn.execute(
+                "SELECT d.title, c.heading, c.text FROM chunks c JOIN documents d"
+                " ON d.id = c.document_id WHERE c.id = ?",
+                (r.chunk_id,),
+            ).fetchone()
+            context = " > ".join(x for x in (title, heading) if x)
+            texts[r.chunk_id] = f"{context}\n{text}" if context else text
+        want = options.reranker.model.score("install git", [texts[r.chunk_id] for r in head])
+        assert [r.score for r in head] == pytest.approx(sorted(want, reverse=True), abs=1e-6)
+        assert all(r.score_breakdown["rerank"] == pytest.approx(r.score, abs=1e-6) for r in head)
+        assert all(r.score_breakdown["fts"] is not None or r.score_breakdown["vector"] is not None
+                   for r in head)  # fmt: skip
+        # the tail keeps the fused order, never above the head
+        assert [r.chunk_id for r in tail] == fused_ids[6:]
+        assert all(r.score <= head[-1].score for r in tail)
+        # a shorter list is a prefix of a longer one
+        top3 = kb.search("install git", kb.search_options(top=3))
+        assert [r.chunk_id for r in top3.results] == [r.chunk_id for r in response.results[:3]]
+
+
+class _NoRerank:
+    """A reranker that keeps the fused order (to read it with the same options)."""
+
+    name = "keep"
+
+    def rerank(self, query, candidates):
+        return candidates
+
+
+def test_a_directory_that_is_not_a_model_is_a_one_line_error(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ConfigError) as caught:
+        reranker_named(str(tmp_path / "empty"), tmp_path / "cache")
+    assert str(caught.value).startswith(f"reranker '{tmp_path / 'empty'}' is not available: ")
+    assert "\n" not in str(caught.value)
+
+
+def test_kb_search_with_an_unavailable_reranker_says_so_in_one_line(
+    kb, sample, environment, monkeypatch
+) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    kb("add", str(sample))
+    environment.env["KB_RERANKER"] = "nope/no-such-reranker"
+    result = kb("search", "git", ok=False)
+    assert result.exit_code != 0
+    message = result.stderr.strip()
+    assert "reranker 'nope/no-such-reranker' is not available" in message
+    assert "\n" not in message and "Traceback" not in result.output + result.stderr
