@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 from itertools import islice
 from typing import Any
 
-from kb_search.errors import ModelError
+from kb_search.errors import ConfigError, ModelError
 from kb_search.store.db import Connection, DatabaseError, load_vec_extension, schema_version
 from kb_search.store.migrations import MIGRATIONS
 
@@ -177,6 +177,19 @@ def model_checks(conn: Connection, choice: Any, load: Callable[[str], Any]) -> l
     source = getattr(getattr(embedder, "info", None), "source", "in process")
     bound = "not bound yet: the next `kb add` binds it, " if unbound else ""
     return [Check("model", True, f"{name} ({bound}{embedder.dim} dims, {source})")]
+
+
+def reranker_check(name: str, depth: int, load: Callable[[str], Any]) -> Check:
+    """The configured rerank stage loads (`load(name)` builds it; ConfigError when it cannot)."""
+    if name == "none":
+        return Check("reranker", True, "none (search.reranker): results in fused order")
+    try:
+        reranker = load(name)
+    except ConfigError as exc:
+        return Check("reranker", False, str(exc))
+    info = getattr(getattr(reranker, "model", None), "info", None)
+    source = getattr(info, "source", "") or "in process"
+    return Check("reranker", True, f"{reranker.name} ({source}; reranks the top {depth})")
 
 
 def _vectors_in_sync(conn: Connection) -> str:

@@ -79,7 +79,7 @@ class KnowledgeBase:
         self._readers: list[db.Connection] = []
         self._writer: db.Connection | None = None
         self._vector: VectorLegState | None = None
-        self._rerank: tuple[Reranker | None] | None = None
+        self._rerankers: dict[str, Reranker | None] = {}  # by name, built once
         self._lock = threading.Lock()  # the vector leg loads once
         self.model_load_ms = 0.0  # how long opening the vector leg (model + index) took
         self._readers_lock = threading.Lock()
@@ -321,12 +321,13 @@ class KnowledgeBase:
         return response
 
     def search_options(self, **values: Any) -> SearchOptions:
-        """SearchOptions with this KB's defaults for what is not given (None = default)."""
+        """SearchOptions with this KB's defaults for what is not given (None = default; but
+        reranker=None is no rerank stage, whatever the config says)."""
         from kb_search.search.pipeline import SearchOptions
         from kb_search.search.query import Filters
 
         given = {k: v for k, v in values.items() if v is not None}
-        if "reranker" not in given:
+        if "reranker" not in values:  # reranker=None given: no rerank stage
             given["reranker"] = self._reranker()
         given.setdefault("mode", self.config["search.default_mode"])
         given.setdefault("top", self.config["search.default_top"])
@@ -336,15 +337,15 @@ class KnowledgeBase:
         given.setdefault("filters", Filters())
         return SearchOptions(**given)
 
-    def _reranker(self) -> Reranker | None:
-        """The configured rerank stage, built once."""
-        if self._rerank is None:
+    def _reranker(self, name: str | None = None) -> Reranker | None:
+        """The rerank stage called `name` (default: the configured one), built once."""
+        name = name or self.config["search.reranker"]
+        if name not in self._rerankers:
             from kb_search.search.rerank import reranker_named
             from kb_search.vectors.model import model_cache_dir
 
-            name = self.config["search.reranker"]
-            self._rerank = (reranker_named(name, model_cache_dir(self.config)),)
-        return self._rerank[0]
+            self._rerankers[name] = reranker_named(name, model_cache_dir(self.config))
+        return self._rerankers[name]
 
     def similar(self, ref: str, *, chunk: bool = False, top: int = 10) -> SearchResponse:
         from kb_search.search.similar import similar_chunks, similar_documents
@@ -671,14 +672,17 @@ class KnowledgeBase:
     def doctor(self) -> list[Check]:
         """Every health check: SQLite, schema, integrity, FTS, chunks, sqlite-vec, the model and
         its vectors, and which parsers this install uses."""
-        from kb_search.doctor import model_checks, run_checks
+        from kb_search.doctor import model_checks, reranker_check, run_checks
         from kb_search.errors import DBError
 
         try:
             conn = self.writer()
         except DBError:
             conn = self.reader()  # a read-only database: every check that only reads still runs
-        return run_checks(conn, model_checks(conn, self._model_choice(), self.embedder_for))
+        models = model_checks(conn, self._model_choice(), self.embedder_for)
+        depth = self.config["search.rerank_depth"]
+        rerank = reranker_check(self.config["search.reranker"], depth, self._reranker)
+        return run_checks(conn, [*models, rerank])
 
     def eval(
         self,
@@ -686,13 +690,22 @@ class KnowledgeBase:
         modes: list[str],
         progress: Progress | None = None,
         fusion: str | None = None,
+        reranker: str | None = None,
     ) -> dict[str, Any]:
         """Retrieval quality: on a BEIR-layout dataset directory (indexed into its own DB
         under the data dir, kept and reused), or on a questions file over this KB. `fusion`
-        overrides `search.fusion` for the hybrid mode; the report names the one used."""
+        overrides `search.fusion` for the hybrid mode, `reranker` the `search.reranker`
+        setting ("none": no rerank stage); the report names the ones used."""
         fusion = fusion or self.config["search.fusion"]
+        reranker = reranker or self.config["search.reranker"]
+        rerank = self._reranker(reranker)
+        used = {
+            "fusion": fusion,
+            "reranker": rerank.name if rerank is not None else "none",
+            "rerank_depth": self.config["search.rerank_depth"] if rerank is not None else None,
+        }
         if Path(target).is_file():
-            return {**self._eval_questions(Path(target), modes, fusion), "fusion": fusion}
+            return {**self._eval_questions(Path(target), modes, fusion, rerank), **used}
         from kb_search.evaluate.beir import DEPTH, run_eval
 
         progress = progress or NoProgress()
@@ -710,19 +723,23 @@ class KnowledgeBase:
             embedder=embedder,
             progress=lambda n: progress.advance(n),
             options_for=lambda mode: self.search_options(
-                mode=mode, top=DEPTH, snippets=False, fusion=fusion
+                mode=mode, top=DEPTH, snippets=False, fusion=fusion, reranker=rerank
             ),
         )
-        return {"kind": "beir", **report, "fusion": fusion}
+        return {"kind": "beir", **report, **used}
 
-    def _eval_questions(self, path: Path, modes: list[str], fusion: str) -> dict[str, Any]:
+    def _eval_questions(
+        self, path: Path, modes: list[str], fusion: str, rerank: Reranker | None
+    ) -> dict[str, Any]:
         from kb_search.evaluate.questions import DEPTH, evaluate_questions, load_questions
 
         questions = load_questions(path)
         conn = self.reader()
 
         def run(text: str, mode: str) -> SearchResponse:
-            options = self.search_options(mode=mode, top=DEPTH, snippets=False, fusion=fusion)
+            options = self.search_options(
+                mode=mode, top=DEPTH, snippets=False, fusion=fusion, reranker=rerank
+            )
             return self.search(text, options)
 
         scores = evaluate_questions(conn, questions, modes, run)

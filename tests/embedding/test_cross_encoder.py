@@ -7,6 +7,7 @@ one), so what the real model would rank is not tested here: the arithmetic and t
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -192,3 +193,34 @@ def test_kb_search_with_an_unavailable_reranker_says_so_in_one_line(
     message = result.stderr.strip()
     assert "reranker 'nope/no-such-reranker' is not available" in message
     assert "\n" not in message and "Traceback" not in result.output + result.stderr
+
+
+def test_eval_names_the_reranker_and_none_turns_it_off(kb, sample, environment, tmp_path) -> None:
+    model = write_cross_encoder(tmp_path / "tiny-ce")
+    questions = tmp_path / "q.jsonl"
+    item = {"id": "1", "question": "install git", "relevant": ["my notes/docs/git-admin.md"]}
+    questions.write_text(json.dumps(item) + "\n")
+    kb("add", str(sample))
+    environment.env["KB_RERANKER"] = str(model)
+    reranked = kb.json("eval", str(questions), "--mode", "hybrid")
+    assert reranked["reranker"] == "local/tiny-ce" and reranked["rerank_depth"] == 30
+    plain = kb.json("eval", str(questions), "--mode", "hybrid", "--reranker", "none")
+    assert plain["reranker"] == "none" and plain["rerank_depth"] is None
+    human = kb("eval", str(questions), "--mode", "hybrid", "--format", "human").stdout
+    assert "reranked by local/tiny-ce (top 30)" in human
+
+
+def test_doctor_reports_the_reranker(kb, sample, environment, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    kb("add", str(sample))
+    checks = {c["name"]: c for c in kb.json("doctor")["checks"]}
+    assert checks["reranker"]["ok"] and checks["reranker"]["detail"].startswith("none")
+    environment.env["KB_RERANKER"] = str(write_cross_encoder(tmp_path / "tiny-ce"))
+    checks = {c["name"]: c for c in kb.json("doctor")["checks"]}
+    assert checks["reranker"]["ok"]
+    assert checks["reranker"]["detail"].startswith("local/tiny-ce (local:")
+    environment.env["KB_RERANKER"] = "nope/no-such-reranker"
+    result = kb("doctor", "--format", "json", ok=False)
+    assert result.exit_code == 1
+    checks = {c["name"]: c for c in json.loads(result.stdout)["checks"]}
+    assert not checks["reranker"]["ok"] and "is not available" in checks["reranker"]["detail"]

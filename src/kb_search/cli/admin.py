@@ -103,10 +103,22 @@ def doctor(app: App, fmt: str | None) -> None:
     type=click.Choice(["convex", "rrf"]),
     help="How hybrid combines the legs (default: the search.fusion setting, convex).",
 )
+@click.option(
+    "--reranker",
+    metavar="MODEL",
+    help="Cross-encoder that reranks each mode's results (default: the search.reranker"
+    " setting; none: no rerank stage).",
+)
 @click.option("--format", "fmt", type=FORMATS)
 @common_options
 def eval_cmd(
-    app: App, target: Path, modes, misses: int, fusion: str | None, fmt: str | None
+    app: App,
+    target: Path,
+    modes,
+    misses: int,
+    fusion: str | None,
+    reranker: str | None,
+    fmt: str | None,
 ) -> None:
     """Retrieval quality: TARGET is a BEIR-layout dataset directory (indexed once, kept and
     reused) or a questions file (.jsonl) over your indexed knowledge base.
@@ -124,10 +136,12 @@ def eval_cmd(
       kb eval ~/datasets/scifact
       kb eval questions.jsonl --mode hybrid --misses 10
       kb eval ~/datasets/scifact --mode hybrid --fusion rrf
+      kb eval questions.jsonl --reranker cross-encoder/ms-marco-MiniLM-L-6-v2
     """
     modes = list(modes) or ["lexical", "vector", "hybrid"]
     with app.progress("Indexing dataset", "rerun to resume the indexing") as progress:
-        report = app.kb(long_lived=True).eval(target, modes, progress=progress, fusion=fusion)
+        kb = app.kb(long_lived=True)
+        report = kb.eval(target, modes, progress=progress, fusion=fusion, reranker=reranker)
     data = dict(report, scores=[s.to_dict() for s in report["scores"]])
 
     def human() -> str:

@@ -197,7 +197,12 @@ def beir_report_human(report: dict[str, Any]) -> str:
         f" {report['chunks']} chunks (index {how})"
     )
     cols = ["mode", "nDCG@10", "Recall@100", "MRR@10", "p50 ms", "p95 ms", "queries"]
-    return head + "\n" + table(rows, cols)
+    return head + _reranked(report) + "\n" + table(rows, cols)
+
+
+def _reranked(report: dict[str, Any]) -> str:
+    name = report.get("reranker") or "none"
+    return "" if name == "none" else f"; reranked by {name} (top {report['rerank_depth']})"
 
 
 def questions_report_human(report: dict[str, Any], misses: int = 5) -> str:
@@ -219,7 +224,7 @@ def questions_report_human(report: dict[str, Any], misses: int = 5) -> str:
     lines = [
         f"Questions {report['questions_file']}: {report['questions']} questions"
         f" ({chunked} with located answers) over {report['documents']} documents,"
-        f" {report['chunks']} chunks",
+        f" {report['chunks']} chunks{_reranked(report)}",
         "File level, then chunk level:",
         table(rows, cols),
     ]
