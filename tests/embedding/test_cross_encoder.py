@@ -224,3 +224,16 @@ def test_doctor_reports_the_reranker(kb, sample, environment, tmp_path, monkeypa
     assert result.exit_code == 1
     checks = {c["name"]: c for c in json.loads(result.stdout)["checks"]}
     assert not checks["reranker"]["ok"] and "is not available" in checks["reranker"]["detail"]
+
+
+def test_a_quantised_reranker_scores_close_to_the_float_one(tmp_path: Path) -> None:
+    pytest.importorskip("onnx")  # onnxruntime's quantiser needs it (the int8 extra)
+    model = write_cross_encoder(tmp_path / "ce")
+    fp32 = reranker_named(str(model), tmp_path / "cache")
+    int8 = reranker_named(f"{model}@int8", tmp_path / "cache")
+    assert (fp32.name, int8.name) == ("local/ce", "local/ce@int8")
+    assert int8.model.info.variant == "int8" and int8.model.info.head == "classifier"
+    passages = ["beta gamma index", "vector", "alpha search model note delta"]
+    a = fp32.model.score("alpha search", passages)
+    b = int8.model.score("alpha search", passages)
+    assert np.abs(a - b).max() < 0.1 and not np.array_equal(a, b)

@@ -54,10 +54,14 @@ def reranker_named(name: str, cache_dir: Path) -> Reranker | None:
     if name in RERANKERS:
         return RERANKERS[name]()
     from kb_search.embedding.cross_encoder import load_cross_encoder
+    from kb_search.embedding.variants import join_variant, split_variant
 
-    local = Path(name).expanduser()
+    base, variant = split_variant(name)  # "DIR@int8" or "MODEL@int8": quantised
+    if Path(name).expanduser().is_dir():
+        base, variant = name, ""
+    local = Path(base).expanduser()
     source = local if local.is_dir() else None
-    model = f"local/{local.resolve().name}" if source else name
+    model = join_variant(f"local/{local.resolve().name}", variant) if source else name
     try:
         return CrossEncoderReranker(load_cross_encoder(model, cache_dir, source))
     except Exception as exc:  # noqa: BLE001 - not found, offline, not convertible, refused by onnxruntime
