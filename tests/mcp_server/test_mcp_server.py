@@ -314,3 +314,17 @@ def test_stdio_keeps_stdout_clean(index: Index) -> None:
     )
     assert done.stdout == ""
     assert "read-only" in done.stderr
+
+
+def test_a_reranker_that_cannot_be_had_stops_serve_before_it_serves(index: Index) -> None:
+    env = {**index.env, "KB_RERANKER": "nope/no-such-reranker"}
+    done = subprocess.run(
+        [*KB, "serve", "--transport", "http", "--port", str(free_port())],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1
+    assert "reranker 'nope/no-such-reranker' is not available" in done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1

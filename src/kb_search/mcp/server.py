@@ -140,11 +140,18 @@ def _stop_on_first_interrupt(watcher: WatchThread | None = None) -> None:
 
 
 def model_line(kb: KnowledgeBase) -> str:
+    """What the server loaded before its first request: the model and vectors, and the
+    reranker (ServeError now, rather than on every search, when it cannot be had)."""
     leg = kb.vector_leg()
+    try:
+        reranker = kb.search_options().reranker
+    except KbError as exc:
+        raise ServeError(str(exc)) from exc
+    reranked = f", reranked by {reranker.name}" if reranker is not None else ""
     if leg.search is None:
-        return f"lexical only ({leg.unavailable})"
+        return f"lexical only ({leg.unavailable}){reranked}"
     count = len(leg.search.index) if hasattr(leg.search.index, "__len__") else "?"
-    return f"model {leg.search.embedder.name}, {count} vectors in memory"
+    return f"model {leg.search.embedder.name}, {count} vectors in memory{reranked}"
 
 
 def serve(
