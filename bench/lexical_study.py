@@ -21,13 +21,12 @@ Each is fused with the vector leg by kb's convex fusion. Prints nDCG@10 / MRR@10
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from fusion_study import convex_floor0, doc_ranking, mrr10, ndcg10  # noqa: E402
-from prf_study import load  # noqa: E402
+from fusion_study import convex_floor0  # noqa: E402
+from prf_study import load, print_head, print_row, score, set_arguments  # noqa: E402
 
 from kb_search.search.legs import BM25_WEIGHTS  # noqa: E402
 from kb_search.search.query import STOPWORDS, parse_query  # noqa: E402
@@ -103,28 +102,21 @@ METHODS = (
 )
 
 
-def score(data: dict, conn, how: str, leg_only: bool) -> tuple[float, float]:
+def ranker(data: dict, conn, how: str, leg_only: bool):
     fuse = convex_floor0(0.5)
-    n, m = [], []
-    for qid, text in data["queries"]:
+
+    def rank(qid: str, text: str) -> list[int]:
         lex = lexical(conn, text, how)
         if leg_only:
-            chunks = [c for c, *_ in lex]
-        else:
-            chunks = fuse({"lexical": lex, "vector": data["q"][qid]["vector"], "doc": data["doc"]})
-        ranking = doc_ranking(chunks, data["doc"])
-        grades = data["relevant"].get(qid, {})
-        n.append(ndcg10(ranking, grades))
-        m.append(mrr10(ranking, grades))
-    return statistics.fmean(n), statistics.fmean(m)
+            return [c for c, *_ in lex]
+        return fuse({"lexical": lex, "vector": data["q"][qid]["vector"], "doc": data["doc"]})
+
+    return rank
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cache", type=Path, required=True)
-    parser.add_argument("--data-dir", default="", help="data dir of the BEIR indexes (models)")
-    parser.add_argument("--beir", nargs="*", default=[], help="DIR=INDEX_DB")
-    parser.add_argument("--questions", nargs="*", default=[], help="FILE:KB_DATA_DIR")
+    set_arguments(parser)
     parser.add_argument("--only", nargs="*", help="methods to score (default: all)")
     args = parser.parse_args()
     sets = []
@@ -134,15 +126,11 @@ def main() -> None:
         db = str(Path(spec.partition(":")[2]) / "kb.db")
         sets.append((load(spec, args.cache, True), db))
     conns = [connect(db, readonly=True) for _, db in sets]
-    print(f"{'method':<22}" + "".join(f"{d['name'][:12]:>15}" for d, _ in sets) + "   mean")
+    print_head([d for d, _ in sets], 22)
     for leg_only in (True, False):
         for how in args.only or METHODS:
-            values = [score(d, c, how, leg_only) for (d, _), c in zip(sets, conns)]
-            cells = "".join(f"{n:7.4f}/{m:.3f}" for n, m in values)
-            mean_n = statistics.fmean(v[0] for v in values)
-            mean_m = statistics.fmean(v[1] for v in values)
-            label = f"{'lexical' if leg_only else 'hybrid'} {how}"
-            print(f"{label:<22}{cells} {mean_n:.4f}/{mean_m:.3f}", flush=True)
+            values = [score(d, ranker(d, c, how, leg_only)) for (d, _), c in zip(sets, conns)]
+            print_row(f"{'lexical' if leg_only else 'hybrid'} {how}", values, 22)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ import os
 import pickle
 import statistics
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -131,32 +132,46 @@ METHODS = {
 }
 
 
-def score(data: dict, method) -> tuple[float, float]:
+def score(data: dict, rank: Callable[[str, str], list[int]]) -> tuple[float, float]:
+    """Mean nDCG@10 and MRR@10 of `rank(query id, text)`, a chunk ranking, at document level
+    (BEIR) or file level (question sets)."""
     n, m = [], []
-    for qid, _ in data["queries"]:
-        ranking = doc_ranking(method(data, data["q"][qid]), data["doc"])
+    for qid, text in data["queries"]:
+        ranking = doc_ranking(rank(qid, text), data["doc"])
         grades = data["relevant"].get(qid, {})
         n.append(ndcg10(ranking, grades))
         m.append(mrr10(ranking, grades))
     return statistics.fmean(n), statistics.fmean(m)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def set_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options every study over cached sets takes."""
     parser.add_argument("--cache", type=Path, required=True)
     parser.add_argument("--data-dir", default="", help="data dir of the BEIR indexes (models)")
     parser.add_argument("--beir", nargs="*", default=[], help="DIR=INDEX_DB")
     parser.add_argument("--questions", nargs="*", default=[], help="FILE:KB_DATA_DIR")
+
+
+def print_head(sets: list[dict], width: int = 24) -> None:
+    print(f"{'method':<{width}}" + "".join(f"{d['name'][:12]:>15}" for d in sets) + "   mean")
+
+
+def print_row(label: str, values: list[tuple[float, float]], width: int = 24) -> None:
+    cells = "".join(f"{n:7.4f}/{m:.3f}" for n, m in values)
+    mean_n = statistics.fmean(v[0] for v in values)
+    mean_m = statistics.fmean(v[1] for v in values)
+    print(f"{label:<{width}}{cells} {mean_n:.4f}/{mean_m:.3f}", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    set_arguments(parser)
     args = parser.parse_args()
     sets = [load(s, args.cache, False, args.data_dir) for s in args.beir]
     sets += [load(s, args.cache, True) for s in args.questions]
-    print(f"{'method':<24}" + "".join(f"{d['name'][:12]:>15}" for d in sets) + "   mean")
+    print_head(sets)
     for name, method in METHODS.items():
-        values = [score(d, method) for d in sets]
-        cells = "".join(f"{n:7.4f}/{m:.3f}" for n, m in values)
-        mean_n = statistics.fmean(v[0] for v in values)
-        mean_m = statistics.fmean(v[1] for v in values)
-        print(f"{name:<24}{cells} {mean_n:.4f}/{mean_m:.3f}", flush=True)
+        print_row(name, [score(d, lambda qid, _, d=d, f=method: f(d, d["q"][qid])) for d in sets])
 
 
 if __name__ == "__main__":

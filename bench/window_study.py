@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -30,8 +29,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from fusion_study import convex_floor0, doc_ranking, mrr10, ndcg10  # noqa: E402
-from prf_study import load  # noqa: E402
+from fusion_study import convex_floor0  # noqa: E402
+from prf_study import load, print_head, print_row, score, set_arguments  # noqa: E402
 
 from kb_search.config import load_config  # noqa: E402
 from kb_search.knowledge_base import KnowledgeBase  # noqa: E402
@@ -149,29 +148,22 @@ def vector_scores(data: dict, qvec: np.ndarray, how: str) -> np.ndarray:
 METHODS = ("chunk", "max", "chunk+max", "maxall", "mean-vec", "doc0.25", "doc0.5", "doc1")
 
 
-def score(data: dict, how: str, leg_only: bool) -> tuple[float, float]:
+def ranker(data: dict, how: str, leg_only: bool):
     fuse = convex_floor0(0.5)
-    n, m = [], []
-    for qid, _ in data["queries"]:
+
+    def rank(qid: str, _text: str) -> list[int]:
         q = data["q"][qid]
         vector = top(data, vector_scores(data, q["qvec"], how))
         if leg_only:
-            chunks = [c for c, _ in vector]
-        else:
-            chunks = fuse({"lexical": q["lexical"], "vector": vector, "doc": data["doc"]})
-        ranking = doc_ranking(chunks, data["doc"])
-        grades = data["relevant"].get(qid, {})
-        n.append(ndcg10(ranking, grades))
-        m.append(mrr10(ranking, grades))
-    return statistics.fmean(n), statistics.fmean(m)
+            return [c for c, _ in vector]
+        return fuse({"lexical": q["lexical"], "vector": vector, "doc": data["doc"]})
+
+    return rank
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cache", type=Path, required=True)
-    parser.add_argument("--data-dir", default="", help="data dir of the BEIR indexes (models)")
-    parser.add_argument("--beir", nargs="*", default=[], help="DIR=INDEX_DB")
-    parser.add_argument("--questions", nargs="*", default=[], help="FILE:KB_DATA_DIR")
+    set_arguments(parser)
     parser.add_argument("--window", type=int, default=128, help="word pieces a window holds")
     parser.add_argument("--stride", type=int, default=0, help="0 = windows do not overlap")
     args = parser.parse_args()
@@ -185,15 +177,11 @@ def main() -> None:
         )
         prepare(data, ids, matrix)
         sets.append(data)
-    print(f"{'method':<22}" + "".join(f"{d['name'][:12]:>15}" for d in sets) + "   mean")
+    print_head(sets, 22)
     for leg_only in (True, False):
         for how in METHODS:
-            values = [score(d, how, leg_only) for d in sets]
-            cells = "".join(f"{n:7.4f}/{m:.3f}" for n, m in values)
-            mean_n = statistics.fmean(v[0] for v in values)
-            mean_m = statistics.fmean(v[1] for v in values)
-            label = f"{'vector' if leg_only else 'hybrid'} {how}"
-            print(f"{label:<22}{cells} {mean_n:.4f}/{mean_m:.3f}", flush=True)
+            values = [score(d, ranker(d, how, leg_only)) for d in sets]
+            print_row(f"{'vector' if leg_only else 'hybrid'} {how}", values, 22)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kb_search.embedding.embedder import default_threads, make_session
+from kb_search.embedding.embedder import default_threads, make_session, padded_feed
 from kb_search.embedding.provision import ModelInfo, ModelNotAvailableError, provision_model
 
 
@@ -56,16 +56,7 @@ class CrossEncoder:
         return out
 
     def _run(self, encodings: list) -> np.ndarray:
-        width = max(len(e.ids) for e in encodings)
-        ids = np.full((len(encodings), width), self._pad_id, dtype=np.int64)
-        mask = np.zeros_like(ids)
-        types = np.zeros_like(ids)
-        for row, enc in enumerate(encodings):
-            n = len(enc.ids)
-            ids[row, :n] = enc.ids
-            mask[row, :n] = 1
-            types[row, :n] = enc.type_ids
-        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+        feed = padded_feed(encodings, self._pad_id)
         feed = {k: v for k, v in feed.items() if k in self._input_names}
         logits = self._session.run([self._output], feed)[0].astype(np.float64)
         return relevance(logits)

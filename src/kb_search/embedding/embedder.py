@@ -116,19 +116,9 @@ class Embedder:
         return out
 
     def _run(self, encodings: list[Encoding]) -> np.ndarray:
-        width = max(len(e.ids) for e in encodings)
-        ids = np.full((len(encodings), width), self._pad_id, dtype=np.int64)
-        mask = np.zeros_like(ids)
-        types = np.zeros_like(ids)
-        for row, enc in enumerate(encodings):
-            n = len(enc.ids)
-            ids[row, :n] = enc.ids
-            mask[row, :n] = 1
-            types[row, :n] = enc.type_ids
-        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
-        feed = {k: v for k, v in feed.items() if k in self._input_names}
-        hidden = self._session.run([self._output], feed)[0]
-        return self._pool(hidden, mask)
+        feed = padded_feed(encodings, self._pad_id)
+        hidden = self._session.run([self._output], _inputs(feed, self._input_names))[0]
+        return self._pool(hidden, feed["attention_mask"])
 
     def _pool(self, hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
         if self.info.pooling == "cls":
@@ -140,6 +130,26 @@ class Embedder:
             norms = np.linalg.norm(pooled, axis=1, keepdims=True)
             pooled = pooled / np.maximum(norms, 1e-12)
         return pooled.astype(np.float32, copy=False)
+
+
+def padded_feed(encodings: Sequence[Encoding], pad_id: int) -> dict[str, np.ndarray]:
+    """A batch of encodings as a BERT graph's inputs: ids padded to the longest, the attention
+    mask, the segment (token type) ids."""
+    width = max(len(e.ids) for e in encodings)
+    ids = np.full((len(encodings), width), pad_id, dtype=np.int64)
+    mask = np.zeros_like(ids)
+    types = np.zeros_like(ids)
+    for row, enc in enumerate(encodings):
+        n = len(enc.ids)
+        ids[row, :n] = enc.ids
+        mask[row, :n] = 1
+        types[row, :n] = enc.type_ids
+    return {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+
+
+def _inputs(feed: dict[str, np.ndarray], names: set[str]) -> dict[str, np.ndarray]:
+    """Only the inputs the graph has (some take no token_type_ids)."""
+    return {k: v for k, v in feed.items() if k in names}
 
 
 def make_session(path: Path, threads: int, prepack: bool = True) -> InferenceSession:
