@@ -237,3 +237,10 @@ def test_a_quantised_reranker_scores_close_to_the_float_one(tmp_path: Path) -> N
     a = fp32.model.score("alpha search", passages)
     b = int8.model.score("alpha search", passages)
     assert np.abs(a - b).max() < 0.1 and not np.array_equal(a, b)
+
+
+def test_the_terminal_says_the_results_were_reranked(kb, sample, environment, tmp_path) -> None:
+    kb("add", str(sample))
+    assert '"git" (hybrid): ' in kb("search", "git", "--format", "human").stdout
+    environment.env["KB_RERANKER"] = str(write_cross_encoder(tmp_path / "tiny-ce"))
+    assert '"git" (hybrid, reranked): ' in kb("search", "git", "--format", "human").stdout

@@ -96,7 +96,10 @@ def search_human(response: SearchResponse, term: Terminal) -> str:
         counts = f"top {shown} of {plural(total, 'matching chunk')}"
     else:
         counts = f"{plural(shown, 'result')} ({total} with its words)"
-    parts: list[Any] = [Text(f'Search "{response.query}" ({response.mode}): {counts}')]
+    mode = response.mode
+    if any("rerank" in r.score_breakdown for r in response.results):
+        mode += ", reranked"  # the scores are the reranker's, not the fused ones
+    parts: list[Any] = [Text(f'Search "{response.query}" ({mode}): {counts}')]
     bad_legs = [
         f"{leg}: {state}" for leg, state in response.legs.items() if state not in ("ok", "empty")
     ]
