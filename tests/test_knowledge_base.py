@@ -131,7 +131,7 @@ def test_stages_compose_to_search(kb):
 class ReverseReranker:
     name = "reverse"
 
-    def rerank(self, query: str, candidates: list[Candidate]) -> list[Candidate]:
+    def rerank(self, query: str, candidates: list[Candidate], deadline=None) -> list[Candidate]:
         assert all(c.text for c in candidates)  # the stage before loaded the text
         out = list(reversed(candidates))
         for rank, candidate in enumerate(out):

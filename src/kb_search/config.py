@@ -109,7 +109,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "search.rerank_depth",
         30,
-        _int_range(1, 1000),
+        _int_range(1, 200),
         ("KB_RERANK_DEPTH",),
         "fused candidates the reranker reads (each costs a model pass)",
     ),
@@ -321,4 +321,23 @@ def load_config(
             value, origin = flags[setting.key], "flag"
         cfg.values[setting.key] = _convert(setting, value, origin)
         cfg.sources[setting.key] = origin
+    # Directories named relative to where they were written: made absolute here, as the DB
+    # path is, so a warm server (another process, another cwd) loads the same model.
+    bases = {str(config_file): config_file.parent}
+    if project_file is not None:
+        bases[str(project_file)] = project_file.parent
+    for key in ("model_source", "search.reranker"):
+        value = cfg.values[key]
+        if value and value != "none":
+            base = bases.get(cfg.sources[key], cwd)
+            cfg.values[key] = _absolute_dir(value, base)
     return cfg
+
+
+def _absolute_dir(value: str, base: Path) -> str:
+    """`value` made absolute when it names a directory under `base` (a model id, or "none",
+    stays as it is); a trailing @variant (reranker "DIR@int8") is kept."""
+    for path, tail in ((value, ""), (value.rpartition("@")[0], "@" + value.rpartition("@")[2])):
+        if path and (base / Path(path).expanduser()).is_dir():
+            return str((base / Path(path).expanduser()).resolve()) + tail
+    return value

@@ -13,7 +13,7 @@ import functools
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -80,6 +80,7 @@ class KnowledgeBase:
         self._writer: db.Connection | None = None
         self._vector: VectorLegState | None = None
         self._rerankers: dict[str, Reranker | None] = {}  # by name, built once
+        self._rerank_lock = threading.Lock()
         self._lock = threading.Lock()  # the vector leg loads once
         self.model_load_ms = 0.0  # how long opening the vector leg (model + index) took
         self._readers_lock = threading.Lock()
@@ -303,6 +304,8 @@ class KnowledgeBase:
             " (fewer words, a filter) or raise search.timeout_s"
         )
         conn.set_progress_handler(lambda: time.monotonic() > deadline, 1000)
+        if options.reranker is not None:
+            options = replace(options, deadline=deadline)
         try:
             response = search(conn, query, options, vector=vector, vector_unavailable=why)
         except (db.OperationalError, SearchError) as exc:
@@ -340,12 +343,13 @@ class KnowledgeBase:
     def _reranker(self, name: str | None = None) -> Reranker | None:
         """The rerank stage called `name` (default: the configured one), built once."""
         name = name or self.config["search.reranker"]
-        if name not in self._rerankers:
-            from kb_search.search.rerank import reranker_named
-            from kb_search.vectors.model import model_cache_dir
+        with self._rerank_lock:  # the warm server's threads: one model, built once
+            if name not in self._rerankers:
+                from kb_search.search.rerank import reranker_named
+                from kb_search.vectors.model import model_cache_dir
 
-            self._rerankers[name] = reranker_named(name, model_cache_dir(self.config))
-        return self._rerankers[name]
+                self._rerankers[name] = reranker_named(name, model_cache_dir(self.config))
+            return self._rerankers[name]
 
     def similar(self, ref: str, *, chunk: bool = False, top: int = 10) -> SearchResponse:
         from kb_search.search.similar import similar_chunks, similar_documents

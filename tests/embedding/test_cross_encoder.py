@@ -8,7 +8,9 @@ one), so what the real model would rank is not tested here: the arithmetic and t
 from __future__ import annotations
 
 import json
+import re
 import shutil
+import time
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +23,7 @@ from tiny_bert import (  # noqa: E402
     reference_logits,
     write_checkpoint,
     write_cross_encoder,
+    write_safetensors,
 )
 
 from kb_search.config import load_config  # noqa: E402
@@ -104,15 +107,123 @@ def test_provisioned_cross_encoder_scores_pairs_as_the_reference(tmp_path: Path)
     np.testing.assert_allclose(again.score(query, passages), scores, atol=1e-6)
 
 
-def test_an_embedder_entry_is_not_reused_as_a_cross_encoder(tmp_path: Path) -> None:
+def test_an_embedder_and_a_reranker_of_one_model_keep_entries_of_their_own(tmp_path: Path) -> None:
     model = write_cross_encoder(tmp_path / "ce")
-    encoder_entry = provision_model("local/ce", tmp_path / "cache", model)
-    assert encoder_entry.head == "encoder"
-    cross = provision_model("local/ce", tmp_path / "cache", model, head="classifier")
-    assert cross.head == "classifier"
+    cache = tmp_path / "cache"
+    encoder = provision_model("local/ce", cache, model)
+    cross = provision_model("local/ce", cache, model, head="classifier")
+    assert (encoder.head, cross.head) == ("encoder", "classifier") and encoder.path != cross.path
+    stamps = [(e.path / "kb_model.json").stat().st_mtime_ns for e in (encoder, cross)]
+    for _ in range(2):  # provisioned again both ways: each entry reused, none converted again
+        assert provision_model("local/ce", cache, model).path == encoder.path
+        assert provision_model("local/ce", cache, model, head="classifier").path == cross.path
+    assert [(e.path / "kb_model.json").stat().st_mtime_ns for e in (encoder, cross)] == stamps
     assert len(CrossEncoder(cross).score("alpha", ["beta"])) == 1
     with pytest.raises(Exception, match="not a cross-encoder"):
-        CrossEncoder(provision_model("local/ce", tmp_path / "cache", model))
+        CrossEncoder(encoder)
+
+
+def test_a_failed_reranker_leaves_the_embedders_entry_alone(tmp_path: Path) -> None:
+    encoder_dir = write_checkpoint(tmp_path / "minilm")  # an embedder: no classifier
+    cache = tmp_path / "cache"
+    entry = provision_model("local/minilm", cache, encoder_dir)
+    with pytest.raises(ConversionError):
+        provision_model("local/minilm", cache, encoder_dir, head="classifier")
+    assert (entry.path / "kb_model.json").is_file()
+
+
+def test_two_directories_of_one_name_are_two_rerankers(tmp_path: Path) -> None:
+    a = reranker_named(str(write_cross_encoder(tmp_path / "a" / "model", seed=1)), tmp_path / "c")
+    b = reranker_named(str(write_cross_encoder(tmp_path / "b" / "model", seed=2)), tmp_path / "c")
+    assert a.name != b.name and a.model.info.path != b.model.info.path
+    assert a.model.score("alpha", ["beta"])[0] != b.model.score("alpha", ["beta"])[0]
+
+
+def test_a_two_class_reranker_scores_the_class_its_labels_call_relevant(tmp_path: Path) -> None:
+    model = write_cross_encoder(tmp_path / "ce", labels=2)
+    config = json.loads((model / "config.json").read_text())
+    (model / "config.json").write_text(
+        json.dumps({**config, "id2label": {"0": "relevant", "1": "irrelevant"}})
+    )
+    encoder = load_cross_encoder("local/ce", tmp_path / "cache", model)
+    assert encoder.info.relevant_label == 0
+    enc = encoder._tokenizer.encode("alpha", "beta gamma")
+    ids = np.array([enc.ids])
+    logits = reference_logits(
+        cross_encoder_weights(2), ids, np.ones_like(ids), np.array([enc.type_ids])
+    )
+    want = np.exp(logits[0]) / np.exp(logits[0]).sum()
+    assert encoder.score("alpha", ["beta gamma"])[0] == pytest.approx(want[0], abs=1e-5)
+    three = write_cross_encoder(tmp_path / "nli", labels=3)
+    with pytest.raises(ConfigError, match="3 labels: not a relevance"):
+        reranker_named(str(three), tmp_path / "cache")
+
+
+def test_a_model_that_cannot_score_pairs_is_refused_when_it_loads(tmp_path: Path) -> None:
+    model = write_cross_encoder(tmp_path / "one-segment")
+    config = json.loads((model / "config.json").read_text())
+    (model / "config.json").write_text(json.dumps({**config, "type_vocab_size": 1}))
+    tensors = cross_encoder_weights()
+    tensors["bert.embeddings.token_type_embeddings.weight"] = tensors[
+        "bert.embeddings.token_type_embeddings.weight"
+    ][:1]
+    write_safetensors(model / "model.safetensors", tensors)
+    with pytest.raises(ConfigError, match="cannot score a query and a passage") as caught:
+        reranker_named(str(model), tmp_path / "cache")
+    assert "\n" not in str(caught.value)
+
+
+def test_a_tokenizer_without_a_pair_template_is_refused(tmp_path: Path) -> None:
+    from tokenizers.implementations import BertWordPieceTokenizer
+
+    model = write_cross_encoder(tmp_path / "no-pairs")
+    tokenizer = BertWordPieceTokenizer(str(model / "vocab.txt"))
+    tokenizer._tokenizer.post_processor = None
+    tokenizer.save(str(model / "tokenizer.json"))
+    with pytest.raises(ConfigError, match="does not encode a query and a passage as a pair"):
+        reranker_named(str(model), tmp_path / "cache")
+
+
+def test_long_passages_are_cut_and_the_query_kept(tmp_path: Path) -> None:
+    encoder = load_cross_encoder(
+        "local/ce", tmp_path / "cache", write_cross_encoder(tmp_path / "ce")
+    )
+    window = encoder.info.max_tokens
+    query = "alpha beta gamma"
+    long_passage = " ".join(["delta"] * (3 * window))
+    [enc] = encoder._encode(query, [long_passage])
+    assert (
+        len(enc.ids) == window
+        and enc.ids[1:4] == encoder._tokenizer.encode(query, add_special_tokens=False).ids
+    )
+    long_query = " ".join(["search"] * (2 * window))  # longer than the window on its own
+    scores = encoder.score(long_query, ["index vector", long_passage])
+    assert scores.shape == (2,) and np.all((scores >= 0) & (scores <= 1))
+
+
+def test_the_rerank_stage_stops_at_the_search_budget(tmp_path: Path) -> None:
+    from kb_search.errors import SearchError
+    from kb_search.search.results import Candidate
+
+    reranker = reranker_named(str(write_cross_encoder(tmp_path / "ce")), tmp_path / "cache")
+    candidates = [Candidate(i, 0.5, {}, text=f"alpha w{i}") for i in range(40)]
+    with pytest.raises(SearchError, match="past the search's budget"):
+        reranker.rerank("alpha", candidates, deadline=time.monotonic() - 1)
+    assert len(reranker.rerank("alpha", candidates, deadline=time.monotonic() + 60)) == 40
+
+
+def test_a_relative_reranker_directory_means_the_same_model_from_any_directory(
+    tmp_path: Path,
+) -> None:
+    write_cross_encoder(tmp_path / "models" / "ce")
+    env = {"KB_DATA_DIR": str(tmp_path / "data"), "KB_RERANKER": "models/ce@int8"}
+    config = load_config(env=env, cwd=tmp_path)
+    assert config["search.reranker"] == f"{(tmp_path / 'models' / 'ce').resolve()}@int8"
+    assert load_config(env={**env, "KB_RERANKER": "none"}, cwd=tmp_path)["search.reranker"] == (
+        "none"
+    )
+    model_id = load_config(env={**env, "KB_RERANKER": "org/model"}, cwd=tmp_path)
+    assert model_id["search.reranker"] == "org/model"
 
 
 def _kb(tmp_path: Path, reranker: str, depth: int = 30) -> KnowledgeBase:
@@ -133,7 +244,7 @@ def test_search_reranks_the_fused_head_with_the_cross_encoder(tmp_path: Path) ->
         kb.add([tmp_path / "notes"])
         options = kb.search_options(top=20)
         assert isinstance(options.reranker, CrossEncoderReranker)
-        assert options.reranker.name == "local/my reranker"
+        assert re.fullmatch(r"local/my reranker-[0-9a-f]{6}", options.reranker.name)
         response = kb.search("install git", options)
         assert "rerank" in response.timings_ms
         fused_ids = [r.chunk_id for r in kb.search("install git", kb.search_options(
@@ -170,7 +281,7 @@ class _NoRerank:
 
     name = "keep"
 
-    def rerank(self, query, candidates):
+    def rerank(self, query, candidates, deadline=None):
         return candidates
 
 
@@ -203,11 +314,12 @@ def test_eval_names_the_reranker_and_none_turns_it_off(kb, sample, environment, 
     kb("add", str(sample))
     environment.env["KB_RERANKER"] = str(model)
     reranked = kb.json("eval", str(questions), "--mode", "hybrid")
-    assert reranked["reranker"] == "local/tiny-ce" and reranked["rerank_depth"] == 30
+    name = reranked["reranker"]
+    assert name.startswith("local/tiny-ce-") and reranked["rerank_depth"] == 30
     plain = kb.json("eval", str(questions), "--mode", "hybrid", "--reranker", "none")
     assert plain["reranker"] == "none" and plain["rerank_depth"] is None
     human = kb("eval", str(questions), "--mode", "hybrid", "--format", "human").stdout
-    assert "reranked by local/tiny-ce (top 30)" in human
+    assert f"reranked by {name} (top 30)" in human
 
 
 def test_doctor_reports_the_reranker(kb, sample, environment, tmp_path, monkeypatch) -> None:
@@ -218,7 +330,7 @@ def test_doctor_reports_the_reranker(kb, sample, environment, tmp_path, monkeypa
     environment.env["KB_RERANKER"] = str(write_cross_encoder(tmp_path / "tiny-ce"))
     checks = {c["name"]: c for c in kb.json("doctor")["checks"]}
     assert checks["reranker"]["ok"]
-    assert checks["reranker"]["detail"].startswith("local/tiny-ce (local:")
+    assert re.match(r"local/tiny-ce-[0-9a-f]{6} \(local:", checks["reranker"]["detail"])
     environment.env["KB_RERANKER"] = "nope/no-such-reranker"
     result = kb("doctor", "--format", "json", ok=False)
     assert result.exit_code == 1
@@ -231,7 +343,7 @@ def test_a_quantised_reranker_scores_close_to_the_float_one(tmp_path: Path) -> N
     model = write_cross_encoder(tmp_path / "ce")
     fp32 = reranker_named(str(model), tmp_path / "cache")
     int8 = reranker_named(f"{model}@int8", tmp_path / "cache")
-    assert (fp32.name, int8.name) == ("local/ce", "local/ce@int8")
+    assert int8.name == f"{fp32.name}@int8" and fp32.name.startswith("local/ce-")
     assert int8.model.info.variant == "int8" and int8.model.info.head == "classifier"
     passages = ["beta gamma index", "vector", "alpha search model note delta"]
     a = fp32.model.score("alpha search", passages)

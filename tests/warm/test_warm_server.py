@@ -412,3 +412,20 @@ def test_the_front_door_takes_only_search_command_lines() -> None:
     for other in (["search"], ["add", "x"], ["search", "x", "--help"], ["search", "x", "--db"]):
         assert split_search(other) is None, other
     assert split_search(["--bogus", "search", "x"]) is None
+
+
+def test_the_server_reranks_as_the_in_process_search_does(warm_kb: WarmKb) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "embedding"))
+    from tiny_bert import write_cross_encoder
+
+    write_cross_encoder(warm_kb.environment.cwd / "models" / "ce")
+    # named relative to the caller's directory: the server, elsewhere, loads the same model
+    warm_kb.environment.env["KB_RERANKER"] = "models/ce"
+    warm_kb.start_server()
+    before = warm_kb.status()["requests"]
+    for query in [("backups",), ("retry", "--top", "2"), ("release", "--mode", "lexical")]:
+        cold = without_timings(warm_kb.run("search", *query, "--format", "json", warm=False).stdout)
+        warm = without_timings(warm_kb.run("search", *query, "--format", "json").stdout)
+        assert warm == cold, query
+        assert all("rerank" in r["score_breakdown"] for r in warm["results"])
+    assert warm_kb.status()["requests"] == before + 3 + 1

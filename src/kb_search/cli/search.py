@@ -101,7 +101,11 @@ class QueryCommand(click.Command):
 @click.option("--lang", "languages", multiple=True, help="Only this language (python, go...).")
 @click.option("--after", "after", help="Only files modified on/after this date (YYYY-MM-DD).")
 @click.option("--before", "before", help="Only files modified before this date (YYYY-MM-DD).")
-@click.option("--min-score", type=click.FloatRange(0, 1), help="Drop results scoring below this.")
+@click.option(
+    "--min-score",
+    type=click.FloatRange(0, 1),
+    help="Drop results scoring below this (with a reranker: below its score).",
+)
 @click.option(
     "--fusion",
     type=click.Choice(["convex", "rrf"]),

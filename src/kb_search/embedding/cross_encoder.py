@@ -5,6 +5,7 @@ to ONNX once (provision.py, head="classifier"), onnxruntime and tokenizers, no t
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -15,8 +16,9 @@ from kb_search.embedding.provision import ModelInfo, ModelNotAvailableError, pro
 
 
 class CrossEncoder:
-    """Relevance of passages to a query, in [0, 1] (sigmoid of a one-logit model, else the
-    probability of the last class, "relevant", of a softmax)."""
+    """Relevance of passages to a query, in [0, 1]: the sigmoid of a one-logit model, else the
+    probability of its relevance class (`ModelInfo.relevant_label`, from the checkpoint's
+    id2label)."""
 
     def __init__(self, model: ModelInfo | Path, threads: int | None = None) -> None:
         from tokenizers import Tokenizer
@@ -33,41 +35,91 @@ class CrossEncoder:
                 f"{self.info.name} is not a cross-encoder: its output {self._output!r} has"
                 f" shape {shape}, not [batch, labels]"
             )
+        if isinstance(shape[1], int) and shape[1] > 2:
+            raise ModelNotAvailableError(
+                f"{self.info.name} classifies into {shape[1]} labels: not a relevance"
+                " (cross-encoder) model, which has one score or two classes"
+            )
+        # Passages are cut to fit the window, never the query; a query too long for the
+        # window on its own is cut too (longest_first), as transformers does.
         self._tokenizer = Tokenizer.from_file(str(self.info.tokenizer_path))
         self._tokenizer.no_padding()
-        # A long passage is cut, never the query (longest_first takes from the longer one).
-        self._tokenizer.enable_truncation(max_length=self.info.max_tokens)
+        self._tokenizer.enable_truncation(self.info.max_tokens, strategy="only_second")
+        self._fallback = Tokenizer.from_file(str(self.info.tokenizer_path))
+        self._fallback.no_padding()
+        self._fallback.enable_truncation(self.info.max_tokens, strategy="longest_first")
         self._pad_id = self._tokenizer.token_to_id("[PAD]") or 0
+        self._probe()
+
+    def _probe(self) -> None:
+        """Score one pair now: a tokenizer that does not mark the passage as the second
+        segment, or a graph that cannot run on pairs, fails here (at load, `kb doctor`,
+        `kb serve`), not on every search."""
+        pair = self._tokenizer.encode("query", "passage")
+        bare = self._tokenizer.encode("query", "passage", add_special_tokens=False)
+        if len(pair.ids) <= len(bare.ids) or 1 not in pair.type_ids:
+            raise ModelNotAvailableError(
+                f"{self.info.name}: its tokenizer does not encode a query and a passage as a"
+                " pair ([CLS] query [SEP] passage [SEP], the passage as segment 1)"
+            )
+        try:
+            self._run([pair])
+        except Exception as exc:  # noqa: BLE001 - onnxruntime's errors have no common base
+            reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+            raise ModelNotAvailableError(
+                f"{self.info.name} cannot score a query and a passage: {reason}"
+            ) from exc
 
     @property
     def name(self) -> str:
         return self.info.name
 
-    def score(self, query: str, passages: Sequence[str], batch_size: int = 16) -> np.ndarray:
-        """One score per passage, in input order."""
+    def score(
+        self,
+        query: str,
+        passages: Sequence[str],
+        batch_size: int = 16,
+        deadline: float | None = None,
+    ) -> np.ndarray:
+        """One score per passage, in input order. Past `deadline` (time.monotonic()),
+        DeadlineExceeded between two batches."""
         out = np.empty(len(passages), dtype=np.float32)
         if not passages:
             return out
-        encodings = self._tokenizer.encode_batch([(query, p) for p in passages])
+        encodings = self._encode(query, passages)
         order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
         for start in range(0, len(order), batch_size):
+            if deadline is not None and time.monotonic() > deadline:
+                raise DeadlineExceeded(f"{self.name} stopped after {start} of {len(order)}")
             idx = order[start : start + batch_size]
             out[idx] = self._run([encodings[i] for i in idx])
         return out
+
+    def _encode(self, query: str, passages: Sequence[str]) -> list:
+        pairs = [(query, p) for p in passages]
+        try:
+            return self._tokenizer.encode_batch(pairs)
+        except Exception:  # noqa: BLE001 - the query alone is longer than the window
+            return self._fallback.encode_batch(pairs)
 
     def _run(self, encodings: list) -> np.ndarray:
         feed = padded_feed(encodings, self._pad_id)
         feed = {k: v for k, v in feed.items() if k in self._input_names}
         logits = self._session.run([self._output], feed)[0].astype(np.float64)
-        return relevance(logits)
+        return relevance(logits, self.info.relevant_label)
 
 
-def relevance(logits: np.ndarray) -> np.ndarray:
-    """[batch, labels] logits -> [batch] scores in [0, 1]."""
+class DeadlineExceeded(RuntimeError):
+    """Scoring ran past the search's time budget."""
+
+
+def relevance(logits: np.ndarray, label: int = -1) -> np.ndarray:
+    """[batch, labels] logits -> [batch] scores in [0, 1]: the sigmoid of one logit, else the
+    softmax probability of class `label`."""
     if logits.shape[1] == 1:
         return 1.0 / (1.0 + np.exp(-logits[:, 0]))
     shifted = np.exp(logits - logits.max(axis=1, keepdims=True))
-    return shifted[:, -1] / shifted.sum(axis=1)
+    return shifted[:, label] / shifted.sum(axis=1)
 
 
 def load_cross_encoder(name: str, cache_dir: Path, source: Path | None = None) -> CrossEncoder:

@@ -81,6 +81,7 @@ class ModelInfo:
     variant: str = ""  # "" for the model as published, else e.g. "int8"
     weights: str = ""  # the file beside model.onnx its weights are read from, if any
     head: str = "encoder"  # "encoder" (an embedder) or "classifier" (a cross-encoder)
+    relevant_label: int = -1  # a two-class cross-encoder's "relevant" class (-1: the last)
 
     @property
     def onnx_path(self) -> Path:
@@ -142,7 +143,9 @@ def provision_model(
         check_variant(variant)
     except UnknownVariantError as exc:
         raise ModelNotAvailableError(f"Model '{name}': {exc}.") from None
-    target = Path(cache_dir) / safe_name(name)
+    # A cross-encoder's entry has a name of its own: one model id provisioned both ways (an
+    # embedder and a reranker) would otherwise overwrite the other's entry on every load.
+    target = Path(cache_dir) / (safe_name(name) + ("#cross-encoder" if head != "encoder" else ""))
     fingerprint = _fingerprint(Path(source)) if source is not None else None
     cached = _load_cached(target, fingerprint, variant, head)
     if (
@@ -342,6 +345,8 @@ def _install(
     base, variant = split_variant(name)
     meta = _read_metadata(base, model_dir, origin)  # before invalidating: source may be target
     meta = replace(meta, name=name, variant=variant, head=head)
+    if head == "classifier":
+        meta = replace(meta, relevant_label=_relevant_label(model_dir))
     target.mkdir(parents=True, exist_ok=True)
     # Invalidate first: a crash below must not pair new files with the old metadata.
     (target / MODEL_META).unlink(missing_ok=True)
@@ -513,6 +518,25 @@ def _read_metadata(name: str, model_dir: Path, origin: str) -> ModelInfo:
         passage_prefix=passage,
         source=origin,
     )
+
+
+_RELEVANT = re.compile(r"(?i)^(relevant|positive|entailment|true|yes|1)$")
+
+
+def _relevant_label(model_dir: Path) -> int:
+    """Which of a cross-encoder's classes means "relevant": its only one (a single logit),
+    else of two the one id2label calls relevant/positive/entailment/..., else the second."""
+    config = _read_json(model_dir / "config.json")
+    labels = {int(k): str(v) for k, v in (config.get("id2label") or {}).items()}
+    count = len(labels) or int(config.get("num_labels", 1))
+    if count > 2:
+        raise ModelNotAvailableError(
+            f"{model_dir.name} classifies into {count} labels: not a relevance (cross-encoder)"
+            " model, which has one score or two classes"
+        )
+    if count == 2 and _RELEVANT.match(labels.get(0, "")) and not _RELEVANT.match(labels.get(1, "")):
+        return 0
+    return -1
 
 
 def _max_tokens(model_dir: Path, config: dict) -> int:

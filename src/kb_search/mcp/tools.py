@@ -68,7 +68,13 @@ Paths = Annotated[
 ]
 Langs = Annotated[str | list[str] | None, Field(description="Only this language, e.g. python.")]
 MinScore = Annotated[
-    float | None, Field(ge=0, le=1, description="Drop results scoring below this (0..1).")
+    float | None,
+    Field(
+        ge=0,
+        le=1,
+        description="Drop results scoring below this (0..1; a reranker's score"
+        " when one is configured).",
+    ),
 ]
 Mode = Annotated[
     Literal["hybrid", "lexical", "vector"],
@@ -213,9 +219,7 @@ def register_tools(server: Any, kb: KnowledgeBase) -> None:
     ) -> str:
         if (id is None) == (path is None):
             raise _tool_error("give exactly one of `id` or `path`")
-        return to_json(
-            document_dict(kb, str(id) if id is not None else path or "", include_chunks)
-        )
+        return to_json(document_dict(kb, str(id) if id is not None else path or "", include_chunks))
 
     def get_chunk(
         chunk_id: Annotated[int, Field(description="chunk_id from a search result.")],

@@ -37,6 +37,7 @@ class SearchOptions:
     snippets: bool = True  # evaluation turns them off: it only needs the ranking
     reranker: Reranker | None = None
     rerank_depth: int = 30
+    deadline: float | None = None  # time.monotonic() past which the rerank stage stops
     leg_depth: int = 100
 
     def depth(self) -> int:
@@ -192,7 +193,9 @@ def search(
     if options.reranker is not None:
         t0 = clock()
         candidates = with_text(conn, candidates, options.rerank_depth)
-        candidates = apply_reranker(options.reranker, query, candidates, options.rerank_depth)
+        candidates = apply_reranker(
+            options.reranker, query, candidates, options.rerank_depth, options.deadline
+        )
         timings["rerank"] = (clock() - t0) * 1000
     passing = above_min_score(candidates, options)
     top = cut(passing, options)

@@ -9,11 +9,12 @@ cache, or the hub when online) or a local directory holding one.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from kb_search.errors import ConfigError
+from kb_search.errors import ConfigError, SearchError
 from kb_search.search.results import Candidate
 
 if TYPE_CHECKING:
@@ -23,7 +24,12 @@ if TYPE_CHECKING:
 class Reranker(Protocol):
     name: str
 
-    def rerank(self, query: str, candidates: list[Candidate]) -> list[Candidate]: ...
+    def rerank(
+        self, query: str, candidates: list[Candidate], deadline: float | None = None
+    ) -> list[Candidate]:
+        """The candidates re-scored in [0, 1], best first; `deadline` (time.monotonic()) is
+        the search's budget: past it, stop with SearchError."""
+        ...
 
 
 # name (the `search.reranker` setting) -> a function that builds the reranker, for rerankers
@@ -38,8 +44,19 @@ class CrossEncoderReranker:
         self.model = model
         self.name = model.name
 
-    def rerank(self, query: str, candidates: list[Candidate]) -> list[Candidate]:
-        scores = self.model.score(query, [c.text or "" for c in candidates])
+    def rerank(
+        self, query: str, candidates: list[Candidate], deadline: float | None = None
+    ) -> list[Candidate]:
+        from kb_search.embedding.cross_encoder import DeadlineExceeded
+
+        texts = [c.text or "" for c in candidates]
+        try:
+            scores = self.model.score(query, texts, deadline=deadline)
+        except DeadlineExceeded as exc:
+            raise SearchError(f"the rerank stage ran past the search's budget ({exc})") from exc
+        except Exception as exc:  # noqa: BLE001 - onnxruntime's errors have no common base
+            reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+            raise SearchError(f"reranker {self.name} failed: {reason}") from exc
         for candidate, score in zip(candidates, scores):
             candidate.score = float(score)
         return sorted(candidates, key=lambda c: (-c.score, c.chunk_id))
@@ -59,9 +76,11 @@ def reranker_named(name: str, cache_dir: Path) -> Reranker | None:
     base, variant = split_variant(name)  # "DIR@int8" or "MODEL@int8": quantised
     if Path(name).expanduser().is_dir():
         base, variant = name, ""
-    local = Path(base).expanduser()
+    local = Path(base).expanduser().resolve()
     source = local if local.is_dir() else None
-    model = join_variant(f"local/{local.resolve().name}", variant) if source else name
+    # Two directories of the same name are two models: the name carries where it lives.
+    where = hashlib.blake2b(str(local).encode(), digest_size=3).hexdigest()
+    model = join_variant(f"local/{local.name}-{where}", variant) if source else name
     try:
         return CrossEncoderReranker(load_cross_encoder(model, cache_dir, source))
     except Exception as exc:  # noqa: BLE001 - not found, offline, not convertible, refused by onnxruntime
@@ -70,13 +89,17 @@ def reranker_named(name: str, cache_dir: Path) -> Reranker | None:
 
 
 def apply_reranker(
-    reranker: Reranker | None, query: str, candidates: list[Candidate], depth: int
+    reranker: Reranker | None,
+    query: str,
+    candidates: list[Candidate],
+    depth: int,
+    deadline: float | None = None,
 ) -> list[Candidate]:
     """Rerank the first `depth` candidates; the rest keep their order after them."""
     if reranker is None or not candidates:
         return candidates
     head, tail = candidates[:depth], candidates[depth:]
-    reranked = reranker.rerank(query, head)
+    reranked = reranker.rerank(query, head, deadline=deadline)
     for candidate in reranked:
         candidate.breakdown["rerank"] = round(candidate.score, 6)
     floor = min((c.score for c in reranked), default=0.0)
