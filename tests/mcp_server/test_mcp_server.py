@@ -328,3 +328,32 @@ def test_a_reranker_that_cannot_be_had_stops_serve_before_it_serves(index: Index
     assert done.returncode == 1
     assert "reranker 'nope/no-such-reranker' is not available" in done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_vectors_load_in_the_background_and_a_failure_says_lexical_only(tmp_path, capsys) -> None:
+    from kb_search.config import load_config
+    from kb_search.knowledge_base import KnowledgeBase
+    from kb_search.mcp.server import load_vectors, start_line
+    from kb_search.store import db
+    from kb_testing import HashEmbedder
+
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "a.md").write_text("# Kayaks\n\nPaddle along the fjord.\n")
+    config = load_config(env={"KB_DATA_DIR": str(tmp_path / "data"), "KB_WORKERS": "0"})
+    with KnowledgeBase(config, embedder=HashEmbedder(), long_lived=True) as kb:
+        kb.add([tmp_path / "notes"])
+    with KnowledgeBase(config, embedder=HashEmbedder(), long_lived=True) as kb:
+        assert start_line(kb) == f"model {HashEmbedder.name}"
+        load_vectors(kb).join(timeout=60)
+        assert kb._vector is not None and kb._vector.search is not None
+    assert capsys.readouterr().err == ""
+    conn = db.connect(config.db_path)
+    with db.transaction(conn):  # bound to a model this machine does not have
+        conn.execute("UPDATE meta SET value = 'nope/no-such-model' WHERE key = 'model_name'")
+    conn.close()
+    offline = {"KB_MODEL_CACHE": str(tmp_path / "models"), "HF_HUB_OFFLINE": "1"}
+    missing = load_config(env={"KB_DATA_DIR": str(tmp_path / "data"), **offline})
+    with KnowledgeBase(missing, long_lived=True) as kb:
+        load_vectors(kb).join(timeout=60)
+    err = capsys.readouterr().err
+    assert err.startswith("kb serve: lexical only (") and err.count("\n") == 1

@@ -45,7 +45,7 @@ def serve(
     watch: bool,
 ) -> None:
     """Serve the index to MCP clients (read-only; with --watch it also keeps the index in step
-    with the files, as `kb watch` does); the model loads before requests.
+    with the files, as `kb watch` does); the model loads while the client connects.
 
     Tools: search (compact=true for agent-sized answers), search_keyword, search_semantic,
     similar, get_chunk, get_document, list_documents (paged), list_tags, stats; the

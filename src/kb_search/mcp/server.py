@@ -139,19 +139,39 @@ def _stop_on_first_interrupt(watcher: WatchThread | None = None) -> None:
     signal.signal(signal.SIGINT, stop)
 
 
-def model_line(kb: KnowledgeBase) -> str:
-    """What the server loaded before its first request: the model and vectors, and the
-    reranker (ServeError now, rather than on every search, when it cannot be had)."""
-    leg = kb.vector_leg()
+def start_line(kb: KnowledgeBase) -> str:
+    """What the server serves: the model (loading meanwhile) and the reranker, built now
+    (ServeError, rather than an error on every search, when it cannot be had)."""
+    from kb_search.vectors.tables import db_model
+
     try:
         reranker = kb.search_options().reranker
     except KbError as exc:
         raise ServeError(str(exc)) from exc
     reranked = f", reranked by {reranker.name}" if reranker is not None else ""
-    if leg.search is None:
-        return f"lexical only ({leg.unavailable}){reranked}"
-    count = len(leg.search.index) if hasattr(leg.search.index, "__len__") else "?"
-    return f"model {leg.search.embedder.name}, {count} vectors in memory{reranked}"
+    model = db_model(kb.reader())
+    if model is None:
+        return f"no embedding model bound: lexical only{reranked}"
+    return f"model {model}{reranked}"
+
+
+def load_vectors(kb: KnowledgeBase) -> threading.Thread:
+    """The model and the vectors, loaded on a thread of their own while the server starts and
+    its client connects (~1 s at 30k chunks): a search that comes first waits for them, so
+    every answer is the same as if they had been loaded before. Says so when they cannot be."""
+
+    def load() -> None:
+        try:
+            leg = kb.vector_leg()
+        except Exception as exc:  # noqa: BLE001 - searches report it; the server goes on
+            _say(f"kb serve: the vector index could not be loaded ({exc}): lexical only")
+            return
+        if leg.search is None and leg.unavailable:
+            _say(f"kb serve: lexical only ({leg.unavailable})")
+
+    thread = threading.Thread(target=load, name="load-vectors", daemon=True)
+    thread.start()
+    return thread
 
 
 def serve(
@@ -163,9 +183,9 @@ def serve(
     extra_hosts: list[str] | None = None,
     watch: bool = False,
 ) -> None:
-    """Serve the index over MCP until interrupted; the model is loaded before any request.
-    `watch`: a background thread follows the added folders and syncs what changes (its own
-    writer connection; searches go on while it writes)."""
+    """Serve the index over MCP until interrupted; the model and vectors load meanwhile (a
+    search waits for them). `watch`: a background thread follows the added folders and syncs
+    what changes (its own writer connection; searches go on while it writes)."""
     if transport not in ("stdio", "http"):
         raise ServeError(f"unknown transport {transport!r}: use stdio or http")
     token = token or None
@@ -175,9 +195,10 @@ def serve(
         kb.reader()  # fails now, before serving, when there is no database
     except KbError as exc:
         raise ServeError(str(exc)) from exc
+    load_vectors(kb)
     server = build_server(kb)
     mode = "watching the added folders" if watch else "read-only"
-    _say(f"kb serve: {kb.db_path} ({model_line(kb)}), {mode}")
+    _say(f"kb serve: {kb.db_path} ({start_line(kb)}), {mode}")
     watcher = _start_watch(kb) if watch else None
     try:
         if transport == "stdio":
