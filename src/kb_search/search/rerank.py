@@ -9,7 +9,6 @@ cache, or the hub when online) or a local directory holding one.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -70,6 +69,8 @@ def reranker_named(name: str, cache_dir: Path) -> Reranker | None:
         return None
     if name in RERANKERS:
         return RERANKERS[name]()
+    import hashlib  # here: a search without a reranker should not load OpenSSL (~4 ms)
+
     from kb_search.embedding.cross_encoder import load_cross_encoder
     from kb_search.embedding.variants import join_variant, split_variant
 
