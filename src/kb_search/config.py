@@ -326,15 +326,18 @@ def load_config(
     bases = {str(config_file): config_file.parent}
     if project_file is not None:
         bases[str(project_file)] = project_file.parent
-    for key in ("model_source", "search.reranker"):
-        value = cfg.values[key]
-        if value and value != "none":
-            base = bases.get(cfg.sources[key], cwd)
-            cfg.values[key] = _absolute_dir(value, base)
+    source = cfg.values["model_source"]
+    if source:  # always a directory
+        base = bases.get(cfg.sources["model_source"], cwd)
+        cfg.values["model_source"] = str((base / Path(source).expanduser()).resolve())
+    reranker = cfg.values["search.reranker"]
+    if reranker != "none":  # a directory only if it is one there; else a model id
+        base = bases.get(cfg.sources["search.reranker"], cwd)
+        cfg.values["search.reranker"] = absolute_dir(reranker, base)
     return cfg
 
 
-def _absolute_dir(value: str, base: Path) -> str:
+def absolute_dir(value: str, base: Path) -> str:
     """`value` made absolute when it names a directory under `base` (a model id, or "none",
     stays as it is); a trailing @variant (reranker "DIR@int8") is kept."""
     for path, tail in ((value, ""), (value.rpartition("@")[0], "@" + value.rpartition("@")[2])):

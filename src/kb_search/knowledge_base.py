@@ -701,6 +701,10 @@ class KnowledgeBase:
         overrides `search.fusion` for the hybrid mode, `reranker` the `search.reranker`
         setting ("none": no rerank stage); the report names the ones used."""
         fusion = fusion or self.config["search.fusion"]
+        if reranker and reranker != "none":  # a directory on the command line: from its cwd
+            from kb_search.config import absolute_dir
+
+            reranker = absolute_dir(reranker, self.cwd)
         reranker = reranker or self.config["search.reranker"]
         rerank = self._reranker(reranker)
         used = {

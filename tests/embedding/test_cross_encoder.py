@@ -184,18 +184,15 @@ def test_a_tokenizer_without_a_pair_template_is_refused(tmp_path: Path) -> None:
         reranker_named(str(model), tmp_path / "cache")
 
 
-def test_long_passages_are_cut_and_the_query_kept(tmp_path: Path) -> None:
-    encoder = load_cross_encoder(
-        "local/ce", tmp_path / "cache", write_cross_encoder(tmp_path / "ce")
-    )
+def test_long_pairs_are_cut_from_their_longer_side(tmp_path: Path) -> None:
+    model = write_cross_encoder(tmp_path / "ce")
+    encoder = load_cross_encoder("local/ce", tmp_path / "cache", model)
     window = encoder.info.max_tokens
     query = "alpha beta gamma"
     long_passage = " ".join(["delta"] * (3 * window))
-    [enc] = encoder._encode(query, [long_passage])
-    assert (
-        len(enc.ids) == window
-        and enc.ids[1:4] == encoder._tokenizer.encode(query, add_special_tokens=False).ids
-    )
+    [enc] = encoder._tokenizer.encode_batch([(query, long_passage)])
+    words = encoder._tokenizer.encode(query, add_special_tokens=False).ids
+    assert len(enc.ids) == window and enc.ids[1:4] == words  # the short query stays whole
     long_query = " ".join(["search"] * (2 * window))  # longer than the window on its own
     scores = encoder.score(long_query, ["index vector", long_passage])
     assert scores.shape == (2,) and np.all((scores >= 0) & (scores <= 1))
@@ -212,6 +209,30 @@ def test_the_rerank_stage_stops_at_the_search_budget(tmp_path: Path) -> None:
     assert len(reranker.rerank("alpha", candidates, deadline=time.monotonic() + 60)) == 40
 
 
+def test_a_search_whose_rerank_runs_past_the_budget_is_stopped(tmp_path, monkeypatch) -> None:
+    from kb_search.embedding.cross_encoder import CrossEncoder as Model
+    from kb_search.errors import SearchError
+
+    model = write_cross_encoder(tmp_path / "slow-ce")
+    shutil.copytree(SAMPLE, tmp_path / "notes")
+    run = Model._run
+    monkeypatch.setattr(Model, "_run", lambda self, *a: time.sleep(0.4) or run(self, *a))
+    with _kb(tmp_path, str(model), depth=40) as kb:
+        kb.add([tmp_path / "notes"])
+        options = kb.search_options(top=5)  # built (its probe runs) before the clock starts
+        kb.config.values["search.timeout_s"] = 0.3
+        started = time.monotonic()
+        with pytest.raises(SearchError, match="ran past its 0.3 s budget"):
+            kb.search("git", options)
+        assert time.monotonic() - started < 2.0  # not all 3 batches and the rest
+
+
+def test_rerank_depth_is_at_most_200(tmp_path: Path) -> None:
+    env = {"KB_DATA_DIR": str(tmp_path / "data"), "KB_RERANK_DEPTH": "201"}
+    with pytest.raises(ConfigError, match="rerank_depth"):
+        load_config(env=env)
+
+
 def test_a_relative_reranker_directory_means_the_same_model_from_any_directory(
     tmp_path: Path,
 ) -> None:
@@ -224,6 +245,14 @@ def test_a_relative_reranker_directory_means_the_same_model_from_any_directory(
     )
     model_id = load_config(env={**env, "KB_RERANKER": "org/model"}, cwd=tmp_path)
     assert model_id["search.reranker"] == "org/model"
+    # in a config file: beside the file, else a model id (never the cwd of whoever runs it)
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "config.yaml").write_text("search:\n  reranker: models/ce\n")
+    from_file = load_config(env={"KB_DATA_DIR": str(data)}, cwd=tmp_path)
+    assert from_file["search.reranker"] == "models/ce"
+    with pytest.raises(ConfigError, match="reranker 'models/ce' is not available"):
+        reranker_named("models/ce", tmp_path / "cache")  # from tmp_path: not taken as a dir
 
 
 def _kb(tmp_path: Path, reranker: str, depth: int = 30) -> KnowledgeBase:

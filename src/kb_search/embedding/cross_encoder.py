@@ -40,14 +40,11 @@ class CrossEncoder:
                 f"{self.info.name} classifies into {shape[1]} labels: not a relevance"
                 " (cross-encoder) model, which has one score or two classes"
             )
-        # Passages are cut to fit the window, never the query; a query too long for the
-        # window on its own is cut too (longest_first), as transformers does.
+        # A pair longer than the window loses tokens from its longer side first (a chunk,
+        # nearly always), as sentence-transformers cuts them when these models are trained.
         self._tokenizer = Tokenizer.from_file(str(self.info.tokenizer_path))
         self._tokenizer.no_padding()
-        self._tokenizer.enable_truncation(self.info.max_tokens, strategy="only_second")
-        self._fallback = Tokenizer.from_file(str(self.info.tokenizer_path))
-        self._fallback.no_padding()
-        self._fallback.enable_truncation(self.info.max_tokens, strategy="longest_first")
+        self._tokenizer.enable_truncation(self.info.max_tokens, strategy="longest_first")
         self._pad_id = self._tokenizer.token_to_id("[PAD]") or 0
         self._probe()
 
@@ -57,13 +54,19 @@ class CrossEncoder:
         `kb serve`), not on every search."""
         pair = self._tokenizer.encode("query", "passage")
         bare = self._tokenizer.encode("query", "passage", add_special_tokens=False)
-        if len(pair.ids) <= len(bare.ids) or 1 not in pair.type_ids:
+        # BERT marks the passage as segment 1; graphs without segments (RoBERTa) need not.
+        segments = "token_type_ids" in self._input_names
+        if len(pair.ids) <= len(bare.ids) or (segments and 1 not in pair.type_ids):
             raise ModelNotAvailableError(
                 f"{self.info.name}: its tokenizer does not encode a query and a passage as a"
                 " pair ([CLS] query [SEP] passage [SEP], the passage as segment 1)"
             )
+        import onnxruntime as ort
+
+        quiet = ort.RunOptions()
+        quiet.log_severity_level = 4  # the reason goes into our one line, not onnxruntime's log
         try:
-            self._run([pair])
+            self._run([pair], quiet)
         except Exception as exc:  # noqa: BLE001 - onnxruntime's errors have no common base
             reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
             raise ModelNotAvailableError(
@@ -86,7 +89,7 @@ class CrossEncoder:
         out = np.empty(len(passages), dtype=np.float32)
         if not passages:
             return out
-        encodings = self._encode(query, passages)
+        encodings = self._tokenizer.encode_batch([(query, p) for p in passages])
         order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
         for start in range(0, len(order), batch_size):
             if deadline is not None and time.monotonic() > deadline:
@@ -95,17 +98,10 @@ class CrossEncoder:
             out[idx] = self._run([encodings[i] for i in idx])
         return out
 
-    def _encode(self, query: str, passages: Sequence[str]) -> list:
-        pairs = [(query, p) for p in passages]
-        try:
-            return self._tokenizer.encode_batch(pairs)
-        except Exception:  # noqa: BLE001 - the query alone is longer than the window
-            return self._fallback.encode_batch(pairs)
-
-    def _run(self, encodings: list) -> np.ndarray:
+    def _run(self, encodings: list, options: object = None) -> np.ndarray:
         feed = padded_feed(encodings, self._pad_id)
         feed = {k: v for k, v in feed.items() if k in self._input_names}
-        logits = self._session.run([self._output], feed)[0].astype(np.float64)
+        logits = self._session.run([self._output], feed, options)[0].astype(np.float64)
         return relevance(logits, self.info.relevant_label)
 
 

@@ -74,11 +74,13 @@ def reranker_named(name: str, cache_dir: Path) -> Reranker | None:
     from kb_search.embedding.cross_encoder import load_cross_encoder
     from kb_search.embedding.variants import join_variant, split_variant
 
+    # A directory is named by an absolute path (the config makes a relative one absolute
+    # where it is written): a relative name is a model id, in every process and cwd alike.
     base, variant = split_variant(name)  # "DIR@int8" or "MODEL@int8": quantised
-    if Path(name).expanduser().is_dir():
+    if Path(name).is_absolute() and Path(name).is_dir():
         base, variant = name, ""
-    local = Path(base).expanduser().resolve()
-    source = local if local.is_dir() else None
+    local = Path(base)
+    source = local if local.is_absolute() and local.is_dir() else None
     # Two directories of the same name are two models: the name carries where it lives.
     where = hashlib.blake2b(str(local).encode(), digest_size=3).hexdigest()
     model = join_variant(f"local/{local.name}-{where}", variant) if source else name
