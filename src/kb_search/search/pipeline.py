@@ -116,21 +116,11 @@ def combine(legs: dict[str, LegResult], options: SearchOptions) -> list[Candidat
 def with_text(conn: Connection, candidates: list[Candidate], limit: int) -> list[Candidate]:
     """Load the text of the first `limit` candidates as a reranker reads it: the chunk with its
     title and heading line in front, as the embedding model sees it."""
-    from kb_search.models import ParsedChunk
-    from kb_search.store.documents import embedding_text
+    from kb_search.store.documents import embedding_texts
 
     head = [c for c in candidates[:limit] if c.text is None]
     if head:
-        marks = ",".join("?" * len(head))
-        rows = conn.execute(
-            f"SELECT c.id, d.title, c.heading, c.text FROM chunks c JOIN documents d"
-            f" ON d.id = c.document_id WHERE c.id IN ({marks})",
-            [c.chunk_id for c in head],
-        )
-        texts = {
-            cid: embedding_text(title, ParsedChunk(text=text, heading=heading))
-            for cid, title, heading, text in rows
-        }
+        texts = dict(embedding_texts(conn, [c.chunk_id for c in head]))
         for candidate in head:
             candidate.text = texts.get(candidate.chunk_id, "")
     return candidates

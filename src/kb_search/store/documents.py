@@ -23,6 +23,18 @@ def embedding_text(title: str, chunk: ParsedChunk) -> str:
     return f"{context}\n{chunk.text}" if context else chunk.text
 
 
+def embedding_texts(conn: Connection, ids: Sequence[int]) -> list[tuple[int, str]]:
+    """(chunk id, embedding_text) of the chunks `ids` that exist, by id: what the model reads
+    of each (the embedder, and a reranker)."""
+    marks = ",".join("?" * len(ids))
+    rows = conn.execute(
+        f"SELECT c.id, d.title, c.heading, c.text FROM chunks c JOIN documents d"
+        f" ON d.id = c.document_id WHERE c.id IN ({marks}) ORDER BY c.id",
+        list(ids),
+    ).fetchall()
+    return [(r[0], embedding_text(r[1], ParsedChunk(text=r[3], heading=r[2]))) for r in rows]
+
+
 def content_hash(data: bytes | str) -> str:
     if isinstance(data, str):
         data = data.encode("utf-8", "surrogatepass")

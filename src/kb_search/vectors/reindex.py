@@ -7,9 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kb_search.models import ParsedChunk
 from kb_search.store.db import Connection, transaction
-from kb_search.store.documents import content_hash, embedding_text
+from kb_search.store.documents import content_hash, embedding_texts
 from kb_search.vectors.model import TextEmbedder, switch_model
 from kb_search.vectors.tables import (
     clear_table,
@@ -45,16 +44,6 @@ class ReindexSummary:
         if self.switched_from:
             text += f" Switched from {self.switched_from}."
         return text
-
-
-def _chunk_texts(conn: Connection, ids: list[int]) -> list[tuple[int, str]]:
-    marks = ",".join("?" * len(ids))
-    rows = conn.execute(
-        f"SELECT c.id, d.title, c.heading, c.text FROM chunks c JOIN documents d"
-        f" ON d.id = c.document_id WHERE c.id IN ({marks}) ORDER BY c.id",
-        ids,
-    ).fetchall()
-    return [(r[0], embedding_text(r[1], ParsedChunk(text=r[3], heading=r[2]))) for r in rows]
 
 
 def reindex(
@@ -102,10 +91,10 @@ def reindex(
 def _embed_batch(conn: Connection, embedder: TextEmbedder, table: str, ids: list[int]) -> int:
     """Embed outside the lock, then write only the chunks whose text is still what was
     embedded (a re-ingest in between may have reused their ids)."""
-    batch = _chunk_texts(conn, ids)
+    batch = embedding_texts(conn, ids)
     vectors = embedder.embed_passages([text for _, text in batch])
     with transaction(conn):
-        current = dict(_chunk_texts(conn, [cid for cid, _ in batch]))
+        current = dict(embedding_texts(conn, [cid for cid, _ in batch]))
         fresh = [
             (cid, text, vec) for (cid, text), vec in zip(batch, vectors) if current.get(cid) == text
         ]
