@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kb_search.embedding.embedder import default_threads, make_session, padded_feed
+from kb_search.embedding.embedder import default_threads, graph_inputs, make_session, padded_feed
 from kb_search.embedding.provision import ModelInfo, ModelNotAvailableError, provision_model
 
 
@@ -68,9 +68,8 @@ class CrossEncoder:
         try:
             self._run([pair], quiet)
         except Exception as exc:  # noqa: BLE001 - onnxruntime's errors have no common base
-            reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
             raise ModelNotAvailableError(
-                f"{self.info.name} cannot score a query and a passage: {reason}"
+                f"{self.info.name} cannot score a query and a passage: {error_reason(exc)}"
             ) from exc
 
     @property
@@ -99,10 +98,15 @@ class CrossEncoder:
         return out
 
     def _run(self, encodings: list, options: object = None) -> np.ndarray:
-        feed = padded_feed(encodings, self._pad_id)
-        feed = {k: v for k, v in feed.items() if k in self._input_names}
+        feed = graph_inputs(padded_feed(encodings, self._pad_id), self._input_names)
         logits = self._session.run([self._output], feed, options)[0].astype(np.float64)
         return relevance(logits, self.info.relevant_label)
+
+
+def error_reason(exc: BaseException) -> str:
+    """An onnxruntime error in one line: its last (the status message), or its type."""
+    text = str(exc).strip()
+    return text.splitlines()[-1] if text else type(exc).__name__
 
 
 class DeadlineExceeded(RuntimeError):

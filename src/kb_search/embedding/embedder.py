@@ -117,7 +117,7 @@ class Embedder:
 
     def _run(self, encodings: list[Encoding]) -> np.ndarray:
         feed = padded_feed(encodings, self._pad_id)
-        hidden = self._session.run([self._output], _inputs(feed, self._input_names))[0]
+        hidden = self._session.run([self._output], graph_inputs(feed, self._input_names))[0]
         return self._pool(hidden, feed["attention_mask"])
 
     def _pool(self, hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -147,7 +147,7 @@ def padded_feed(encodings: Sequence[Encoding], pad_id: int) -> dict[str, np.ndar
     return {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
 
 
-def _inputs(feed: dict[str, np.ndarray], names: set[str]) -> dict[str, np.ndarray]:
+def graph_inputs(feed: dict[str, np.ndarray], names: set[str]) -> dict[str, np.ndarray]:
     """Only the inputs the graph has (some take no token_type_ids)."""
     return {k: v for k, v in feed.items() if k in names}
 

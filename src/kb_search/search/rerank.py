@@ -46,7 +46,7 @@ class CrossEncoderReranker:
     def rerank(
         self, query: str, candidates: list[Candidate], deadline: float | None = None
     ) -> list[Candidate]:
-        from kb_search.embedding.cross_encoder import DeadlineExceeded
+        from kb_search.embedding.cross_encoder import DeadlineExceeded, error_reason
 
         texts = [c.text or "" for c in candidates]
         try:
@@ -54,8 +54,7 @@ class CrossEncoderReranker:
         except DeadlineExceeded as exc:
             raise SearchError(f"the rerank stage ran past the search's budget ({exc})") from exc
         except Exception as exc:  # noqa: BLE001 - onnxruntime's errors have no common base
-            reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
-            raise SearchError(f"reranker {self.name} failed: {reason}") from exc
+            raise SearchError(f"reranker {self.name} failed: {error_reason(exc)}") from exc
         for candidate, score in zip(candidates, scores):
             candidate.score = float(score)
         return sorted(candidates, key=lambda c: (-c.score, c.chunk_id))
