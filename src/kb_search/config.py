@@ -340,7 +340,9 @@ def load_config(
 def absolute_dir(value: str, base: Path) -> str:
     """`value` made absolute when it names a directory under `base` (a model id, or "none",
     stays as it is); a trailing @variant (reranker "DIR@int8") is kept."""
-    for path, tail in ((value, ""), (value.rpartition("@")[0], "@" + value.rpartition("@")[2])):
-        if path and (base / Path(path).expanduser()).is_dir():
-            return str((base / Path(path).expanduser()).resolve()) + tail
+    path, at, variant = value.rpartition("@")
+    for name, tail in ((value, ""), (path, at + variant)):
+        full = base / Path(name).expanduser()
+        if name and full.is_dir():
+            return str(full.resolve()) + tail
     return value

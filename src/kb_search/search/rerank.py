@@ -75,14 +75,15 @@ def reranker_named(name: str, cache_dir: Path) -> Reranker | None:
 
     # A directory is named by an absolute path (the config makes a relative one absolute
     # where it is written): a relative name is a model id, in every process and cwd alike.
-    base, variant = split_variant(name)  # "DIR@int8" or "MODEL@int8": quantised
-    if Path(name).is_absolute() and Path(name).is_dir():
-        base, variant = name, ""
-    local = Path(base)
-    source = local if local.is_absolute() and local.is_dir() else None
-    # Two directories of the same name are two models: the name carries where it lives.
-    where = hashlib.blake2b(str(local).encode(), digest_size=3).hexdigest()
-    model = join_variant(f"local/{local.name}-{where}", variant) if source else name
+    local, variant = Path(name), ""
+    if not local.is_dir():
+        base, variant = split_variant(name)  # "DIR@int8" or "MODEL@int8": quantised
+        local = Path(base)
+    source, model = None, name
+    if local.is_absolute() and local.is_dir():
+        # Two directories of the same name are two models: the name carries where it lives.
+        where = hashlib.blake2b(str(local).encode(), digest_size=3).hexdigest()
+        source, model = local, join_variant(f"local/{local.name}-{where}", variant)
     try:
         return CrossEncoderReranker(load_cross_encoder(model, cache_dir, source))
     except Exception as exc:  # noqa: BLE001 - not found, offline, not convertible, refused by onnxruntime
