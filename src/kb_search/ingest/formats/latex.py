@@ -44,8 +44,10 @@ _SPECIALS = re.compile(r"``|''|(?<!\\)[~&]")
 def parse_latex(source: Source) -> ParsedDocument:
     raw = source.text().split("\n")
     lines = [_COMMENT.sub("", line) for line in raw]
-    body_start, body_end = _body_range(lines)
-    fields = _preamble_fields("\n".join(lines[:body_start]))
+    text = "\n".join(lines)
+    preamble = text.split("\\begin{document}", 1)[0] if "\\begin{document}" in text else ""
+    fields = _preamble_fields(preamble)
+    body_start, body_end = _body_range(lines, raw)
     levels = _level_map(lines[body_start:body_end])
     builder = MarkdownBuilder()
     index = body_start
@@ -60,16 +62,32 @@ def parse_latex(source: Source) -> ParsedDocument:
     return document
 
 
-def _body_range(lines: list[str]) -> tuple[int, int]:
-    """Lines between \\begin{document} and \\end{document}; the whole file when it has none."""
-    start, end = 0, len(lines)
-    for number, line in enumerate(lines):
-        if "\\begin{document}" in line and start == 0:
-            start = number + 1
-        elif "\\end{document}" in line and start:
-            end = number
-            break
-    return start, end
+def _body_range(lines: list[str], raw: list[str]) -> tuple[int, int]:
+    """Lines between \\begin{document} and \\end{document}; the whole file when it has none.
+    Text on the same line as either marker stays in the body (a one-line document is a
+    document): those lines are cut at the marker, in `lines` and `raw` alike."""
+    begin, finish = "\\begin{document}", "\\end{document}"
+    start = next((n for n, line in enumerate(lines) if begin in line), None)
+    if start is None:
+        return 0, len(lines)
+    _cut_line(lines, raw, start, after=begin)
+    for number in range(start, len(lines)):
+        if finish in lines[number]:
+            _cut_line(lines, raw, number, before=finish)
+            return start, number + 1
+    return start, len(lines)
+
+
+def _cut_line(
+    lines: list[str], raw: list[str], number: int, after: str = "", before: str = ""
+) -> None:
+    for texts in (lines, raw):
+        text = texts[number]
+        if after and after in text:
+            text = text.split(after, 1)[1]
+        if before and before in text:
+            text = text.split(before, 1)[0]
+        texts[number] = text
 
 
 def _preamble_fields(preamble: str) -> dict[str, str]:
