@@ -154,7 +154,7 @@ def test_tags_list_stats_doctor(kb, sample):
 def test_user_errors_exit_1_with_one_line(kb, tmp_path):
     result = kb("search", "x", ok=False)
     assert result.exit_code == 1
-    assert "kb init" in result.stderr and result.stderr.count("\n") == 1
+    assert "kb add FOLDER" in result.stderr and result.stderr.count("\n") == 1
     kb("init")
     result = kb("show", "12345", ok=False)
     assert result.exit_code == 1 and result.stderr.startswith("Error: no indexed document")

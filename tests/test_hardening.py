@@ -121,7 +121,7 @@ def test_add_and_remove_work_after_the_vector_table_was_dropped(folder, tmp_path
         conn = kb.writer()
         table = conn.execute("SELECT table_name FROM vector_tables").fetchone()[0]
         conn.execute(f"DROP TABLE {table}")
-        assert kb.remove([str(kb.documents()[0].document_id)])
+        assert kb.remove([str(kb.documents()[0].document_id)]).removed
         (folder / "good3.md").write_text("# Three\n\nA third note about kayaks.\n")
         summary = kb.add([folder])  # the new one; the removed one stays out (kb remove)
         assert (summary.added, summary.removed) == (1, 1)

@@ -92,7 +92,7 @@ def test_similar_remove_tag_document_chunk(kb, tmp_path):
     assert [c.chunk_index for c in around] == [0, 1]
     doc_id, tags = kb.tag(str(doc.document_id), ["zz"])
     assert doc_id == doc.document_id and "zz" in tags
-    assert kb.remove([str(doc.document_id)]) == [doc.document_id]
+    assert kb.remove([str(doc.document_id)]).removed == [doc.document_id]
     with pytest.raises(NotFound):
         kb.document(str(doc.document_id))
     with pytest.raises(UserInputError, match="chunk id must be a number like 42"):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kb_search.config import Config
-from kb_search.errors import ModelUnavailable, SearchError, UserInputError
+from kb_search.errors import ModelUnavailable, NotFound, SearchError, UserInputError
 from kb_search.progress import NoProgress, Progress
 from kb_search.store import db
 
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from kb_search.search.results import SearchResponse
     from kb_search.store.export import ExportResult
     from kb_search.store.inventory import ChunkView, DocumentView
+    from kb_search.store.roots import Removal, RootSummary
     from kb_search.vectors.index import VectorSearch
     from kb_search.vectors.model import TextEmbedder
     from kb_search.vectors.reindex import ReindexSummary
@@ -399,6 +401,12 @@ class KnowledgeBase:
 
         return stats(self.reader(), self.db_path)
 
+    def root_summaries(self) -> list[RootSummary]:
+        """The added folders with their document and chunk counts (`kb roots`)."""
+        from kb_search.store.roots import root_summaries
+
+        return root_summaries(self.reader())
+
     def roots(self) -> list[Path]:
         from kb_search.ingest.pipeline import load_roots
 
@@ -568,29 +576,56 @@ class KnowledgeBase:
         )
         return plan
 
-    def remove(self, refs: Iterable[str]) -> list[int]:
-        """Delete documents by id or path; returns the ids removed. A file under an added root
-        is remembered as removed, so `kb sync` leaves it out until it is added by name."""
+    def remove(self, refs: Iterable[str]) -> Removal:
+        """Delete documents by id or path, or every document under a folder (an added folder
+        is forgotten too, so `kb sync` will not bring it back). One transaction: all of it or
+        nothing. Refs that match nothing are reported, not fatal, unless none matched. A file
+        under a root that stays is remembered as removed: `kb sync` leaves it out until it is
+        added by name."""
         from kb_search.ingest.memory import remember_removed
         from kb_search.ingest.pipeline import deepest_root, load_roots
+        from kb_search.store.db import transaction
         from kb_search.store.documents import delete_document
+        from kb_search.store.roots import Removal, forget_roots
 
         conn = self.writer()
-        ids = [self._document_id(conn, ref) for ref in refs]
-        paths = dict(conn.execute(
-            f"SELECT id, path FROM documents WHERE id IN ({','.join('?' * len(ids))})", ids
-        ).fetchall()) if ids else {}  # fmt: skip
-        removed = [doc_id for doc_id in ids if delete_document(conn, doc_id)]
-        roots = load_roots(conn)
-        remember_removed(
-            conn,
-            [
-                paths[doc_id]
-                for doc_id in removed
-                if doc_id in paths and deepest_root(Path(paths[doc_id]), roots) is not None
-            ],
-        )
-        return removed
+        result, paths, roots_gone = Removal(), {}, set()
+        for ref in refs:
+            matched = self._match_removal(conn, ref)
+            if matched is None:
+                result.not_found.append(ref)
+                continue
+            documents, folder_roots = matched
+            paths.update(documents)
+            roots_gone.update(folder_roots)
+        if not paths and not roots_gone:
+            raise NotFound(
+                "nothing indexed matches " + ", ".join(repr(r) for r in result.not_found)
+                + " (see `kb list` and `kb roots`)"
+            )
+        with transaction(conn):
+            result.removed = [doc_id for doc_id in paths if delete_document(conn, doc_id)]
+            forget_roots(conn, sorted(roots_gone))
+            result.forgotten_roots = sorted(roots_gone)
+            roots = load_roots(conn)
+            remember_removed(
+                conn, [paths[i] for i in result.removed if deepest_root(Path(paths[i]), roots)]
+            )
+        return result
+
+    def _match_removal(self, conn, ref: str) -> tuple[dict[int, str], list[str]] | None:
+        """The documents and added folders `ref` names: a document, or a folder."""
+        from kb_search.store.roots import documents_under, roots_at_or_under
+
+        try:
+            doc_id = self._document_id(conn, ref)
+        except NotFound:
+            folder = os.path.realpath(os.path.join(self.cwd or Path.cwd(), os.path.expanduser(ref)))
+            documents = dict(documents_under(conn, folder))
+            roots = roots_at_or_under(conn, folder)
+            return (documents, roots) if documents or roots else None
+        row = conn.execute("SELECT path FROM documents WHERE id = ?", (doc_id,)).fetchone()
+        return {doc_id: row[0]}, []
 
     def tag(self, ref: str, names: list[str]) -> tuple[int, list[str]]:
         """Add tags; returns the document id and its tags now."""

@@ -131,7 +131,7 @@ class IndexOperations(RuleBasedStateMachine):
     def remove(self, data) -> None:
         name = data.draw(st.sampled_from(sorted(self.indexed)))
         ref = str(self.folder / name) if data.draw(st.booleans()) else f"{FOLDER}/{name}"
-        assert self.kb.remove([ref]), ref
+        assert self.kb.remove([ref]).removed, ref
         del self.indexed[name]
         self.removed.add(name)
 

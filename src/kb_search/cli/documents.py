@@ -183,4 +183,33 @@ def tags(app: App, fmt: str | None) -> None:
     app.emit({"tags": rows}, fmt, human)
 
 
-COMMANDS = [show, chunk, list_cmd, stats, tag, untag, tags]
+@click.command()
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+def roots(app: App, fmt: str | None) -> None:
+    """The folders added with `kb add`, with their documents and chunks.
+
+    `kb sync` and `kb watch` rescan these; `kb remove FOLDER` removes a folder's documents and
+    forgets it.
+    """
+    from dataclasses import asdict
+
+    rows = app.kb().root_summaries()
+
+    def human() -> str:
+        from kb_search.cli.render import table
+
+        return table(
+            [
+                (app.terminal.show_path(r.path) + ("" if r.exists else "  (missing)"),
+                 r.documents, r.chunks, ", ".join(r.tags))
+                for r in rows
+            ],
+            ["folder", "documents", "chunks", "tags"],
+            empty="No folders added yet: `kb add FOLDER`.",
+        )  # fmt: skip
+
+    app.emit({"roots": [asdict(r) for r in rows]}, fmt, human)
+
+
+COMMANDS = [show, chunk, list_cmd, stats, tag, untag, tags, roots]

@@ -177,13 +177,24 @@ def watch(app: App, paths, workers: int | None, fmt: str | None) -> None:
 @click.option("--format", "fmt", type=FORMATS)
 @common_options
 def remove(app: App, refs, fmt: str | None) -> None:
-    """Delete documents by id or path (chunks, FTS rows and vectors go with them).
+    """Delete documents by id or path, or a folder's documents (chunks, FTS rows and vectors
+    go with them). Removing an added folder also forgets it, so `kb sync` leaves it alone.
 
     A file under an added folder stays out of the index: `kb sync` will not bring it back
-    until you add it by name (`kb add FILE`).
+    until you add it by name (`kb add FILE`). Paths that match nothing are reported; the rest
+    is removed in one transaction.
     """
-    removed = app.kb().remove(refs)
-    app.emit({"removed": removed}, fmt, lambda: f"Removed {plural(len(removed), 'document')}.")
+    from dataclasses import asdict
+
+    result = app.kb().remove(refs)
+
+    def human() -> str:
+        lines = [f"Removed {plural(len(result.removed), 'document')}."]
+        lines += [f"Forgot folder {app.terminal.show_path(r)}." for r in result.forgotten_roots]
+        lines += [f"Not indexed: {ref}" for ref in result.not_found]
+        return "\n".join(lines)
+
+    app.emit(asdict(result), fmt, human)
 
 
 @click.command()

@@ -44,7 +44,9 @@ COMMAND_MODULES = {
     ),
     **dict.fromkeys(["add", "sync", "watch", "remove", "reindex"], "ingest"),
     **dict.fromkeys(["search", "similar"], "search"),
-    **dict.fromkeys(["show", "chunk", "list", "stats", "tag", "untag", "tags"], "documents"),
+    **dict.fromkeys(
+        ["show", "chunk", "list", "stats", "tag", "untag", "tags", "roots"], "documents"
+    ),
     **dict.fromkeys(["serve", "skill"], "serve"),
     "warm": "warm",
 }

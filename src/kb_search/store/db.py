@@ -98,7 +98,7 @@ def connect(
     path = Path(path) if str(path) != ":memory:" else path
     if isinstance(path, Path):
         if not path.exists() and not create:
-            raise DBError(f"no database at {path}: run `kb init` (or pass --db)")
+            raise DBError(f"no index at {path} yet: `kb add FOLDER` creates it (or pass --db)")
         if path.exists() and not readonly:
             _check_writable(path, adopt_empty)
         if create:
@@ -181,7 +181,12 @@ def explain(exc: BaseException) -> DBError | None:
 
 @contextmanager
 def transaction(conn: Connection) -> Iterator[Connection]:
-    """One write transaction; BEGIN IMMEDIATE so a second writer waits, not deadlocks."""
+    """One write transaction; BEGIN IMMEDIATE so a second writer waits, not deadlocks.
+    Inside another one it joins it: a verb made of several writes (removing a folder's
+    documents and forgetting the folder) commits whole or not at all."""
+    if conn.in_transaction:
+        yield conn
+        return
     conn.execute("BEGIN IMMEDIATE")
     try:
         yield conn

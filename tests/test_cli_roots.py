@@ -1,0 +1,92 @@
+"""Added folders a person can see (`kb roots`) and undo (`kb remove FOLDER`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def make_folder(root: Path, names: list[str]) -> Path:
+    root.mkdir(parents=True)
+    for name in names:
+        (root / name).write_text(f"# {name}\n\nNotes about {name.split('.')[0]} and burrows.\n")
+    return root
+
+
+def test_roots_lists_added_folders_with_counts(kb, tmp_path):
+    notes = make_folder(tmp_path / "notes", ["a.md", "b.md"])
+    docs = make_folder(tmp_path / "docs", ["c.md"])
+    kb("add", str(notes), str(docs), "--tag", "mine")
+    rows = kb.json("roots")["roots"]
+    assert [(r["path"], r["documents"], r["tags"]) for r in rows] == [
+        (str(docs.resolve()), 1, ["mine"]),
+        (str(notes.resolve()), 2, ["mine"]),
+    ]
+    assert all(r["chunks"] >= r["documents"] and r["exists"] for r in rows)
+    assert "notes" in kb("roots", "--format", "human").stdout
+
+
+def test_remove_folder_removes_its_documents_and_forgets_it(kb, tmp_path):
+    notes = make_folder(tmp_path / "notes", ["a.md", "b.md"])
+    docs = make_folder(tmp_path / "docs", ["c.md"])
+    kb("add", str(notes), str(docs))
+    result = kb.json("remove", str(notes))
+    assert len(result["removed"]) == 2
+    assert result["forgotten_roots"] == [str(notes.resolve())]
+    assert [d["path"] for d in kb.json("list")["documents"]] == [str((docs / "c.md").resolve())]
+    assert [r["path"] for r in kb.json("roots")["roots"]] == [str(docs.resolve())]
+    # A plain sync no longer rescans the forgotten folder.
+    synced = kb.json("sync")
+    assert synced["added"] == 0
+    assert len(kb.json("list")["documents"]) == 1
+
+
+def test_remove_several_paths_removes_matches_and_reports_the_rest(kb, tmp_path):
+    notes = make_folder(tmp_path / "notes", ["a.md", "b.md"])
+    kb("add", str(notes))
+    result = kb.json("remove", str(notes / "a.md"), str(tmp_path / "nowhere.md"))
+    assert len(result["removed"]) == 1
+    assert result["not_found"] == [str(tmp_path / "nowhere.md")]
+    human = kb("remove", str(notes / "b.md"), "ghost.md", "--format", "human").stdout
+    assert "Removed 1 document." in human and "Not indexed: ghost.md" in human
+    assert kb.json("list")["documents"] == []
+
+
+def test_remove_nothing_matching_is_an_error_and_changes_nothing(kb, tmp_path):
+    notes = make_folder(tmp_path / "notes", ["a.md"])
+    kb("add", str(notes))
+    result = kb("remove", "ghost.md", str(tmp_path / "elsewhere"), ok=False)
+    assert result.exit_code == 1
+    assert "nothing indexed matches" in result.stderr
+    assert len(kb.json("list")["documents"]) == 1
+    assert len(kb.json("roots")["roots"]) == 1
+
+
+def test_remove_is_one_transaction(kb, tmp_path, monkeypatch):
+    """A failure part-way through removes nothing: no half-removed folder."""
+    import kb_search.store.documents as documents
+
+    notes = make_folder(tmp_path / "notes", ["a.md", "b.md", "c.md"])
+    kb("add", str(notes))
+    real, calls = documents.delete_document, []
+
+    def failing(conn, doc_id):
+        calls.append(doc_id)
+        if len(calls) == 2:
+            raise RuntimeError("disk gone")
+        return real(conn, doc_id)
+
+    monkeypatch.setattr(documents, "delete_document", failing)
+    try:
+        kb("remove", str(notes), ok=False)
+    except RuntimeError:
+        pass
+    monkeypatch.setattr(documents, "delete_document", real)
+    assert len(calls) == 2
+    assert len(kb.json("list")["documents"]) == 3
+    assert len(kb.json("roots")["roots"]) == 1
+
+
+def test_no_database_error_points_to_kb_add(kb, tmp_path):
+    result = kb("--db", str(tmp_path / "none.db"), "search", "burrows", ok=False)
+    assert result.exit_code == 1
+    assert "`kb add FOLDER` creates it" in result.stderr
