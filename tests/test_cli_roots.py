@@ -90,3 +90,34 @@ def test_no_database_error_points_to_kb_add(kb, tmp_path):
     result = kb("--db", str(tmp_path / "none.db"), "search", "burrows", ok=False)
     assert result.exit_code == 1
     assert "`kb add FOLDER` creates it" in result.stderr
+
+
+def test_unknown_command_and_option_suggest_the_near_one(kb):
+    command = kb("serach", "burrows", ok=False)
+    assert command.exit_code == 2 and "Did you mean 'search'?" in command.stderr
+    option = kb("search", "burrows", "--topp", "3", ok=False)
+    assert option.exit_code == 2 and "did you mean --top?" in option.stderr
+    word = kb("search", "burrows", "--draft", ok=False)
+    assert "put the query after '--'" in word.stderr
+
+
+def test_unknown_filter_values_are_errors_with_suggestions(kb, tmp_path):
+    notes = make_folder(tmp_path / "notes", ["a.md"])
+    kb("add", str(notes), "--tag", "git")
+    typo = kb("search", "burrows", "--type", "pfd", ok=False)
+    assert typo.exit_code == 1 and "did you mean 'pdf'?" in typo.stderr
+    inline = kb("search", "burrows tag:gti", ok=False)
+    assert inline.exit_code == 1 and "did you mean 'git'?" in inline.stderr
+    # A known type with nothing indexed yet is a fair question: an empty answer.
+    assert kb.json("search", "burrows", "--type", "pdf")["results"] == []
+    assert kb.json("search", "burrows", "--tag", "git")["results"]
+
+
+def test_shell_expanded_query_warns_with_quoting_advice(kb, tmp_path, environment, monkeypatch):
+    notes = make_folder(tmp_path / "notes", ["pg_dump.md", "pg_restore.md"])
+    kb("add", str(notes))
+    environment.cwd = notes
+    result = kb("search", "tips", "for", "pg_dump.md", "pg_restore.md", "--format", "json")
+    assert "did the shell expand a * or ?" in result.stderr
+    plain = kb("search", "tips", "for", "pg", "--format", "json")
+    assert "shell expand" not in plain.stderr

@@ -257,7 +257,7 @@ def test_missing_database_is_a_clear_error(index: Index, tmp_path: Path) -> None
         "--db", str(tmp_path / "none.db"), "serve", "--port", str(free_port()), check=False
     )
     assert done.returncode == 1
-    assert "no database" in done.stderr
+    assert "no index at" in done.stderr
 
 
 def test_documents_added_while_serving_are_found(index: Index, http_server: HttpServer) -> None:

@@ -330,7 +330,7 @@ def test_a_piped_search_is_answered_before_the_cli_loads(warm_kb: WarmKb) -> Non
         assert without_timings(named.stdout) == without_timings(cold)
     # Another database: not this server's (its identity differs), so the full CLI says so.
     missing, imported = _kb_process(warm_kb, "search", "backups", "--db", "nowhere.db")
-    assert missing.returncode == 1 and "no database" in missing.stderr and "click" in imported
+    assert missing.returncode == 1 and "no index at" in missing.stderr and "click" in imported
 
 
 def test_ctrl_c_while_waiting_for_the_server_exits_130(warm_kb: WarmKb) -> None:

@@ -63,6 +63,21 @@ class LazyGroup(click.Group):
                 self.add_command(command)
         return super().get_command(ctx, cmd_name)
 
+    def resolve_command(self, ctx: click.Context, args: list[str]):
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError as exc:
+            name = args[0] if args else ""
+            if name.startswith("-") or self.get_command(ctx, name) is not None:
+                raise
+            import difflib
+
+            close = difflib.get_close_matches(name, self.list_commands(ctx), n=2, cutoff=0.6)
+            hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+            raise click.UsageError(
+                f"No such command {name!r}.{hint} (`kb --help` lists them)", ctx
+            ) from exc
+
 
 @click.group(
     cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]}, help=ROOT_HELP

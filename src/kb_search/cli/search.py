@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import shlex
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from kb_search.cli.app import FORMATS, App, common_options
+from kb_search.cli.app import FORMATS, App, common_options, warn
 from kb_search.environment import process_age_ms
 
 if TYPE_CHECKING:
@@ -53,12 +55,27 @@ class QueryCommand(click.Command):
         except click.NoSuchOption as exc:
             words, options = self._split(given)
             first = next((w for w in words if w.startswith("-")), exc.option_name)
+            close = self._close_options(first)
+            if close:
+                raise click.UsageError(
+                    f"{first} is not an option: did you mean {' or '.join(close)}?", ctx
+                ) from None
             suggestion = shlex.join(["kb", ctx.info_name or "search", *options, "--", *words])
             raise click.UsageError(
                 f"{first} is not an option. To search for a word that starts with '-',"
                 f" put the query after '--': {suggestion}",
                 ctx,
             ) from None
+
+    def _close_options(self, given: str) -> list[str]:
+        """Options spelled like `given` (a typo such as --topp), for "did you mean"."""
+        import difflib
+
+        if not given.startswith("--"):
+            return []
+        known = [o for p in self.params if isinstance(p, click.Option) for o in p.opts]
+        known = [o for o in known if o.startswith("--")]
+        return difflib.get_close_matches(given.split("=", 1)[0], known, n=2, cutoff=0.75)
 
     def _split(self, args: list[str]) -> tuple[list[str], list[str]]:
         """The query words, and the options with their values."""
@@ -144,6 +161,13 @@ def search(
     selected = _fields(fields, compact)
     filters = _filters(types, tags, paths, languages, after, before)
     text = " ".join(query)
+    expanded = shell_expanded(query, app.environment.cwd)
+    if expanded:
+        warn(
+            f"{', '.join(expanded)} {'is a file' if len(expanded) == 1 else 'are files'} here:"
+            " did the shell expand a * or ? in the query? Put it in single quotes:"
+            " kb search 'notes on pg*'"
+        )
     out = app.output_format("json" if selected and not fmt else fmt)
     answer, client = None, None
     if _warm_on(app):  # else not even the warm client is imported
@@ -272,3 +296,17 @@ def similar(app: App, ref: str, is_chunk: bool, top: int, fmt: str | None) -> No
 
 
 COMMANDS = [search, similar]
+
+
+def shell_expanded(words: tuple[str, ...], cwd: Path) -> list[str]:
+    """Query words that are names of files in `cwd`, when they look like a shell's expansion
+    of an unquoted * or ?: a name with a dot or a slash, or two such names in a row."""
+    if len(words) < 2:
+        return []
+    try:
+        names = set(os.listdir(cwd))
+    except OSError:
+        return []
+    hits = [w for w in words if w in names or (("/" in w) and os.path.lexists(cwd / w))]
+    looks_expanded = len(hits) >= 2 or any("." in w.strip(".") or "/" in w for w in hits)
+    return hits if looks_expanded else []

@@ -6,8 +6,43 @@ from __future__ import annotations
 from typing import Any
 
 from kb_search.cjk import has_cjk
+from kb_search.errors import SearchError
 from kb_search.search.query import Filters, ParsedQuery, date_timestamp
 from kb_search.store.db import Connection
+
+
+def check_filter_values(conn: Connection, filters: Filters) -> None:
+    """A type, tag or language the index has never seen is a typo more often than a question:
+    an error naming the nearest values, not an empty answer. A known file type with no
+    documents indexed yet is a fair question and passes."""
+    checks = (
+        ("type", filters.types, "SELECT DISTINCT doc_type FROM documents", _known_types),
+        ("tag", filters.tags, "SELECT name FROM tags", tuple),
+        ("language", filters.languages, "SELECT DISTINCT language FROM documents", tuple),
+    )
+    for name, values, sql, more in checks:
+        if not values:
+            continue
+        present = {str(row[0]).lower() for row in conn.execute(sql) if row[0]}
+        for value in values:
+            if value.lower() in present or value.lower() in more():
+                continue
+            raise SearchError(_unknown(name, value, sorted(present | set(more()))))
+
+
+def _known_types() -> tuple[str, ...]:
+    from kb_search.ingest.registry import FORMATS
+
+    return tuple(sorted({fmt.doc_type for fmt in FORMATS}))
+
+
+def _unknown(name: str, value: str, known: list[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(value.lower(), known, n=3, cutoff=0.6)
+    hint = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
+    listed = ", ".join(known[:20]) + (", ..." if len(known) > 20 else "")
+    return f"no {name} {value!r} in the index: {hint}({name}s: {listed or 'none yet'})"
 
 
 def filter_sql(filters: Filters) -> tuple[str, list[Any]]:

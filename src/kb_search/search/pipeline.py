@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from kb_search.errors import SearchError
 from kb_search.sanitize import valid_text
-from kb_search.search.filters import excluded_chunks
+from kb_search.search.filters import check_filter_values, excluded_chunks
 from kb_search.search.fusion import DEFAULT_FUSION, FUSIONS, complete_breakdown, fuse, single_leg
 from kb_search.search.legs import LegResult, VectorLeg, first_line, lexical_leg, vector_leg
 from kb_search.search.query import Filters, ParsedQuery, parse_query
@@ -67,6 +67,7 @@ def prepare(conn: Connection, query: str, options: SearchOptions) -> Query:
     if parsed.fts_expression() is None and not parsed.text.strip():
         raise SearchError("nothing to search for: the query has no words")
     filters = options.filters.merged(parsed.filters).cleaned()
+    check_filter_values(conn, filters)
     try:
         excluded = excluded_chunks(conn, parsed)
     except OperationalError as exc:
