@@ -138,3 +138,38 @@ def test_reindex_and_export_report_progress(tmp_path):
         copying = Tally()
         kb.export(tmp_path / "copy.db", progress=copying)
         assert copying.unit == "MB" and copying.total >= 1
+
+
+def test_files_count_as_they_are_read_and_a_prior_gives_a_first_estimate():
+    from kb_search.cli.progress import ProgressView, expectations
+
+    ticks = FakeClock()
+    tally = Tally(clock=ticks, prior_rate=1000.0)
+    tally.start(400)
+    assert tally.eta() is None  # nothing to do is known yet
+    tally.add_work(1_200_000)
+    assert tally.eta() == pytest.approx(1200)  # before any measurement: the prior
+    tally.read(52)
+    assert status_text(tally).startswith("0% · 0/400 files · 52 read")
+    said = expectations(tally)
+    assert "400 files to read, about 1.2 MB of text: roughly 20:00" in said[0]
+    assert "Ctrl-C is safe" in said[0] and "int8" in said[1]  # long: how to go faster
+    ticks.now += 10
+    tally.advance(1, work=100_000)
+    assert tally.eta() == pytest.approx(110)  # measured now: 1.1 MB at 10 KB/s
+    int8 = ProgressView("x", model="all-MiniLM-L6-v2@int8")
+    assert int8.prior_rate > ProgressView("x").prior_rate
+    short = Tally(clock=ticks, prior_rate=1e6)
+    short.start(2)
+    short.add_work(1000)
+    assert expectations(short) == []  # a short job is not announced
+
+
+def test_ingest_reports_files_read_before_they_are_stored(tmp_path):
+    recorder = Tally()
+    config = load_config(env={"KB_DATA_DIR": str(tmp_path / "data"), "KB_WORKERS": "0"})
+    with KnowledgeBase(config, embedder=HashEmbedder(), cwd=tmp_path) as kb:
+        kb.add([SAMPLE], progress=recorder)
+        assert recorder.files_read == recorder.total == recorder.done > 0
+        kb.add([SAMPLE], progress=(again := Tally()))  # unchanged files are read at once
+        assert again.files_read == again.total == again.done > 0

@@ -29,6 +29,10 @@ class Progress(Protocol):
     def advance(self, n: int = 1, work: float = 0.0, chunks: int = 0) -> None:
         """`n` more steps are done, with `work` of the job's work and `chunks` chunks."""
 
+    def read(self, n: int = 1) -> None:
+        """`n` more files were read (parsed, or found unchanged): they are stored later, when
+        their batch is embedded, so a job's first minute is not "0 files"."""
+
 
 class NoProgress:
     def start(self, total: int, unit: str = "files") -> None:
@@ -41,6 +45,9 @@ class NoProgress:
         pass
 
     def advance(self, n: int = 1, work: float = 0.0, chunks: int = 0) -> None:
+        pass
+
+    def read(self, n: int = 1) -> None:
         pass
 
 
@@ -60,6 +67,10 @@ class Tally:
     clock: Callable[[], float] = field(default=time.monotonic, repr=False)
     started: float | None = None
     work_started: float | None = None
+    files_read: int = 0
+    # Work per second to assume before this job has measured its own (an estimate at the
+    # start); None: no ETA until the first batch is done.
+    prior_rate: float | None = None
 
     def start(self, total: int, unit: str = "files") -> None:
         self.total, self.unit = total, unit
@@ -73,6 +84,9 @@ class Tally:
 
     def current(self, name: str) -> None:
         self.name = name
+
+    def read(self, n: int = 1) -> None:
+        self.files_read += n
 
     def advance(self, n: int = 1, work: float = 0.0, chunks: int = 0) -> None:
         self.done += n
@@ -93,14 +107,16 @@ class Tally:
         return self.chunks / seconds if self.chunks and seconds > 0 else None
 
     def eta(self) -> float | None:
-        """Seconds left, or None until there is a rate to go by."""
+        """Seconds left, or None until there is a rate to go by (measured, else the prior)."""
         seconds = self._working_seconds()
         if seconds <= 0:
+            if self.prior_rate and self.work_total > self.work_done:
+                return (self.work_total - self.work_done) / self.prior_rate
             return None
         if self.work_total > 0:
-            if self.work_done <= 0:
-                return None
             left = max(0.0, self.work_total - self.work_done)
+            if self.work_done <= 0:
+                return left / self.prior_rate if self.prior_rate else None
             return left * seconds / self.work_done
         if self.done <= 0 or not self.total:
             return None

@@ -103,7 +103,7 @@ class App:
 
             env = self.environment
             console = Terminal.detect(env.env, env.cwd, True, self.color).console(sys.stderr)
-        self.progress_view = ProgressView(label, console)
+        self.progress_view = ProgressView(label, console, model=str(self.config["model"]))
         self.progress_view.interrupted = interrupted
         return self.progress_view
 

@@ -501,6 +501,7 @@ def ingest_files(
             summary.known_failures += 1
         else:
             summary.removed += 1
+        progress.read(1)
         progress.advance(1)
     progress.add_work(sum(c.work for c in todo.values()))
 
@@ -526,6 +527,7 @@ def _write_outcomes(
 ) -> None:
     summary, progress = run.summary, run.progress
     for outcome in outcomes:
+        progress.read(1)
         in_flight.pop(outcome.key, None)
         progress.current(next(iter(in_flight.values())).name if in_flight else "")
         candidate = todo.pop(outcome.key)
