@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from itertools import islice
 from typing import Any
 
 from kb_search.errors import ConfigError, ModelError
+from kb_search.regular import read_regular
 from kb_search.store.db import Connection, DatabaseError, load_vec_extension, schema_version
 from kb_search.store.migrations import MIGRATIONS
+from kb_search.text import plural
 
 
 @dataclass
@@ -18,9 +22,63 @@ class Check:
     name: str
     ok: bool
     detail: str
+    warning: bool = False  # ok (exit 0), but something the user should act on (detail says how)
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+FILE_EXAMPLES = 3
+
+
+def files_check(conn: Connection) -> Check:
+    """Does every indexed file still hold what was indexed? A stat per document; a file is read
+    and hashed only when its size or mtime moved (a `touch`, a checkout). A warning, not a
+    failure: editing a file without `kb watch` running is normal, and `kb sync` catches up."""
+    try:
+        stale, missing, total = _stale_files(conn)
+    except DatabaseError as exc:
+        return Check("files_in_sync", False, f"{type(exc).__name__}: {exc}")
+    if not stale and not missing:
+        return Check("files_in_sync", True, f"{plural(total, 'indexed file')} match the disk")
+    parts = []
+    if stale:
+        shown = ", ".join(stale[:FILE_EXAMPLES])
+        parts.append(f"{plural(len(stale), 'file')} changed since indexed (e.g. {shown})")
+    if missing:
+        shown = ", ".join(missing[:FILE_EXAMPLES])
+        parts.append(f"{plural(len(missing), 'file')} gone or unreadable (e.g. {shown})")
+    detail = "; ".join(parts) + ": the index holds their old text; run `kb sync`"
+    return Check("files_in_sync", True, detail, warning=True)
+
+
+def _stale_files(conn: Connection) -> tuple[list[str], list[str], int]:
+    from kb_search.store.documents import content_hash
+
+    stale: list[str] = []
+    missing: list[str] = []
+    rows = conn.execute("SELECT path, rel_path, size, mtime, content_hash FROM documents")
+    total = 0
+    for path, rel_path, size, mtime, digest in rows:
+        total += 1
+        if not os.path.isabs(path):
+            continue  # an imported collection (BEIR): no file behind it
+        try:
+            st = os.stat(path)  # never blocks, even on a FIFO
+        except OSError:
+            missing.append(rel_path)
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            stale.append(rel_path)
+        elif st.st_size != size or st.st_mtime != mtime:
+            try:
+                same = content_hash(read_regular(path, follow_symlinks=False)) == digest
+            except OSError:
+                missing.append(rel_path)
+                continue
+            if not same:
+                stale.append(rel_path)
+    return stale, missing, total
 
 
 def _check(name: str, fn: Callable[[], str]) -> Check:
@@ -249,4 +307,5 @@ def run_checks(conn: Connection, model: list[Check] | None = None) -> list[Check
         ann = _ann_index(conn)
     except DatabaseError as exc:
         ann = Check("ann_index", False, f"{type(exc).__name__}: {exc}")
-    return checks[:-1] + (model or []) + checks[-1:] + [ann] + _parsers()
+    files = files_check(conn)
+    return checks[:-1] + (model or []) + checks[-1:] + [ann, files] + _parsers()

@@ -82,10 +82,16 @@ def doctor(app: App, fmt: str | None) -> None:
     app.emit(
         {"ok": ok, "checks": [c.to_dict() for c in checks]},
         fmt,
-        lambda: "\n".join(f"[{'ok' if c.ok else 'FAIL'}] {c.name}: {c.detail}" for c in checks),
+        lambda: "\n".join(f"[{_status(c.ok, c.warning)}] {c.name}: {c.detail}" for c in checks),
     )
     if not ok:
         sys.exit(1)
+
+
+def _status(ok: bool, warning: bool) -> str:
+    if not ok:
+        return "FAIL"
+    return "warn" if warning else "ok"
 
 
 @click.command("eval")

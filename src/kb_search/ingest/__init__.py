@@ -7,7 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from kb_search.ingest.caps import cap_document
-from kb_search.ingest.reader import SNIFF_BYTES, scrub_document
+from kb_search.ingest.reader import (
+    SNIFF_BYTES,
+    open_user_file,
+    read_user_file,
+    scrub_document,
+)
 from kb_search.ingest.registry import (
     SUPPORTED_EXTENSIONS,
     Format,
@@ -17,7 +22,8 @@ from kb_search.ingest.registry import (
     format_for,
 )
 from kb_search.ingest.tokens import TokenCounter, count_tokens
-from kb_search.models import ChunkSettings, EmptyFile, ParsedDocument
+from kb_search.models import ChunkSettings, EmptyFile, IngestError, ParsedDocument
+from kb_search.regular import NotRegularFile
 
 _PLAIN_TEXT = Format("text", "text:parse_text_source")
 
@@ -34,6 +40,7 @@ def parse_file(
     A file of no known format (named explicitly by the user) is read as plain text, or as
     code when its first line is a `#!` of a known interpreter."""
     path = Path(path)
+    _refuse_non_regular(path)
     source = Source(path, settings, count, max_bytes, ocr)
     fmt = format_for(path) or _by_content(source)
     source.language, source.doc_type = fmt.language, fmt.doc_type
@@ -43,12 +50,23 @@ def parse_file(
     return scrub_document(cap_document(document, settings, count))
 
 
+def _refuse_non_regular(path: Path) -> None:
+    """A FIFO, device or symlink swapped in since the walk fails here, before a parser that
+    opens files by path itself (mailbox, Docling) could wait on it; the parsers that read
+    through `reader` check again on the descriptor they read."""
+    try:
+        open_user_file(path).close()
+    except NotRegularFile as exc:
+        raise IngestError(exc.strerror) from exc
+    except OSError:
+        pass  # missing or unreadable: the parser gives its own one-line reason
+
+
 def _by_content(source: Source) -> Format:
     """A file named explicitly whose extension is unknown: its first bytes decide (a PDF
     called `paper.data`, a mail saved as `message.out`), else it is read as text."""
     try:
-        with source.path.open("rb") as handle:
-            head = handle.read(SNIFF_BYTES)
+        head = read_user_file(source.path, SNIFF_BYTES)
     except OSError:
         return _PLAIN_TEXT  # reading the text gives the one-line reason
     return format_by_content(head) or _PLAIN_TEXT

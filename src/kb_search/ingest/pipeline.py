@@ -23,13 +23,20 @@ from kb_search.ingest.memory import (
     remember_skipped,
     touch_skipped,
 )
+from kb_search.ingest.reader import open_user_file, read_user_file
 from kb_search.ingest.walk import IGNORE_FILE, Found, IgnoreRules, WalkError, rel_path_for, walk
 from kb_search.ingest.workers import Outcome
 from kb_search.models import IngestError, ParsedDocument
 from kb_search.progress import PDF_PAGE_WORK, NoProgress, Progress
 from kb_search.sanitize import log_field, path_text
 from kb_search.store.db import Connection, DatabaseError, explain, set_meta, transaction
-from kb_search.store.documents import DocumentRecord, content_hash, touch_document, write_document
+from kb_search.store.documents import (
+    DocumentRecord,
+    content_hash,
+    delete_document,
+    touch_document,
+    write_document,
+)
 from kb_search.text import plural
 
 ERROR_LOG = "ingest-errors.log"
@@ -51,6 +58,7 @@ class AddSummary:
     failed: list[Failure] = field(default_factory=list)
     known_failures: int = 0  # failed (or empty) before and unchanged since: not read again
     removed: int = 0  # removed with `kb remove`: left out until added by name
+    dropped: int = 0  # documents whose file now has no text, or none kb can read: removed
     chunks: int = 0
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)  # said once per run
@@ -65,6 +73,7 @@ class AddSummary:
         parts.append(_failed_part(self.failed, show))
         parts.append(f"{self.skipped} skipped (already indexed)")
         parts += _left_out_parts(self.known_failures, self.removed, "--retry-failed")
+        parts += _dropped_parts(self.dropped)
         if self.empty:
             parts.append(f"{plural(self.empty, 'empty file')} ignored")
         if self.unsupported:
@@ -86,6 +95,7 @@ class AddSummary:
             "failed": [f.__dict__ for f in self.failed],
             "known_failures": self.known_failures,
             "removed": self.removed,
+            "dropped": self.dropped,
             "chunks": self.chunks,
             "seconds": round(self.seconds, 3),
             "model_loaded": self.model_loaded,
@@ -101,6 +111,15 @@ def _failed_part(failed: list[Failure], show: Callable[[str], str]) -> str:
         return "0 failed"
     first = failed[0]
     return f"{len(failed)} failed (first: {show(first.path)}: {first.reason})"
+
+
+def _dropped_parts(dropped: int) -> list[str]:
+    if not dropped:
+        return []
+    return [
+        f"{plural(dropped, 'document')} removed from the index: the file is empty now, or"
+        " unreadable or unparseable (its old text is no longer searchable)"
+    ]
 
 
 def _left_out_parts(known_failures: int, removed: int, retry_flag: str) -> list[str]:
@@ -307,6 +326,18 @@ def load_roots(conn: Connection) -> list[Path]:
     return [Path(r[0]) for r in conn.execute("SELECT path FROM roots ORDER BY path")]
 
 
+def root_change(root: Path) -> str | None:
+    """Why a remembered root is no longer the folder the user added, or None. Roots are
+    stored as real paths, so one that resolves elsewhere now is a symlink, or sits below a
+    folder that became one (a `git pull` that replaced `docs/` with `docs -> ../secret`)."""
+    real = Path(os.path.realpath(root))
+    if real == root:
+        return None
+    if os.path.islink(root):
+        return f"now a symlink to {path_text(real)}"
+    return f"a folder above it changed: the path leads to {path_text(real)} now"
+
+
 def deepest_root(path: Path, roots: Iterable[Path]) -> Path | None:
     inside = [r for r in roots if r == path or r in path.parents]
     return max(inside, key=lambda r: len(r.parts), default=None)
@@ -421,6 +452,8 @@ class _Ingest:
         self.roots = load_root_settings(conn)
 
     def fail(self, path: Path, reason: str, candidate: Candidate | None = None) -> None:
+        if self.drop(path):
+            reason += " (its indexed text was removed)"
         failure = Failure(path_text(path), reason)
         self.summary.failed.append(failure)
         self.log.write(failure)
@@ -429,8 +462,20 @@ class _Ingest:
 
     def empty(self, candidate: Candidate, reason: str) -> None:
         self.summary.empty += 1
+        self.drop(candidate.item.path)
         self.remember(candidate.item.path, EMPTY, reason, candidate)
         self.progress.advance(1, work=candidate.work)
+
+    def drop(self, path: Path) -> bool:
+        """Remove the document of a file that no longer gives text (emptied, unreadable,
+        unparseable, too large now): its old text must not outlive it in search results."""
+        row = self.conn.execute(
+            "SELECT id FROM documents WHERE path = ?", (path_text(path),)
+        ).fetchone()
+        if row is None or not delete_document(self.conn, row[0]):
+            return False
+        self.summary.dropped += 1
+        return True
 
     def remember(self, path: Path, kind: str, reason: str, candidate: Candidate | None) -> None:
         """Remember a failure or an empty file with what it looked like, so that reruns skip it
@@ -499,6 +544,7 @@ def ingest_files(
             summary.skipped += 1
         elif checked == KNOWN_FAILURE:
             summary.known_failures += 1
+            run.drop(item.path)  # indexed by an older kb that kept text of failed files
         else:
             summary.removed += 1
         progress.read(1)
@@ -581,7 +627,7 @@ def expected_work(path: Path, size: int) -> float:
     try:
         import pypdfium2
 
-        document = pypdfium2.PdfDocument(str(path))
+        document = pypdfium2.PdfDocument(open_user_file(path), autoclose=True)
         try:
             return float(len(document) * PDF_PAGE_WORK)
         finally:
@@ -616,11 +662,12 @@ def check_file(
         verdict = _still_skipped(conn, key, skipped, stat, options, path in explicit)
         if verdict is not None:
             return verdict
-    if stat.st_size > options.max_file_bytes:
-        cap = options.max_file_bytes / 1e6
-        raise IngestError(f"file too large: {stat.st_size / 1e6:.1f} MB > cap {cap:.0f} MB")
+    _check_size(stat.st_size, options)
     try:
-        digest = content_hash(path.read_bytes())
+        with open_user_file(path) as handle:
+            stat = os.fstat(handle.fileno())  # the bytes hashed are the ones recorded
+            _check_size(stat.st_size, options)
+            digest = content_hash(handle.read())
     except OSError as exc:
         raise IngestError(f"cannot read file: {exc.strerror or exc}") from exc
     if same_chunking and row[1] == digest:
@@ -636,6 +683,12 @@ def check_file(
     )
     work = expected_work(path, stat.st_size)
     return Candidate(item, record, row is not None, work, forget=skipped is not None)
+
+
+def _check_size(size: int, options: AddOptions) -> None:
+    if size > options.max_file_bytes:
+        cap = options.max_file_bytes / 1e6
+        raise IngestError(f"file too large: {size / 1e6:.1f} MB > cap {cap:.0f} MB")
 
 
 def _still_skipped(
@@ -658,7 +711,7 @@ def _still_skipped(
         return KNOWN_FAILURE
     if skipped.content_hash and skipped.size == stat.st_size:
         try:
-            same = content_hash(Path(key).read_bytes()) == skipped.content_hash
+            same = content_hash(read_user_file(Path(key))) == skipped.content_hash
         except OSError:
             return None
         if same:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kb_search.errors import UserInputError
+from kb_search.ingest.reader import read_user_file
 from kb_search.ingest.workers import Outcome, ParseJob, ParserPool
 from kb_search.models import ParsedDocument
 from kb_search.store.documents import content_hash, embedding_text
@@ -378,7 +379,7 @@ class RayExecutor:
             """Send the next file to the least busy actor; an Outcome when it cannot go."""
             task = queue.popleft()
             try:
-                data = task.path.read_bytes()
+                data = read_user_file(task.path)
             except OSError as exc:
                 return Outcome(task.key, "error", reason=f"cannot read file: {exc.strerror}")
             task.slot = min(range(len(load)), key=load.__getitem__)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import codecs
+import os
 from pathlib import Path
+from typing import BinaryIO
 
 from kb_search.models import EmptyFile, IngestError, ParsedDocument
+from kb_search.regular import open_regular
 from kb_search.sanitize import valid_text
 
 SNIFF_BYTES = 8192
@@ -77,12 +80,12 @@ def _decode_legacy(data: bytes) -> str:
 
 def _read_bytes(path: Path, max_bytes: int) -> bytes:
     try:
-        if path.is_dir():
-            raise IngestError(f"is a directory: {path}")
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise IngestError(f"file too large: {_mb(size)} > cap {_mb(max_bytes, exact=True)}")
-        with path.open("rb") as handle:
+        with open_user_file(path) as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size > max_bytes:
+                raise IngestError(
+                    f"file too large: {_mb(size)} > cap {_mb(max_bytes, exact=True)}"
+                )
             return handle.read(max_bytes + 1)
     except FileNotFoundError as exc:
         raise IngestError(f"file not found: {path}") from exc
@@ -90,6 +93,19 @@ def _read_bytes(path: Path, max_bytes: int) -> bytes:
         raise IngestError(f"permission denied: {path}") from exc
     except OSError as exc:
         raise IngestError(f"cannot read file: {exc.strerror or exc}") from exc
+
+
+def open_user_file(path: Path | str) -> BinaryIO:
+    """A file found by the walk, opened to be read: a regular file only (a FIFO or device
+    swapped in since would block the read), and never a symlink (the walk resolved every
+    path it found, so a link there now was put in after it). OSError otherwise."""
+    return open_regular(path, follow_symlinks=False)
+
+
+def read_user_file(path: Path | str, limit: int | None = None) -> bytes:
+    """The bytes of a file found by the walk (at most `limit`), as `open_user_file` opens it."""
+    with open_user_file(path) as handle:
+        return handle.read() if limit is None else handle.read(limit)
 
 
 def _mb(size: int, exact: bool = False) -> str:

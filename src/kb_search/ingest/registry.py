@@ -15,7 +15,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kb_search.ingest.reader import SNIFF_BYTES, decode_bytes, looks_binary, read_text_file
+from kb_search.ingest.reader import (
+    SNIFF_BYTES,
+    decode_bytes,
+    looks_binary,
+    read_text_file,
+    read_user_file,
+)
 from kb_search.ingest.tokens import TokenCounter, count_tokens
 from kb_search.models import ChunkSettings, ParsedDocument
 
@@ -227,8 +233,7 @@ def _extension_says_nothing(path: Path) -> bool:
 
 def _head_bytes(path: Path) -> bytes:
     try:
-        with path.open("rb") as handle:
-            return handle.read(SNIFF_BYTES)
+        return read_user_file(path, SNIFF_BYTES)
     except OSError:
         return b""
 

@@ -27,12 +27,15 @@ from kb_search.ingest.pipeline import (
     ErrorLog,
     Failure,
     VectorSource,
+    _dropped_parts,
     _failed_part,
     _left_out_parts,
     deepest_root,
     ingest_files,
     load_roots,
+    root_change,
 )
+from kb_search.ingest.reader import read_user_file
 from kb_search.ingest.walk import Found, IgnoreRules, WalkError, rel_path_for, walk_tree
 from kb_search.progress import NoProgress, Progress
 from kb_search.sanitize import path_text
@@ -50,6 +53,26 @@ if TYPE_CHECKING:
 
 
 @dataclass
+class UnfollowedRoot:
+    """A root that is not the folder the user added any more; its documents stay as they
+    were indexed, and are neither refreshed nor deleted, until the folder is back."""
+
+    root: str
+    reason: str
+    documents: int  # kept as they were
+
+
+def unfollowed_part(roots: list[UnfollowedRoot], show: Callable[[str], str] = str) -> str:
+    first = roots[0]
+    kept = sum(r.documents for r in roots)
+    return (
+        f"{plural(len(roots), 'root')} not followed (first: {show(first.root)}: "
+        f"{show(first.reason)}); {plural(kept, 'document')} kept as indexed, not refreshed:"
+        " put the folder back, or `kb add` the folder it leads to if you mean to index it"
+    )
+
+
+@dataclass
 class SyncSummary:
     added: int = 0  # new files ingested
     updated: int = 0  # changed files re-ingested
@@ -60,15 +83,18 @@ class SyncSummary:
     failed: list[Failure] = field(default_factory=list)
     known_failures: int = 0  # failed (or empty) before and unchanged since: not read again
     removed: int = 0  # removed with `kb remove`: left out until added by name
+    dropped: int = 0  # documents whose file now has no text, or none kb can read: removed
     chunks: int = 0
     seconds: float = 0.0
     missing_roots: list[str] = field(default_factory=list)
+    # Roots that resolve elsewhere now (a symlink): not followed, their documents kept.
+    unfollowed_roots: list[UnfollowedRoot] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     model_loaded: bool = False  # whether this run loaded the embedding model
 
     @property
     def changed(self) -> int:
-        return self.added + self.updated + self.renamed + self.deleted
+        return self.added + self.updated + self.renamed + self.deleted + self.dropped
 
     def line(self, show: Callable[[str], str] = str) -> str:
         """One line for a person; `show` turns a stored path into the one to print."""
@@ -77,6 +103,7 @@ class SyncSummary:
             f"{self.deleted} deleted, {self.unchanged} unchanged",
             _failed_part(self.failed, show),
             *_left_out_parts(self.known_failures, self.removed, "`kb sync --retry-failed`"),
+            *_dropped_parts(self.dropped),
         ]
         if self.missing_roots:
             first = show(self.missing_roots[0])
@@ -84,6 +111,8 @@ class SyncSummary:
                 f"{plural(len(self.missing_roots), 'root')} not found (first: {first});"
                 " their documents are kept"
             )
+        if self.unfollowed_roots:
+            parts.append(unfollowed_part(self.unfollowed_roots, show))
         return ". ".join(parts) + "."
 
     def to_dict(self) -> dict:
@@ -97,8 +126,10 @@ class SyncSummary:
             "failed": [f.__dict__ for f in self.failed],
             "known_failures": self.known_failures,
             "removed": self.removed,
+            "dropped": self.dropped,
             "chunks": self.chunks,
             "missing_roots": self.missing_roots,
+            "unfollowed_roots": [r.__dict__ for r in self.unfollowed_roots],
             "notes": self.notes,
             "seconds": round(self.seconds, 3),
             "model_loaded": self.model_loaded,
@@ -152,16 +183,27 @@ def scan(
     """Walk the remembered roots (paths=None) or the given files and directories."""
     roots = load_roots(conn)
     result = Scan()
+    changed = _unfollowed(roots, rows, summary)
+    result.protected += [path_text(root) for root in changed]
     if paths is None:
         outer = [r for r in roots if not any(o in r.parents for o in roots)]
         for root in outer:
-            _scan_dir(root, root, roots, follow_symlinks, result, summary)
+            if root not in changed:
+                _scan_dir(root, root, roots, follow_symlinks, result, summary)
         for path in rows:
             if os.path.isabs(path) and deepest_root(Path(path), roots) is None:
                 _scan_file(Path(path), None, rows, result, guard=True)
         return result
     for given in paths:
+        plain = Path(os.path.abspath(Path(given).expanduser()))
+        if deepest_root(plain, roots) in changed:
+            continue  # reported above; never resolved through the link
         path = _abs(given)
+        if path != plain and not follow_symlinks and deepest_root(plain, roots) is not None:
+            # A symlink inside an added folder: the walk never follows one, so neither does
+            # a rescan of it; what the index holds under its own path is gone.
+            result.prefixes.append(path_text(plain))
+            continue
         root = deepest_root(path, roots)
         prefix = path_text(path) + "/"
         if path.is_dir() or (not path.exists() and any(p.startswith(prefix) for p in rows)):
@@ -174,6 +216,21 @@ def scan(
         else:
             _scan_file(path, root, rows, result, guard=False)
     return result
+
+
+def _unfollowed(roots: list[Path], rows: dict[str, Row], summary: SyncSummary) -> set[Path]:
+    """Roots that resolve elsewhere now: reported, never walked, and their documents kept
+    (a nested one is protected from the rescan of the folder around it)."""
+    changed = set()
+    for root in roots:
+        why = root_change(root)
+        if why is None:
+            continue
+        changed.add(root)
+        prefix = path_text(root) + "/"
+        kept = sum(1 for path in rows if path.startswith(prefix))
+        summary.unfollowed_roots.append(UnfollowedRoot(path_text(root), why, kept))
+    return changed
 
 
 def _scan_dir(
@@ -270,7 +327,7 @@ def match_renames(vanished: dict[str, Row], new: list[Found]) -> list[tuple[str,
         if not options:
             continue
         try:
-            digest = content_hash(item.path.read_bytes())
+            digest = content_hash(read_user_file(item.path))
         except OSError:
             continue
         for index, (path, row) in enumerate(options):
@@ -333,7 +390,7 @@ def _drop_touched(
         row = rows[path_text(item.path)]
         if item.size == row.size:
             try:
-                same = content_hash(item.path.read_bytes()) == row.content_hash
+                same = content_hash(read_user_file(item.path)) == row.content_hash
             except OSError:
                 same = False
             if same:
@@ -400,6 +457,7 @@ def _ingest(
     summary.unchanged += added.skipped  # touched: new mtime, same content
     summary.known_failures += added.known_failures
     summary.removed += added.removed
+    summary.dropped += added.dropped
     summary.ignored += added.empty
     summary.chunks += added.chunks
     summary.failed.extend(added.failed)

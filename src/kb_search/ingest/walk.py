@@ -15,9 +15,11 @@ from pathlib import Path
 
 import pathspec
 
+from kb_search.regular import read_regular
 from kb_search.sanitize import path_text
 
 IGNORE_FILE = ".kbignore"
+IGNORE_FILE_BYTES = 1_000_000  # more than any hand-written ignore file
 DEFAULT_IGNORED_DIRS = frozenset(
     {
         ".git",
@@ -85,9 +87,10 @@ def _ignored_name(name: str, is_dir: bool) -> bool:
 
 def _load_spec(ignore_file: Path) -> pathspec.GitIgnoreSpec | None:
     try:
-        lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
+        data = read_regular(ignore_file, IGNORE_FILE_BYTES)
     except OSError:
-        return None
+        return None  # gone, unreadable, or a FIFO: no rules from it
+    lines = data.decode("utf-8", errors="replace").splitlines()
     return pathspec.GitIgnoreSpec.from_lines(lines)
 
 

@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kb_search.errors import KbError, SyncError, UserInputError
-from kb_search.ingest.pipeline import Failure, deepest_root, load_roots
-from kb_search.ingest.sync import SyncSummary
+from kb_search.ingest.pipeline import Failure, deepest_root, load_roots, root_change
+from kb_search.ingest.sync import SyncSummary, unfollowed_part
 from kb_search.ingest.walk import IGNORE_FILE, IgnoreRules
 from kb_search.sanitize import path_text
 from kb_search.store.db import Connection, DatabaseError
@@ -61,6 +61,7 @@ class WatchPlan:
     targets: list[WatchTarget]
     sync_paths: list[Path] | None  # what the first, full sync rescans (None: every root)
     missing: list[str] = field(default_factory=list)  # roots not there now: not watched
+    redirected: list[str] = field(default_factory=list)  # roots that are symlinks now: neither
     unfollowed: int = 0  # files added by name outside every root: synced first, not watched
 
     @property
@@ -86,7 +87,7 @@ class WatchBatch:
 
     @property
     def changed(self) -> bool:
-        return bool(self.summary.changed or self.summary.failed)
+        return bool(self.summary.changed or self.summary.failed or self.summary.unfollowed_roots)
 
     def line(self, show: Callable[[str], str] = str) -> str:
         """`12:04:31 1 updated, 1 renamed: notes/a.md (0.08 s)`: one line per batch."""
@@ -98,12 +99,15 @@ class WatchBatch:
                 (s.updated, "updated"),
                 (s.renamed, "renamed"),
                 (s.deleted, "deleted"),
+                (s.dropped, "dropped (no text now)"),
             )
             if n
         ]
         if s.failed:
             first = s.failed[0]
             counts.append(f"{len(s.failed)} failed (first: {show(first.path)}: {first.reason})")
+        if s.unfollowed_roots:
+            counts.append(unfollowed_part(s.unfollowed_roots, show))
         what = ", ".join(counts) or "no changes"
         where = ""
         if not self.initial and self.paths:
@@ -137,9 +141,12 @@ def plan_targets(conn: Connection, paths: list[Path] | None) -> WatchPlan:
     roots = load_roots(conn)
     targets: list[WatchTarget] = []
     missing: list[str] = []
+    redirected: list[str] = []
     if paths is None:
         for root in [r for r in roots if not any(o in r.parents for o in roots)]:
-            if root.is_dir():
+            if root_change(root) is not None:
+                redirected.append(str(root))  # the first sync says where it leads
+            elif root.is_dir():
                 targets.append(WatchTarget(root, root))
             else:
                 missing.append(str(root))
@@ -152,7 +159,12 @@ def plan_targets(conn: Connection, paths: list[Path] | None) -> WatchPlan:
     else:
         unfollowed, sync_paths = 0, []
         for given in paths:
-            path = Path(os.path.abspath(Path(given).expanduser())).resolve()
+            plain = Path(os.path.abspath(Path(given).expanduser()))
+            root = deepest_root(plain, roots)
+            why = root_change(root) if root is not None else None
+            if why is not None:
+                raise UserInputError(f"{given}: the folder added as {root} is {why}: not followed")
+            path = plain.resolve()
             if deepest_root(path, roots) is None:
                 raise SyncError(
                     f"{given} is not under a folder added with `kb add`: kb watch follows"
@@ -163,9 +175,10 @@ def plan_targets(conn: Connection, paths: list[Path] | None) -> WatchPlan:
             targets.append(WatchTarget(path if path.is_dir() else path.parent, path))
             sync_paths.append(path)
     if not targets:
-        why = f" (not found: {', '.join(missing)})" if missing else ""
+        absent = missing + [f"{r} (a symlink now, not followed)" for r in redirected]
+        why = f" (not found: {', '.join(absent)})" if absent else ""
         raise UserInputError(f"nothing to watch{why}: add a folder first with `kb add PATH`")
-    return WatchPlan(targets, sync_paths, missing, unfollowed)
+    return WatchPlan(targets, sync_paths, missing, redirected, unfollowed)
 
 
 class EventFilter:
@@ -376,6 +389,12 @@ def describe(plan: WatchPlan, show: Callable[[str], str] = str) -> str:
     text = f"Watching {' and '.join(parts)} ({first}{', ...' if len(plan.targets) > 1 else ''})"
     if plan.missing:
         text += f"; {plural(len(plan.missing), 'root')} not found (first: {plan.missing[0]})"
+    if plan.redirected:
+        first = show(plan.redirected[0])
+        text += (
+            f"; {plural(len(plan.redirected), 'root')} not followed, a symlink or moved now"
+            f" (first: {first})"
+        )
     if plan.unfollowed:
         text += (
             f"; {plural(plan.unfollowed, 'file')} added by name outside the folders not"

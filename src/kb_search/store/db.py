@@ -12,6 +12,7 @@ from pathlib import Path
 import sqlean as sqlite
 
 from kb_search.errors import DBError  # noqa: F401 - re-exported
+from kb_search.regular import NotRegularFile, check_regular
 from kb_search.store.migrations import MIGRATIONS
 
 Connection = sqlite.Connection
@@ -97,6 +98,7 @@ def connect(
     `adopt_empty` (`kb init`), and a file of another program never is."""
     path = Path(path) if str(path) != ":memory:" else path
     if isinstance(path, Path):
+        _check_regular(path)
         if not path.exists() and not create:
             raise DBError(f"no index at {path} yet: `kb add FOLDER` creates it (or pass --db)")
         if path.exists() and not readonly:
@@ -136,6 +138,17 @@ def connect(
         conn.execute("PRAGMA synchronous = NORMAL")
         migrate(conn)
     return conn
+
+
+def _check_regular(path: Path) -> None:
+    """A FIFO, device or folder at the DB path is refused before SQLite opens it: a read-only
+    open of a FIFO would wait for a writer forever."""
+    try:
+        check_regular(path)
+    except NotRegularFile as exc:
+        raise DBError(f"{path}: {exc.strerror}, not a kb database (check --db)") from exc
+    except OSError as exc:
+        raise DBError(f"cannot open {path}: {exc.strerror or exc}") from exc
 
 
 def _check_writable(path: Path, adopt_empty: bool) -> None:

@@ -6,11 +6,13 @@ decompressor with a budget for the whole archive, so a hostile file costs at mos
 
 from __future__ import annotations
 
+import os
 import zipfile
 from pathlib import Path
 from types import TracebackType
 from xml.etree import ElementTree
 
+from kb_search.ingest.reader import open_user_file
 from kb_search.models import IngestError
 
 # Uncompressed bytes read from one archive, as a multiple of the file-size cap.
@@ -27,19 +29,35 @@ class SafeZip:
         self.budget = max_bytes * EXPANSION_FACTOR
         self.cap = self.budget
         try:
-            size = path.stat().st_size
+            self.handle = open_user_file(path)
+        except OSError as exc:
+            raise IngestError(f"cannot read file: {exc.strerror or exc}") from exc
+        try:
+            self.archive = self._open(max_bytes)
+        except BaseException:
+            self.handle.close()
+            raise
+        if len(self.archive.infolist()) > MAX_MEMBERS:
+            self.close()
+            raise IngestError(f"broken {kind} file: more than {MAX_MEMBERS} archive members")
+        self.names = set(self.archive.namelist())
+
+    def _open(self, max_bytes: int) -> zipfile.ZipFile:
+        kind = self.kind
+        try:
+            size = os.fstat(self.handle.fileno()).st_size
             if size > max_bytes:
                 too_large = f"{size / 1e6:.1f} MB > cap {max_bytes / 1e6:g} MB"
                 raise IngestError(f"file too large: {too_large}")
-            self.archive = zipfile.ZipFile(path)
+            return zipfile.ZipFile(self.handle)
         except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError) as exc:
             raise IngestError(f"broken {kind} file: not a readable zip archive ({exc})") from exc
         except OSError as exc:
             raise IngestError(f"cannot read file: {exc.strerror or exc}") from exc
-        if len(self.archive.infolist()) > MAX_MEMBERS:
-            self.archive.close()
-            raise IngestError(f"broken {kind} file: more than {MAX_MEMBERS} archive members")
-        self.names = set(self.archive.namelist())
+
+    def close(self) -> None:
+        self.archive.close()
+        self.handle.close()
 
     def __enter__(self) -> SafeZip:
         return self
@@ -50,7 +68,7 @@ class SafeZip:
         value: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        self.archive.close()
+        self.close()
 
     def has(self, name: str) -> bool:
         return name in self.names

@@ -26,6 +26,7 @@ from typing import Any
 from xml.etree import ElementTree
 
 from kb_search.ingest.formats.markdown import parse_markdown
+from kb_search.ingest.reader import open_user_file, read_user_file
 from kb_search.ingest.registry import Source
 from kb_search.ingest.tokens import TokenCounter, count_tokens
 from kb_search.models import ChunkSettings, EmptyFile, IngestError, ParsedChunk, ParsedDocument
@@ -396,7 +397,7 @@ def _file_title(path: Path, doc_type: str) -> str | None:
 
 def _ooxml_title(path: Path) -> str | None:
     try:
-        with zipfile.ZipFile(path) as archive:
+        with open_user_file(path) as handle, zipfile.ZipFile(handle) as archive:
             root = ElementTree.fromstring(archive.read("docProps/core.xml"))
     except (OSError, KeyError, zipfile.BadZipFile, ElementTree.ParseError):
         return None
@@ -406,8 +407,7 @@ def _ooxml_title(path: Path) -> str | None:
 
 def _html_title(path: Path) -> str | None:
     try:
-        with path.open("rb") as handle:
-            head = handle.read(65536).decode("utf-8", errors="replace")
+        head = read_user_file(path, 65536).decode("utf-8", errors="replace")
     except OSError:
         return None
     match = _HTML_TITLE.search(head)

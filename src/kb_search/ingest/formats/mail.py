@@ -22,6 +22,7 @@ from typing import Any
 
 from kb_search.ingest.formats.converted import MarkdownBuilder, Origin
 from kb_search.ingest.formats.html import html_to_markdown
+from kb_search.ingest.reader import read_user_file
 from kb_search.ingest.registry import Source, format_for
 from kb_search.models import IngestError, ParsedChunk, ParsedDocument
 
@@ -45,7 +46,7 @@ class _Message:
 def parse_eml(source: Source) -> ParsedDocument:
     _check_size(source)
     try:
-        data = source.path.read_bytes()
+        data = read_user_file(source.path)
     except OSError as exc:
         raise IngestError(f"cannot read file: {exc.strerror or exc}") from exc
     message = BytesParser(policy=policy.default).parsebytes(data)

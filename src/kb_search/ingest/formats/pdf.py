@@ -22,6 +22,7 @@ import pypdfium2.raw as pdfium_c
 
 from kb_search.ingest.formats import ocr as ocr_mod
 from kb_search.ingest.formats import pdf_front as front
+from kb_search.ingest.reader import open_user_file, read_user_file
 from kb_search.ingest.registry import Source
 from kb_search.ingest.segment import Cut
 from kb_search.ingest.tokens import TokenCounter, count_tokens
@@ -158,8 +159,7 @@ def parse_pdf(
 
 def _check_header(path: Path) -> None:
     try:
-        with path.open("rb") as fh:
-            head = fh.read(1024)
+        head = read_user_file(path, 1024)
     except OSError as exc:
         raise IngestError(f"cannot read file: {exc.strerror or exc}") from exc
     if not head:
@@ -170,8 +170,13 @@ def _check_header(path: Path) -> None:
 
 def _open(path: Path) -> pdfium.PdfDocument:
     try:
-        return pdfium.PdfDocument(str(path))
+        handle = open_user_file(path)
+    except OSError as exc:
+        raise IngestError(f"cannot read file: {exc.strerror or exc}") from exc
+    try:
+        return pdfium.PdfDocument(handle, autoclose=True)
     except pdfium.PdfiumError as exc:
+        handle.close()
         code = getattr(exc, "err_code", None)
         if code == pdfium_c.FPDF_ERR_PASSWORD:
             raise IngestError("encrypted PDF: password required") from exc
@@ -186,7 +191,10 @@ def _open(path: Path) -> pdfium.PdfDocument:
 
 
 def _empty_page_tree(path: Path) -> bool:
-    data = path.read_bytes()
+    try:
+        data = read_user_file(path)
+    except OSError:
+        return False
     return re.search(rb"/Count\s+0\b", data) is not None and not PAGE_OBJECT_RE.search(data)
 
 
