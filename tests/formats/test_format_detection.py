@@ -89,23 +89,19 @@ def test_binary_files_without_extension_are_unknown(tmp_path):
 
 
 def test_sniffing_reads_only_the_head(tmp_path, monkeypatch):
+    from kb_search.ingest import registry
+
     path = tmp_path / "big"
     path.write_bytes(b"%PDF-1.4\n" + b"x" * 5_000_000)
     reads: list[int] = []
-    real_open = Path.open
+    real_read = registry.read_user_file
 
-    def counting_open(self, mode="r", *args, **kwargs):
-        handle = real_open(self, mode, *args, **kwargs)
-        real_read = handle.read
+    def counting_read(where, limit=None):
+        data = real_read(where, limit)
+        reads.append(len(data))
+        return data
 
-        def read(size=-1):
-            reads.append(size)
-            return real_read(size)
-
-        handle.read = read
-        return handle
-
-    monkeypatch.setattr(Path, "open", counting_open)
+    monkeypatch.setattr(registry, "read_user_file", counting_read)
     assert detect_type(path) == "pdf"
     assert reads and all(0 < size <= 8192 for size in reads)
 
