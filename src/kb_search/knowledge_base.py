@@ -620,10 +620,15 @@ class KnowledgeBase:
         try:
             doc_id = self._document_id(conn, ref)
         except NotFound:
-            folder = os.path.realpath(os.path.join(self.cwd or Path.cwd(), os.path.expanduser(ref)))
-            documents = dict(documents_under(conn, folder))
-            roots = roots_at_or_under(conn, folder)
-            return (documents, roots) if documents or roots else None
+            given = os.path.abspath(os.path.join(self.cwd or Path.cwd(), os.path.expanduser(ref)))
+            # The real path first; then the path as typed: an added folder that is a symlink
+            # now (which sync does not follow) is removed by the name it was added under.
+            for folder in dict.fromkeys((os.path.realpath(given), given)):
+                documents = dict(documents_under(conn, folder))
+                roots = roots_at_or_under(conn, folder)
+                if documents or roots:
+                    return documents, roots
+            return None
         row = conn.execute("SELECT path FROM documents WHERE id = ?", (doc_id,)).fetchone()
         return {doc_id: row[0]}, []
 

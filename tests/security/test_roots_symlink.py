@@ -113,3 +113,11 @@ def test_watch_does_not_watch_a_root_that_became_a_symlink(kb, environment, swap
             plan_targets(conn, [docs])
     finally:
         conn.close()
+
+
+def test_kb_remove_drops_a_root_that_became_a_symlink(kb, environment, swapped):
+    docs, _ = swapped
+    removal = kb.json("remove", str(docs))
+    assert removal["forgotten_roots"] == [str(docs)] and len(removal["removed"]) == 1
+    assert _rel_paths(environment) == []
+    assert kb.json("sync")["unfollowed_roots"] == []

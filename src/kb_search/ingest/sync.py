@@ -68,7 +68,8 @@ def unfollowed_part(roots: list[UnfollowedRoot], show: Callable[[str], str] = st
     return (
         f"{plural(len(roots), 'root')} not followed (first: {show(first.root)}: "
         f"{show(first.reason)}); {plural(kept, 'document')} kept as indexed, not refreshed:"
-        " put the folder back, or `kb add` the folder it leads to if you mean to index it"
+        " put the folder back, or `kb remove` it (and `kb add` the folder it leads to if you"
+        " mean to index that)"
     )
 
 
