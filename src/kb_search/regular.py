@@ -39,7 +39,8 @@ def open_regular(path: Path | str, *, follow_symlinks: bool = True) -> BinaryIO:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
             raise NotRegularFile(errno.EINVAL, _what(mode), str(path))
-        os.set_blocking(fd, True)
+        if _FLAGS & getattr(os, "O_NONBLOCK", 0):
+            os.set_blocking(fd, True)  # reads of the regular file behave as usual from here
         return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)

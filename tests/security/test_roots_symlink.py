@@ -49,12 +49,12 @@ def _rel_paths(environment) -> list[str]:
 def test_a_root_that_became_a_symlink_is_not_followed(kb, environment, swapped):
     docs, secret = swapped
     summary = kb.json("sync")
+    assert kb.json("search", "oauth_token", "--mode", "lexical")["results"] == []
     assert summary["added"] == 0 and summary["deleted"] == 0
     (root,) = summary["unfollowed_roots"]
     assert root["root"] == str(docs) and root["documents"] == 1
     assert str(secret) in root["reason"] and "symlink" in root["reason"]
     assert "not followed" in summary["summary"] and "kept" in summary["summary"]
-    assert kb.json("search", "oauth_token", "--mode", "lexical")["results"] == []
     assert _rel_paths(environment) == ["docs/guide.md"]  # kept, not removed silently
 
     # A sync of a path under it (what `kb watch` hands over for an event) neither.
@@ -121,3 +121,34 @@ def test_kb_remove_drops_a_root_that_became_a_symlink(kb, environment, swapped):
     assert removal["forgotten_roots"] == [str(docs)] and len(removal["removed"]) == 1
     assert _rel_paths(environment) == []
     assert kb.json("sync")["unfollowed_roots"] == []
+
+
+def test_a_file_swapped_for_a_symlink_after_the_scan_is_not_read(
+    kb, environment, tmp_path, monkeypatch
+):
+    """The walk saw a regular file; a symlink to a secret took its place before the read.
+    The read refuses the link (O_NOFOLLOW) instead of indexing the secret under the note's
+    name."""
+    from kb_search.ingest import sync as sync_module
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    note = notes / "a.md"
+    note.write_text("# A\n\nFirst version.\n")
+    secret = tmp_path / "secret.md"
+    secret.write_text(f"# Tokens\n\n{TOKEN}\n")
+    kb.json("add", str(notes))
+    note.write_text("# A\n\nSecond, longer version of the note.\n")
+    real_scan = sync_module.scan
+
+    def scan_then_swap(*args, **kwargs):
+        result = real_scan(*args, **kwargs)
+        note.unlink()
+        note.symlink_to(secret)
+        return result
+
+    monkeypatch.setattr(sync_module, "scan", scan_then_swap)
+    summary = kb.json("sync")
+    monkeypatch.undo()
+    assert kb.json("search", "oauth_token", "--mode", "lexical")["results"] == []
+    assert "symlink" in summary["failed"][0]["reason"] and summary["dropped"] == 1
