@@ -97,9 +97,13 @@ def test_globs_keep_their_meaning():
 def test_queries_with_lone_surrogates_answer_valid_text(folder, tmp_path):
     with make_kb(tmp_path) as kb:
         kb.add([folder])
-        for query in ("git \udcff", "\ud800 git", "\udcffgit\udcfe install", "tag:\udcff git"):
+        for query in ("git \udcff", "\ud800 git", "\udcffgit\udcfe install"):
             response = kb.search(query, kb.search_options())
             json.dumps(response.to_dict(), ensure_ascii=False).encode("utf-8")
+        # An unknown tag is an error (naming the near ones); its message is valid text too.
+        with pytest.raises(SearchError) as error:
+            kb.search("tag:\udcff git", kb.search_options())
+        str(error.value).encode("utf-8")
 
 
 def test_cli_json_output_is_valid_utf8_for_a_bad_byte_query(environment, folder):
