@@ -46,6 +46,13 @@ def _not_negative(value: Any) -> float:
     return number
 
 
+def _positive(value: Any) -> float:
+    number = float(value)
+    if not 0 < number < float("inf"):
+        raise ValueError(f"{number:g} is not a positive number")
+    return number
+
+
 def _choice(*options: str) -> Callable[[Any], str]:
     def convert(value: Any) -> str:
         text = str(value).strip().lower()
@@ -114,6 +121,55 @@ SETTINGS: tuple[Setting, ...] = (
         "fused candidates the reranker reads (each costs a model pass)",
     ),
     Setting("search.timeout_s", 10.0, float, ("KB_SEARCH_TIMEOUT",), "a search stops after this"),
+    Setting(
+        "search.max_query_chars",
+        4000,
+        _int_range(1, 10_000_000),
+        ("KB_MAX_QUERY_CHARS",),
+        "longer queries are refused (FTS5's parse time grows with the square of the terms)",
+    ),
+    Setting(
+        "serve.max_connections",
+        64,
+        _int_range(4, 100_000),
+        ("KB_SERVE_MAX_CONNECTIONS",),
+        "kb serve --transport http: open connections at once (at most 1/4 of the fd limit)",
+    ),
+    Setting(
+        "serve.request_timeout_s",
+        10.0,
+        _positive,
+        ("KB_SERVE_REQUEST_TIMEOUT",),
+        "kb serve --transport http: a client has this long to send a whole request",
+    ),
+    Setting(
+        "serve.max_body_bytes",
+        262_144,
+        _int_range(1024, 64 << 20),
+        ("KB_SERVE_MAX_BODY",),
+        "kb serve --transport http: larger request bodies get 413",
+    ),
+    Setting(
+        "serve.max_sessions",
+        32,
+        _int_range(1, 100_000),
+        ("KB_SERVE_MAX_SESSIONS",),
+        "kb serve --transport http: MCP sessions at once (the longest idle makes room)",
+    ),
+    Setting(
+        "serve.session_idle_s",
+        600.0,
+        _positive,
+        ("KB_SERVE_SESSION_IDLE",),
+        "kb serve --transport http: an MCP session idle this long ends",
+    ),
+    Setting(
+        "serve.max_line_bytes",
+        1 << 20,
+        _int_range(1024, 1 << 30),
+        ("KB_SERVE_MAX_LINE",),
+        "kb serve (stdio): a longer message line is dropped with an error",
+    ),
     Setting(
         "search.warm",
         True,

@@ -9,6 +9,7 @@ call one method and render the result; they hold no wiring of their own.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import os
 import threading
@@ -42,6 +43,13 @@ if TYPE_CHECKING:
     from kb_search.vectors.writer import ChunkEmbedder
 
 ERROR_LOG = "ingest-errors.log"
+
+# Set by whoever runs a search on a request's behalf (the MCP server, per tool call): once the
+# event is set (the client cancelled or went away), the search stops at its next check. A
+# context variable, as the call reaches `search` through the MCP library's worker thread.
+SEARCH_CANCELLED: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar(
+    "kb_search_cancelled", default=None
+)
 
 
 @dataclass
@@ -305,21 +313,35 @@ class KnowledgeBase:
             f"the search ran past its {budget:g} s budget and was stopped: narrow it"
             " (fewer words, a filter) or raise search.timeout_s"
         )
-        conn.set_progress_handler(lambda: time.monotonic() > deadline, 1000)
-        if options.reranker is not None:
-            options = replace(options, deadline=deadline)
+        cancelled = SEARCH_CANCELLED.get()
+
+        def should_stop() -> bool:
+            return time.monotonic() > deadline or (cancelled is not None and cancelled.is_set())
+
+        def stopped_error() -> SearchError:
+            if cancelled is not None and cancelled.is_set():
+                return SearchError("the search was cancelled: its client went away")
+            return late
+
+        options = replace(
+            options,
+            deadline=deadline,
+            should_stop=should_stop,
+            max_query_chars=self.config["search.max_query_chars"],
+        )
+        conn.set_progress_handler(should_stop, 1000)
         try:
             response = search(conn, query, options, vector=vector, vector_unavailable=why)
         except (db.OperationalError, SearchError) as exc:
-            if time.monotonic() <= deadline:
+            if not should_stop():
                 raise
-            raise late from exc
+            raise stopped_error() from exc
         finally:
             conn.set_progress_handler(None, 0)
         # A leg stopped by the budget reports it in `legs`; with none left, it is an error.
         legs = response.legs.values()
-        if time.monotonic() > deadline and all(s.startswith("error") for s in legs):
-            raise late
+        if should_stop() and all(s.startswith("error") for s in legs):
+            raise stopped_error()
         if options.mode != "lexical" and not loaded_before:
             response.timings_ms["model_load"] = self.model_load_ms
         response.timings_ms["total"] = (time.perf_counter() - started) * 1000

@@ -10,12 +10,13 @@ import os
 import signal
 import sys
 import threading
+import time
 from typing import Any
 
 from kb_search.errors import KbError, ServeError
 from kb_search.ingest.watch import WatchBatch, WatchThread
 from kb_search.knowledge_base import KnowledgeBase
-from kb_search.mcp.http import check_bind, http_app
+from kb_search.mcp.http import HttpLimits, bounded_protocol, check_bind, http_app
 from kb_search.mcp.tools import INSTRUCTIONS, register_prompts, register_resources, register_tools
 from kb_search.sanitize import log_field
 
@@ -54,6 +55,43 @@ def invalid_arguments(tool: str, errors: list[dict[str, Any]]) -> str:
     return f"invalid arguments for {tool}: " + "; ".join(problems)
 
 
+async def _cancellable(call: Any) -> Any:
+    """Await a tool call whose work runs on a worker thread, which the library waits for even
+    when the request is cancelled (the client sent notifications/cancelled, or its session
+    ended): a watcher task, cancelled with the request, tells the search to stop."""
+    import anyio
+
+    from kb_search.knowledge_base import SEARCH_CANCELLED
+
+    cancelled = threading.Event()
+
+    async def watch() -> None:
+        try:
+            await anyio.sleep_forever()
+        finally:
+            cancelled.set()
+
+    outcome: list[Any] = []
+
+    async def run() -> None:
+        try:
+            outcome.append(await call)
+        except Exception as exc:  # noqa: BLE001 - raised below, outside the task group
+            outcome.append(exc)
+
+    token = SEARCH_CANCELLED.set(cancelled)
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(watch)
+            await run()
+            group.cancel_scope.cancel()
+    finally:
+        SEARCH_CANCELLED.reset(token)
+    if outcome and isinstance(outcome[0], Exception):
+        raise outcome[0]
+    return outcome[0]
+
+
 def _server_class() -> type:
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
@@ -73,7 +111,7 @@ def _server_class() -> type:
                     errors = [{"loc": (key,), "type": "extra_forbidden"} for key in extra]
                     raise ToolError(invalid_arguments(name, errors))
             try:
-                return await super().call_tool(name, arguments, *args, **kw)
+                return await _cancellable(super().call_tool(name, arguments, *args, **kw))
             except ToolError as exc:
                 cause = exc.__cause__
                 if isinstance(cause, ValidationError):
@@ -106,16 +144,93 @@ def build_server(kb: KnowledgeBase) -> Any:
     return server
 
 
-def _run_http(server: Any, host: str, port: int, token: str | None, extra_hosts: list[str]) -> None:
+def http_limits(kb: KnowledgeBase) -> HttpLimits:
+    config = kb.config
+    return HttpLimits(
+        max_connections=config["serve.max_connections"],
+        request_timeout_s=config["serve.request_timeout_s"],
+        max_body_bytes=config["serve.max_body_bytes"],
+        max_sessions=config["serve.max_sessions"],
+        session_idle_s=config["serve.session_idle_s"],
+    )
+
+
+def _run_http(
+    server: Any, host: str, port: int, token: str | None, extra_hosts: list[str],
+    limits: HttpLimits,
+) -> None:  # fmt: skip
     import uvicorn
 
-    app = http_app(server, host, token, extra_hosts)
+    app = http_app(server, host, token, extra_hosts, limits)
     shown = f"[{host}]" if ":" in host else host
     _say(
         f"kb serve: listening on http://{shown}:{port}/mcp"
         + (" (bearer token required)" if token else "")
     )
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        http=bounded_protocol(limits),
+        backlog=limits.connection_cap(),
+        timeout_keep_alive=limits.keep_alive_s,
+        timeout_graceful_shutdown=1,
+        log_level="warning",
+        access_log=False,
+    )
+    _uvicorn_server(config).run()
+
+
+def _uvicorn_server(config: Any) -> Any:
+    """uvicorn's Server, stopped for good within STOP_GRACE_S of SIGTERM or SIGINT (its own
+    shutdown waits for open event streams and running tool calls), and saying once, not with a
+    traceback per connection, that the process ran out of file descriptors."""
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            super().handle_exit(sig, frame)
+            _exit_after(STOP_GRACE_S, sig)
+
+        async def serve(self, sockets: Any = None) -> None:
+            import asyncio
+
+            asyncio.get_running_loop().set_exception_handler(_loop_problem)
+            await super().serve(sockets)
+
+    return Server(config)
+
+
+STOP_GRACE_S = 2.0
+_exiting = threading.Event()
+
+
+def _exit_after(seconds: float, signum: int) -> None:
+    """Once: end the process `seconds` from now if it has not ended by then."""
+    if _exiting.is_set():
+        return
+    _exiting.set()
+
+    def stop() -> None:
+        time.sleep(seconds)
+        _say("kb serve: stopped")
+        os._exit(128 + signum)
+
+    threading.Thread(target=stop, name="stop", daemon=True).start()
+
+
+_reported: set[str] = set()
+
+
+def _loop_problem(loop: Any, context: dict[str, Any]) -> None:
+    """The event loop's errors in one line each, once per kind: an accept that fails for
+    want of file descriptors (asyncio retries it a second later) must not flood the log."""
+    exc = context.get("exception")
+    what = f"{type(exc).__name__}: {exc}" if exc is not None else context.get("message", "")
+    kind = type(exc).__name__ if exc is not None else str(context.get("message"))
+    if kind not in _reported:
+        _reported.add(kind)
+        _say(f"kb serve: {log_field(str(what))[:200]} (kept serving)")
 
 
 def _say(line: str) -> None:
@@ -137,6 +252,65 @@ def _stop_on_first_interrupt(watcher: WatchThread | None = None) -> None:
         os._exit(128 + signum)
 
     signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+
+
+class BoundedLines:
+    """Lines of a binary stream as the stdio transport reads them, none longer than
+    `max_bytes`: a longer one is skipped as it arrives (memory stays at one line's worth) and
+    reported on stderr; the client gets no answer to it, as to any unreadable message."""
+
+    def __init__(self, stream: Any, max_bytes: int) -> None:
+        self.stream = stream
+        self.max_bytes = max_bytes
+
+    def __aiter__(self) -> BoundedLines:
+        return self
+
+    async def __anext__(self) -> str:
+        import anyio
+
+        line = await anyio.to_thread.run_sync(self.next_line, abandon_on_cancel=True)
+        if line is None:
+            raise StopAsyncIteration
+        return line
+
+    def next_line(self) -> str | None:
+        while True:
+            raw = self.stream.readline(self.max_bytes + 1)
+            if not raw:
+                return None
+            if len(raw) <= self.max_bytes or raw.endswith(b"\n"):
+                return raw.decode("utf-8", errors="replace")
+            skipped = len(raw) + self._skip_line()
+            _say(
+                f"kb serve: dropped a message of {skipped:,} bytes or more (over the"
+                f" {self.max_bytes:,}-byte line limit, serve.max_line_bytes)"
+            )
+
+    def _skip_line(self) -> int:
+        skipped = 0
+        while True:
+            piece = self.stream.readline(self.max_bytes)
+            skipped += len(piece)
+            if not piece or piece.endswith(b"\n"):
+                return skipped
+
+
+def run_stdio(server: Any, max_line_bytes: int) -> None:
+    """The SDK's stdio transport, reading stdin through BoundedLines (its own reader keeps
+    a line that never ends in memory: 466 MB became 2.57 GB in 16 s)."""
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    lowlevel = server._lowlevel_server
+    stdin = BoundedLines(sys.stdin.buffer, max_line_bytes)
+
+    async def run() -> None:
+        async with stdio_server(stdin=stdin) as (read_stream, write_stream):
+            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+
+    anyio.run(run)
 
 
 def start_line(kb: KnowledgeBase) -> str:
@@ -203,9 +377,9 @@ def serve(
     try:
         if transport == "stdio":
             _stop_on_first_interrupt(watcher)
-            server.run("stdio")
+            run_stdio(server, kb.config["serve.max_line_bytes"])
         else:
-            _run_http(server, host, port, token, extra_hosts or [])
+            _run_http(server, host, port, token, extra_hosts or [], http_limits(kb))
     finally:
         if watcher is not None:
             watcher.close()

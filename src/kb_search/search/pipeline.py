@@ -18,7 +18,14 @@ from kb_search.sanitize import valid_text
 from kb_search.search.filters import check_filter_values, excluded_chunks
 from kb_search.search.fusion import DEFAULT_FUSION, FUSIONS, complete_breakdown, fuse, single_leg
 from kb_search.search.legs import LegResult, VectorLeg, first_line, lexical_leg, vector_leg
-from kb_search.search.query import Filters, ParsedQuery, parse_query
+from kb_search.search.query import (
+    DEFAULT_MAX_QUERY_CHARS,
+    MAX_FTS_TERMS,
+    Filters,
+    ParsedQuery,
+    check_query_length,
+    parse_query,
+)
 from kb_search.search.rerank import Reranker, apply_reranker
 from kb_search.search.results import Candidate, SearchResponse, hydrate, snippets
 from kb_search.store.db import Connection, OperationalError
@@ -39,6 +46,10 @@ class SearchOptions:
     rerank_depth: int = 30
     deadline: float | None = None  # time.monotonic() past which the rerank stage stops
     leg_depth: int = 100
+    max_query_chars: int = DEFAULT_MAX_QUERY_CHARS
+    # True once the search must stop (its budget spent, its client gone): checked between
+    # stages; SQLite's progress handler checks it within them.
+    should_stop: Callable[[], bool] | None = None
 
     def depth(self) -> int:
         """Candidates each leg retrieves: fixed, so that the top 3 of a query is always the
@@ -63,6 +74,7 @@ def prepare(conn: Connection, query: str, options: SearchOptions) -> Query:
         raise SearchError(f"unknown fusion {options.fusion!r}: use one of {', '.join(FUSIONS)}")
     if options.top < 1:
         raise SearchError("--top must be at least 1")
+    check_query_length(query, options.max_query_chars)
     parsed = parse_query(query)
     if parsed.fts_expression() is None and not parsed.text.strip():
         raise SearchError("nothing to search for: the query has no words")
@@ -163,7 +175,22 @@ def explain(
         )
     if dropped:
         notes.append(f"{dropped} more results scored under --min-score {options.min_score}")
+    left_out = query.parsed.terms_left_out()
+    if left_out:
+        notes.append(
+            f"keyword search used the first {MAX_FTS_TERMS} distinct words; {left_out} more"
+            " were left out"
+        )
     return notes
+
+
+class Stopped(SearchError):
+    """The search was stopped between two stages (budget spent, or its client gone)."""
+
+
+def stop_if_asked(options: SearchOptions, stage: str) -> None:
+    if options.should_stop is not None and options.should_stop():
+        raise Stopped(f"search stopped before {stage}")
 
 
 def search(
@@ -179,9 +206,12 @@ def search(
     query = valid_text(query)
     prepared = prepare(conn, query, options)
     timings: dict[str, float] = {}
+    stop_if_asked(options, "retrieval")
     legs = retrieve(conn, prepared, options, vector, vector_unavailable, timings)
+    stop_if_asked(options, "fusion")
     candidates = combine(legs, options)
     if options.reranker is not None:
+        stop_if_asked(options, "rerank")
         t0 = clock()
         candidates = with_text(conn, candidates, options.rerank_depth)
         candidates = apply_reranker(
@@ -193,6 +223,7 @@ def search(
     dropped = min(options.top, len(candidates)) - len(top)
     for candidate in top:
         candidate.breakdown = complete_breakdown(candidate.breakdown, legs)
+    stop_if_asked(options, "fetching the results")
     t0 = clock()
     expr = prepared.parsed.fts_expression()
     ids = [c.chunk_id for c in top]

@@ -96,6 +96,13 @@ STOPWORDS = frozenset(
     ]
 )
 
+# FTS5 parses an expression in time that grows with the square of its terms and does not call
+# SQLite's progress handler while it does (700 KB of ORs took 19.5 s), so the parse itself is
+# bounded: a query is at most this many characters, and the expression built from it holds at
+# most MAX_FTS_TERMS terms and phrases (and as many exclusions).
+DEFAULT_MAX_QUERY_CHARS = 4000
+MAX_FTS_TERMS = 64
+
 _TOKEN = re.compile(r'-?"[^"]*"?|\S+')
 _WORD = re.compile(r"\w+\*?", re.UNICODE)
 
@@ -163,10 +170,18 @@ class ParsedQuery:
         positives += [_quote_term(t) for t in _unique(words)]
         if not positives:
             return None
-        expr = " OR ".join(positives)
+        expr = " OR ".join(positives[:MAX_FTS_TERMS])
         if self.excluded:
-            expr = f"({expr})" + "".join(f" NOT {_quote(x)}" for x in self.excluded)
+            excluded = _unique(self.excluded)[:MAX_FTS_TERMS]
+            expr = f"({expr})" + "".join(f" NOT {_quote(x)}" for x in excluded)
         return expr
+
+    def terms_left_out(self) -> int:
+        """Distinct terms and phrases past MAX_FTS_TERMS that the keyword leg does not search."""
+        if self.raw_fts is not None:
+            return 0
+        words = [t for t in self.terms if t.rstrip("*").lower() not in STOPWORDS] or self.terms
+        return max(0, len(self.phrases) + len(_unique(words)) - MAX_FTS_TERMS)
 
     def only_stopwords(self) -> bool:
         """The words are all stop words (and there is no phrase): FTS5 then matches them."""
@@ -178,7 +193,7 @@ class ParsedQuery:
         runs: list[str] = []
         for piece in [*self.phrases, *self.terms]:
             runs += cjk_runs(piece)
-        return _unique(runs)
+        return _unique(runs)[:MAX_FTS_TERMS]
 
 
 def _unique(items: list[str]) -> list[str]:
@@ -207,6 +222,17 @@ def _words(text: str) -> list[str]:
         if word.strip("*_"):
             out.append(word)
     return out
+
+
+def check_query_length(query: str, limit: int = DEFAULT_MAX_QUERY_CHARS) -> None:
+    """SearchError for a query over `limit` characters (search.max_query_chars)."""
+    if len(query) > limit:
+        from kb_search.errors import SearchError
+
+        raise SearchError(
+            f"the query is {len(query):,} characters long, over the {limit:,} limit:"
+            " shorten it (or raise search.max_query_chars)"
+        )
 
 
 def parse_query(query: str) -> ParsedQuery:
