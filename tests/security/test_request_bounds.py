@@ -22,7 +22,6 @@ from bounds_harness import (
     call_tool,
     initialize_message,
     open_session,
-    reply_of,
     start_http,
 )
 
@@ -180,7 +179,7 @@ def test_a_connection_that_never_finishes_its_request_is_closed(index: Index) ->
         trickle = socket.create_connection(("127.0.0.1", server.port), timeout=5)
         trickle.sendall(
             b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-            b"Content-Length: 1000\r\n\r\n{\"jsonrpc\""
+            b'Content-Length: 1000\r\n\r\n{"jsonrpc"'
         )
         started = time.monotonic()
         for sock in (silent, trickle):
