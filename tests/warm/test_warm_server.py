@@ -14,7 +14,15 @@ import time
 from pathlib import Path
 
 import pytest
-from warm_harness import KB_MODULE, WarmKb, is_warm_server, make_kb, stop_all, wait_gone
+from warm_harness import (
+    KB_MODULE,
+    TESTS,
+    WarmKb,
+    is_warm_server,
+    make_kb,
+    stop_all,
+    wait_gone,
+)
 
 from kb_search.warm.protocol import recv_message, send_message
 from kb_search.warm.request import WarmRequest
@@ -187,8 +195,7 @@ def test_garbage_from_the_socket_falls_back_quietly(warm_kb: WarmKb) -> None:
     def answer_garbage() -> None:
         for _ in range(2):
             conn, _ = listener.accept()
-            with conn:
-                conn.recv(65536)
+            with conn:  # garbage where the server's greeting belongs
                 conn.sendall(b"\x00\x00\x00\x05hello" + b"\x00" * 8)
 
     thread = threading.Thread(target=answer_garbage, daemon=True)
@@ -258,7 +265,9 @@ def test_concurrent_clients_are_served_at_once(warm_kb: WarmKb) -> None:
 def _subprocess_env(warm_kb: WarmKb) -> dict[str, str]:
     env = {**os.environ, **warm_kb.environment.env}
     env.pop("KB_NO_WARM", None)
-    env["PYTHONPATH"] = ""  # the client needs no test embedder: the server has the model
+    # The client needs no test embedder (the server has the model): only the code under test,
+    # not an installed copy that may be another version.
+    env["PYTHONPATH"] = str(TESTS.parent / "src")
     return env
 
 
@@ -337,9 +346,10 @@ def test_ctrl_c_while_waiting_for_the_server_exits_130(warm_kb: WarmKb) -> None:
     listener = warm_kb.impostor(backlog=1)
     arrived = threading.Event()
 
-    def hang() -> None:  # reads the request, never answers
+    def hang() -> None:  # greets, reads the request, never answers
         conn, _ = listener.accept()
         with conn:
+            send_message(conn, {"status": "ready"})
             recv_message(conn)
             arrived.set()
             time.sleep(30)
@@ -366,6 +376,7 @@ def test_a_server_refuses_clients_of_another_identity(warm_kb: WarmKb) -> None:
     paths = warm_kb.client.paths()
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.connect(str(paths.socket))
+        assert recv_message(sock)[0] == {"status": "ready"}
         send_message(sock, {"op": "search", "identity": {"version": "0.0.0"}, "query": "x"})
         header, payload = recv_message(sock)
     assert header["status"] == "mismatch" and payload == b""

@@ -21,7 +21,14 @@ from kb_search.config import Config
 from kb_search.errors import KbError
 from kb_search.warm import warm_enabled
 from kb_search.warm.paths import WarmPaths, config_spec, identity, warm_paths
-from kb_search.warm.protocol import ProtocolError, peer, recv_message, send_message
+from kb_search.warm.protocol import (
+    Peer,
+    ProtocolError,
+    ServerBusy,
+    peer,
+    recv_message,
+    send_message,
+)
 
 TYPE_CHECKING = False  # typing's, without importing typing
 if TYPE_CHECKING:
@@ -30,7 +37,9 @@ if TYPE_CHECKING:
     from kb_search.search.results import SearchResponse
     from kb_search.warm.request import WarmRequest
 
-CONNECT_TIMEOUT_S = 1.0
+# A live server greets a connection at once, from a thread no search can hold up; no greeting
+# within this (connecting included) means it is stopped or wedged: search in-process, replace it.
+HANDSHAKE_S = 0.5
 REPLY_MARGIN_S = 5.0  # beyond search.timeout_s, for the round trip
 LOG_LIMIT = 1 << 20  # a server's log is started afresh beyond this
 RESTART_AFTER_S = 30.0  # after a start that did not come up, wait this long to try again
@@ -152,19 +161,56 @@ class WarmClient:
         self, paths: WarmPaths, request: dict[str, Any], timeout: float | None = None
     ) -> tuple[dict[str, Any], bytes]:
         """One request, one reply; a server of another user or identity is stopped or refused
-        before anything it sent is unpickled."""
+        before anything it sent is unpickled, and one that does not greet the connection in
+        time is replaced (ProtocolError: search in-process meanwhile)."""
+        deadline = time.monotonic() + HANDSHAKE_S
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-            sock.settimeout(CONNECT_TIMEOUT_S)
+            sock.settimeout(HANDSHAKE_S)
             sock.connect(str(paths.socket))
             other = peer(sock)
             if other is not None and other.uid != os.getuid():
                 raise ProtocolError(f"the socket's server runs as uid {other.uid}")
+            self._greeted(sock, paths, other, deadline)
             sock.settimeout(timeout or self.config["search.timeout_s"] + REPLY_MARGIN_S)
             send_message(sock, request)
             header, payload = recv_message(sock)
         if header.get("status") == "mismatch" and other is not None:
             self._terminate(other.pid)
         return header, payload
+
+    def _greeted(
+        self, sock: socket.socket, paths: WarmPaths, server: Peer | None, deadline: float
+    ) -> None:
+        """Wait (until `deadline`) for the server's greeting: ServerBusy when all its workers
+        are taken; a stopped or wedged server (no greeting) is killed and a new one started."""
+        sock.settimeout(max(0.01, deadline - time.monotonic()))
+        try:
+            greeting, _ = recv_message(sock)
+        except TimeoutError:
+            self._replace_unresponsive(paths, server)
+            raise ProtocolError(f"the server did not answer within {HANDSHAKE_S:g} s") from None
+        status = greeting.get("status")
+        if status == "busy":
+            raise ServerBusy("every worker of the server is busy")
+        if status != "ready":
+            raise ProtocolError(f"unexpected greeting {status!r}")
+
+    def _replace_unresponsive(self, paths: WarmPaths, server: Peer | None) -> None:
+        """Kill a server of ours that accepts connections but says nothing (stopped, wedged),
+        and start another: every search would otherwise wait for it. Only a kb warm server
+        of this user is killed; whatever else listens there is left alone."""
+        if server is None or server.uid != os.getuid() or not _is_warm_server(server.pid):
+            return
+        import signal
+
+        try:
+            os.kill(server.pid, signal.SIGKILL)  # SIGTERM waits for a stopped process
+        except OSError as exc:
+            self.debug(f"cannot stop the unresponsive server {server.pid}: {exc}")
+            return
+        self.debug(f"killed the unresponsive warm server {server.pid}; starting another")
+        paths.socket.unlink(missing_ok=True)  # the next client searches in-process at once
+        self.start(paths, replacing=True)
 
     def _terminate(self, pid: int) -> None:
         """A server of another kb version, DB file or config: stop it (same user: checked)."""
@@ -256,6 +302,16 @@ class WarmClient:
         except (OSError, ProtocolError):
             return None
         return header.get("info") if header.get("status") == "ok" else None
+
+
+def _is_warm_server(pid: int) -> bool:
+    """The process runs `python -m kb_search.warm.server` (Linux's /proc; elsewhere, where
+    SO_PEERCRED gives no pid either, nothing is killed)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            return b"kb_search.warm.server" in cmdline.read()
+    except OSError:
+        return False
 
 
 def add_startup(answer: dict[str, Any], startup_ms: float) -> dict[str, Any]:

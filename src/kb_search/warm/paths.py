@@ -22,7 +22,7 @@ TYPE_CHECKING = False  # typing's, without importing typing: every piped `kb sea
 if TYPE_CHECKING:
     from typing import Any
 
-PROTOCOL = 1
+PROTOCOL = 2  # 2: the server greets each connection ("ready" or "busy") before the request
 SOCKET_PATH_MAX = 100  # sun_path holds 108 bytes on Linux, 104 on macOS
 # Settings that change only how the server lives, not what a search answers.
 LIFETIME_SETTINGS = ("search.warm", "search.warm_idle_s")

@@ -26,6 +26,10 @@ class ProtocolError(Exception):
     """The other end said something that is not this protocol."""
 
 
+class ServerBusy(ProtocolError):
+    """The server is alive but every worker is taken: search in-process this time."""
+
+
 class Peer:
     """The process at the other end of a unix socket."""
 

@@ -31,6 +31,10 @@ from kb_search.warm.paths import WarmPaths, config_from_spec, db_file_id, identi
 from kb_search.warm.protocol import ProtocolError, recv_message, same_user, send_message
 
 WORKERS = 4  # concurrent searches; each worker thread keeps its own SQLite reader
+REQUEST_WAIT_S = 1.0  # a client sends its request at once after "ready": an idle one is dropped
+MAX_PENDING = 32  # connections accepted and not yet answered; past it, new ones hear "busy"
+SATURATED_S = 0.5  # every worker taken this long: new connections hear "busy"
+REPLY_WAIT_S = 5.0  # beyond search.timeout_s, for a client slow to read the reply
 LOCK_WAIT_S = 10.0  # a replaced server may take this long to let go of the lock
 TICK_S = 0.5
 
@@ -48,10 +52,22 @@ class Activity:
     served: int = 0
     last: float = field(default_factory=time.monotonic)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    saturated_since: float | None = None  # when every worker last became taken
 
     def begin(self) -> None:
         with self.lock:
             self.active += 1
+            if self.active >= WORKERS and self.saturated_since is None:
+                self.saturated_since = time.monotonic()
+
+    def busy(self) -> bool:
+        """Too many waiting, or every worker taken for a while (slow searches, idle clients):
+        a new client is better off searching in-process than queueing."""
+        with self.lock:
+            since = self.saturated_since
+            return self.active >= MAX_PENDING or (
+                since is not None and time.monotonic() - since > SATURATED_S
+            )
 
     def received(self) -> None:
         """Counted when it arrives, not after its reply: a client that sends its next
@@ -63,6 +79,8 @@ class Activity:
         with self.lock:
             self.active -= 1
             self.last = time.monotonic()
+            if self.active < WORKERS:
+                self.saturated_since = None
 
     def idle_for(self) -> float:
         with self.lock:
@@ -123,8 +141,8 @@ class WarmServer:
                 except OSError as exc:
                     log(f"accept failed: {exc}")
                     break
-                self.activity.begin()
-                pool.submit(self._handle, client)
+                if self._greet(client):
+                    pool.submit(self._handle, client)
             listener.close()
             self._unlink_socket()
         self.kb.close()
@@ -167,14 +185,32 @@ class WarmServer:
         if self._socket_is_ours():
             self.paths.socket.unlink(missing_ok=True)
 
+    def _greet(self, client: socket.socket) -> bool:
+        """Say at once, from the accepting thread, whether a worker is free: "ready" (the
+        client then sends its request) or "busy" (it searches in-process). A client that
+        hears nothing within its short handshake deadline knows this server is stopped or
+        wedged, whatever its workers are doing."""
+        if not same_user(client):
+            log("refused a client of another user")
+            client.close()
+            return False
+        busy = self.activity.busy()
+        try:
+            client.settimeout(REQUEST_WAIT_S)
+            send_message(client, {"status": "busy" if busy else "ready"})
+        except OSError:
+            busy = True
+        if busy:
+            client.close()
+            return False
+        self.activity.begin()
+        return True
+
     def _handle(self, client: socket.socket) -> None:
         try:
             with client:
-                client.settimeout(30)
-                if not same_user(client):
-                    log("refused a client of another user")
-                    return
                 request, _ = recv_message(client)
+                client.settimeout(self.config["search.timeout_s"] + REPLY_WAIT_S)
                 self.activity.received()
                 self._answer(client, request)
         except (OSError, ProtocolError) as exc:
