@@ -277,3 +277,31 @@ def _peak_rss_kb(pid: int) -> int:
         if line.startswith("VmHWM:"):
             return int(line.split()[1])
     raise AssertionError("no VmHWM")
+
+
+def test_a_cancelled_tool_call_tells_its_search_to_stop() -> None:
+    """The library waits for a tool's worker thread even when the request is cancelled: the
+    server's wrapper sets the search's SEARCH_CANCELLED event so that the work ends too."""
+    import anyio
+    import anyio.to_thread
+
+    from kb_search.knowledge_base import SEARCH_CANCELLED
+    from kb_search.mcp.server import cancellable_call
+
+    seen: list[str] = []
+
+    def search_like() -> str:
+        event = SEARCH_CANCELLED.get()
+        assert event is not None
+        if event.wait(timeout=10):
+            seen.append("stopped")
+        return "done"
+
+    async def main() -> None:
+        with anyio.move_on_after(0.3):
+            await cancellable_call(anyio.to_thread.run_sync(search_like))
+
+    started = time.monotonic()
+    anyio.run(main)
+    assert seen == ["stopped"]
+    assert time.monotonic() - started < 5

@@ -55,7 +55,7 @@ def invalid_arguments(tool: str, errors: list[dict[str, Any]]) -> str:
     return f"invalid arguments for {tool}: " + "; ".join(problems)
 
 
-async def _cancellable(call: Any) -> Any:
+async def cancellable_call(call: Any) -> Any:
     """Await a tool call whose work runs on a worker thread, which the library waits for even
     when the request is cancelled (the client sent notifications/cancelled, or its session
     ended): a watcher task, cancelled with the request, tells the search to stop."""
@@ -111,7 +111,7 @@ def _server_class() -> type:
                     errors = [{"loc": (key,), "type": "extra_forbidden"} for key in extra]
                     raise ToolError(invalid_arguments(name, errors))
             try:
-                return await _cancellable(super().call_tool(name, arguments, *args, **kw))
+                return await cancellable_call(super().call_tool(name, arguments, *args, **kw))
             except ToolError as exc:
                 cause = exc.__cause__
                 if isinstance(cause, ValidationError):
