@@ -158,7 +158,11 @@ class WarmClient:
             return None
 
     def _ask(
-        self, paths: WarmPaths, request: dict[str, Any], timeout: float | None = None
+        self,
+        paths: WarmPaths,
+        request: dict[str, Any],
+        timeout: float | None = None,
+        replace_unresponsive: bool = True,
     ) -> tuple[dict[str, Any], bytes]:
         """One request, one reply; a server of another user or identity is stopped or refused
         before anything it sent is unpickled, and one that does not greet the connection in
@@ -170,7 +174,7 @@ class WarmClient:
             other = peer(sock)
             if other is not None and other.uid != os.getuid():
                 raise ProtocolError(f"the socket's server runs as uid {other.uid}")
-            self._greeted(sock, paths, other, deadline)
+            self._greeted(sock, paths, other if replace_unresponsive else None, deadline)
             sock.settimeout(timeout or self.config["search.timeout_s"] + REPLY_MARGIN_S)
             send_message(sock, request)
             header, payload = recv_message(sock)
@@ -182,7 +186,8 @@ class WarmClient:
         self, sock: socket.socket, paths: WarmPaths, server: Peer | None, deadline: float
     ) -> None:
         """Wait (until `deadline`) for the server's greeting: ServerBusy when all its workers
-        are taken; a stopped or wedged server (no greeting) is killed and a new one started."""
+        are taken; a stopped or wedged `server` (no greeting) is killed and a new one
+        started (None: left as it is)."""
         sock.settimeout(max(0.01, deadline - time.monotonic()))
         try:
             greeting, _ = recv_message(sock)
@@ -298,7 +303,8 @@ class WarmClient:
         if paths is None:
             return None
         try:
-            header, _ = self._ask(paths, {"op": op}, timeout=5)
+            # `kb warm status/stop` report an unresponsive server as none; searches replace it.
+            header, _ = self._ask(paths, {"op": op}, timeout=5, replace_unresponsive=False)
         except (OSError, ProtocolError):
             return None
         return header.get("info") if header.get("status") == "ok" else None
