@@ -6,6 +6,7 @@ path that is not indexed (`../` tricks and symlink escapes included) is simply n
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import sys
@@ -141,7 +142,40 @@ def build_server(kb: KnowledgeBase) -> Any:
     register_tools(server, kb)
     register_resources(server, kb)
     register_prompts(server)
+    _quiet_library_tracebacks()
     return server
+
+
+class OneLinePerKind(logging.Filter):
+    """The libraries' logged exceptions (a client gone mid-body, a session that crashed) in
+    one line, once per logger and kind: hundreds of slow or vanished clients made thousands
+    of lines of tracebacks. KB_DEBUG=1 keeps them whole."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: set[tuple[str, str]] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if exc is None:
+            return True
+        kind = (record.name, type(exc).__name__)
+        if kind in self.seen:
+            return False
+        self.seen.add(kind)
+        detail = log_field(str(exc).strip().splitlines()[0] if str(exc).strip() else "")[:200]
+        record.msg = f"{record.getMessage()}: {type(exc).__name__} {detail}".rstrip()
+        record.args = ()
+        record.exc_info = record.exc_text = None
+        return True
+
+
+def _quiet_library_tracebacks() -> None:
+    if os.environ.get("KB_DEBUG"):
+        return
+    quiet = OneLinePerKind()
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(quiet)
 
 
 def http_limits(kb: KnowledgeBase) -> HttpLimits:
