@@ -253,12 +253,15 @@ def test_stdio_drops_an_overlong_line_in_bounded_memory(index: Index) -> None:
         stderr=subprocess.PIPE,
     )
     try:
-        piece = b"x" * (1 << 20)
-        for _ in range(64):
-            process.stdin.write(piece)
-        process.stdin.write(b"\n")
-        process.stdin.write(json.dumps(initialize_message()).encode() + b"\n")
-        process.stdin.flush()
+        def send() -> None:  # on a thread: a server that stops reading must not hang the test
+            piece = b"x" * (1 << 20)
+            for _ in range(64):
+                process.stdin.write(piece)
+            process.stdin.write(b"\n")
+            process.stdin.write(json.dumps(initialize_message()).encode() + b"\n")
+            process.stdin.flush()
+
+        threading.Thread(target=send, daemon=True).start()
         reply = _read_line(process, timeout=20)
         assert json.loads(reply)["id"] == 1
         rss_kb = _peak_rss_kb(process.pid)
