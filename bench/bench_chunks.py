@@ -19,7 +19,7 @@ from pathlib import Path
 
 from kb_search.ingest import parse_file
 from kb_search.ingest.workers import make_counter
-from kb_search.models import ChunkSettings, IngestError
+from kb_search.parsed import ChunkSettings, IngestError
 
 _WORD = re.compile(r"\w+")  # as kb doctor counts words: numbers count
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s")

@@ -18,12 +18,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from kb_search.ingest.formats.code import syntax_chunks
-from kb_search.ingest.formats.code_regex import regex_chunks
-from kb_search.ingest.formats.python_code import parse_python
-from kb_search.ingest.registry import language_for
-from kb_search.ingest.tokens import count_tokens
-from kb_search.models import ChunkSettings, ParsedChunk
+from kb_search.chunking.tokens import count_tokens
+from kb_search.formats.code import syntax_chunks
+from kb_search.formats.code_regex import regex_chunks
+from kb_search.formats.python_code import parse_python
+from kb_search.formats.registry import language_for
+from kb_search.parsed import ChunkSettings, ParsedChunk
 
 Chunker = Callable[[str, Path, str], list[ParsedChunk]]
 SETTINGS = ChunkSettings()

@@ -27,7 +27,7 @@ from pathlib import Path
 import yaml
 
 from kb_search.ingest import parse_file
-from kb_search.models import ChunkSettings
+from kb_search.parsed import ChunkSettings
 
 LIBRARIES = {
     "markdown": "kb (baseline)", "org": "kb converter", "asciidoc": "kb converter",

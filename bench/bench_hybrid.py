@@ -21,11 +21,11 @@ from pathlib import Path
 from kb_search.evaluate import percentile
 from kb_search.search.pipeline import SearchOptions, search
 from kb_search.store import db
+from kb_search.store.vectors import table_for
 from kb_search.vectors.exact import SqliteVecIndex
 from kb_search.vectors.index import VectorSearch
 from kb_search.vectors.matrix import MatrixIndex
 from kb_search.vectors.model import load_embedder
-from kb_search.vectors.tables import table_for
 
 
 def warm(conn, queries, mode, vector=None) -> list[float]:

@@ -50,8 +50,8 @@ def title_flag(title: str) -> str:
 
 def worker(path: str, ocr: str) -> None:
     """Parse one file and print one JSON line describing the outcome."""
-    from kb_search.ingest.formats.pdf import parse_pdf
-    from kb_search.models import ChunkSettings, IngestError
+    from kb_search.formats.pdf import parse_pdf
+    from kb_search.parsed import ChunkSettings, IngestError
 
     started = time.perf_counter()
     out: dict = {"file": path}
@@ -127,7 +127,7 @@ def summarize(results: list[dict], wall: float) -> None:
     parse_s = sum(r["seconds"] for r in ok)
     no_text = sum(r["ocr_pages"] + r["ocr_skipped"] for r in ok)
     searchable = sum(r["ocr_searchable"] for r in ok)
-    print("\n== kb_search.ingest.formats.pdf ==")
+    print("\n== kb_search.formats.pdf ==")
     print(f"files            {len(results)}  ok {len(ok)}  failed {len(results) - len(ok)}")
     for why, n in failed.most_common():
         print(f"  failed: {why:<22} {n}")

@@ -1,8 +1,8 @@
 """Fresh-process `kb search` latency with and without the warm search server, beside a
 baseline kb (another checkout's own venv and index of the same files), in one run.
 
-    python bench/bench_warm.py --data-dir /tmp/h-warm/warm-data \\
-        --base-kb /work/wt/base/.venv/bin/kb --base-data-dir /tmp/h-warm/base-data
+    python bench/bench_warm.py --data-dir /tmp/h-cli/warm/warm-data \\
+        --base-kb /work/wt/base/.venv/bin/kb --base-data-dir /tmp/h-cli/warm/base-data
 
 Each sample is one `kb search QUERY --format json` process, wall time from spawn to exit
 (interpreter start, imports, model load where there is one, the search, JSON out). Rows are
@@ -155,7 +155,7 @@ def main() -> None:
     parser.add_argument("--build", type=Path, nargs="*", default=[], help="corpus to index")
     parser.add_argument("--queries", type=int, default=20, help="queries per row")
     parser.add_argument("--repeat", type=int, default=1, help="passes over the queries")
-    parser.add_argument("--warm-dir", type=Path, default=Path("/tmp/h-warm/bench-run"))
+    parser.add_argument("--warm-dir", type=Path, default=Path("/tmp/h-cli/warm/bench-run"))
     parser.add_argument("--first-calls", type=int, default=6, help="rounds of first calls")
     args = parser.parse_args()
 

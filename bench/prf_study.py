@@ -39,7 +39,7 @@ from fusion_study import (  # noqa: E402
 
 from kb_search.config import load_config  # noqa: E402
 from kb_search.knowledge_base import KnowledgeBase  # noqa: E402
-from kb_search.vectors.tables import all_vectors, db_model, table_for  # noqa: E402
+from kb_search.store.vectors import all_vectors, db_model, table_for  # noqa: E402
 
 
 def gather(kb: KnowledgeBase, dataset: Dataset, key: str) -> dict:

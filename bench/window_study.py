@@ -34,7 +34,7 @@ from prf_study import load, print_head, print_row, score, set_arguments  # noqa:
 
 from kb_search.config import load_config  # noqa: E402
 from kb_search.knowledge_base import KnowledgeBase  # noqa: E402
-from kb_search.vectors.tables import db_model  # noqa: E402
+from kb_search.store.vectors import db_model  # noqa: E402
 
 
 def windows_of(tokenizer, context: str, body: str, size: int, stride: int) -> list[str]:

@@ -52,7 +52,7 @@ def test_a_search_with_the_warm_path_off_imports_no_warm_client(tmp_path):
         "import sys; sys.argv = ['kb', 'search', 'x', '--mode', 'lexical'];"
         "from kb_search.cli import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "print('kb_search.warm.client' in sys.modules, file=sys.stderr)"
+        "print('kb_search.cli.warm.client' in sys.modules, file=sys.stderr)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert out.stderr.strip().splitlines()[-1] == "False", out.stderr
@@ -70,11 +70,11 @@ def test_the_warm_front_door_imports_only_what_it_uses():
     code = (
         "import sys, os;"
         "os.environ['XDG_RUNTIME_DIR'] = sys.argv[1];"
-        "import kb_search.cli, kb_search.warm.front as front;"
+        "import kb_search.cli, kb_search.cli.warm.front as front;"
         "from kb_search.config import load_config;"
         "from kb_search.environment import Environment, process_age_ms;"
         "from kb_search.sanitize import json_text;"
-        "from kb_search.warm.client import WarmClient;"
+        "from kb_search.cli.warm.client import WarmClient;"
         "config = load_config(flags={'data_dir': sys.argv[1]});"
         "print(WarmClient(config, Environment().env).forward(['x']));"
         f"print(sorted(m for m in {slow!r} if m in sys.modules))"

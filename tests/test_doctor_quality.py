@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from kb_search.doctor import Check, run_checks
-from kb_search.ingest.formats.markdown import parse_markdown
-from kb_search.models import ChunkSettings, ParsedChunk, ParsedDocument
+from kb_search.formats.markdown import parse_markdown
+from kb_search.parsed import ChunkSettings, ParsedChunk, ParsedDocument
 from kb_search.store.documents import DocumentRecord, write_document
 
 SEPARATOR = "|" + "-" * 14 + "|" + "-" * 170 + "|"

@@ -80,7 +80,7 @@ def test_eval_index_follows_the_corpus_content_not_its_mtime(tmp_path):
     import os
 
     from kb_search.evaluate.beir import index_fingerprint
-    from kb_search.models import ChunkSettings
+    from kb_search.parsed import ChunkSettings
 
     test_load_dataset(tmp_path)
     settings = ChunkSettings()

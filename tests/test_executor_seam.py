@@ -13,10 +13,10 @@ from kb_search.embedding.provision import ModelInfo
 from kb_search.ingest.executor import LocalExecutor
 from kb_search.ingest.pipeline import AddOptions
 from kb_search.ingest.ray_executor import RayExecutor, ShippedModel, embed_new
-from kb_search.models import ParsedChunk, ParsedDocument
+from kb_search.parsed import ParsedChunk, ParsedDocument
 from kb_search.store.documents import DocumentRecord, content_hash, embedding_text, write_document
+from kb_search.store.vectors import to_blob
 from kb_search.vectors.model import bind
-from kb_search.vectors.tables import to_blob
 from kb_search.vectors.writer import ChunkEmbedder
 from kb_testing import HashEmbedder
 

@@ -243,7 +243,7 @@ def test_a_rename_that_changes_the_title_matches_a_clean_ingest(folder, tmp_path
 
 def test_utf16_text_without_a_bom_is_read(tmp_path):
     from kb_search.ingest import parse_file
-    from kb_search.models import ChunkSettings
+    from kb_search.parsed import ChunkSettings
 
     path = tmp_path / "notes.txt"
     path.write_bytes("Meeting notes about the budget for next year.\n".encode("utf-16-le"))

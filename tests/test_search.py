@@ -1,7 +1,7 @@
 import pytest
 
 from kb_search.errors import SearchError
-from kb_search.models import ParsedChunk, ParsedDocument
+from kb_search.parsed import ParsedChunk, ParsedDocument
 from kb_search.search.fusion import fuse
 from kb_search.search.legs import LegResult
 from kb_search.search.pipeline import SearchOptions, search

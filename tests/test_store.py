@@ -1,4 +1,4 @@
-from kb_search.models import ParsedChunk, ParsedDocument
+from kb_search.parsed import ParsedChunk, ParsedDocument
 from kb_search.store.documents import DocumentRecord, delete_document, rebuild_fts, write_document
 
 
@@ -65,8 +65,8 @@ def test_rebuild_fts(conn):
 
 
 def test_lone_surrogates_are_scrubbed_and_a_bad_write_does_not_stop_the_batch(conn):
+    from kb_search.formats.reader import scrub_document
     from kb_search.ingest.pipeline import BatchWriter
-    from kb_search.ingest.reader import scrub_document
 
     bad = doc("broken \udc80 text", title="t\ud800")
     assert scrub_document(doc("broken \udc80 text")).chunks[0].text == "broken \ufffd text"

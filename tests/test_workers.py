@@ -3,7 +3,7 @@ import signal
 import threading
 
 from kb_search.ingest.workers import ParseJob, ParserPool
-from kb_search.models import ChunkSettings
+from kb_search.parsed import ChunkSettings
 
 
 def big_markdown(path, sections=4000):

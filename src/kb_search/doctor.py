@@ -208,7 +208,7 @@ def _finding(what: str, citations: list[str]) -> str:
 
 def _parsers() -> list[Check]:
     """Which PDF and office paths `kb add` uses here (informational: never a failure)."""
-    from kb_search.ingest.formats.docling import docling_available, pdf_path_report
+    from kb_search.formats.docling import docling_available, pdf_path_report
 
     office = docling_available("docx")
     detail = "Docling" if office is None else f"unavailable ({office})"
@@ -251,8 +251,8 @@ def reranker_check(name: str, depth: int, load: Callable[[str], Any]) -> Check:
 
 
 def _vectors_in_sync(conn: Connection) -> str:
+    from kb_search.store.vectors import db_model
     from kb_search.vectors.model import vector_sync_detail
-    from kb_search.vectors.tables import db_model
 
     name = db_model(conn)
     if name is None:
@@ -265,8 +265,8 @@ def _vectors_in_sync(conn: Connection) -> str:
 def _ann_index(conn: Connection) -> Check:
     """The approximate index's file (informational: a stale or missing one is rebuilt or
     updated on the next search that uses it)."""
+    from kb_search.store.vectors import db_model, table_for
     from kb_search.vectors.ann import ann_available, ann_state
-    from kb_search.vectors.tables import db_model, table_for
 
     name = db_model(conn)
     table = table_for(conn, name) if name else None

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kb_search.config import Config
-from kb_search.errors import ModelUnavailable, NotFound, SearchError, UserInputError
+from kb_search.errors import KbError, ModelUnavailable, NotFound, SearchError, UserInputError
 from kb_search.progress import NoProgress, Progress
 from kb_search.store import db
 
@@ -29,17 +29,17 @@ if TYPE_CHECKING:
     from kb_search.ingest.executor import Executor
     from kb_search.ingest.pipeline import AddOptions, AddSummary, LazyVectors
     from kb_search.ingest.sync import SyncSummary
-    from kb_search.ingest.watch import WatchBatch, WatchPlan
+    from kb_search.ingest.watch import WatchBatch, WatchPlan, WatchThread
     from kb_search.search.pipeline import SearchOptions
     from kb_search.search.rerank import Reranker
     from kb_search.search.results import SearchResponse
     from kb_search.store.export import ExportResult
     from kb_search.store.inventory import ChunkView, DocumentView
     from kb_search.store.roots import Removal, RootSummary
+    from kb_search.store.vectors import VectorTable
     from kb_search.vectors.index import VectorSearch
     from kb_search.vectors.model import TextEmbedder
     from kb_search.vectors.reindex import ReindexSummary
-    from kb_search.vectors.tables import VectorTable
     from kb_search.vectors.writer import ChunkEmbedder
 
 ERROR_LOG = "ingest-errors.log"
@@ -423,6 +423,24 @@ class KnowledgeBase:
 
         return stats(self.reader(), self.db_path)
 
+    def bound_model(self) -> str | None:
+        """The embedding model this database's vectors were made with (None: lexical only)."""
+        from kb_search.store.vectors import db_model
+
+        return db_model(self.reader())
+
+    @staticmethod
+    def watch_in_background(
+        run: Callable[[threading.Event], object], report: Callable[[str], None]
+    ) -> WatchThread:
+        """`run(stop)` (a `watch` on a companion KB) on a daemon thread that reports a failure
+        instead of dying silently; `close()` stops it after the batch in progress."""
+        from kb_search.ingest.watch import WatchThread
+
+        thread = WatchThread(run, report)
+        thread.start()
+        return thread
+
     def root_summaries(self) -> list[RootSummary]:
         """The added folders with their document and chunk counts (`kb roots`)."""
         from kb_search.store.roots import root_summaries
@@ -482,7 +500,7 @@ class KnowledgeBase:
         )
 
     def chunk_settings(self) -> Any:
-        from kb_search.models import ChunkSettings
+        from kb_search.parsed import ChunkSettings
 
         return ChunkSettings(
             max_tokens=self.config["chunking.max_tokens"],
@@ -604,11 +622,11 @@ class KnowledgeBase:
         nothing. Refs that match nothing are reported, not fatal, unless none matched. A file
         under a root that stays is remembered as removed: `kb sync` leaves it out until it is
         added by name."""
-        from kb_search.ingest.memory import remember_removed
         from kb_search.ingest.pipeline import deepest_root, load_roots
         from kb_search.store.db import transaction
         from kb_search.store.documents import delete_document
         from kb_search.store.roots import Removal, forget_roots
+        from kb_search.store.skipped import remember_removed
 
         conn = self.writer()
         result, paths, roots_gone = Removal(), {}, set()
@@ -684,9 +702,9 @@ class KnowledgeBase:
     ) -> ReindexSummary:
         """Embed chunks without vectors (resumable); `model` switches the DB to another. With
         the Ray executor, batches of chunks are embedded on the cluster."""
+        from kb_search.store.vectors import db_model
         from kb_search.vectors.model import canonical
         from kb_search.vectors.reindex import BATCH, reindex
-        from kb_search.vectors.tables import db_model
 
         progress = progress or NoProgress()
         conn = self.writer()
@@ -854,3 +872,11 @@ def _with_ocr_note(summary: Any, conn: db.Connection, ocr_mode: str) -> Any:
     if note:
         summary.notes.append(note)
     return summary
+
+
+def explain_error(exc: BaseException) -> KbError | None:
+    """A one-line error a person can act on, for the storage errors they can meet (disk full,
+    a damaged or locked file); None for anything else."""
+    from kb_search.store.db import DatabaseError, explain
+
+    return explain(exc) if isinstance(exc, DatabaseError) else None

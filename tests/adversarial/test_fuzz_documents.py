@@ -15,12 +15,12 @@ from fuzz_strategies import SUFFIXES, document_bytes, markdown_document
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from kb_search.chunking.tokens import count_tokens
 from kb_search.doctor import storage_checks
 from kb_search.errors import KbError
+from kb_search.formats.markdown import front_matter
 from kb_search.ingest import parse_file
-from kb_search.ingest.formats.markdown import front_matter
-from kb_search.ingest.tokens import count_tokens
-from kb_search.models import ChunkSettings
+from kb_search.parsed import ChunkSettings
 
 SETTINGS = ChunkSettings(max_tokens=64, min_tokens=12)
 # The consistency checks; chunk_quality judges the user's text (a 300 KB line of one word is

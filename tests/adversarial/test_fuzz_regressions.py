@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kb_search.ingest import parse_file
-from kb_search.models import ChunkSettings
+from kb_search.parsed import ChunkSettings
 
 BILLION_LAUGHS = "\n".join(
     ["---", "a: &a [x,x,x,x,x,x,x,x,x]"]

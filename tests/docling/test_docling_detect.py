@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from kb_search.ingest.formats import docling as docling_convert
-from kb_search.ingest.formats.docling import (
+from kb_search.formats import docling as docling_convert
+from kb_search.formats.docling import (
     LAYOUT_MODEL_DIR,
     TABLE_MODEL_DIR,
     docling_models_dir,
@@ -75,7 +75,7 @@ def test_pdf_report_with_models_and_pipeline_names_docling(clean_env, monkeypatc
 def test_pdf_falls_back_to_text_layer_when_docling_fails(tmp_path, monkeypatch):
     canvas = pytest.importorskip("reportlab.pdfgen.canvas")
     from kb_search.ingest import parse_file
-    from kb_search.models import ChunkSettings, IngestError
+    from kb_search.parsed import ChunkSettings, IngestError
 
     path = tmp_path / "one.pdf"
     pdf = canvas.Canvas(str(path))

@@ -13,10 +13,10 @@ docx = pytest.importorskip("docx")
 pptx = pytest.importorskip("pptx")
 openpyxl = pytest.importorskip("openpyxl")
 
+from kb_search.formats import docling as docling_convert  # noqa: E402
+from kb_search.formats.docling import convert_with_docling, docling_available  # noqa: E402
 from kb_search.ingest import parse_file  # noqa: E402
-from kb_search.ingest.formats import docling as docling_convert  # noqa: E402
-from kb_search.ingest.formats.docling import convert_with_docling, docling_available  # noqa: E402
-from kb_search.models import ChunkSettings, IngestError  # noqa: E402
+from kb_search.parsed import ChunkSettings, IngestError  # noqa: E402
 
 pytestmark = pytest.mark.skipif(
     docling_available("docx") is not None, reason=str(docling_available("docx"))

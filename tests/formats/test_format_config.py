@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from kb_search.ingest import parse_file
-from kb_search.models import ChunkSettings
+from kb_search.parsed import ChunkSettings
 
 SMALL = ChunkSettings(max_tokens=60, min_tokens=30)
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from kb_search.formats.registry import format_for, sniff_extension
 from kb_search.ingest import SUPPORTED_EXTENSIONS, detect_type, parse_file
-from kb_search.ingest.registry import format_for, sniff_extension
-from kb_search.models import ChunkSettings
+from kb_search.parsed import ChunkSettings
 
 BY_NAME = {
     "book.epub": "epub", "letter.odt": "odt", "sheet.ods": "ods", "talk.odp": "odp",
@@ -89,7 +89,7 @@ def test_binary_files_without_extension_are_unknown(tmp_path):
 
 
 def test_sniffing_reads_only_the_head(tmp_path, monkeypatch):
-    from kb_search.ingest import registry
+    from kb_search.formats import registry
 
     path = tmp_path / "big"
     path.write_bytes(b"%PDF-1.4\n" + b"x" * 5_000_000)

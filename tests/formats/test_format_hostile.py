@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kb_search.ingest import parse_file
-from kb_search.models import ChunkSettings, IngestError
+from kb_search.parsed import ChunkSettings, IngestError
 
 
 def entity_bomb() -> str:

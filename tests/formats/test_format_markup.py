@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kb_search.ingest import parse_file
-from kb_search.models import ChunkSettings
+from kb_search.parsed import ChunkSettings
 
 TIGHT = ChunkSettings(max_tokens=60, min_tokens=1)
 

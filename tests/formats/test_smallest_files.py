@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from kb_search.formats.registry import FORMATS
 from kb_search.ingest import parse_file
-from kb_search.ingest.registry import FORMATS
-from kb_search.models import ChunkSettings
+from kb_search.parsed import ChunkSettings
 
 WORD = "burrows"
 SENTENCE = "Bilbies dig burrows."

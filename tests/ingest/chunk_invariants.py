@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 
-from kb_search.ingest.tables import is_separator_row
-from kb_search.ingest.tokens import TokenCounter
-from kb_search.models import ChunkSettings, ParsedDocument
+from kb_search.chunking.tables import is_separator_row
+from kb_search.chunking.tokens import TokenCounter
+from kb_search.parsed import ChunkSettings, ParsedDocument
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t]*$")
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from chunk_invariants import check_document
 
+from kb_search.chunking.tokens import count_tokens
+from kb_search.formats.markdown import front_matter, parse_markdown
 from kb_search.ingest import parse_file
-from kb_search.ingest.formats.markdown import front_matter, parse_markdown
-from kb_search.ingest.tokens import count_tokens
-from kb_search.models import ChunkSettings
+from kb_search.parsed import ChunkSettings
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 TEXT_SUFFIXES = {".md", ".txt", ".rst"}

@@ -9,13 +9,13 @@ from pathlib import Path
 
 from chunk_invariants import check_document
 
+from kb_search.chunking.caps import cap_document
+from kb_search.chunking.tokens import count_tokens
+from kb_search.chunking.units import Passage, chunk_passages
+from kb_search.formats.markdown import parse_markdown
+from kb_search.formats.text import parse_text
 from kb_search.ingest import parse_file
-from kb_search.ingest.caps import cap_document
-from kb_search.ingest.formats.markdown import parse_markdown
-from kb_search.ingest.formats.text import parse_text
-from kb_search.ingest.tokens import count_tokens
-from kb_search.ingest.units import Passage, chunk_passages
-from kb_search.models import ChunkSettings, ParsedChunk, ParsedDocument
+from kb_search.parsed import ChunkSettings, ParsedChunk, ParsedDocument
 
 SETTINGS = ChunkSettings()  # 200 / 40, the defaults
 _WORD = re.compile(r"[^\W\d_]{2,}\w*")

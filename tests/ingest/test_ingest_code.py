@@ -1,8 +1,8 @@
 from pathlib import Path
 
-from kb_search.ingest.formats.code import parse_code
-from kb_search.ingest.registry import CODE_LANGUAGES as CODE_EXTENSIONS
-from kb_search.models import ChunkSettings
+from kb_search.formats.code import parse_code
+from kb_search.formats.registry import CODE_LANGUAGES as CODE_EXTENSIONS
+from kb_search.parsed import ChunkSettings
 
 GO = """package server
 

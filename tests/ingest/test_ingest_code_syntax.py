@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from kb_search.ingest.formats.code import parse_code
-from kb_search.models import ChunkSettings
+from kb_search.formats.code import parse_code
+from kb_search.parsed import ChunkSettings
 
 SAMPLES = Path(__file__).parent.parent / "data" / "code"
 FILES = sorted(SAMPLES.iterdir())
@@ -242,7 +242,7 @@ def test_languages_without_a_grammar_use_windows():
 def test_missing_grammar_package_falls_back_to_regex(monkeypatch):
     from dataclasses import replace
 
-    from kb_search.ingest.formats import code_grammars
+    from kb_search.formats import code_grammars
 
     absent = replace(code_grammars.GRAMMARS["go"], module="tree_sitter_not_installed")
     monkeypatch.setitem(code_grammars.GRAMMARS, "go", absent)

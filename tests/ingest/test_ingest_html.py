@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
+from kb_search.formats import docling as docling_convert
+from kb_search.formats.html import html_to_markdown, parse_html
 from kb_search.ingest import SUPPORTED_EXTENSIONS, detect_type, parse_file
-from kb_search.ingest.formats import docling as docling_convert
-from kb_search.ingest.formats.html import html_to_markdown, parse_html
-from kb_search.models import ChunkSettings, EmptyFile, IngestError
+from kb_search.parsed import ChunkSettings, EmptyFile, IngestError
 
 
 def words(text: str) -> int:
@@ -199,7 +199,7 @@ def test_office_file_without_docling_fails_with_install_hint(tmp_path, no_doclin
 
 
 def test_pdf_path_report_names_the_active_path(monkeypatch, tmp_path):
-    from kb_search.ingest.formats.docling import pdf_path_report
+    from kb_search.formats.docling import pdf_path_report
 
     for name in ("KB_DOCLING_MODELS", "DOCLING_ARTIFACTS_PATH"):
         monkeypatch.delenv(name, raising=False)

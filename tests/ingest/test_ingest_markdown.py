@@ -1,7 +1,7 @@
 from pathlib import Path
 
-from kb_search.ingest.formats.markdown import parse_markdown
-from kb_search.models import ChunkSettings
+from kb_search.formats.markdown import parse_markdown
+from kb_search.parsed import ChunkSettings
 
 
 def words(text: str) -> int:

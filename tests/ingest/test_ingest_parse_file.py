@@ -2,10 +2,10 @@ from pathlib import Path
 
 import pytest
 
-import kb_search.ingest.formats.pdf as pdf_module
+import kb_search.formats.pdf as pdf_module
+from kb_search.chunking.tokens import count_tokens
 from kb_search.ingest import SUPPORTED_EXTENSIONS, detect_type, parse_file
-from kb_search.ingest.tokens import count_tokens
-from kb_search.models import ChunkSettings, IngestError, ParsedChunk, ParsedDocument
+from kb_search.parsed import ChunkSettings, IngestError, ParsedChunk, ParsedDocument
 
 SETTINGS = ChunkSettings(max_tokens=60, min_tokens=10)
 

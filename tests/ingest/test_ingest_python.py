@@ -1,7 +1,7 @@
 from pathlib import Path
 
-from kb_search.ingest.formats.python_code import parse_python
-from kb_search.models import ChunkSettings
+from kb_search.formats.python_code import parse_python
+from kb_search.parsed import ChunkSettings
 
 SOURCE = '''"""Spider helpers.
 

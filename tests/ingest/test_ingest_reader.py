@@ -3,8 +3,8 @@ import os
 
 import pytest
 
-from kb_search.ingest.reader import read_text_file
-from kb_search.models import IngestError
+from kb_search.formats.reader import read_text_file
+from kb_search.parsed import IngestError
 
 
 def write(tmp_path, data: bytes, name: str = "f.txt"):

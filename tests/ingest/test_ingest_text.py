@@ -1,7 +1,7 @@
 from pathlib import Path
 
-from kb_search.ingest.formats.text import parse_text
-from kb_search.models import ChunkSettings
+from kb_search.formats.text import parse_text
+from kb_search.parsed import ChunkSettings
 
 
 def words(text: str) -> int:

@@ -1,4 +1,4 @@
-from kb_search.ingest.tokens import count_tokens, pack_lines, split_words, trim_blank_lines
+from kb_search.chunking.tokens import count_tokens, pack_lines, split_words, trim_blank_lines
 
 
 def words(text: str) -> int:

@@ -8,8 +8,8 @@ pytest.importorskip("reportlab")
 
 from pdf_samples import HEIGHT, body, lines_of, words, write_pdf  # noqa: E402
 
-from kb_search.ingest.formats.pdf import parse_pdf  # noqa: E402
-from kb_search.models import ChunkSettings, IngestError  # noqa: E402
+from kb_search.formats.pdf import parse_pdf  # noqa: E402
+from kb_search.parsed import ChunkSettings, IngestError  # noqa: E402
 
 SETTINGS = ChunkSettings(max_tokens=200, min_tokens=40)
 

@@ -13,9 +13,9 @@ from reportlab.lib.pagesizes import A4  # noqa: E402
 from reportlab.lib.utils import ImageReader  # noqa: E402
 from reportlab.pdfgen.canvas import Canvas  # noqa: E402
 
-from kb_search.ingest.formats import ocr  # noqa: E402
-from kb_search.ingest.formats.pdf import parse_pdf  # noqa: E402
-from kb_search.models import ChunkSettings, IngestError  # noqa: E402
+from kb_search.formats import ocr  # noqa: E402
+from kb_search.formats.pdf import parse_pdf  # noqa: E402
+from kb_search.parsed import ChunkSettings, IngestError  # noqa: E402
 
 SETTINGS = ChunkSettings()
 SCANNED_LINES = ["Quarterly invoice summary", "Payment received in March"]

@@ -15,8 +15,8 @@ pytest.importorskip("reportlab")
 from pdf_samples import HEIGHT, PageSpec, body, lines_of, words, write_pdf  # noqa: E402
 from reportlab.pdfgen.canvas import Canvas  # noqa: E402
 
-from kb_search.ingest.formats.pdf import _heading_level, _Line, parse_pdf  # noqa: E402
-from kb_search.models import ChunkSettings  # noqa: E402
+from kb_search.formats.pdf import _heading_level, _Line, parse_pdf  # noqa: E402
+from kb_search.parsed import ChunkSettings  # noqa: E402
 
 SETTINGS = ChunkSettings(max_tokens=200, min_tokens=40)
 TITLE = "Layout Analysis for Historical Newspapers"

@@ -39,7 +39,7 @@ class Index:
 
 def build_index(root: Path) -> Index:
     """A data dir indexed with the hash test embedder (the subprocesses learn it from
-    tests/warm/site's sitecustomize, as the warm tests' servers do)."""
+    tests/cli/warm/site's sitecustomize, as the warm tests' servers do)."""
     docs = root / "docs"
     docs.mkdir()
     for name, text in DOCS.items():

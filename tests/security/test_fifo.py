@@ -17,7 +17,7 @@ import pytest
 from kb_search.config import load_config
 from kb_search.ingest import parse_file
 from kb_search.knowledge_base import KnowledgeBase
-from kb_search.models import ChunkSettings, IngestError
+from kb_search.parsed import ChunkSettings, IngestError
 
 LIMIT_S = 20
 

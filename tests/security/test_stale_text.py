@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from kb_search.ingest.memory import load_skipped
 from kb_search.store import db
+from kb_search.store.skipped import load_skipped
 
 SECRET = "The launch code is swordfish, said the note."
 

@@ -20,10 +20,10 @@ if importlib.util.find_spec("usearch") is None:
 importlib.import_module("kb_search.vectors.ann")._usearch_index()
 
 from kb_search.store import db  # noqa: E402
+from kb_search.store.vectors import ensure_table, insert_vectors, to_blob  # noqa: E402
 from kb_search.vectors import ann, choose_backend  # noqa: E402
 from kb_search.vectors.ann import AnnIndex, ann_folder, ann_state  # noqa: E402
 from kb_search.vectors.matrix import MatrixIndex  # noqa: E402
-from kb_search.vectors.tables import ensure_table, insert_vectors, to_blob  # noqa: E402
 
 DIM = 384
 MODEL = "test/generated-384"

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 
 from kb_search.store import db
+from kb_search.store.vectors import all_tables
 from kb_search.vectors.matrix import LiveMatrixIndex, MatrixIndex
-from kb_search.vectors.tables import all_tables
 
 SECTIONS = ["Alpha section about rivers and boats.", "Beta section about mountains and snow."]
 

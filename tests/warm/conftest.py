@@ -1,5 +1,5 @@
 """Warm search server tests: real server processes on real sockets, over a small index built
-with the test embedder (the servers learn it from tests/warm/site/sitecustomize.py)."""
+with the test embedder (the servers learn it from tests/cli/warm/site/sitecustomize.py)."""
 
 from __future__ import annotations
 

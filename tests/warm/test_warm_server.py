@@ -24,8 +24,8 @@ from warm_harness import (
     wait_gone,
 )
 
-from kb_search.warm.protocol import recv_message, send_message
-from kb_search.warm.request import WarmRequest
+from kb_search.cli.warm.protocol import recv_message, send_message
+from kb_search.cli.warm.request import WarmRequest
 
 # unix sockets, SO_PEERCRED and /proc (to find the servers a test leaves) are Linux's
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only")
@@ -411,7 +411,7 @@ def test_a_relative_data_dir_finds_the_same_server(warm_kb: WarmKb) -> None:
 
 
 def test_the_front_door_takes_only_search_command_lines() -> None:
-    from kb_search.warm.front import split_search
+    from kb_search.cli.warm.front import split_search
 
     assert split_search(["search", "x", "--top", "3"]) == ({}, ["x", "--top", "3"])
     assert split_search(["--db=/a.db", "search", "x", "--db", "/b.db"]) == (

@@ -15,9 +15,9 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from kb_search.cli import cli
+from kb_search.cli.warm.client import WarmClient
 from kb_search.config import load_config
 from kb_search.environment import Environment
-from kb_search.warm.client import WarmClient
 from kb_testing import HashEmbedder
 
 HERE = Path(__file__).resolve().parent
@@ -179,7 +179,7 @@ def servers_in(run: Path) -> list[int]:
 
 def is_warm_server(pid: int) -> bool:
     try:
-        return b"kb_search.warm.server" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        return b"kb_search.cli.warm.server" in Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return False
 

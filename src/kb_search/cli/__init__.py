@@ -1,5 +1,5 @@
 """The `kb` command. `main` is the entry point: a piped `kb search` is first offered to the
-database's warm server before click and the CLI are imported (kb_search.warm.front); every
+database's warm server before click and the CLI are imported (kb_search.cli.warm.front); every
 other call, and every search the server does not answer, runs the click group in `root`."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 def main(argv: list[str] | None = None) -> None:
     if argv is None:  # a real `kb` process (in-process callers pass their arguments)
-        from kb_search.warm.front import answer_from_warm_server
+        from kb_search.cli.warm.front import answer_from_warm_server
 
         code = answer_from_warm_server(sys.argv[1:])
         if code is not None:

@@ -27,7 +27,7 @@ def init(app: App, model: str | None, docling: bool, fmt: str | None) -> None:
     """
     info = app.kb().init(model)
     if docling:
-        from kb_search.ingest.formats.docling import fetch_docling_models
+        from kb_search.formats.docling import fetch_docling_models
 
         info["docling_models"] = str(fetch_docling_models())
     app.emit(

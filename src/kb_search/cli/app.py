@@ -170,9 +170,9 @@ def common_options(fn: Callable) -> Callable:
             raise
         except Exception as exc:
             # imported here: a warm `kb search` answers without loading SQLite at all
-            from kb_search.store.db import DatabaseError, explain
+            from kb_search.knowledge_base import explain_error
 
-            known = explain(exc) if isinstance(exc, DatabaseError) else None
+            known = explain_error(exc)
             if known is None and os.environ.get("KB_DEBUG"):
                 raise
             raise (UserError(str(known)) if known else _internal(exc)) from exc

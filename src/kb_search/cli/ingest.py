@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from kb_search.cli.app import FORMATS, App, common_options
-from kb_search.text import plural
+from kb_search.text import OCR_NOTE_PREFIX, plural
 
 WORKERS_HELP = "Parser processes (0: parse in this process; default from config)."
 RETRY_HELP = "Also parse files that failed before and have not changed since."
@@ -40,8 +40,6 @@ def _report(app: App, summary: Any, fmt: str | None) -> None:
     if summary.failed and human:
         click.echo(f"Details of the failures: {app.kb().error_log}", err=True)
     if human and summary.notes:
-        from kb_search.ingest.ocr_notice import NOTE_PREFIX as OCR_NOTE_PREFIX
-
         for note in summary.notes:
             if note.startswith(OCR_NOTE_PREFIX):
                 click.echo(note, err=True)

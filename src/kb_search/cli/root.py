@@ -48,7 +48,7 @@ COMMAND_MODULES = {
         ["show", "chunk", "list", "stats", "tag", "untag", "tags", "roots"], "documents"
     ),
     **dict.fromkeys(["serve", "skill"], "serve"),
-    "warm": "warm",
+    "warm": "warm.commands",
 }
 
 

@@ -13,7 +13,7 @@ from kb_search.cli.app import FORMATS, App, common_options, warn
 from kb_search.environment import process_age_ms
 
 if TYPE_CHECKING:
-    from kb_search.warm.request import WarmRequest
+    from kb_search.cli.warm.request import WarmRequest
 
 QUERY_SYNTAX = """\b
 Query syntax:
@@ -171,13 +171,13 @@ def search(
     out = app.output_format("json" if selected and not fmt else fmt)
     answer, client = None, None
     if _warm_on(app):  # else not even the warm client is imported
-        from kb_search.warm.client import WarmClient
+        from kb_search.cli.warm.client import WarmClient
 
         request = _warm_request(text, mode, top, filters, min_score, fusion, out, selected)
         client = WarmClient(app.config, app.environment.env)
         answer = client.search(request)
     if isinstance(answer, dict):  # the JSON itself: this process needs no search code
-        from kb_search.warm.client import add_startup
+        from kb_search.cli.warm.client import add_startup
 
         app.emit(add_startup(answer, startup), "json", str)
         return
@@ -246,7 +246,7 @@ def _filters(types, tags, paths, languages, after, before) -> dict[str, list[str
 
 
 def _warm_request(text, mode, top, filters, min_score, fusion, out: str, selected) -> WarmRequest:
-    from kb_search.warm.request import WarmRequest
+    from kb_search.cli.warm.request import WarmRequest
 
     reply = "json" if out == "json" else "pickle"
     return WarmRequest(
@@ -255,7 +255,7 @@ def _warm_request(text, mode, top, filters, min_score, fusion, out: str, selecte
 
 
 def _warm_on(app: App) -> bool:
-    from kb_search.warm import warm_enabled
+    from kb_search.cli.warm import warm_enabled
 
     return warm_enabled(app.config, app.environment.env)
 

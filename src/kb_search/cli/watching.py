@@ -7,10 +7,14 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from kb_search.cli.app import App, Interrupted
+
+if TYPE_CHECKING:
+    from kb_search.ingest.watch import WatchBatch, WatchPlan
 
 
 @contextmanager
@@ -35,8 +39,6 @@ def graceful_stop(stop: threading.Event, say: str) -> Iterator[list[int]]:
 
 
 def run_watch(app: App, paths: list[Path] | None, workers: int | None, fmt: str | None) -> None:
-    from kb_search.ingest.watch import WatchBatch, WatchPlan, describe
-
     kb = app.kb(long_lived=True)  # the model, once loaded, serves every batch
     stop = threading.Event()
 
@@ -45,7 +47,7 @@ def run_watch(app: App, paths: list[Path] | None, workers: int | None, fmt: str 
             app.emit(batch.to_dict(), fmt, lambda: batch.line(app.show_path))
 
     def on_ready(plan: WatchPlan) -> None:
-        click.echo(f"{describe(plan, app.show_path)}; Ctrl-C to stop.", err=True)
+        click.echo(f"{plan.line(app.show_path)}; Ctrl-C to stop.", err=True)
 
     say = "Stopping after the batch in progress (Ctrl-C again to stop now)."
     with graceful_stop(stop, say) as received:

@@ -14,7 +14,7 @@ from typing import Any
 from kb_search.errors import EvalError
 from kb_search.evaluate.metrics import mrr_at, ndcg_at, percentile, recall_at
 from kb_search.ingest.pipeline import CHUNKER_VERSION, BatchWriter, VectorSource
-from kb_search.models import ChunkSettings
+from kb_search.parsed import ChunkSettings
 from kb_search.search.legs import VectorLeg
 from kb_search.search.pipeline import SearchOptions, search
 from kb_search.store import db
@@ -113,9 +113,9 @@ def build_index(
     progress: Callable[[int], None] | None = None,
 ) -> int:
     """Index the corpus once; a crash or Ctrl-C resumes at the first missing document."""
-    from kb_search.ingest.formats.text import parse_text
-    from kb_search.ingest.reader import scrub
-    from kb_search.ingest.tokens import count_tokens
+    from kb_search.chunking.tokens import count_tokens
+    from kb_search.formats.reader import scrub
+    from kb_search.formats.text import parse_text
 
     done = {r[0] for r in conn.execute("SELECT path FROM documents")}
     writer = BatchWriter(conn, vectors)

@@ -6,14 +6,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kb_search.ingest.caps import cap_document
-from kb_search.ingest.reader import (
+from kb_search.chunking.caps import cap_document
+from kb_search.chunking.tokens import TokenCounter, count_tokens
+from kb_search.formats.reader import (
     SNIFF_BYTES,
     open_user_file,
     read_user_file,
     scrub_document,
 )
-from kb_search.ingest.registry import (
+from kb_search.formats.registry import (
     SUPPORTED_EXTENSIONS,
     Format,
     Source,
@@ -21,8 +22,7 @@ from kb_search.ingest.registry import (
     format_by_content,
     format_for,
 )
-from kb_search.ingest.tokens import TokenCounter, count_tokens
-from kb_search.models import ChunkSettings, EmptyFile, IngestError, ParsedDocument
+from kb_search.parsed import ChunkSettings, EmptyFile, IngestError, ParsedDocument
 from kb_search.regular import NotRegularFile
 
 _PLAIN_TEXT = Format("text", "text:parse_text_source")

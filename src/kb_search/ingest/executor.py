@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from kb_search.ingest.workers import Outcome, ParseJob, ParserPool, make_counter, parse_one
-from kb_search.models import ChunkSettings
+from kb_search.parsed import ChunkSettings
 
 if TYPE_CHECKING:
     from kb_search.ingest.walk import Found
-    from kb_search.models import ParsedDocument
+    from kb_search.parsed import ParsedDocument
     from kb_search.store.db import Connection
     from kb_search.store.documents import DocumentRecord
 

@@ -11,10 +11,10 @@ import json
 import re
 from typing import Any
 
-from kb_search.ingest.formats import ocr
+from kb_search.formats import ocr
+from kb_search.text import OCR_NOTE_PREFIX as NOTE_PREFIX
 from kb_search.text import plural
 
-NOTE_PREFIX = "OCR: "
 FAILED_PAGES_RE = re.compile(r"no text layer on (\d+) pages?")
 
 

@@ -9,8 +9,22 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from kb_search.formats.reader import open_user_file, read_user_file
 from kb_search.ingest.executor import AddOptions, Candidate, Executor, LocalExecutor, VectorSource
-from kb_search.ingest.memory import (
+from kb_search.ingest.walk import IGNORE_FILE, Found, IgnoreRules, WalkError, rel_path_for, walk
+from kb_search.ingest.workers import Outcome
+from kb_search.parsed import IngestError, ParsedDocument
+from kb_search.progress import PDF_PAGE_WORK, NoProgress, Progress
+from kb_search.sanitize import log_field, path_text
+from kb_search.store.db import Connection, DatabaseError, explain, set_meta, transaction
+from kb_search.store.documents import (
+    DocumentRecord,
+    content_hash,
+    delete_document,
+    touch_document,
+    write_document,
+)
+from kb_search.store.skipped import (
     EMPTY,
     FAILED,
     REMOVED,
@@ -22,20 +36,6 @@ from kb_search.ingest.memory import (
     remember_root_settings,
     remember_skipped,
     touch_skipped,
-)
-from kb_search.ingest.reader import open_user_file, read_user_file
-from kb_search.ingest.walk import IGNORE_FILE, Found, IgnoreRules, WalkError, rel_path_for, walk
-from kb_search.ingest.workers import Outcome
-from kb_search.models import IngestError, ParsedDocument
-from kb_search.progress import PDF_PAGE_WORK, NoProgress, Progress
-from kb_search.sanitize import log_field, path_text
-from kb_search.store.db import Connection, DatabaseError, explain, set_meta, transaction
-from kb_search.store.documents import (
-    DocumentRecord,
-    content_hash,
-    delete_document,
-    touch_document,
-    write_document,
 )
 from kb_search.text import plural
 
@@ -426,7 +426,7 @@ def parser_notes(found: list[Found]) -> list[str]:
     """Which PDF parser ran, when PDFs were added (JSON only: `kb doctor` says more)."""
     if not any(item.path.suffix.lower() == ".pdf" for item in found):
         return []
-    from kb_search.ingest.formats.docling import docling_pdf_unavailable
+    from kb_search.formats.docling import docling_pdf_unavailable
 
     if docling_pdf_unavailable() is None:
         return ["PDFs parsed with Docling's layout models"]
@@ -613,7 +613,7 @@ def outcome_fingerprint(options: AddOptions) -> str:
     """What else decides whether a file fails: a new kb, another size cap, OCR setting or OCR
     engine (one installed since) retries the files that failed under the old ones."""
     from kb_search import __version__
-    from kb_search.ingest.formats.ocr import engine_installed
+    from kb_search.formats.ocr import engine_installed
 
     cap = options.max_file_bytes
     ocr = f"{options.ocr}+{engine_installed() or 'no-engine'}"

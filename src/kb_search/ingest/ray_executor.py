@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kb_search.errors import UserInputError
-from kb_search.ingest.reader import read_user_file
+from kb_search.formats.reader import read_user_file
 from kb_search.ingest.workers import Outcome, ParseJob, ParserPool
-from kb_search.models import ParsedDocument
+from kb_search.parsed import ParsedDocument
 from kb_search.store.documents import content_hash, embedding_text
 
 if TYPE_CHECKING:
@@ -266,7 +266,7 @@ class RemoteWorker:
 
 def embed_new(embedder: Any, document: ParsedDocument, known: set[str]) -> dict[str, bytes]:
     """Vectors of a document's chunk texts by content hash, the `known` ones left out."""
-    from kb_search.vectors.tables import to_blob
+    from kb_search.store.vectors import to_blob
 
     texts = {embedding_text(document.title, chunk) for chunk in document.chunks}
     todo = sorted(t for t in texts if content_hash(t) not in known)
@@ -500,7 +500,7 @@ class RayExecutor:
         return [row[0] for row in rows if row[0]]
 
     def _table_name(self) -> str | None:
-        from kb_search.vectors import tables
+        from kb_search.store import vectors as tables
 
         if self.shipped is None or self.shipped.info is None:
             return None
@@ -533,8 +533,8 @@ class RemoteVectors:
             if self.local is None:
                 return [{} for _ in docs]
             return self.local.vectors_for(conn, docs, on_embedded)
+        from kb_search.store.vectors import vectors_by_hash
         from kb_search.vectors.model import bind
-        from kb_search.vectors.tables import vectors_by_hash
 
         if self._table is None:
             self._table = bind(conn, shipped.info).name
@@ -636,6 +636,6 @@ class RemoteEmbedder:
 
 
 def _no_chunking() -> Any:
-    from kb_search.models import ChunkSettings
+    from kb_search.parsed import ChunkSettings
 
     return ChunkSettings()

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kb_search.errors import SyncError  # noqa: F401 - re-exported
-from kb_search.ingest.memory import forget, load_skipped
+from kb_search.formats.reader import read_user_file
 from kb_search.ingest.pipeline import (
     AddOptions,
     AddSummary,
@@ -35,7 +35,6 @@ from kb_search.ingest.pipeline import (
     load_roots,
     root_change,
 )
-from kb_search.ingest.reader import read_user_file
 from kb_search.ingest.walk import Found, IgnoreRules, WalkError, rel_path_for, walk_tree
 from kb_search.progress import NoProgress, Progress
 from kb_search.sanitize import path_text
@@ -46,6 +45,7 @@ from kb_search.store.documents import (
     move_document,
     touch_document,
 )
+from kb_search.store.skipped import forget, load_skipped
 from kb_search.text import plural
 
 if TYPE_CHECKING:

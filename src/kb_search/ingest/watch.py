@@ -64,6 +64,10 @@ class WatchPlan:
     redirected: list[str] = field(default_factory=list)  # roots that are symlinks now: neither
     unfollowed: int = 0  # files added by name outside every root: synced first, not watched
 
+    def line(self, show: Callable[[str], str] = str) -> str:
+        """What is watched, for a person: `Watching 2 folders (notes, ...)`."""
+        return describe(self, show)
+
     @property
     def directories(self) -> list[Path]:
         """The directories handed to the OS, none inside another."""
@@ -236,7 +240,7 @@ def light_batch(paths: list[Path]) -> bool:
     batch is parsed in this process; anything else (PDFs, archives, office files, big files,
     folders, floods) goes to parser processes with their time and memory limits, as in
     `kb sync`."""
-    from kb_search.ingest.registry import detect_type
+    from kb_search.formats.registry import detect_type
 
     if len(paths) > LIGHT_FILES:
         return False

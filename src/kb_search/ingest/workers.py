@@ -17,7 +17,7 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
-from kb_search.models import ChunkSettings, EmptyFile, IngestError, ParsedDocument
+from kb_search.parsed import ChunkSettings, EmptyFile, IngestError, ParsedDocument
 
 
 @dataclass(frozen=True)
@@ -42,13 +42,13 @@ class Outcome:
 
 
 def make_counter(tokenizer_path: str | None) -> Callable[[str], int]:
-    from kb_search.ingest.tokens import count_tokens
+    from kb_search.chunking.tokens import count_tokens
 
     if not tokenizer_path:
         return count_tokens
     from tokenizers import Tokenizer
 
-    from kb_search.ingest.reader import scrub
+    from kb_search.formats.reader import scrub
 
     tokenizer = Tokenizer.from_file(tokenizer_path)
     tokenizer.no_truncation()

@@ -12,14 +12,16 @@ import signal
 import sys
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kb_search.errors import KbError, ServeError
-from kb_search.ingest.watch import WatchBatch, WatchThread
 from kb_search.knowledge_base import KnowledgeBase
 from kb_search.mcp.http import HttpLimits, bounded_protocol, check_bind, http_app
 from kb_search.mcp.tools import INSTRUCTIONS, register_prompts, register_resources, register_tools
 from kb_search.sanitize import log_field
+
+if TYPE_CHECKING:
+    from kb_search.ingest.watch import WatchBatch, WatchThread
 
 _TYPE_WORDS = {
     "int": "an integer",
@@ -350,14 +352,12 @@ def run_stdio(server: Any, max_line_bytes: int) -> None:
 def start_line(kb: KnowledgeBase) -> str:
     """What the server serves: the model (loading meanwhile) and the reranker, built now
     (ServeError, rather than an error on every search, when it cannot be had)."""
-    from kb_search.vectors.tables import db_model
-
     try:
         reranker = kb.search_options().reranker
     except KbError as exc:
         raise ServeError(str(exc)) from exc
     reranked = f", reranked by {reranker.name}" if reranker is not None else ""
-    model = db_model(kb.reader())
+    model = kb.bound_model()
     if model is None:
         return f"no embedding model bound: lexical only{reranked}"
     return f"model {model}{reranked}"
@@ -422,8 +422,6 @@ def serve(
 def _start_watch(kb: KnowledgeBase) -> WatchThread:
     """Sync the added folders as they change, from a thread with its own KB (connections)
     sharing the server's model."""
-    from kb_search.ingest.watch import describe
-
     def on_batch(batch: WatchBatch) -> None:
         if batch.changed:
             _say(f"kb serve: {batch.line()}")
@@ -432,11 +430,9 @@ def _start_watch(kb: KnowledgeBase) -> WatchThread:
         writer = kb.companion()
         try:
             writer.watch(
-                None, on_batch, stop, on_ready=lambda plan: _say(f"kb serve: {describe(plan)}")
+                None, on_batch, stop, on_ready=lambda plan: _say(f"kb serve: {plan.line()}")
             )
         finally:
             writer.close()
 
-    watcher = WatchThread(run, lambda message: _say(f"kb serve: {message}"))
-    watcher.start()
-    return watcher
+    return kb.watch_in_background(run, lambda message: _say(f"kb serve: {message}"))

@@ -31,7 +31,7 @@ def check_filter_values(conn: Connection, filters: Filters) -> None:
 
 
 def _known_types() -> tuple[str, ...]:
-    from kb_search.ingest.registry import FORMATS
+    from kb_search.formats.registry import FORMATS
 
     return tuple(sorted({fmt.doc_type for fmt in FORMATS}))
 

@@ -13,7 +13,7 @@ from kb_search.errors import KbError, SearchError
 from kb_search.search.filters import allowed_chunks, filter_sql
 from kb_search.search.query import Filters, ParsedQuery
 from kb_search.store.db import Connection, OperationalError
-from kb_search.vectors.tables import MAX_KNN
+from kb_search.store.vectors import MAX_KNN
 
 # BM25 column weights: title, path, heading, body.
 BM25_WEIGHTS = (3.0, 1.5, 2.0, 1.0)

@@ -9,8 +9,8 @@ import numpy as np
 from kb_search.errors import NotFound
 from kb_search.search.results import Candidate, SearchResponse, hydrate
 from kb_search.store.db import Connection
+from kb_search.store.vectors import MAX_KNN, fetch_vectors
 from kb_search.vectors.index import VectorIndex
-from kb_search.vectors.tables import MAX_KNN, fetch_vectors
 
 
 def _vectors(conn: Connection, table: str, chunk_ids: list[int]) -> np.ndarray:

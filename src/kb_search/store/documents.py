@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 from kb_search.cjk import has_cjk
-from kb_search.models import ParsedChunk, ParsedDocument
+from kb_search.parsed import ParsedChunk, ParsedDocument
 from kb_search.sanitize import valid_text
 from kb_search.store.db import Connection, transaction
-from kb_search.vectors.tables import delete_document_vectors, insert_vectors
+from kb_search.store.vectors import delete_document_vectors, insert_vectors
 
 
 def embedding_text(title: str, chunk: ParsedChunk) -> str:

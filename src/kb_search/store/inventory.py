@@ -10,9 +10,9 @@ from typing import Any
 
 from kb_search.errors import NotFound  # noqa: F401 - re-exported
 from kb_search.sanitize import SQLITE_MAX_INT, valid_text
+from kb_search.store import vectors as tables
 from kb_search.store.db import Connection, get_meta
 from kb_search.store.records import StoredChunk, document_chunks, document_tags
-from kb_search.vectors import tables
 
 
 @dataclass

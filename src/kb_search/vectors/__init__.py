@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from kb_search.store.db import Connection
+    from kb_search.store.vectors import VectorTable
     from kb_search.vectors.index import VectorIndex
-    from kb_search.vectors.tables import VectorTable
 
 
 def _sqlite_vec() -> Callable:

@@ -35,13 +35,13 @@ from typing import Any
 import numpy as np
 
 from kb_search.store.db import Connection
-from kb_search.vectors.index import Hits, ordered, top_k
-from kb_search.vectors.tables import (
+from kb_search.store.vectors import (
     VectorTable,
     count_vectors_quickly,
     fetch_vectors,
     vector_ids,
 )
+from kb_search.vectors.index import Hits, ordered, top_k
 
 FORMAT = 1
 CONNECTIVITY = 16  # M: links per node

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kb_search.store.db import Connection
+from kb_search.store.vectors import MAX_KNN, VectorTable, knn, to_blob
 from kb_search.vectors.index import Hits, exact_subset, ordered, similarities
-from kb_search.vectors.tables import MAX_KNN, VectorTable, knn, to_blob
 
 if TYPE_CHECKING:
     from kb_search.vectors.matrix import LiveMatrixIndex

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from kb_search.store.db import Connection
-from kb_search.vectors.tables import fetch_vectors
+from kb_search.store.vectors import fetch_vectors
 
 if TYPE_CHECKING:
     from kb_search.vectors.model import TextEmbedder

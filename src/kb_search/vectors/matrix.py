@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kb_search.store.db import Connection
+from kb_search.store.vectors import VectorTable, all_vectors, count_vectors_quickly, fetch_vectors
 from kb_search.vectors.index import Hits, top_k
-from kb_search.vectors.tables import VectorTable, all_vectors, count_vectors_quickly, fetch_vectors
 
 
 @dataclass

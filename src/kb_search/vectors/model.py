@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Protocol
 from kb_search.config import Config
 from kb_search.errors import DBError, ModelMismatch, ModelUnavailable
 from kb_search.store import db
-from kb_search.vectors import tables
-from kb_search.vectors.tables import VectorTable
+from kb_search.store import vectors as tables
+from kb_search.store.vectors import VectorTable
 
 if TYPE_CHECKING:
     import numpy as np  # annotations only: a no-op `kb sync` never imports numpy

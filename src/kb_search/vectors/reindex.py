@@ -9,8 +9,7 @@ from typing import Any
 
 from kb_search.store.db import Connection, transaction
 from kb_search.store.documents import content_hash, embedding_texts
-from kb_search.vectors.model import TextEmbedder, switch_model
-from kb_search.vectors.tables import (
+from kb_search.store.vectors import (
     clear_table,
     drop_other_tables,
     ensure_table,
@@ -18,6 +17,7 @@ from kb_search.vectors.tables import (
     replace_vectors,
     to_blob,
 )
+from kb_search.vectors.model import TextEmbedder, switch_model
 
 BATCH = 64
 

@@ -7,11 +7,11 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kb_search.models import ParsedDocument
+from kb_search.parsed import ParsedDocument
 from kb_search.store.db import Connection
 from kb_search.store.documents import content_hash, embedding_text
+from kb_search.store.vectors import to_blob, vectors_by_hash
 from kb_search.vectors.model import TextEmbedder
-from kb_search.vectors.tables import to_blob, vectors_by_hash
 
 
 @dataclass

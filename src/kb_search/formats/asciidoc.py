@@ -1,0 +1,115 @@
+"""AsciiDoc: a line-for-line conversion to Markdown, then the Markdown chunker.
+
+`= Title` / `== Section` become `#` / `##`; the header's author line and attributes
+(`:author:`, `:keywords:`, `:description:` ...) become metadata and tags; listing and literal
+blocks become fences (with the language of a `[source,LANG]` line); comments, attribute lines,
+block delimiters and `include::` directives are dropped; inline macros keep their text. Every
+converted line stands for its own line of the file. No library: the only full AsciiDoc
+implementation (Asciidoctor) is Ruby, and the Python ports are unmaintained.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kb_search.formats.converted import MarkdownBuilder
+from kb_search.formats.registry import Source
+from kb_search.parsed import ParsedDocument
+
+_SECTION = re.compile(r"^(={1,6})\s+(\S.*?)\s*=*\s*$")
+_ATTRIBUTE = re.compile(r"^:(!?[\w-]+!?):\s*(.*)$")
+_BLOCK_ATTRIBUTES = re.compile(r"^\[[^\]]*\]\s*$")
+_SOURCE_STYLE = re.compile(r"^\[(?:source|listing)?\s*,\s*([\w+#.-]+)", re.I)
+_BLOCK_TITLE = re.compile(r"^\.([^\s.].*)$")
+_DIRECTIVE = re.compile(r"^(include|ifdef|ifndef|ifeval|endif|toc)::")
+_PLAIN_DELIMITERS = ("====", "****", "____", "++++", "--", "|===", ",===", ":===", "!===")
+_RULES = ({"="}, {"*"}, {"_"}, {"+"})
+_MACRO = re.compile(
+    r"\b(?:link|mailto|xref|image|footnote|kbd|btn|menu|pass):([^\[\s]*)\[([^\]]*)\]"
+)
+_URL = re.compile(r"\b(https?://[^\s\[]+)\[([^\]]*)\]")
+_CROSS_REF = re.compile(r"<<([^,>]+)(?:,\s*([^>]+))?>>")
+_ANCHOR = re.compile(r"\[\[[^\]]*\]\]|\[#[^\]]*\]")
+METADATA_ATTRIBUTES = {"author", "email", "revdate", "revnumber", "description", "lang"}
+
+
+def parse_asciidoc(source: Source) -> ParsedDocument:
+    lines = source.text().split("\n")
+    builder = MarkdownBuilder()
+    attributes: dict[str, str] = {}
+    title = ""
+    fence: str | None = None  # the delimiter that closes the open listing/literal block
+    comment = False
+    language = ""
+    in_header = False
+    for number, line in enumerate(lines, start=1):
+        stripped = line.rstrip()
+        if comment:
+            comment = not (len(stripped) >= 4 and set(stripped) == {"/"})
+            builder.line("", number)
+        elif fence:
+            closing = stripped == fence
+            builder.line("```" if closing else line, number)
+            fence = None if closing else fence
+        elif len(stripped) >= 4 and set(stripped) == {"/"}:
+            comment = True
+            builder.line("", number)
+        elif stripped.startswith("```"):
+            fence = "```"
+            builder.line(stripped, number)
+        elif len(stripped) >= 4 and set(stripped) in ({"-"}, {"."}):
+            fence = stripped
+            builder.line(f"```{language}", number)
+            language = ""
+        else:
+            section = _SECTION.match(stripped)
+            if section and not title and len(section.group(1)) == 1:
+                title, in_header = _inline(section.group(2)), True
+            elif in_header and stripped and not stripped.startswith(":") and not section:
+                attributes.setdefault("author", stripped)  # the author line under the title
+                in_header = False
+                builder.line("", number)
+                continue
+            in_header = in_header and bool(stripped)
+            source_style = _SOURCE_STYLE.match(stripped)
+            if source_style:
+                language = source_style.group(1)
+            builder.line(_convert_line(stripped, attributes), number)
+    if fence:
+        builder.add("```")
+    document = builder.parse(source.path, source.settings, source.count)
+    document.title = title or document.title
+    document.doc_type = "asciidoc"
+    keywords = attributes.pop("keywords", "")
+    document.tags = [k.strip() for k in keywords.split(",") if k.strip()]
+    document.metadata = {k: v for k, v in attributes.items() if k in METADATA_ATTRIBUTES and v}
+    return document
+
+
+def _convert_line(line: str, attributes: dict[str, str]) -> str:
+    section = _SECTION.match(line)
+    if section:
+        return f"{'#' * len(section.group(1))} {_inline(section.group(2))}"
+    attribute = _ATTRIBUTE.match(line)
+    if attribute:
+        attributes.setdefault(attribute.group(1).lower(), _inline(attribute.group(2)).strip())
+        return ""
+    if line.startswith("//") or _DIRECTIVE.match(line) or _BLOCK_ATTRIBUTES.match(line):
+        return ""
+    if line in _PLAIN_DELIMITERS or (len(line) >= 4 and set(line) in _RULES):
+        return ""
+    block_title = _BLOCK_TITLE.match(line)
+    if block_title:
+        return _inline(block_title.group(1))
+    return _inline(line)
+
+
+def _inline(text: str) -> str:
+    text = _MACRO.sub(lambda m: m.group(2) or m.group(1), text)
+    text = _URL.sub(lambda m: m.group(2) or m.group(1), text)
+    text = _CROSS_REF.sub(lambda m: m.group(2) or m.group(1), text)
+    return _ANCHOR.sub("", text)
+
+
+def parse_asciidoc_source(source: Source) -> ParsedDocument:
+    return parse_asciidoc(source)

@@ -1,0 +1,330 @@
+"""Which parser reads which file: extension (or file name, or content) -> format -> parser.
+
+This is the one place that maps file names to formats. A format names its parser as
+"module:function" under `kb_search.formats`, imported on first use, so optional
+libraries (Docling, OCR) cost nothing until a file needs them. Every parser has the same
+signature: `parse(source: Source) -> ParsedDocument`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kb_search.chunking.tokens import TokenCounter, count_tokens
+from kb_search.formats.reader import (
+    SNIFF_BYTES,
+    decode_bytes,
+    looks_binary,
+    read_text_file,
+    read_user_file,
+)
+from kb_search.parsed import ChunkSettings, ParsedDocument
+
+
+@dataclass
+class Source:
+    """One file to parse and how: what every parser receives."""
+
+    path: Path
+    settings: ChunkSettings = field(default_factory=ChunkSettings)
+    count: TokenCounter = count_tokens
+    max_bytes: int = 20_000_000
+    ocr: str = "auto"  # auto | always | never
+    language: str | None = None  # programming language, for code
+    doc_type: str = "text"
+    _text: str | None = None
+
+    def text(self) -> str:
+        """The file decoded (UTF-8, UTF-16 by BOM, cp1252 fallback); refuses binary files."""
+        if self._text is None:
+            self._text = read_text_file(self.path, self.max_bytes)
+        return self._text
+
+
+Parser = Callable[[Source], ParsedDocument]
+
+
+@dataclass(frozen=True)
+class Format:
+    doc_type: str  # stored as documents.doc_type: markdown | text | code | pdf | html | ...
+    parser: str  # "module:function" in kb_search.formats
+    extensions: frozenset[str] = frozenset()
+    filenames: frozenset[str] = frozenset()
+    language: str | None = None  # for code formats
+
+    def load_parser(self) -> Parser:
+        module, _, name = self.parser.partition(":")
+        return getattr(importlib.import_module(f"kb_search.formats.{module}"), name)
+
+
+# Programming and config languages by extension; parse_code knows how to split each.
+CODE_LANGUAGES: dict[str, str] = {
+    ".go": "go",
+    ".sh": "bash",
+    ".bash": "bash",
+    ".zsh": "zsh",
+    ".ksh": "bash",
+    ".js": "javascript",
+    ".jsx": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".ts": "typescript",
+    ".tsx": "typescript",
+    ".mts": "typescript",
+    ".cts": "typescript",
+    ".rs": "rust",
+    ".java": "java",
+    ".c": "c",
+    ".h": "c",
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".cxx": "cpp",
+    ".hpp": "cpp",
+    ".hh": "cpp",
+    ".hxx": "cpp",
+    ".cs": "csharp",
+    ".rb": "ruby",
+    ".php": "php",
+    ".kt": "kotlin",
+    ".kts": "kotlin",
+    ".swift": "swift",
+    ".scala": "scala",
+    ".lua": "lua",
+    ".sql": "sql",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".toml": "toml",
+    ".json": "json",
+    ".ini": "ini",
+    ".cfg": "ini",
+    ".mk": "make",
+}
+CODE_FILENAMES: dict[str, str] = {
+    "Makefile": "make",
+    "GNUmakefile": "make",
+    "Dockerfile": "dockerfile",
+    "Containerfile": "dockerfile",
+    ".bashrc": "bash",
+    ".bash_profile": "bash",
+    ".profile": "bash",
+    ".zshrc": "zsh",
+}
+# Interpreters named on a `#!` line, for scripts without an extension.
+SHEBANG_LANGUAGES = {
+    "python": "python",
+    "sh": "bash",
+    "bash": "bash",
+    "dash": "bash",
+    "ksh": "bash",
+    "zsh": "zsh",
+    "node": "javascript",
+    "deno": "typescript",
+    "ruby": "ruby",
+    "php": "php",
+    "lua": "lua",
+}
+
+
+def _code_formats() -> list[Format]:
+    by_language: dict[str, tuple[set[str], set[str]]] = {}
+    for ext, language in CODE_LANGUAGES.items():
+        by_language.setdefault(language, (set(), set()))[0].add(ext)
+    for name, language in CODE_FILENAMES.items():
+        by_language.setdefault(language, (set(), set()))[1].add(name)
+    return [
+        Format("code", "code:parse_code_source", frozenset(exts), frozenset(names), language)
+        for language, (exts, names) in sorted(by_language.items())
+    ]
+
+
+FORMATS: list[Format] = [
+    Format("markdown", "markdown:parse_markdown_source", frozenset(
+        {".md", ".markdown", ".mdown", ".mkd", ".mdx"})),
+    Format("text", "text:parse_text_source", frozenset({".txt", ".text", ".rst"})),
+    Format("org", "org:parse_org_source", frozenset({".org"})),
+    Format("asciidoc", "asciidoc:parse_asciidoc_source", frozenset({".adoc", ".asciidoc"})),
+    Format("latex", "latex:parse_latex_source", frozenset({".tex", ".ltx", ".latex"})),
+    Format("rtf", "rtf:parse_rtf_source", frozenset({".rtf"})),
+    Format("epub", "epub:parse_epub_source", frozenset({".epub"})),
+    Format("odt", "odf:parse_odf_source", frozenset({".odt", ".ott"})),
+    Format("ods", "odf:parse_odf_source", frozenset({".ods", ".ots"})),
+    Format("odp", "odf:parse_odf_source", frozenset({".odp", ".otp"})),
+    Format("notebook", "notebook:parse_notebook_source", frozenset({".ipynb"})),
+    Format("email", "mail:parse_eml_source", frozenset({".eml"})),
+    Format("email", "mail:parse_mbox_source", frozenset({".mbox", ".mbx"})),
+    Format("csv", "delimited:parse_delimited_source", frozenset({".csv", ".tsv", ".tab"})),
+    Format("code", "python_code:parse_python_source", frozenset({".py", ".pyi", ".pyw"}),
+           language="python"),
+    Format("pdf", "pdf:parse_pdf_source", frozenset({".pdf"})),
+    Format("html", "html:parse_html_source", frozenset({".html", ".htm", ".xhtml"})),
+    # Docling-only formats: always recognised, so that without Docling they fail with a hint.
+    Format("docx", "docling:parse_office_source", frozenset({".docx"})),
+    Format("pptx", "docling:parse_office_source", frozenset({".pptx"})),
+    Format("xlsx", "docling:parse_office_source", frozenset({".xlsx"})),
+    *_code_formats(),
+    # Config files stay "code" in the language of their syntax (`lang:yaml` keeps working) but
+    # are chunked by key path; registered after the code formats, so these win the extension.
+    Format("code", "config_files:parse_json_source", frozenset({".json"}), language="json"),
+    Format("code", "config_files:parse_yaml_source", frozenset({".yaml", ".yml"}), language="yaml"),
+    Format("code", "config_files:parse_toml_source", frozenset({".toml"}), language="toml"),
+]  # fmt: skip
+
+_BY_EXTENSION: dict[str, Format] = {}
+_BY_FILENAME: dict[str, Format] = {}
+_BY_LANGUAGE: dict[str, Format] = {}
+
+
+def register(fmt: Format) -> None:
+    """Add a format (a later registration of the same extension wins)."""
+    for ext in fmt.extensions:
+        _BY_EXTENSION[ext.lower()] = fmt
+    for name in fmt.filenames:
+        _BY_FILENAME[name] = fmt
+    if fmt.language:
+        _BY_LANGUAGE.setdefault(fmt.language, fmt)
+
+
+for _fmt in FORMATS:
+    register(_fmt)
+
+SUPPORTED_EXTENSIONS = frozenset(_BY_EXTENSION)
+
+_SHEBANG = re.compile(r"^#!\s*(?:\S*/)?(?:env\s+(?:-\S+\s+)*)?(?P<prog>[\w.+-]+)")
+
+
+def shebang_language(head: str) -> str | None:
+    match = _SHEBANG.match(head)
+    if not match:
+        return None
+    program = re.sub(r"[\d.]+$", "", match.group("prog"))
+    return SHEBANG_LANGUAGES.get(program)
+
+
+# Content sniffing: only for files whose name and extension say nothing, first bytes only.
+_ZIP_MIMETYPES = {  # EPUB and ODF store their mimetype first, uncompressed, at byte 38
+    b"application/epub+zip": ".epub",
+    b"application/vnd.oasis.opendocument.text": ".odt",
+    b"application/vnd.oasis.opendocument.spreadsheet": ".ods",
+    b"application/vnd.oasis.opendocument.presentation": ".odp",
+}
+_MBOX_FROM = re.compile(r"From \S+ +\w{3} \w{3} +\d")
+_HEADER_LINE = re.compile(r"([A-Za-z][A-Za-z0-9-]*):[ \t]")
+_MAIL_HEADERS = frozenset({
+    "from", "to", "cc", "subject", "date", "message-id", "received", "return-path",
+    "mime-version", "delivered-to", "reply-to", "in-reply-to", "x-mailer", "sender",
+})  # fmt: skip
+_JSON_START = re.compile(r'\s*(\{\s*["}]|\[\s*([\[{"\]\d-]|true|false|null))')
+_JSON_CONTAINER = re.compile(r'\s*(\{\s*"|\[\s*[\[{"])')
+_LATEX_START = re.compile(r"\\(documentclass|documentstyle)\b")
+_ORG_START = re.compile(r"#\+(title|author|filetags|startup|options|setupfile):", re.I)
+_HTML_START = re.compile(r"\s*(<!doctype html|<html[\s>])", re.I)
+_PLAIN_EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9_+-]{0,11}")
+
+
+def _extension_says_nothing(path: Path) -> bool:
+    """No extension, or a suffix that is not one (a date, a version, a Maildir flag)."""
+    return _PLAIN_EXTENSION.fullmatch(path.suffix) is None
+
+
+def _head_bytes(path: Path) -> bytes:
+    try:
+        return read_user_file(path, SNIFF_BYTES)
+    except OSError:
+        return b""
+
+
+def sniff_extension(head: bytes) -> str | None:
+    """The extension a file's first bytes say it should have (".pdf", ".eml", ...), or None."""
+    if head.startswith(b"%PDF-"):
+        return ".pdf"
+    if head.startswith(b"PK\x03\x04") and head[30:38] == b"mimetype":
+        return next((ext for mime, ext in _ZIP_MIMETYPES.items() if head[38:].startswith(mime)),
+                    None)
+    if head.startswith(b"{\\rtf"):
+        return ".rtf"
+    if looks_binary(head):
+        return None
+    return _sniff_text(decode_bytes(head).lstrip("\ufeff"), complete=len(head) < SNIFF_BYTES)
+
+
+def _sniff_text(text: str, complete: bool) -> str | None:
+    if _MBOX_FROM.match(text):
+        return ".mbox"
+    if _is_mail_header(text):
+        return ".eml"
+    if _looks_like_json(text, complete):
+        return ".json"
+    if _HTML_START.match(text):
+        return ".html"
+    body = [line for line in text.split("\n") if line.strip() and not line.startswith("%")]
+    if body and _LATEX_START.match(body[0].lstrip()):
+        return ".tex"
+    if body and _ORG_START.match(body[0]):
+        return ".org"
+    return None
+
+
+def _looks_like_json(text: str, complete: bool) -> bool:
+    """A whole small file must parse; the head of a big one must open an object or a list
+    of objects, lists or strings (`[1] Smith, J.` is a reference list, not JSON)."""
+    if not _JSON_START.match(text):
+        return False
+    if complete:
+        try:
+            json.loads(text)
+        except (ValueError, RecursionError):
+            return False
+        return True
+    return _JSON_CONTAINER.match(text) is not None
+
+
+def _is_mail_header(text: str) -> bool:
+    """RFC 822: the file opens with header lines, two or more of them ones that mail has."""
+    known = 0
+    for line in text.split("\n"):
+        if not line.strip():
+            break
+        if line[:1] in " \t":
+            continue  # a folded header's continuation
+        match = _HEADER_LINE.match(line)
+        if not match:
+            return False
+        known += match.group(1).lower() in _MAIL_HEADERS
+    return known >= 2
+
+
+def format_for(path: Path, sniff: bool = True) -> Format | None:
+    """The format of a file: by file name, then extension; when those say nothing and
+    `sniff`, by its first bytes (magic numbers, mail headers, JSON, LaTeX, a `#!` line)."""
+    fmt = _BY_FILENAME.get(path.name) or _BY_EXTENSION.get(path.suffix.lower())
+    if fmt is None and sniff and _extension_says_nothing(path):
+        fmt = format_by_content(_head_bytes(path))
+    return fmt
+
+
+def format_by_content(head: bytes) -> Format | None:
+    """The format that a file's first bytes announce, or None."""
+    extension = sniff_extension(head)
+    if extension:
+        return _BY_EXTENSION[extension]
+    if looks_binary(head):
+        return None
+    language = shebang_language(decode_bytes(head))
+    return _BY_LANGUAGE.get(language) if language else None
+
+
+def language_for(path: Path) -> str | None:
+    """The programming language of a code file by its name or extension."""
+    fmt = _BY_FILENAME.get(path.name) or _BY_EXTENSION.get(path.suffix.lower())
+    return fmt.language if fmt else None
+
+
+def detect_type(path: Path, sniff: bool = True) -> str | None:
+    """doc_type for a path (markdown | text | code | pdf | html | docx | email | ...), or None."""
+    fmt = format_for(path, sniff)
+    return fmt.doc_type if fmt else None

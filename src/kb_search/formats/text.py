@@ -1,0 +1,77 @@
+"""Plain text and reStructuredText notes (sections and chunking rules: `chunking/units.py`)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from kb_search.chunking.tokens import TokenCounter, count_tokens
+from kb_search.chunking.units import Section, chunk_sections
+from kb_search.formats.registry import Source
+from kb_search.parsed import ChunkSettings, ParsedDocument
+
+MAX_TITLE_CHARS = 100
+_RST_ADORNMENT = re.compile(r"^([=\-`:'\"~^_*+#<>.])\1{2,}\s*$")
+
+
+def parse_text(
+    text: str, path: Path, settings: ChunkSettings, count: TokenCounter = count_tokens
+) -> ParsedDocument:
+    """Whole note as one chunk when it fits, else paragraph windows (RST: per section)."""
+    lines = text.split("\n")
+    is_rst = path.suffix.lower() == ".rst"
+    sections = rst_sections(lines) if is_rst else [Section((), 0, 0, len(lines))]
+    cut = chunk_sections(lines, sections, settings, count)
+    return ParsedDocument(
+        title=_text_title(lines, path),
+        doc_type="text",
+        chunks=cut.chunks,
+        metadata={"format": "rst"} if is_rst else {},
+        notes=cut.notes,
+    )
+
+
+def rst_sections(lines: list[str]) -> list[Section]:
+    """Sections of a reStructuredText file; heading levels follow adornment order of first use."""
+    styles: list[tuple[str, str]] = []
+    chain: list[str] = []
+    sections = [Section((), 0, 0, len(lines))]
+    for title_index, style, first in _rst_headings(lines):
+        if style not in styles:
+            styles.append(style)
+        level = styles.index(style) + 1
+        title = lines[title_index].strip()
+        chain = chain[: level - 1] + [title[:MAX_TITLE_CHARS]]
+        sections[-1].end = first
+        # The heading is its title and adornment lines; the first body line follows them.
+        sections.append(Section(tuple(chain), level, first, len(lines), title, title_index + 2))
+    return [s for s in sections if s.end > s.start]
+
+
+def _rst_headings(lines: list[str]) -> list[tuple[int, tuple[str, str], int]]:
+    """(title line index, adornment style, first line index of the heading)."""
+    found = []
+    for index in range(1, len(lines)):
+        match = _RST_ADORNMENT.match(lines[index])
+        title = lines[index - 1]
+        if not match or not title.strip() or _RST_ADORNMENT.match(title):
+            continue
+        if len(lines[index].rstrip()) < len(title.rstrip()):
+            continue
+        over = index >= 2 and lines[index - 2].rstrip() == lines[index].rstrip()
+        style = ("over" if over else "under", match.group(1))
+        found.append((index - 1, style, index - 2 if over else index - 1))
+    return found
+
+
+def _text_title(lines: list[str], path: Path) -> str:
+    for line in lines:
+        stripped = line.strip()
+        if not stripped or _RST_ADORNMENT.match(stripped):
+            continue
+        return stripped if len(stripped) < MAX_TITLE_CHARS else path.stem
+    return path.stem
+
+
+def parse_text_source(source: Source) -> ParsedDocument:
+    return parse_text(source.text(), source.path, source.settings, source.count)
