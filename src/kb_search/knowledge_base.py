@@ -423,6 +423,13 @@ class KnowledgeBase:
 
         return stats(self.reader(), self.db_path)
 
+    def binding(self) -> list[list[Any]]:
+        """The model settings and vector tables the database is bound to (what a long-lived
+        process compares to notice a `kb reindex --model`)."""
+        from kb_search.store.vectors import binding
+
+        return binding(self.reader())
+
     def bound_model(self) -> str | None:
         """The embedding model this database's vectors were made with (None: lexical only)."""
         from kb_search.store.vectors import db_model
@@ -448,7 +455,7 @@ class KnowledgeBase:
         return root_summaries(self.reader())
 
     def roots(self) -> list[Path]:
-        from kb_search.ingest.pipeline import load_roots
+        from kb_search.store.roots import load_roots
 
         return load_roots(self.reader())
 
@@ -592,8 +599,8 @@ class KnowledgeBase:
         """Follow the roots (or `paths` under them) with file-system events until `stop` is
         set, syncing each debounced batch of changed paths with `sync`. Call it on the thread
         that owns this KB's writer; a long-lived KB keeps the model between batches."""
-        from kb_search.ingest.pipeline import load_roots
         from kb_search.ingest.watch import EventFilter, follow, light_batch, plan_targets
+        from kb_search.store.roots import load_roots
 
         conn = self.writer()
         plan = plan_targets(conn, list(paths) if paths is not None else None)
@@ -622,10 +629,10 @@ class KnowledgeBase:
         nothing. Refs that match nothing are reported, not fatal, unless none matched. A file
         under a root that stays is remembered as removed: `kb sync` leaves it out until it is
         added by name."""
-        from kb_search.ingest.pipeline import deepest_root, load_roots
+        from kb_search.ingest.pipeline import deepest_root
         from kb_search.store.db import transaction
         from kb_search.store.documents import delete_document
-        from kb_search.store.roots import Removal, forget_roots
+        from kb_search.store.roots import Removal, forget_roots, load_roots
         from kb_search.store.skipped import remember_removed
 
         conn = self.writer()
@@ -669,8 +676,9 @@ class KnowledgeBase:
                 if documents or roots:
                     return documents, roots
             return None
-        row = conn.execute("SELECT path FROM documents WHERE id = ?", (doc_id,)).fetchone()
-        return {doc_id: row[0]}, []
+        from kb_search.store.inventory import document_path
+
+        return {doc_id: document_path(conn, doc_id) or ""}, []
 
     def tag(self, ref: str, names: list[str]) -> tuple[int, list[str]]:
         """Add tags; returns the document id and its tags now."""
@@ -831,9 +839,9 @@ class KnowledgeBase:
             return self.search(text, options)
 
         scores = evaluate_questions(conn, questions, modes, run)
-        counts = conn.execute(
-            "SELECT (SELECT count(*) FROM documents), (SELECT count(*) FROM chunks)"
-        ).fetchone()
+        from kb_search.store.inventory import counts as index_counts
+
+        counts = index_counts(conn)
         return {
             "kind": "questions",
             "questions_file": str(path),

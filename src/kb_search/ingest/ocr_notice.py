@@ -7,11 +7,12 @@ index so that `kb add` / `kb sync` say once what to install, not once per file.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 from kb_search.formats import ocr
+from kb_search.store.inventory import metadata_with
+from kb_search.store.skipped import failure_reasons
 from kb_search.text import OCR_NOTE_PREFIX as NOTE_PREFIX
 from kb_search.text import plural
 
@@ -21,17 +22,11 @@ FAILED_PAGES_RE = re.compile(r"no text layer on (\d+) pages?")
 def unread_pages(conn: Any) -> tuple[int, int]:
     """(pages, files) of the index left unread for want of an OCR engine."""
     pages = files = 0
-    rows = conn.execute(
-        "SELECT metadata FROM documents WHERE metadata LIKE '%ocr_skipped_pages%'"
-    ).fetchall()
-    for (raw,) in rows:
-        skipped = json.loads(raw or "{}").get("ocr_skipped_pages") or []
+    for metadata in metadata_with(conn, "ocr_skipped_pages"):
+        skipped = metadata.get("ocr_skipped_pages") or []
         if skipped:
             pages, files = pages + len(skipped), files + 1
-    rows = conn.execute(
-        "SELECT reason FROM skipped_files WHERE kind = 'failed' AND reason LIKE '%no OCR engine%'"
-    ).fetchall()
-    for (reason,) in rows:
+    for reason in failure_reasons(conn, "no OCR engine"):
         m = FAILED_PAGES_RE.search(reason)
         pages, files = pages + (int(m.group(1)) if m else 1), files + 1
     return pages, files

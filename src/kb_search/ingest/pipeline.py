@@ -24,6 +24,8 @@ from kb_search.store.documents import (
     touch_document,
     write_document,
 )
+from kb_search.store.inventory import document_id_at, document_state
+from kb_search.store.roots import add_roots, load_roots
 from kb_search.store.skipped import (
     EMPTY,
     FAILED,
@@ -314,16 +316,8 @@ def remember_roots(
     roots = [Path(path).expanduser().resolve() for path in paths]
     with transaction(conn):
         set_meta(conn, "chunker_version", str(CHUNKER_VERSION))
-        for root in roots:
-            conn.execute(
-                "INSERT OR IGNORE INTO roots(path, added_at) VALUES (?, ?)",
-                (path_text(root), time.time()),
-            )
+        add_roots(conn, roots)
     remember_root_settings(conn, roots, tags, doc_type)
-
-
-def load_roots(conn: Connection) -> list[Path]:
-    return [Path(r[0]) for r in conn.execute("SELECT path FROM roots ORDER BY path")]
 
 
 def root_change(root: Path) -> str | None:
@@ -469,10 +463,8 @@ class _Ingest:
     def drop(self, path: Path) -> bool:
         """Remove the document of a file that no longer gives text (emptied, unreadable,
         unparseable, too large now): its old text must not outlive it in search results."""
-        row = self.conn.execute(
-            "SELECT id FROM documents WHERE path = ?", (path_text(path),)
-        ).fetchone()
-        if row is None or not delete_document(self.conn, row[0]):
+        doc_id = document_id_at(self.conn, path_text(path))
+        if doc_id is None or not delete_document(self.conn, doc_id):
             return False
         self.summary.dropped += 1
         return True
@@ -651,9 +643,7 @@ def check_file(
     except OSError as exc:
         raise IngestError(f"cannot stat file: {exc.strerror or exc}") from exc
     key = path_text(path)
-    row = conn.execute(
-        "SELECT id, content_hash, size, mtime, chunking FROM documents WHERE path = ?", (key,)
-    ).fetchone()
+    row = document_state(conn, key)
     chunking = chunking_fingerprint(options)
     same_chunking = row is not None and row[4] == chunking
     if same_chunking and row[2] == stat.st_size and row[3] == stat.st_mtime:

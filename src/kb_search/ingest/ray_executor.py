@@ -492,12 +492,9 @@ class RayExecutor:
         table = self._table_name()
         if table is None:
             return []
-        rows = self.conn.execute(
-            f"SELECT c.content_hash FROM chunks c JOIN documents d ON d.id = c.document_id"
-            f" JOIN {table} v ON v.rowid = c.id WHERE d.path = ?",
-            (task.stored_path,),
-        )
-        return [row[0] for row in rows if row[0]]
+        from kb_search.store.vectors import hashes_with_vectors
+
+        return hashes_with_vectors(self.conn, table, task.stored_path)
 
     def _table_name(self) -> str | None:
         from kb_search.store import vectors as tables

@@ -32,7 +32,6 @@ from kb_search.ingest.pipeline import (
     _left_out_parts,
     deepest_root,
     ingest_files,
-    load_roots,
     root_change,
 )
 from kb_search.ingest.walk import Found, IgnoreRules, WalkError, rel_path_for, walk_tree
@@ -45,6 +44,8 @@ from kb_search.store.documents import (
     move_document,
     touch_document,
 )
+from kb_search.store.inventory import document_states
+from kb_search.store.roots import load_roots
 from kb_search.store.skipped import forget, load_skipped
 from kb_search.text import plural
 
@@ -170,8 +171,7 @@ def _abs(path: Path | str) -> Path:
 
 
 def load_rows(conn: Connection) -> dict[str, Row]:
-    rows = conn.execute("SELECT path, id, size, mtime, content_hash FROM documents")
-    return {r[0]: Row(r[1], r[2], r[3], r[4]) for r in rows}
+    return {r[0]: Row(r[1], r[2], r[3], r[4]) for r in document_states(conn)}
 
 
 def scan(

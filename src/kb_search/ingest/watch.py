@@ -30,11 +30,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kb_search.errors import KbError, SyncError, UserInputError
-from kb_search.ingest.pipeline import Failure, deepest_root, load_roots, root_change
+from kb_search.ingest.pipeline import Failure, deepest_root, root_change
 from kb_search.ingest.sync import SyncSummary, unfollowed_part
 from kb_search.ingest.walk import IGNORE_FILE, IgnoreRules
 from kb_search.sanitize import path_text
 from kb_search.store.db import Connection, DatabaseError
+from kb_search.store.inventory import document_paths
+from kb_search.store.roots import load_roots
 from kb_search.text import plural
 
 STEP_MS = 100  # quiet time that ends a burst: an editor's save is a few ms of events
@@ -156,7 +158,7 @@ def plan_targets(conn: Connection, paths: list[Path] | None) -> WatchPlan:
                 missing.append(str(root))
         unfollowed = sum(
             1
-            for (key,) in conn.execute("SELECT path FROM documents")
+            for key in document_paths(conn)
             if os.path.isabs(key) and deepest_root(Path(key), roots) is None
         )
         sync_paths = None

@@ -223,3 +223,26 @@ def set_meta(conn: Connection, key: str, value: str) -> None:
         "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
         (key, value),
     )
+
+
+def database_file(conn: Connection) -> Path | None:
+    """The file behind the connection's main database (None for an in-memory DB)."""
+    for _seq, name, file in conn.execute("PRAGMA database_list"):
+        if name == "main":
+            return Path(file) if file else None
+    return None
+
+
+def data_version(conn: Connection) -> int:
+    """Changes only when another connection commits: a cheap first test for "anything new"."""
+    return conn.execute("PRAGMA data_version").fetchone()[0]
+
+
+@contextmanager
+def read_snapshot(conn: Connection) -> Iterator[Connection]:
+    """Several reads that see one state of the database (a deferred transaction)."""
+    conn.execute("BEGIN")
+    try:
+        yield conn
+    finally:
+        conn.execute("COMMIT")

@@ -208,3 +208,67 @@ def stats(conn: Connection, db_path: Path | None = None) -> dict[str, Any]:
         "db_bytes": size,
         "schema_version": int(get_meta(conn, "schema_version") or 0),
     }
+
+
+def document_id_at(conn: Connection, path: str) -> int | None:
+    row = conn.execute("SELECT id FROM documents WHERE path = ?", (path,)).fetchone()
+    return row[0] if row else None
+
+
+def document_path(conn: Connection, document_id: int) -> str | None:
+    row = conn.execute("SELECT path FROM documents WHERE id = ?", (document_id,)).fetchone()
+    return row[0] if row else None
+
+
+def document_state(conn: Connection, path: str) -> tuple[int, str, int, float, str] | None:
+    """(id, content_hash, size, mtime, chunking) of the document at `path`, for change checks."""
+    return conn.execute(
+        "SELECT id, content_hash, size, mtime, chunking FROM documents WHERE path = ?", (path,)
+    ).fetchone()
+
+
+def document_states(conn: Connection) -> list[tuple[str, int, int, float, str]]:
+    """(path, id, size, mtime, content_hash) of every document: what `kb sync` compares."""
+    return conn.execute("SELECT path, id, size, mtime, content_hash FROM documents").fetchall()
+
+
+def document_paths(conn: Connection) -> list[str]:
+    return [row[0] for row in conn.execute("SELECT path FROM documents")]
+
+
+def counts(conn: Connection) -> tuple[int, int]:
+    """(documents, chunks) in the index."""
+    return conn.execute(
+        "SELECT (SELECT count(*) FROM documents), (SELECT count(*) FROM chunks)"
+    ).fetchone()
+
+
+def metadata_with(conn: Connection, key: str) -> list[dict[str, Any]]:
+    """The metadata of documents whose metadata holds `key` (e.g. ocr_skipped_pages)."""
+    rows = conn.execute(
+        "SELECT metadata FROM documents WHERE instr(metadata, ?) > 0", (json.dumps(key),)
+    ).fetchall()
+    return [json.loads(raw or "{}") for (raw,) in rows]
+
+
+def chunk_count(conn: Connection) -> int:
+    return conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+
+
+def chunk_state(conn: Connection) -> tuple[int, int | None, float | None]:
+    """(chunks, highest chunk id, latest indexed_at): changes whenever a chunk is written or
+    deleted; cheap (~0.1 ms)."""
+    return conn.execute(
+        "SELECT (SELECT count(*) FROM chunks), (SELECT max(id) FROM chunks),"
+        " (SELECT max(indexed_at) FROM documents)"
+    ).fetchone()
+
+
+def chunk_hashes(conn: Connection) -> list[tuple[int, str]]:
+    """(id, content_hash) of every chunk, by id."""
+    return conn.execute("SELECT id, content_hash FROM chunks ORDER BY id").fetchall()
+
+
+def set_chunk_hashes(conn: Connection, hashes: list[tuple[str, int]]) -> None:
+    """(content_hash, chunk id) pairs: the hash of the text a chunk's vector was made from."""
+    conn.executemany("UPDATE chunks SET content_hash = ? WHERE id = ?", hashes)

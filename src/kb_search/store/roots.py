@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from kb_search.sanitize import path_text
 from kb_search.store.db import Connection
 
 
@@ -77,3 +80,16 @@ def roots_at_or_under(conn: Connection, folder: str) -> list[str]:
 
 def forget_roots(conn: Connection, paths: list[str]) -> None:
     conn.executemany("DELETE FROM roots WHERE path = ?", [(path,) for path in paths])
+
+
+def add_roots(conn: Connection, roots: list[Path]) -> None:
+    """Remember folders `kb add` was given (already there: kept as they were)."""
+    now = time.time()
+    conn.executemany(
+        "INSERT OR IGNORE INTO roots(path, added_at) VALUES (?, ?)",
+        [(path_text(root), now) for root in roots],
+    )
+
+
+def load_roots(conn: Connection) -> list[Path]:
+    return [Path(r[0]) for r in conn.execute("SELECT path FROM roots ORDER BY path")]

@@ -125,3 +125,12 @@ def _tag_list(text: str | None) -> list[str]:
     except ValueError:
         return []
     return [str(t) for t in value] if isinstance(value, list) else []
+
+
+def failure_reasons(conn: Connection, containing: str) -> list[str]:
+    """Reasons of remembered failures that mention `containing`."""
+    rows = conn.execute(
+        "SELECT reason FROM skipped_files WHERE kind = 'failed' AND instr(reason, ?) > 0",
+        (containing,),
+    )
+    return [row[0] for row in rows.fetchall()]

@@ -10,7 +10,7 @@ import re
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kb_search.errors import DBError
 from kb_search.store.db import Connection, get_meta, load_vec_extension, set_meta, transaction
@@ -262,4 +262,35 @@ def knn(conn: Connection, table: str, vector: np.ndarray, k: int) -> list[tuple[
         f"SELECT rowid, distance FROM {table} WHERE embedding MATCH ? AND k = ?"
         " ORDER BY distance",
         (to_blob(vector), min(k, MAX_KNN)),
+    ).fetchall()
+
+
+def hashes_with_vectors(conn: Connection, table: str, path: str) -> list[str]:
+    """Hashes of the chunk texts of the document at `path` that have a vector in `table`."""
+    rows = conn.execute(
+        f"SELECT c.content_hash FROM chunks c JOIN documents d ON d.id = c.document_id"
+        f" JOIN {table} v ON v.rowid = c.id WHERE d.path = ?",
+        (path,),
+    )
+    return [row[0] for row in rows if row[0]]
+
+
+def binding(conn: Connection) -> list[list[Any]]:
+    """The model settings and vector tables a DB is bound to, in a stable order: a change
+    (a reindex with another model) tells a long-lived process its model is the wrong one."""
+    meta = conn.execute("SELECT key, value FROM meta WHERE key LIKE 'model%'").fetchall()
+    tables = conn.execute("SELECT model, table_name, dim FROM vector_tables").fetchall()
+    return sorted(map(list, meta)) + sorted(map(list, tables))
+
+
+def cosine_distances(conn: Connection, query: bytes, rows: list[tuple[int, bytes]]) -> list:
+    """(id, distance) for each (id, vector blob), computed by sqlite-vec itself, so that a
+    shortlist from memory answers to the last digit as a vec0 KNN would."""
+    values = ",".join("(?, ?)" for _ in rows)
+    params: list[Any] = [query]
+    for chunk_id, blob in rows:
+        params += [chunk_id, blob]
+    return conn.execute(
+        f"SELECT c.column1, vec_distance_cosine(c.column2, ?) FROM (VALUES {values}) AS c",
+        params,
     ).fetchall()

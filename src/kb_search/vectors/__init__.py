@@ -76,8 +76,9 @@ def choose_backend(
     if setting == "auto":
         backend = "live-matrix" if long_lived else "sqlite-vec"
         if ann_min_chunks > 0:
-            chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
-            if chunks >= ann_min_chunks:
+            from kb_search.store.inventory import chunk_count
+
+            if chunk_count(conn) >= ann_min_chunks:
                 from kb_search.vectors.ann import ann_available
 
                 if ann_available() is None:

@@ -34,7 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from kb_search.store.db import Connection
+from kb_search.store.db import Connection, data_version, database_file, read_snapshot
+from kb_search.store.inventory import chunk_hashes, chunk_state
 from kb_search.store.vectors import (
     VectorTable,
     count_vectors_quickly,
@@ -73,21 +74,9 @@ def ann_folder(db_file: Path) -> Path:
     return db_file.with_name(db_file.name + ".ann")
 
 
-def database_file(conn: Connection) -> Path | None:
-    """The file behind the connection's main database (None for an in-memory DB)."""
-    for _seq, name, file in conn.execute("PRAGMA database_list"):
-        if name == "main":
-            return Path(file) if file else None
-    return None
-
-
 def signature(conn: Connection, table: VectorTable) -> list:
     """Cheap to read, and changes whenever a vector or a chunk is written or deleted."""
-    chunks = conn.execute(
-        "SELECT (SELECT count(*) FROM chunks), (SELECT max(id) FROM chunks),"
-        " (SELECT max(indexed_at) FROM documents)"
-    ).fetchone()
-    return [count_vectors_quickly(conn, table.name), *chunks]
+    return [count_vectors_quickly(conn, table.name), *chunk_state(conn)]
 
 
 @dataclass
@@ -182,20 +171,17 @@ class AnnIndex:
 
     def refresh(self, conn: Connection, save: bool = False) -> Changes:
         """Apply what changed in the DB since the graph was made; `save` writes it back."""
-        version = conn.execute("PRAGMA data_version").fetchone()[0]
+        version = data_version(conn)
         if getattr(self.seen, "version", None) == (id(conn), version) and self.graph is not None:
             return Changes()
-        with self.lock:
-            conn.execute("BEGIN")  # one snapshot for the signature, the keys and the vectors
-            try:
-                current = signature(conn, self.table)
-                if current == self.stamp_signature and self.graph is not None:
-                    changes = Changes()
-                else:
-                    changes = self._catch_up(conn)
-                    self.stamp_signature = current
-            finally:
-                conn.execute("COMMIT")
+        # one snapshot for the signature, the keys and the vectors
+        with self.lock, read_snapshot(conn):
+            current = signature(conn, self.table)
+            if current == self.stamp_signature and self.graph is not None:
+                changes = Changes()
+            else:
+                changes = self._catch_up(conn)
+                self.stamp_signature = current
             self.seen.version = (id(conn), version)
             if save and (changes.added or changes.removed or changes.rebuilt):
                 changes.saved = self.save()
@@ -360,7 +346,7 @@ def search_expansion(size: int) -> int:
 def chunk_keys(conn: Connection) -> tuple[np.ndarray, np.ndarray]:
     """Every chunk id (sorted) and a 64-bit digest of its content hash, which decides its
     vector."""
-    rows = conn.execute("SELECT id, content_hash FROM chunks ORDER BY id").fetchall()
+    rows = chunk_hashes(conn)
     ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
     hashes = np.fromiter((_digest(r[1]) for r in rows), dtype=np.uint64, count=len(rows))
     return ids, hashes

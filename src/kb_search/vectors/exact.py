@@ -11,12 +11,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kb_search.store.db import Connection
-from kb_search.store.vectors import MAX_KNN, VectorTable, knn, to_blob
+from kb_search.store.db import Connection, database_file
+from kb_search.store.vectors import MAX_KNN, VectorTable, cosine_distances, knn, to_blob
 from kb_search.vectors.index import Hits, exact_subset, ordered, similarities
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ class ShortlistIndex:
         """At once, the matrix loading on a thread of its own: vec0 gives its rows up slowly
         (~1 s at 27k vectors), and the warm server should not make its first clients wait
         for what only makes their answers faster."""
-        path = conn.execute("PRAGMA database_list").fetchone()[2]
+        path = database_file(conn)
         if not path:  # an in-memory database: no second connection can see it
             return cls.open(conn, table)
         index = cls(table)
@@ -84,7 +85,7 @@ class ShortlistIndex:
         """The matrix is loaded (False while it loads, or when loading failed)."""
         return self.live is not None
 
-    def _load(self, path: str, note: Callable[[str], None] | None) -> None:
+    def _load(self, path: Path, note: Callable[[str], None] | None) -> None:
         from kb_search.store import db
         from kb_search.vectors.matrix import LiveMatrixIndex
 
@@ -123,14 +124,9 @@ class ShortlistIndex:
 def _sqlite_vec_distances(
     conn: Connection, vector: np.ndarray, ids: np.ndarray, matrix: np.ndarray, rows
 ) -> list[tuple[int, float]]:
-    values = ",".join("(?, ?)" for _ in rows)
-    params: list = [to_blob(vector)]
-    for row in rows:
-        params += [int(ids[row]), matrix[row].tobytes()]
-    return conn.execute(
-        f"SELECT c.column1, vec_distance_cosine(c.column2, ?) FROM (VALUES {values}) AS c",
-        params,
-    ).fetchall()
+    return cosine_distances(
+        conn, to_blob(vector), [(int(ids[row]), matrix[row].tobytes()) for row in rows]
+    )
 
 
 def _ordered_rows(rows: list[tuple[int, float]], k: int) -> Hits:

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kb_search.store.db import Connection
+from kb_search.store.db import Connection, data_version, read_snapshot
+from kb_search.store.inventory import chunk_hashes, chunk_state
 from kb_search.store.vectors import VectorTable, all_vectors, count_vectors_quickly, fetch_vectors
 from kb_search.vectors.index import Hits, top_k
 
@@ -77,31 +78,25 @@ class LiveMatrixIndex:
 
     def refresh(self, conn: Connection) -> None:
         # data_version changes only when another connection commits: a cheap first test.
-        version = conn.execute("PRAGMA data_version").fetchone()[0]
+        version = data_version(conn)
         if getattr(self.seen, "version", None) == (id(conn), version):
             return
         self.seen.version = (id(conn), version)
         if self._signature(conn) == self.signature:
             return
-        with self.lock:
-            conn.execute("BEGIN")  # one snapshot for the signature, the hashes and the vectors
-            try:
-                signature = self._signature(conn)
-                if signature != self.signature:
-                    self._sync(conn)
-                    self.signature = signature
-            finally:
-                conn.execute("COMMIT")
+        # one snapshot for the signature, the hashes and the vectors
+        with self.lock, read_snapshot(conn):
+            signature = self._signature(conn)
+            if signature != self.signature:
+                self._sync(conn)
+                self.signature = signature
 
     def _signature(self, conn: Connection) -> tuple:
-        chunks = conn.execute(
-            "SELECT (SELECT count(*) FROM chunks), (SELECT max(id) FROM chunks),"
-            " (SELECT max(indexed_at) FROM documents)"
-        ).fetchone()
-        return (count_vectors_quickly(conn, self.table.name), *chunks)  # ~0.1 ms, not ~9
+        # ~0.1 ms, not ~9
+        return (count_vectors_quickly(conn, self.table.name), *chunk_state(conn))
 
     def _sync(self, conn: Connection) -> None:
-        current = dict(conn.execute("SELECT id, content_hash FROM chunks"))
+        current = dict(chunk_hashes(conn))
         old = self.index or MatrixIndex(self.table)
         keep = [
             row

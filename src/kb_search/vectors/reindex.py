@@ -9,6 +9,7 @@ from typing import Any
 
 from kb_search.store.db import Connection, transaction
 from kb_search.store.documents import content_hash, embedding_texts
+from kb_search.store.inventory import chunk_count, set_chunk_hashes
 from kb_search.store.vectors import (
     clear_table,
     drop_other_tables,
@@ -65,7 +66,7 @@ def reindex(
     if full:
         clear_table(conn, table)
     todo = missing_chunk_ids(conn, table)
-    total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    total = chunk_count(conn)
     summary = ReindexSummary(embedder.name, table, total, already_present=total - len(todo))
     if on_start:
         on_start(len(todo))
@@ -102,8 +103,5 @@ def _embed_batch(conn: Connection, embedder: TextEmbedder, table: str, ids: list
             return 0
         replace_vectors(conn, table, [(cid, to_blob(vec)) for cid, _, vec in fresh])
         # keep the hash in step with what was embedded (title/heading may have moved)
-        conn.executemany(
-            "UPDATE chunks SET content_hash = ? WHERE id = ?",
-            [(content_hash(text), cid) for cid, text, _ in fresh],
-        )
+        set_chunk_hashes(conn, [(content_hash(text), cid) for cid, text, _ in fresh])
     return len(fresh)

@@ -107,10 +107,7 @@ class WarmServer:
     def _binding(self) -> list[Any]:
         """Which model and vector tables the DB is bound to: a change (reindex with another
         model) makes this server's loaded model the wrong one."""
-        conn = self.kb.reader()
-        meta = conn.execute("SELECT key, value FROM meta WHERE key LIKE 'model%'").fetchall()
-        tables = conn.execute("SELECT model, table_name, dim FROM vector_tables").fetchall()
-        return sorted(map(list, meta)) + sorted(map(list, tables))
+        return self.kb.binding()
 
     def warm_up(self) -> None:
         """Load the model and run one search: the first ONNX run and the first reads of the
