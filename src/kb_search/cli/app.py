@@ -167,6 +167,8 @@ def common_options(fn: Callable) -> Callable:
         app = None
         try:
             app = App(root.meta.get("kb.environment") or Environment(), flags)
+            if app.config.ignored and not getattr(fn, "reports_trust", False):
+                warn(app.config.ignored_line())
             return fn(app, **kwargs)
         except KbError as exc:
             raise UserError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from exc
