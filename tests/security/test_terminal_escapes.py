@@ -66,6 +66,10 @@ def test_hostile_names_and_content_never_reach_the_terminal_raw(kb, hostile, col
         kb("stats", *human).stdout,
         kb("sync", *human).stdout,
     ]
+    (hostile / HOSTILE_NAME).write_text("# Changed\n\nOther words.\n", encoding="utf-8")
+    doctor = kb("doctor", *human, ok=False).stdout  # names the changed file
+    assert "name-title\\x07\\nsecond line" in doctor  # one line per check
+    outputs.append(doctor)
     for text in outputs:
         _assert_clean(text, styled)
     if styled:  # kb's own link to the file it indexed is still there

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from kb_search.cli.app import FORMATS, App, common_options
+from kb_search.sanitize import printable
 
 
 @click.command()
@@ -92,7 +93,6 @@ def config_show(app: App, fmt: str | None) -> None:
 
     def human() -> str:
         from kb_search.cli.render import table
-        from kb_search.sanitize import printable
 
         lines = [table(rows, ["setting", "value", "source"]), "", "Files read:"]
         for entry in files or [{"path": "none (all defaults)", "kind": ""}]:
@@ -138,7 +138,6 @@ def config_trust(app: App, file: Path | None, fmt: str | None) -> None:
     done = trust_project_file(_target_file(app, file), env.env, env.home)
 
     def human() -> str:
-        from kb_search.sanitize import printable
 
         lets = ", ".join(done["settings"]) or "nothing that needs trust"
         return printable(
@@ -163,7 +162,6 @@ def config_untrust(app: App, file: Path | None, fmt: str | None) -> None:
     data = {"path": record_key(path), "removed": removed}
 
     def human() -> str:
-        from kb_search.sanitize import printable
 
         shown = printable(data["path"])
         return f"No longer trusted: {shown}." if removed else f"{shown} was not trusted."
@@ -181,7 +179,9 @@ def doctor(app: App, fmt: str | None) -> None:
     app.emit(
         {"ok": ok, "checks": [c.to_dict() for c in checks]},
         fmt,
-        lambda: "\n".join(f"[{_status(c.ok, c.warning)}] {c.name}: {c.detail}" for c in checks),
+        lambda: "\n".join(
+            printable(f"[{_status(c.ok, c.warning)}] {c.name}: {c.detail}") for c in checks
+        ),
     )
     if not ok:
         sys.exit(1)

@@ -190,7 +190,7 @@ def remove(app: App, refs, fmt: str | None) -> None:
     def human() -> str:
         lines = [f"Removed {plural(len(result.removed), 'document')}."]
         lines += [f"Forgot folder {app.terminal.show_path(r)}." for r in result.forgotten_roots]
-        lines += [f"Not indexed: {ref}" for ref in result.not_found]
+        lines += [f"Not indexed: {printable(ref)}" for ref in result.not_found]
         return "\n".join(lines)
 
     app.emit(asdict(result), fmt, human)
