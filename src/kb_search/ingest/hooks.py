@@ -163,5 +163,9 @@ def commit_paths(repo: Path, commit: str) -> list[Path]:
 
 
 def log_line(text: str) -> str:
+    """One hook.log entry: control characters escaped, so a file name or an error message
+    cannot split it or forge another."""
+    from kb_search.sanitize import printable
+
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return f"{stamp} {text}"
+    return f"{stamp} {printable(text)}"
