@@ -252,6 +252,12 @@ SETTINGS_BY_KEY = {s.key: s for s in SETTINGS}
 #   ingestion.executor,             send your files to a cluster it names (Ray exchanges
 #     ingestion.ray_address           pickles: code execution as well)
 #   ingestion.follow_symlinks       reads files outside the tree (a link to ~/.ssh)
+#   search.timeout_s,               the bounds that hold against hostile files and requests
+#     search.max_query_chars,         (zip bombs, huge queries, slow clients): a cloned repo
+#     serve.*, ingestion.workers,     must not loosen them
+#     ingestion.timeout_s,
+#     ingestion.max_memory_mb,
+#     ingestion.max_file_mb
 # and every setting added later (an embedding endpoint, an API key...) until it is listed here:
 # new keys are denied by default.
 PROJECT_SAFE = frozenset(
@@ -263,17 +269,12 @@ PROJECT_SAFE = frozenset(
         "search.fusion",
         "search.rrf_k",
         "search.rerank_depth",
-        "search.timeout_s",
         "search.warm",
         "search.warm_idle_s",
         "vectors.index",
         "vectors.ann_min_chunks",
         "chunking.max_tokens",
         "chunking.min_tokens",
-        "ingestion.workers",
-        "ingestion.timeout_s",
-        "ingestion.max_memory_mb",
-        "ingestion.max_file_mb",
         "ingestion.enable_ocr",
         "ingestion.ray_stall_s",
     }
