@@ -194,3 +194,17 @@ def test_kb_add_in_a_cloned_repo_never_connects_to_the_cluster_it_names(
     assert kb(repo, env, "config", "untrust").returncode == 0
     shown = json.loads(kb(repo, env, "config", "show", "--format", "json").stdout)
     assert shown["ingestion.ray_address"]["value"] is None
+
+
+def test_trust_without_a_project_file_is_one_line(kb):
+    result = kb("config", "trust", ok=False)
+    assert result.exit_code == 1 and "no .kb.yaml" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_config_show_names_the_files_and_the_project_trust(kb, environment, project):
+    environment.cwd = project / "sub"
+    shown = kb("config", "--format", "human").stdout
+    assert f"{project / '.kb.yaml'} (project file, not trusted)" in shown
+    assert "ignored data_dir, db" in shown and "kb config trust" in shown
+    assert "Trust records: " in shown
