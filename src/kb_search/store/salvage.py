@@ -208,7 +208,7 @@ def _drop_incomplete_documents(copy: db.Connection) -> int:
     (for the bound model) a vector. Returns how many documents were left out."""
     if not (_has_table(copy, "documents") and _has_table(copy, "chunks")):
         return 0
-    from kb_search.vectors.tables import db_model, table_for
+    from kb_search.store.vectors import db_model, table_for
 
     copy.execute("DELETE FROM chunks WHERE document_id NOT IN (SELECT id FROM documents)")
     incomplete = {
