@@ -124,3 +124,14 @@ def test_export_salvages_a_damaged_database(kb, environment, tmp_path):
 def environment(environment):
     environment.env["KB_WORKERS"] = "0"
     return environment
+
+
+def test_export_into_a_read_only_folder_is_one_line(kb, sample, tmp_path):
+    if os.geteuid() == 0:
+        pytest.skip("root writes into read-only folders")
+    kb("add", str(sample))
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o555)
+    result = kb("export", str(locked / "kb.db"), ok=False)
+    assert result.exit_code == 1 and "cannot write in" in result.stderr
+    assert os.listdir(locked) == []

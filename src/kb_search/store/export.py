@@ -75,9 +75,12 @@ def export_db(
     if not target.parent.is_dir():
         raise ExportError(f"no such directory: {target.parent}")
     # A private directory: nobody else can have put a link or a FIFO at the copy's own path.
-    aside = Path(
-        tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".kb-export", dir=target.parent)
-    )
+    try:
+        aside = Path(
+            tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".kb-export", dir=target.parent)
+        )
+    except OSError as exc:
+        raise ExportError(f"cannot write in {target.parent}: {exc.strerror or exc}") from exc
     temp = aside / target.name
     salvaged = None
     try:
