@@ -1,4 +1,9 @@
-"""Effective configuration: flags > KB_* environment > .kb.yaml > config.yaml > defaults."""
+"""Effective configuration: flags > KB_* environment > .kb.yaml > config.yaml > defaults.
+
+A project .kb.yaml (the first one walking up from the cwd) may come with a cloned repository:
+it sets only PROJECT_SAFE settings until the user trusts it (`kb config trust`, see trust.py);
+its other settings are ignored and listed in Config.ignored.
+"""
 
 from __future__ import annotations
 
@@ -239,6 +244,57 @@ SETTINGS: tuple[Setting, ...] = (
 )
 SETTINGS_BY_KEY = {s.key: s for s in SETTINGS}
 
+# What an untrusted project .kb.yaml may set: how search ranks and how text is cut, never what
+# runs, where data goes or what leaves the machine. Everything not listed here needs trust:
+#   data_dir, db, model_cache       choose where kb writes (and where the hook's log goes)
+#   model, model_source,            choose which model files are loaded and run
+#     search.reranker
+#   ingestion.executor,             send your files to a cluster it names (Ray exchanges
+#     ingestion.ray_address           pickles: code execution as well)
+#   ingestion.follow_symlinks       reads files outside the tree (a link to ~/.ssh)
+#   search.timeout_s,               the bounds that hold against hostile files and requests
+#     search.max_query_chars,         (zip bombs, huge queries, slow clients): a cloned repo
+#     serve.*, ingestion.workers,     must not loosen them
+#     ingestion.timeout_s,
+#     ingestion.max_memory_mb,
+#     ingestion.max_file_mb
+# and every setting added later (an embedding endpoint, an API key...) until it is listed here:
+# new keys are denied by default.
+PROJECT_SAFE = frozenset(
+    {
+        "query_prefix",
+        "passage_prefix",
+        "search.default_top",
+        "search.default_mode",
+        "search.fusion",
+        "search.rrf_k",
+        "search.rerank_depth",
+        "search.warm",
+        "search.warm_idle_s",
+        "vectors.index",
+        "vectors.ann_min_chunks",
+        "chunking.max_tokens",
+        "chunking.min_tokens",
+        "ingestion.enable_ocr",
+        "ingestion.ray_stall_s",
+    }
+)
+# Words (between dots and underscores) that name something run, reached or written: a key with
+# one of them needs trust even if it is put in PROJECT_SAFE by mistake.
+SENSITIVE_WORDS = frozenset(
+    {
+        "endpoint", "url", "uri", "address", "host", "port", "key", "token", "secret",
+        "password", "credential", "executor", "command", "cmd", "hook", "dir", "path", "db",
+        "source", "model", "cache", "reranker", "plugin", "symlinks",
+    }
+)  # fmt: skip
+
+
+def needs_trust(key: str) -> bool:
+    """Whether a project file must be trusted before `key` is taken from it."""
+    words = set(key.replace(".", "_").split("_"))
+    return key not in PROJECT_SAFE or bool(words & SENSITIVE_WORDS)
+
 
 class Config:
     """Resolved settings plus where each came from."""
@@ -256,6 +312,28 @@ class Config:
         self.values: dict[str, Any] = {} if values is None else values
         self.sources: dict[str, str] = {} if sources is None else sources
         self.files: list[Path] = [] if files is None else files
+        self.project_file: Path | None = None
+        # True/False: the project file is trusted / was trusted but changed since; None: not
+        # trusted, or not asked (it set nothing that needs trust)
+        self.project_trusted: bool | None = None
+        self.ignored: list[str] = []  # project settings left out: the file is not trusted
+
+    def ignored_line(self) -> str:
+        """The one line that says which project settings were ignored, and how to trust."""
+        import shlex
+
+        from kb_search.sanitize import printable
+
+        path = printable(self.project_file)
+        why = (
+            "it changed since you trusted it"
+            if self.project_trusted is False
+            else "a project file sets these only once you trust it"
+        )
+        return (
+            f"ignored {', '.join(self.ignored)} from {path}: {why}"
+            f" (review it, then `kb config trust {printable(shlex.quote(str(self.project_file)))}`)"
+        )
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Config) and vars(self) == vars(other)
@@ -288,11 +366,23 @@ def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 
 def read_yaml_file(path: Path) -> dict[str, Any]:
     """Read a config file into dotted keys; a broken file is a ConfigError."""
+    return parse_config(read_config_bytes(path), path)
+
+
+def read_config_bytes(path: Path) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read config {path}: {exc.strerror or exc}") from exc
+
+
+def parse_config(raw: bytes, path: Path) -> dict[str, Any]:
+    """A config file's bytes as dotted keys (the bytes are what trust is recorded for)."""
     import yaml  # only paid for when a config file exists
 
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        data = yaml.safe_load(raw.decode("utf-8")) or {}
+    except (UnicodeDecodeError, yaml.YAMLError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ConfigError(f"cannot read config {path}: {first}") from exc
     if not isinstance(data, Mapping):
@@ -335,7 +425,20 @@ def load_config(
     flags = {k: v for k, v in (flags or {}).items() if v is not None}
 
     project_file = find_project_file(cwd)
-    project = read_yaml_file(project_file) if project_file else {}
+    project: dict[str, Any] = {}
+    ignored: list[str] = []
+    trusted: bool | None = None
+    if project_file is not None:
+        raw = read_config_bytes(project_file)
+        project = parse_config(raw, project_file)
+        sensitive = sorted(key for key in project if needs_trust(key))
+        if sensitive:
+            from kb_search.trust import is_trusted
+
+            trusted = is_trusted(project_file, raw, env, home)
+            if not trusted:
+                ignored = sensitive
+                project = {k: v for k, v in project.items() if k not in sensitive}
 
     def pick_path(key: str, env_name: str, default: Path) -> tuple[Path, str]:
         # Relative to the caller's cwd, made absolute here: a warm server (another process,
@@ -363,6 +466,7 @@ def load_config(
     cfg = Config(data_dir=data_dir, db_path=db_path)
     cfg.sources.update(data_dir=data_src, db=db_src)
     cfg.files = [p for p in (config_file, project_file) if p is not None and p.is_file()]
+    cfg.project_file, cfg.project_trusted, cfg.ignored = project_file, trusted, ignored
     for setting in SETTINGS:
         value, origin = setting.default, "default"
         if setting.key in user:

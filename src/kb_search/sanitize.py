@@ -16,7 +16,9 @@ from kb_search.errors import UserInputError
 
 SQLITE_MAX_INT = 2**63 - 1
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f\\]")
+# C0, DEL and C1: a terminal acts on them (ESC starts colours, titles, hyperlinks, screen
+# clears; U+009B is CSI on its own); a log line or a table cell must not.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\\]")
 _ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\"}
 
 
@@ -49,8 +51,29 @@ def path_text(path: PurePath | str) -> str:
 def log_field(text: str) -> str:
     """One field of a one-line log entry: newlines, tabs, control characters and backslashes
     escaped, so a crafted file name can neither split an entry nor forge one."""
+    return escape_controls(text, backslashes=True)
+
+
+def printable(text: object, keep: str = "") -> str:
+    """Text from outside (file names, content, messages) as a terminal may show it: control
+    characters escaped as in the error log (ESC is `\\x1b`), so none of them acts on the
+    terminal; `keep` names the ones layout needs ("\\n\\t" for a block of text)."""
+    return escape_controls(str(text), keep=keep)
+
+
+def escape_controls(text: str, keep: str = "", backslashes: bool = False) -> str:
+    """`text`, valid, with C0/DEL/C1 control characters (except those in `keep`) written as
+    `\\n`, `\\t`, `\\r` or `\\xNN`; backslashes doubled too when asked (a log entry that
+    must read back unambiguously)."""
     text = valid_text(text)
-    return _CONTROL.sub(lambda m: _ESCAPES.get(m.group(0), f"\\x{ord(m.group(0)):02x}"), text)
+
+    def escaped(match: re.Match[str]) -> str:
+        char = match.group(0)
+        if char in keep or (char == "\\" and not backslashes):
+            return char
+        return _ESCAPES.get(char, f"\\x{ord(char):02x}")
+
+    return _CONTROL.sub(escaped, text)
 
 
 def parse_id(value: str | int, what: str = "id") -> int:

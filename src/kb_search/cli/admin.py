@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from kb_search.cli.app import FORMATS, App, common_options
+from kb_search.sanitize import printable
 
 
 @click.command()
@@ -45,29 +46,125 @@ def init(app: App, model: str | None, docling: bool, fmt: str | None) -> None:
 @click.pass_context
 def config(ctx: click.Context, fmt: str | None) -> None:
     """Show the effective configuration: every setting, its value and where it came from
-    (flag, KB_* environment variable, .kb.yaml, <data dir>/config.yaml, default).
+    (flag, KB_* environment variable, .kb.yaml, <data dir>/config.yaml, default), the files
+    read, and whether the project's .kb.yaml is trusted.
+
+    A project .kb.yaml sets where data goes, which model or cluster is used and the like only
+    once you trust it (`kb config trust`); see docs/security.md.
 
     
     Examples:
       kb config
       KB_DEFAULT_TOP=5 kb config show --format json
+      kb config trust
     """
     if ctx.invoked_subcommand is None:
         ctx.invoke(config_show, fmt=fmt)
 
 
+def reports_trust(fn):
+    """A config command says itself what an untrusted project file may not set: no warning."""
+    fn.reports_trust = True
+    return fn
+
+
 @config.command("show")
 @click.option("--format", "fmt", type=FORMATS)
 @common_options
+@reports_trust
 def config_show(app: App, fmt: str | None) -> None:
-    """Print every setting, its value and where it came from."""
-    rows = app.config.as_rows()
-    data = {key: {"value": value, "source": source} for key, value, source in rows}
+    """Print every setting, its value and where it came from; the files read."""
+    from kb_search.trust import TrustState, state, store_path
+
+    cfg, env = app.config, app.environment
+    rows = cfg.as_rows()
+    data: dict = {key: {"value": value, "source": source} for key, value, source in rows}
+    for key in cfg.ignored:
+        data[key]["ignored_from"] = str(cfg.project_file)
+    files = []
+    for path in cfg.files:
+        entry: dict = {"path": str(path), "kind": "user"}
+        if path == cfg.project_file:
+            entry.update(kind="project", trust=state(path, env.env, env.home))
+            entry["ignored"] = list(cfg.ignored)
+        files.append(entry)
+    data["files"] = files
+    data["trust_store"] = str(store_path(env.env, env.home))
 
     def human() -> str:
         from kb_search.cli.render import table
 
-        return table(rows, ["setting", "value", "source"])
+        lines = [table(rows, ["setting", "value", "source"]), "", "Files read:"]
+        for entry in files or [{"path": "none (all defaults)", "kind": ""}]:
+            about = f"project file, {entry['trust']}" if entry["kind"] == "project" else "yours"
+            lines.append(f"  {printable(entry['path'])} ({about if entry['kind'] else 'none'})")
+            if entry.get("ignored"):
+                lines.append(f"  {cfg.ignored_line()}")
+            elif entry.get("trust") == TrustState.UNTRUSTED:
+                lines.append("  it sets nothing that needs trust")
+        lines.append(f"Trust records: {printable(data['trust_store'])}")
+        return "\n".join(lines)
+
+    app.emit(data, fmt, human)
+
+
+def _target_file(app: App, file: Path | None) -> Path:
+    from kb_search.cli.app import UserError
+
+    if file is not None:
+        return app.environment.cwd / file
+    if app.config.project_file is None:
+        raise UserError(f"no .kb.yaml in {app.environment.cwd} or above it: name the file to trust")
+    return app.config.project_file
+
+
+@config.command("trust")
+@click.argument("file", required=False, type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+@reports_trust
+def config_trust(app: App, file: Path | None, fmt: str | None) -> None:
+    """Trust FILE (default: the project's .kb.yaml) as it is now: its settings that choose
+    where data goes, which model or cluster is used, apply from then on. Recorded by
+    absolute path and SHA-256 of the content; any edit takes the trust away.
+
+    
+    Example:
+      kb config trust .kb.yaml
+    """
+    from kb_search.trust import trust_project_file
+
+    env = app.environment
+    done = trust_project_file(_target_file(app, file), env.env, env.home)
+
+    def human() -> str:
+
+        lets = ", ".join(done["settings"]) or "nothing that needs trust"
+        return printable(
+            f"Trusted {done['path']} (sha256 {str(done['sha256'])[:12]}); it now sets: {lets}."
+        )
+
+    app.emit(done, fmt, human)
+
+
+@config.command("untrust")
+@click.argument("file", required=False, type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+@reports_trust
+def config_untrust(app: App, file: Path | None, fmt: str | None) -> None:
+    """Stop trusting FILE (default: the project's .kb.yaml)."""
+    from kb_search.trust import record_key, untrust
+
+    env = app.environment
+    path = _target_file(app, file)
+    removed = untrust(path, env.env, env.home)
+    data = {"path": record_key(path), "removed": removed}
+
+    def human() -> str:
+
+        shown = printable(data["path"])
+        return f"No longer trusted: {shown}." if removed else f"{shown} was not trusted."
 
     app.emit(data, fmt, human)
 
@@ -82,7 +179,9 @@ def doctor(app: App, fmt: str | None) -> None:
     app.emit(
         {"ok": ok, "checks": [c.to_dict() for c in checks]},
         fmt,
-        lambda: "\n".join(f"[{_status(c.ok, c.warning)}] {c.name}: {c.detail}" for c in checks),
+        lambda: "\n".join(
+            printable(f"[{_status(c.ok, c.warning)}] {c.name}: {c.detail}") for c in checks
+        ),
     )
     if not ok:
         sys.exit(1)

@@ -28,7 +28,9 @@ class UserError(click.ClickException):
     exit_code = 1
 
     def show(self, file: Any = None) -> None:
-        click.echo(f"Error: {self.format_message()}", err=True)
+        from kb_search.sanitize import printable
+
+        click.echo(f"Error: {printable(self.format_message())}", err=True)
 
 
 class Interrupted(click.ClickException):
@@ -37,7 +39,9 @@ class Interrupted(click.ClickException):
     exit_code = 130
 
     def show(self, file: Any = None) -> None:
-        click.echo(self.format_message(), err=True)
+        from kb_search.sanitize import printable
+
+        click.echo(printable(self.format_message()), err=True)
 
 
 class App:
@@ -131,7 +135,9 @@ class App:
 
 
 def warn(message: str) -> None:
-    click.echo(f"Warning: {message}", err=True)
+    from kb_search.sanitize import printable
+
+    click.echo(f"Warning: {printable(message)}", err=True)
 
 
 def common_options(fn: Callable) -> Callable:
@@ -161,6 +167,8 @@ def common_options(fn: Callable) -> Callable:
         app = None
         try:
             app = App(root.meta.get("kb.environment") or Environment(), flags)
+            if app.config.ignored and not getattr(fn, "reports_trust", False):
+                warn(app.config.ignored_line())
             return fn(app, **kwargs)
         except KbError as exc:
             raise UserError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from exc

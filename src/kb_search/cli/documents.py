@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from kb_search.cli.app import FORMATS, App, UserError, common_options
+from kb_search.sanitize import printable
 from kb_search.text import plural
 
 
@@ -119,9 +120,9 @@ def stats(app: App, fmt: str | None) -> None:
         types = ", ".join(f"{k}: {v}" for k, v in sorted(info["by_type"].items())) or "none"
         size = f"{info['db_bytes'] / 1e6:.1f} MB" if info["db_bytes"] else "-"
         return (
-            f"Documents: {info['documents']} ({types})\nChunks: {info['chunks']}"
-            f"\nTags: {info['tags']}\nModel: {info['model'] or 'none'}"
-            f"\nDB: {info['db_path']} ({size})"
+            f"Documents: {info['documents']} ({printable(types)})\nChunks: {info['chunks']}"
+            f"\nTags: {info['tags']}\nModel: {printable(info['model'] or 'none')}"
+            f"\nDB: {printable(info['db_path'])} ({size})"
         )
 
     app.emit(info, fmt, human)
@@ -146,7 +147,7 @@ def tag(app: App, ref: str, tags, fmt: str | None) -> None:
     app.emit(
         {"document_id": doc_id, "added": names, "tags": now},
         fmt,
-        lambda: f"Tagged document {doc_id}: {', '.join(names)}",
+        lambda: f"Tagged document {doc_id}: {printable(', '.join(names))}",
     )
 
 

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from kb_search.cli.app import FORMATS, App, common_options
+from kb_search.sanitize import printable
 from kb_search.text import OCR_NOTE_PREFIX, plural
 
 WORKERS_HELP = "Parser processes (0: parse in this process; default from config)."
@@ -36,9 +37,9 @@ def _report(app: App, summary: Any, fmt: str | None) -> None:
     """The summary line (human) or object (JSON); where the failures are logged."""
     human = app.output_format(fmt) == "human"
     data = summary.to_dict() | {"summary": summary.line()}
-    app.emit(data, fmt, lambda: summary.line(app.show_path))
+    app.emit(data, fmt, lambda: printable(summary.line(app.show_path)))
     if summary.failed and human:
-        click.echo(f"Details of the failures: {app.kb().error_log}", err=True)
+        click.echo(f"Details of the failures: {printable(app.kb().error_log)}", err=True)
     if human and summary.notes:
         for note in summary.notes:
             if note.startswith(OCR_NOTE_PREFIX):
@@ -189,7 +190,7 @@ def remove(app: App, refs, fmt: str | None) -> None:
     def human() -> str:
         lines = [f"Removed {plural(len(result.removed), 'document')}."]
         lines += [f"Forgot folder {app.terminal.show_path(r)}." for r in result.forgotten_roots]
-        lines += [f"Not indexed: {ref}" for ref in result.not_found]
+        lines += [f"Not indexed: {printable(ref)}" for ref in result.not_found]
         return "\n".join(lines)
 
     app.emit(asdict(result), fmt, human)

@@ -39,7 +39,9 @@ def status_text(tally: Tally) -> str:
     if tally.total and tally.done < tally.total:
         parts.append(f"ETA {clock(tally.eta())}")
     if tally.name:
-        parts.append(tally.name)
+        from kb_search.sanitize import printable
+
+        parts.append(printable(tally.name))
     return " · ".join(parts)
 
 

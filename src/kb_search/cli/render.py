@@ -3,6 +3,10 @@
 Rendered with Rich through a `Terminal`: lines fit its visible width (wide characters and
 escape codes measured as they show), styles only where the terminal allows them, paths a
 person can open (`path:line`, relative to the current directory), hyperlinks to the files.
+
+Every string from outside (content, titles, headings, file names, tags, the query) passes
+through `printable` here, as a Text (never markup): no control character or escape sequence
+of theirs reaches the terminal. BLOCK keeps what a chunk's layout needs.
 """
 
 from __future__ import annotations
@@ -17,18 +21,20 @@ from rich.text import Text
 
 from kb_search.cli.plain import snippet_text, strip_markdown, without_heading
 from kb_search.cli.terminal import Terminal
+from kb_search.sanitize import printable
 from kb_search.search.results import HL_CLOSE, HL_OPEN, SearchResponse
 from kb_search.text import plural
 
 TITLE, SCORE, HEADING, MATCH, NOTE, DIM = "bold", "cyan", "magenta", "bold yellow", "yellow", "dim"
 INDENT = 3
+BLOCK = "\n\t"
 
 
 def _highlighted(snippet: str) -> Text:
     """FTS5's match markers as bold spans."""
     text = Text()
     for i, part in enumerate(snippet.replace(HL_CLOSE, HL_OPEN).split(HL_OPEN)):
-        text.append(part, style=MATCH if i % 2 else "")
+        text.append(printable(part), style=MATCH if i % 2 else "")
     return text
 
 
@@ -59,7 +65,7 @@ def location(
 
 
 def _title_line(number: int, title: str, score: float, width: int) -> Text:
-    left = Text(f"{number}. ") + Text(title, style=TITLE)
+    left = Text(f"{number}. ") + Text(printable(title), style=TITLE)
     right = Text(f"{score:.2f}", style=SCORE)
     room = width - cell_len(right.plain) - 1
     if cell_len(left.plain) > room:
@@ -76,7 +82,8 @@ def _heading(source: Any) -> str:
         heading = ""
     if source.type != "code":
         heading = strip_markdown(heading.replace("\n", " "))
-    return " › ".join(x for x in (heading.replace(" > ", " › "), source.symbol) if x)
+    parts = (heading.replace(" > ", " › "), source.symbol)
+    return printable(" › ".join(x for x in parts if x))
 
 
 def _location_line(term: Terminal, source: Any, chunk_id: int, width: int) -> Text:
@@ -84,7 +91,7 @@ def _location_line(term: Terminal, source: Any, chunk_id: int, width: int) -> Te
     beside it is left out, and a path longer than the line wraps."""
     line = Text(" " * INDENT) + location(term, source.path, source.lines, source.page,
                                          source.page_end)  # fmt: skip
-    for extra in (source.type, ", ".join(source.tags), f"chunk {chunk_id}"):
+    for extra in (printable(source.type), printable(", ".join(source.tags)), f"chunk {chunk_id}"):
         if extra and cell_len(line.plain) + cell_len(extra) + 3 <= width:
             line += Text(f" · {extra}", DIM)
     return line
@@ -99,13 +106,13 @@ def search_human(response: SearchResponse, term: Terminal) -> str:
     mode = response.mode
     if any("rerank" in r.score_breakdown for r in response.results):
         mode += ", reranked"  # the scores are the reranker's, not the fused ones
-    parts: list[Any] = [Text(f'Search "{response.query}" ({mode}): {counts}')]
+    parts: list[Any] = [Text(f'Search "{printable(response.query)}" ({mode}): {counts}')]
     bad_legs = [
         f"{leg}: {state}" for leg, state in response.legs.items() if state not in ("ok", "empty")
     ]
     if bad_legs:
         parts.append(Text("Note: " + "; ".join(bad_legs), style=NOTE))
-    parts += [Text(f"Note: {note}", style=NOTE) for note in response.notes]
+    parts += [Text(f"Note: {printable(note)}", style=NOTE) for note in response.notes]
     width = term.width
     for i, result in enumerate(response.results, start=1):
         s = result.source
@@ -135,19 +142,19 @@ def document_human(doc: Any, term: Terminal) -> str:
     if doc.tags:
         meta.append("tags: " + ", ".join(doc.tags))
     parts: list[Any] = [
-        Text(f"[{doc.document_id}] ") + Text(doc.title, style=TITLE),
+        Text(f"[{doc.document_id}] ") + Text(printable(doc.title), style=TITLE),
         Text("  ") + location(term, doc.path),
-        Text("  " + " · ".join(m for m in meta if m), style=DIM),
+        Text("  " + printable(" · ".join(m for m in meta if m)), style=DIM),
     ]
     for chunk in doc.chunks or []:
         parts.append(Text(""))
         parts.append(chunk_header(chunk, doc.path, term))
-        parts.append(Padding(Text(chunk.text), (0, 0, 0, 4), expand=False))
+        parts.append(Padding(Text(printable(chunk.text, BLOCK)), (0, 0, 0, 4), expand=False))
     return term.render(*parts)
 
 
 def chunk_header(chunk: Any, path: str, term: Terminal) -> Text:
-    label = " › ".join(x for x in (chunk.heading, chunk.symbol) if x)
+    label = printable(" › ".join(x for x in (chunk.heading, chunk.symbol) if x))
     head = Text(f"── chunk {chunk.chunk_id} (#{chunk.chunk_index}) ", style=DIM)
     head += location(term, path, chunk.lines, chunk.page, chunk.page_end)
     if label:
@@ -160,13 +167,13 @@ def chunks_human(chunks: list[Any], path: str, term: Terminal) -> str:
     for chunk in chunks:
         if parts:
             parts.append(Text(""))
-        parts += [chunk_header(chunk, path, term), Text(chunk.text)]
+        parts += [chunk_header(chunk, path, term), Text(printable(chunk.text, BLOCK))]
     return term.render(*parts)
 
 
 def table(rows: Iterable[Iterable[Any]], headers: list[str], empty: str = "none") -> str:
     """A plain-text table (columns sized by visible width); `empty` when there are no rows."""
-    rows = [[("" if v is None else str(v)) for v in row] for row in rows]
+    rows = [[("" if v is None else printable(v)) for v in row] for row in rows]
     if not rows:
         return empty
     widths = [cell_len(h) for h in headers]
@@ -196,7 +203,7 @@ def beir_report_human(report: dict[str, Any]) -> str:
     ]
     how = "reused" if report["reused"] else f"built in {report['index_seconds']:.1f} s"
     head = (
-        f"Dataset {report['dataset']}: {report['documents']} documents,"
+        f"Dataset {printable(report['dataset'])}: {report['documents']} documents,"
         f" {report['chunks']} chunks (index {how})"
     )
     cols = ["mode", "nDCG@10", "Recall@100", "MRR@10", "p50 ms", "p95 ms", "queries"]
@@ -205,7 +212,9 @@ def beir_report_human(report: dict[str, Any]) -> str:
 
 def _reranked(report: dict[str, Any]) -> str:
     name = report.get("reranker") or "none"
-    return "" if name == "none" else f"; reranked by {name} (top {report['rerank_depth']})"
+    if name == "none":
+        return ""
+    return f"; reranked by {printable(name)} (top {report['rerank_depth']})"
 
 
 def questions_report_human(report: dict[str, Any], misses: int = 5) -> str:
@@ -225,7 +234,7 @@ def questions_report_human(report: dict[str, Any], misses: int = 5) -> str:
             "chunk hit@5", "chunk MRR", "chunk nDCG", "p50/p95 ms"]  # fmt: skip
     chunked = report["scores"][0].chunk_questions if report["scores"] else 0
     lines = [
-        f"Questions {report['questions_file']}: {report['questions']} questions"
+        f"Questions {printable(report['questions_file'])}: {report['questions']} questions"
         f" ({chunked} with located answers) over {report['documents']} documents,"
         f" {report['chunks']} chunks{_reranked(report)}",
         "File level, then chunk level:",
@@ -239,6 +248,6 @@ def questions_report_human(report: dict[str, Any], misses: int = 5) -> str:
             note = (
                 f" (not indexed: {', '.join(miss['not_indexed'])})" if miss["not_indexed"] else ""
             )
-            lines.append(f"  [{miss['id']}] {miss['question']}{note}")
-            lines.extend(f"      {i}. {c}" for i, c in enumerate(miss["top"], start=1))
+            lines.append(printable(f"  [{miss['id']}] {miss['question']}{note}"))
+            lines.extend(printable(f"      {i}. {c}") for i, c in enumerate(miss["top"], start=1))
     return "\n".join(lines)

@@ -5,6 +5,7 @@ imported only when something is rendered for a person, never for JSON."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -17,6 +18,10 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 COLOR_CHOICES = ("auto", "always", "never")
+# The only escape sequences kb writes itself (Rich, from styles): SGR colours and OSC 8 links
+# to local files. Anything else in human output came from content or a file name.
+_OWN_SEQUENCE = re.compile(r"\x1b\[[0-9;]*m|\x1b\]8;[^\x1b\x07]*;(?:file://[^\x1b\x07]*)?\x1b\\")
+_SEQUENCE_OR_CONTROL = re.compile(_OWN_SEQUENCE.pattern + r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 DEFAULT_WIDTH = 80
 MAX_WIDTH = 120  # past this, lines of prose get hard to read
 
@@ -99,13 +104,28 @@ class Terminal:
 
     def show_path(self, path: str) -> str:
         """A stored absolute path as a person can open it: relative to the current directory
-        when it lies below it, else absolute."""
+        when it lies below it, else absolute; control characters in it escaped."""
+        from kb_search.sanitize import printable
+
         if not os.path.isabs(path):
-            return path
+            return printable(path)
         try:
-            return str(Path(path).relative_to(self.cwd))
+            return printable(Path(path).relative_to(self.cwd))
         except ValueError:
-            return path
+            return printable(path)
+
+    def clean(self, text: str) -> str:
+        """Rendered output with every escape sequence or control character kb did not write
+        itself escaped (newlines and tabs kept): the last guard before the terminal."""
+        from kb_search.sanitize import printable
+
+        own = self.styles != "none"
+
+        def shown(match: re.Match[str]) -> str:
+            kept = own and _OWN_SEQUENCE.fullmatch(match.group(0))
+            return match.group(0) if kept else printable(match.group(0))
+
+        return _SEQUENCE_OR_CONTROL.sub(shown, text)
 
     # ---- output --------------------------------------------------------------------------
 
@@ -114,6 +134,7 @@ class Terminal:
 
     def write(self, text: str, page: bool = False) -> None:
         """Print `text`; through the pager when asked, on a terminal, and it does not fit."""
+        text = self.clean(text)
         if page and self.should_page(text):
             try:
                 _run_pager(self.pager or "", text)

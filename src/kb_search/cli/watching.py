@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import click
 
 from kb_search.cli.app import App, Interrupted
+from kb_search.sanitize import printable
 
 if TYPE_CHECKING:
     from kb_search.ingest.watch import WatchBatch, WatchPlan
@@ -44,10 +45,10 @@ def run_watch(app: App, paths: list[Path] | None, workers: int | None, fmt: str 
 
     def on_batch(batch: WatchBatch) -> None:
         if batch.changed or batch.initial:
-            app.emit(batch.to_dict(), fmt, lambda: batch.line(app.show_path))
+            app.emit(batch.to_dict(), fmt, lambda: printable(batch.line(app.show_path)))
 
     def on_ready(plan: WatchPlan) -> None:
-        click.echo(f"{plan.line(app.show_path)}; Ctrl-C to stop.", err=True)
+        click.echo(f"{printable(plan.line(app.show_path))}; Ctrl-C to stop.", err=True)
 
     say = "Stopping after the batch in progress (Ctrl-C again to stop now)."
     with graceful_stop(stop, say) as received:

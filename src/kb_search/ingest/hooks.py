@@ -3,6 +3,10 @@
 The hook starts `kb hook run` in the background and exits 0 at once: a commit never waits
 for the index and never fails because of it. What the run did (or why it could not) goes to
 `<data_dir>/hook.log`. A post-commit hook that was there before is kept and still runs first.
+
+The script is shell that runs on every commit: each value put in it (paths, the kb command) is
+shell-quoted in code lines only, never written into a comment, and refused when it holds a
+control character (a newline in a quoted word is still a newline in the file).
 """
 
 from __future__ import annotations
@@ -26,18 +30,17 @@ LOG_NAME = "hook.log"
 _SCRIPT = """#!/bin/sh
 {marker} (written by `kb hook install`; run it again to update).
 # Syncs the files this commit touched into the kb index, in the background: it never
-# blocks or fails a commit. Log: {log}
+# blocks or fails a commit. Its log is the file named by $log below.
+data_dir={data_dir}
+log={log}
 chained="$(dirname "$0")/{chained}"
 if [ -x "$chained" ]; then "$chained" "$@"; fi
 commit=$(git rev-parse HEAD 2>/dev/null) || exit 0
 top=$(git rev-parse --show-toplevel 2>/dev/null) || exit 0
-mkdir -p {data_dir} 2>/dev/null
-( {kb} hook run --repo "$top" --commit "$commit" </dev/null >>{log} 2>&1 & ) 2>/dev/null
+mkdir -p "$data_dir" 2>/dev/null
+( {kb} hook run --repo "$top" --commit "$commit" </dev/null >>"$log" 2>&1 & ) 2>/dev/null
 exit 0
 """
-
-
-
 
 @dataclass
 class Installed:
@@ -79,19 +82,33 @@ def hooks_dir(repo: Path) -> Path:
     return found if found.is_absolute() else (Path(repo) / found).resolve()
 
 
+def shell_word(value: str | Path, what: str) -> str:
+    """`value` quoted for the hook's shell; a control character in it is refused (one line)."""
+    from kb_search.sanitize import printable
+
+    text = str(value)
+    if any(ord(char) < 0x20 or 0x7F <= ord(char) <= 0x9F for char in text):
+        raise HookError(
+            f"refusing to write a hook: the {what} holds a control character: {printable(text)}"
+        )
+    return shlex.quote(text)
+
+
 def hook_script(kb: list[str], data_dir: Path) -> str:
+    """The hook's text; every value in it checked and quoted by shell_word."""
     return _SCRIPT.format(
         marker=MARKER,
         chained=CHAINED_NAME,
-        data_dir=shlex.quote(str(data_dir)),
-        log=shlex.quote(str(data_dir / LOG_NAME)),
-        kb=shlex.join(kb),
+        data_dir=shell_word(data_dir, "data directory"),
+        log=shell_word(data_dir / LOG_NAME, "log path"),
+        kb=" ".join(shell_word(word, "kb command") for word in kb),
     )
 
 
 def install_hook(repo: Path, data_dir: Path, kb: list[str]) -> Installed:
     """Write the post-commit hook of `repo`. `kb` is the full command the hook runs, global
     options (--data-dir, --db) included; an existing foreign hook is chained, not replaced."""
+    script = hook_script(kb, data_dir)  # refused before anything is moved or written
     top = repo_top(repo)
     directory = hooks_dir(top)
     directory.mkdir(parents=True, exist_ok=True)
@@ -104,7 +121,7 @@ def install_hook(repo: Path, data_dir: Path, kb: list[str]) -> Installed:
             )
         os.replace(hook, chained)
     temp = hook.with_name(f".{HOOK_NAME}.kb-tmp")
-    temp.write_text(hook_script(kb, data_dir), encoding="utf-8")
+    temp.write_text(script, encoding="utf-8")
     temp.chmod(temp.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     os.replace(temp, hook)
     return Installed(hook, chained if chained.exists() else None, ours)
@@ -146,5 +163,9 @@ def commit_paths(repo: Path, commit: str) -> list[Path]:
 
 
 def log_line(text: str) -> str:
+    """One hook.log entry: control characters escaped, so a file name or an error message
+    cannot split it or forge another."""
+    from kb_search.sanitize import printable
+
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return f"{stamp} {text}"
+    return f"{stamp} {printable(text)}"

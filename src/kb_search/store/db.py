@@ -178,7 +178,8 @@ _SQLITE_PROBLEMS = (
      "the database stayed busy (another kb kept writing for 30 s): try again"),
     ("disk i/o error", "the disk reported an I/O error: check it, then run `kb doctor`"),
     ("malformed",
-     "the database file is damaged: run `kb doctor`; `kb export` saves what is readable"),
+     "the database file is damaged: run `kb doctor`; `kb export NEW.db` salvages what is"
+     " readable into a new file"),
     ("not a database", "this file is not a kb database (or it is damaged): check --db"),
 )  # fmt: skip
 

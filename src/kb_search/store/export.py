@@ -4,13 +4,21 @@
 it nor leaks half a document into it) and writes a compact file. The copy is switched to
 rollback-journal mode so it opens read-only where no `-wal`/`-shm` file can be created
 (a read-only directory, package data).
+
+Only a regular file is ever written: the copy is made in a private directory beside the target,
+synced, then renamed over it; a device, FIFO or socket (or a link to one) at the target is
+refused, --force or not. A damaged database (VACUUM INTO stops at the first bad page) is
+salvaged instead: every row that still reads, table by table, into a fresh file (salvage.py).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import stat
+import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from kb_search.errors import ExportError  # noqa: F401 - re-exported
@@ -28,12 +36,22 @@ class ExportResult:
     chunks: int
     bytes: int
     seconds: float
+    # set when the database was damaged and its readable rows were salvaged
+    salvage: dict | None = field(default=None)
 
     def line(self) -> str:
-        return (
+        text = (
             f"Exported {self.documents} documents ({self.chunks} chunks) to {self.path}"
             f" ({self.bytes / 1e6:.1f} MB) in {self.seconds:.2f} s."
         )
+        if self.salvage:
+            text += (
+                f" The database is damaged: this is what could be read"
+                f" ({self.salvage['unreadable_ranges']} unreadable row ranges skipped,"
+                f" {self.salvage['dropped_documents']} incomplete documents left out);"
+                " use the copy with --db, and `kb sync` reads the missing files again."
+            )
+        return text
 
     def to_dict(self) -> dict:
         return dict(self.__dict__, seconds=round(self.seconds, 3))
@@ -51,21 +69,77 @@ def export_db(
     live = _live_files(conn)
     if os.path.realpath(target) in live:
         raise ExportError(f"{target} is the live database (or one of its files): pick another path")
-    if target.exists() and not force:
+    _check_replaceable(target)
+    if os.path.lexists(target) and not force:
         raise ExportError(f"{target} exists: pass --force to overwrite it")
     if not target.parent.is_dir():
         raise ExportError(f"no such directory: {target.parent}")
-    temp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    _remove(temp)
+    # A private directory: nobody else can have put a link or a FIFO at the copy's own path.
     try:
-        _vacuum_into(conn, temp, progress or NoProgress())
-        documents, chunks = _finish_copy(temp)
+        aside = Path(
+            tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".kb-export", dir=target.parent)
+        )
+    except OSError as exc:
+        raise ExportError(f"cannot write in {target.parent}: {exc.strerror or exc}") from exc
+    temp = aside / target.name
+    salvaged = None
+    try:
+        try:
+            _vacuum_into(conn, temp, progress or NoProgress())
+            documents, chunks = _finish_copy(temp)
+        except (db.DatabaseError, ExportError) as exc:
+            if not _damaged(exc):
+                raise
+            from kb_search.store.salvage import salvage_into
+
+            _remove(temp)
+            salvaged = salvage_into(conn, temp).to_dict()
+            documents, chunks = _finish_copy(temp)
+        _fsync(temp)
+        _check_replaceable(target)  # again: it may have changed while the copy was made
         os.replace(temp, target)
+        _fsync(target.parent)
     finally:
-        _remove(temp)
+        shutil.rmtree(aside, ignore_errors=True)
     return ExportResult(
-        str(target), documents, chunks, target.stat().st_size, time.perf_counter() - started
+        str(target),
+        documents,
+        chunks,
+        target.stat().st_size,
+        time.perf_counter() - started,
+        salvaged,
     )
+
+
+def _check_replaceable(target: Path) -> None:
+    """Only a regular file (or a link to one, or a dangling link) may be replaced: a device,
+    FIFO or socket never, even with --force."""
+    try:
+        kind = os.stat(target).st_mode
+    except FileNotFoundError:
+        return  # nothing there, or a dangling link: the rename replaces the link itself
+    if not stat.S_ISREG(kind) and not stat.S_ISDIR(kind):
+        what = "a device" if stat.S_ISCHR(kind) or stat.S_ISBLK(kind) else "not a regular file"
+        if stat.S_ISFIFO(kind):
+            what = "a FIFO"
+        raise ExportError(
+            f"{target} is {what}: kb export writes only regular files (--force or not)"
+        )
+
+
+def _damaged(exc: Exception) -> bool:
+    """The database (or the copy VACUUM made of it) is corrupt: salvage, not give up."""
+    text = str(exc).lower()
+    return "malformed" in text or "corrupt" in text or "integrity check" in text
+
+
+def _fsync(path: Path) -> None:
+    """The copy's bytes, then the rename, on disk before kb says it is done."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _vacuum_into(conn: db.Connection, temp: Path, progress: Progress) -> None:

@@ -97,6 +97,8 @@ def _answer(flags: dict[str, str], args: list[str]) -> int | None:
         flags={k: v for k, v in flags.items() if k != "config"},
         config_path=flags.get("config"),
     )
+    if config.ignored:  # the full CLI says which settings of the project file it ignored
+        return None
     answer = WarmClient(config, environment.env).forward(args)
     if answer is None:
         return None
