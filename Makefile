@@ -36,6 +36,7 @@ demo: $(VENV)/.installed
 
 test: $(VENV)/.installed-test
 	$(PY) -m ruff check src tests bench
+	PYTHONPATH=src $(VENV)/bin/lint-imports
 	$(PY) -m pytest
 
 # Unit and pipeline tests with the deterministic test embedder: no real model, no kill tests,

@@ -468,8 +468,9 @@ class KnowledgeBase:
 
     # ---- writing -----------------------------------------------------------------------------
 
-    def init(self, model: str | None = None) -> dict[str, Any]:
-        """Create the data dir and the DB, provision the model, bind the DB to it."""
+    def init(self, model: str | None = None, docling: bool = False) -> dict[str, Any]:
+        """Create the data dir and the DB, provision the model, bind the DB to it; `docling`
+        also fetches Docling's PDF layout models (online)."""
         from kb_search.store.inventory import stats
         from kb_search.vectors.model import bind
 
@@ -479,6 +480,10 @@ class KnowledgeBase:
         embedder = self._writing_embedder(conn)
         bind(conn, embedder)
         info = stats(conn, self.db_path)
+        if docling:
+            from kb_search.formats.docling import fetch_docling_models
+
+            info["docling_models"] = str(fetch_docling_models())
         return {"data_dir": str(self.config.data_dir), "db": str(self.db_path), **info}
 
     def add_options(

@@ -26,11 +26,7 @@ def init(app: App, model: str | None, docling: bool, fmt: str | None) -> None:
       kb init
       kb --data-dir ~/work-kb init
     """
-    info = app.kb().init(model)
-    if docling:
-        from kb_search.formats.docling import fetch_docling_models
-
-        info["docling_models"] = str(fetch_docling_models())
+    info = app.kb().init(model, docling=docling)
     app.emit(
         info,
         fmt,
@@ -285,7 +281,7 @@ def hook() -> None:
 
 
 def _baked_command(app: App) -> list[str]:
-    from kb_search.ingest.hooks import kb_command
+    from kb_search.git_hook import kb_command
 
     command = [*kb_command(), "--data-dir", str(app.config.data_dir.resolve())]
     command += ["--db", str(Path(app.config.db_path).resolve())]
@@ -303,7 +299,7 @@ def _baked_command(app: App) -> list[str]:
 @common_options
 def hook_install(app: App, repo: Path | None, fmt: str | None) -> None:
     """Install a post-commit hook in REPO (default: the current directory)."""
-    from kb_search.ingest.hooks import LOG_NAME, install_hook, repo_top
+    from kb_search.git_hook import LOG_NAME, install_hook, repo_top
 
     repo = repo or app.environment.cwd
     installed = install_hook(repo, app.config.data_dir.resolve(), _baked_command(app))
@@ -347,7 +343,7 @@ def _repo_indexed(app: App, top: Path) -> bool:
 @common_options
 def hook_uninstall(app: App, repo: Path | None) -> None:
     """Remove the kb post-commit hook (a hook it chained is put back)."""
-    from kb_search.ingest.hooks import uninstall_hook
+    from kb_search.git_hook import uninstall_hook
 
     removed = uninstall_hook(repo or app.environment.cwd)
     click.echo("Removed the kb post-commit hook." if removed else "No kb hook installed.")
@@ -360,7 +356,7 @@ def hook_uninstall(app: App, repo: Path | None) -> None:
 def hook_run(app: App, repo: Path, commit: str) -> None:
     """What the post-commit hook runs: sync the files COMMIT touched (writes the log line)."""
     from kb_search.cli.ingest import sync_paths
-    from kb_search.ingest.hooks import commit_paths, log_line
+    from kb_search.git_hook import commit_paths, log_line
 
     try:
         paths = commit_paths(repo, commit)
