@@ -21,18 +21,6 @@ register_test_embedder()
 os.environ["KB_NO_WARM"] = "1"
 
 
-def pytest_configure(config):
-    config.addinivalue_line(
-        "markers", "model: runs the real embedding model end to end (not in `make test-fast`)"
-    )
-    config.addinivalue_line(
-        "markers", "slow: kill-and-resume, concurrency and load tests (not in `make test-fast`)"
-    )
-    config.addinivalue_line(
-        "markers", "ray: starts a real local Ray cluster (skipped when ray is not installed)"
-    )
-
-
 @pytest.fixture
 def conn():
     connection = db.connect(":memory:")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -98,12 +99,18 @@ def test_queries_with_lone_surrogates_answer_valid_text(folder, tmp_path):
     with make_kb(tmp_path) as kb:
         kb.add([folder])
         for query in ("git \udcff", "\ud800 git", "\udcffgit\udcfe install"):
-            response = kb.search(query, kb.search_options())
-            json.dumps(response.to_dict(), ensure_ascii=False).encode("utf-8")
+            answer = _as_utf8_json(kb.search(query, kb.search_options()))
+            assert answer["query"] == re.sub("[\ud800-\udfff]", "\ufffd", query)
+            assert answer["results"][0]["citation"].startswith("docs/good1.md")
         # An unknown tag is an error (naming the near ones); its message is valid text too.
-        with pytest.raises(SearchError) as error:
+        with pytest.raises(SearchError, match="no tag '\ufffd' in the index") as error:
             kb.search("tag:\udcff git", kb.search_options())
         str(error.value).encode("utf-8")
+
+
+def _as_utf8_json(response) -> dict:
+    """The response as JSON bytes (raises on a lone surrogate) read back."""
+    return json.loads(json.dumps(response.to_dict(), ensure_ascii=False).encode("utf-8"))
 
 
 def test_cli_json_output_is_valid_utf8_for_a_bad_byte_query(environment, folder):

@@ -5,6 +5,8 @@ from pathlib import Path
 import pytest
 
 from kb_search.formats.code import parse_code
+from kb_search.formats.code_grammars import GRAMMARS, grammar_name
+from kb_search.formats.registry import language_for
 from kb_search.parsed import ChunkSettings
 
 SAMPLES = Path(__file__).parent.parent / "data" / "code"
@@ -13,8 +15,20 @@ FILES = sorted(SAMPLES.iterdir())
 
 def parse(name: str, max_tokens: int = 80, min_tokens: int = 5, text: str | None = None):
     path = SAMPLES / name
+    require_grammar(path)
     return parse_code(text if text is not None else path.read_text(), path,
                       ChunkSettings(max_tokens, min_tokens))  # fmt: skip
+
+
+# Taken before any test swaps a grammar for a missing one.
+GRAMMAR_MODULES = {name: grammar.module for name, grammar in GRAMMARS.items()}
+
+
+def require_grammar(path: Path) -> None:
+    """C#, Kotlin, Scala and Swift grammars are the `code` extra: without it, skip."""
+    module = GRAMMAR_MODULES.get(grammar_name(language_for(path) or "text", path.suffix))
+    if module is not None:
+        pytest.importorskip(module, reason=f"{path.name} needs the `code` extra")
 
 
 def summary(doc):
