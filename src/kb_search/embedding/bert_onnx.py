@@ -1,7 +1,7 @@
 """Build an ONNX graph for a BERT-family encoder straight from config.json + safetensors.
 
-No torch and no onnx package: the weights are read from the safetensors file with numpy and
-the graph is written as protobuf bytes by `onnx_proto`. Supports BertModel checkpoints
+No torch: the weights are read from the safetensors file with numpy and the graph is built with
+`onnx.helper`. Supports BertModel checkpoints
 (all-MiniLM, bge, e5 ...) with absolute position embeddings and exact (erf) GELU. The encoder
 graph outputs `last_hidden_state`; pooling and normalisation are done by the embedder. The
 classifier graph (a BertForSequenceClassification cross-encoder, e.g. ms-marco-MiniLM, for
@@ -26,8 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-
-from kb_search.embedding import onnx_proto
+from onnx import NodeProto, TensorProto, ValueInfoProto, helper, numpy_helper
 
 OPSET = 17  # first opset with LayerNormalization
 # Pinned so older onnxruntime builds can load the file.
@@ -89,6 +88,7 @@ def _read_tensors(path: Path) -> dict[str, _Tensor]:
             continue  # e.g. int64 position_ids buffers, not weights
         start, end = meta["data_offsets"]
         raw = np.frombuffer(data[base + start : base + end], dtype=_DTYPES[meta["dtype"]])
+        # float32 stays a view of the mapped file: only the tensors built inline are read.
         array = _to_float32(raw, meta["dtype"]).reshape(meta["shape"])
         in_place = meta["dtype"] == "F32" and (base + start) % 4 == 0
         tensors[name] = _Tensor(array, base + start if in_place else None, end - start)
@@ -98,7 +98,7 @@ def _read_tensors(path: Path) -> dict[str, _Tensor]:
 def _to_float32(raw: np.ndarray, dtype: str) -> np.ndarray:
     if dtype == "BF16":
         return (raw.astype(np.uint32) << 16).view(np.float32)
-    return raw.astype(np.float32)
+    return raw.astype(np.float32, copy=False)
 
 
 class _Weights:
@@ -135,6 +135,20 @@ class _Weights:
 HEADS = ("encoder", "classifier")
 
 
+def external_tensor(
+    name: str, shape: tuple[int, ...], location: str, offset: int, length: int
+) -> TensorProto:
+    """A float32 initializer whose values are `length` bytes at `offset` of the file `location`
+    beside the graph (ONNX external data). onnx.external_data_helper.set_external_data wants the
+    values in memory first; these are never read."""
+    tensor = TensorProto(
+        name=name, data_type=TensorProto.FLOAT, dims=shape, data_location=TensorProto.EXTERNAL
+    )
+    for key, value in (("location", location), ("offset", offset), ("length", length)):
+        tensor.external_data.add(key=key, value=str(value))
+    return tensor
+
+
 class _GraphBuilder:
     def __init__(
         self, weights: _Weights, config: BertConfig, weights_file: str | None, head: str
@@ -143,8 +157,8 @@ class _GraphBuilder:
         self.cfg = config
         self.weights_file = weights_file  # external data: the safetensors file's name
         self.head = head
-        self.nodes: list[bytes] = []  # serialised NodeProtos
-        self.inits: list[bytes] = []  # serialised TensorProtos
+        self.nodes: list[NodeProto] = []
+        self.inits: list[TensorProto] = []
         self._n = 0
 
     def _name(self, hint: str) -> str:
@@ -152,7 +166,7 @@ class _GraphBuilder:
         return f"{hint}_{self._n}"
 
     def const(self, name: str, value: np.ndarray) -> str:
-        self.inits.append(onnx_proto.tensor(name, value))
+        self.inits.append(numpy_helper.from_array(np.ascontiguousarray(value), name))
         return name
 
     def weight(self, key: str, name: str | None = None) -> str:
@@ -163,7 +177,7 @@ class _GraphBuilder:
         if self.weights_file is None or tensor.offset is None:
             return self.const(name, tensor.array)
         self.inits.append(
-            onnx_proto.external_tensor(
+            external_tensor(
                 name, tensor.array.shape, self.weights_file, tensor.offset, tensor.length
             )
         )
@@ -171,7 +185,7 @@ class _GraphBuilder:
 
     def op(self, op_type: str, inputs: list[str], hint: str, **attrs: object) -> str:
         out = self._name(hint)
-        self.nodes.append(onnx_proto.node(op_type, inputs, [out], out, **attrs))
+        self.nodes.append(helper.make_node(op_type, inputs, [out], out, **attrs))
         return out
 
     def linear(self, x: str, name: str) -> str:
@@ -241,7 +255,7 @@ class _GraphBuilder:
         out = self.linear(hidden, f"{p}.output.dense")
         return self.layer_norm(self.op("Add", [out, x], "res"), f"{p}.output.LayerNorm")
 
-    def classifier(self, x: str) -> bytes:
+    def classifier(self, x: str) -> ValueInfoProto:
         """[tokens, hidden] -> logits [batch, labels]: the [CLS] row of each sequence through
         the pooler (dense + tanh) and the classification layer. Returns the output's info."""
         try:
@@ -256,9 +270,9 @@ class _GraphBuilder:
         first = self.op("Reshape", [first, "c_tokens_shape"], "cls")  # [batch, hidden]
         pooled = self.op("Tanh", [self.linear(first, "pooler.dense")], "pooler")
         self.nodes.append(
-            onnx_proto.node("Identity", [self.linear(pooled, "classifier")], ["logits"])
+            helper.make_node("Identity", [self.linear(pooled, "classifier")], ["logits"])
         )
-        return onnx_proto.value_info("logits", onnx_proto.FLOAT, ["batch", labels])
+        return helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", labels])
 
     def add_constants(self) -> None:
         cfg = self.cfg
@@ -276,7 +290,7 @@ class _GraphBuilder:
         self.const("c_tokens_shape", np.array([-1, cfg.hidden_size], np.int64))
         batch_seq = self.op("Shape", ["input_ids"], "batch_seq")
         for tail, shape in (("c_heads_tail", "heads_shape"), ("c_hidden_tail", "hidden_shape")):
-            self.nodes.append(onnx_proto.node("Concat", [batch_seq, tail], [shape], axis=0))
+            self.nodes.append(helper.make_node("Concat", [batch_seq, tail], [shape], axis=0))
 
     def build(self) -> bytes:
         self.add_constants()
@@ -285,20 +299,30 @@ class _GraphBuilder:
         for index in range(self.cfg.num_layers):
             x = self.layer(x, bias, index)
         inputs = [
-            onnx_proto.value_info(n, onnx_proto.INT64, ["batch", "sequence"])
+            helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "sequence"])
             for n in ("input_ids", "attention_mask", "token_type_ids")
         ]
         if self.head == "classifier":
             output = self.classifier(x)
         else:
             self.nodes.append(
-                onnx_proto.node("Reshape", [x, "hidden_shape"], ["last_hidden_state"])
+                helper.make_node("Reshape", [x, "hidden_shape"], ["last_hidden_state"])
             )
-            output = onnx_proto.value_info(
-                "last_hidden_state", onnx_proto.FLOAT, ["batch", "sequence", self.cfg.hidden_size]
+            output = helper.make_tensor_value_info(
+                "last_hidden_state", TensorProto.FLOAT, ["batch", "sequence", self.cfg.hidden_size]
             )
-        graph = onnx_proto.graph(self.nodes, "bert_encoder", inputs, [output], self.inits)
-        return onnx_proto.model(graph, opset=OPSET, ir_version=IR_VERSION, producer="kb-search")
+        graph = helper.make_graph(self.nodes, "bert_encoder", inputs, [output], self.inits)
+        # make_graph and make_model copy: inline weights (the quantiser's input) are 90 MB for
+        # MiniLM, so each copy is let go as soon as the next exists.
+        self.nodes, self.inits = [], []
+        model = helper.make_model(
+            graph,
+            opset_imports=[helper.make_opsetid("", OPSET)],
+            ir_version=IR_VERSION,
+            producer_name="kb-search",
+        )
+        graph.Clear()
+        return model.SerializeToString()
 
 
 def build_bert_onnx(

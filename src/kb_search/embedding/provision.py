@@ -417,15 +417,16 @@ def _move_weights_out(graph: Path, weights_name: str) -> None:
 
 def _copy_onnx(source: Path, dest: Path) -> None:
     """The graph as one self-contained file: a graph that reads its weights from files beside
-    it (like the ones kb writes) has them read back in."""
-    from kb_search.embedding.onnx_proto import inline_external_data
+    it (like the ones kb writes) has them read back in; onnx refuses a location outside the
+    graph's folder, an absolute one and a symbolic link."""
+    import onnx
+    from google.protobuf.message import DecodeError
 
-    data = source.read_bytes()
     try:
-        inlined = inline_external_data(data, source.parent)
-    except (ValueError, OSError) as exc:  # OnnxFormatError is a ValueError
+        model = onnx.load(str(source))
+    except (ValueError, OSError, DecodeError, onnx.checker.ValidationError) as exc:
         raise ModelNotAvailableError(f"{source} cannot be read as an ONNX model: {exc}.") from None
-    _save_onnx(data if inlined is None else inlined, dest)
+    _save_onnx(model.SerializeToString(), dest)
 
 
 def _link_or_copy(source: Path, dest: Path) -> None:

@@ -42,7 +42,7 @@ def check_variant(variant: str) -> None:
 
 def missing_package(variant: str) -> str | None:
     """The package that building `variant` needs and this install lacks, if any: onnxruntime
-    quantises through the onnx package, an extra (`pip install 'kb-search[int8]'`)."""
+    quantises through the onnx package (a dependency; missing only from a trimmed install)."""
     import importlib.util
 
     if variant == INT8 and importlib.util.find_spec("onnx") is None:
