@@ -120,8 +120,9 @@ class Generator:
         return normalise(points)
 
 
-# Calibrated on SciFact (bench_ann.py real): at these spreads the generated set's local intrinsic
-# dimensionality and its queries' neighbour similarities match the real ones, slightly harder.
+# Calibrated on SciFact (`python -m bench ann real`): at these spreads the generated set's local
+# intrinsic dimensionality and its queries' neighbour similarities match the real ones, slightly
+# harder.
 PASSAGE_SPREAD = 0.6
 QUERY_SPREAD = 1.2
 

@@ -1,4 +1,4 @@
-"""A real Ray cluster on loopback for tests and bench/bench_ray.py: `ray start --head --block`
+"""A real Ray cluster on loopback for tests and bench/ray.py: `ray start --head --block`
 with its own temp dir (and optionally more `ray start --address` nodes, a simulated multi-node
 cluster), each in its own session, so `stop()` ends exactly the processes it started (never a
 machine-wide `ray stop`)."""

@@ -16,7 +16,7 @@ stamp pointing at the old, complete files.
 Filters: a filter that allows few chunks is searched exactly over those chunks' vectors (taken
 from the graph's own storage); a broad one over-fetches from the graph, drops what it does not
 allow and widens until k results survive, then falls back to exact. Parameters (M 16,
-ef_construction 200, ef 512) come from `bench/bench_ann.py`; `docs/scale.md` has the numbers.
+ef_construction 200, ef 512) come from `bench/ann.py`; `docs/scale.md` has the numbers.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ CONNECTIVITY = 16  # M: links per node
 EXPANSION_ADD = 200  # ef_construction
 # ef, the search breadth, grows with the index: at a fixed ef recall falls as the graph grows
 # (generated 384-d, M 16: ef 512 gives R@10 0.987 at 100k, 0.975 at 300k, 0.937 at 1M, where
-# ef 1024 gives 0.963 and ef 2048 0.977 at 13.9 ms; bench/bench_ann.py, docs/scale.md). So it
+# ef 1024 gives 0.963 and ef 2048 0.977 at 13.9 ms; bench/ann.py, docs/scale.md). So it
 # doubles with every doubling past 300k chunks, up to a cap; raised to k and to any over-fetch.
 EXPANSION_SEARCH = 512
 EXPANSION_FROM = 300_000

@@ -1,7 +1,7 @@
 """Fresh-process `kb search` latency with and without the warm search server, beside a
 baseline kb (another checkout's own venv and index of the same files), in one run.
 
-    python bench/bench_warm.py --data-dir /tmp/h-cli/warm/warm-data \\
+    python -m bench warm --data-dir /tmp/h-cli/warm/warm-data \\
         --base-kb /work/wt/base/.venv/bin/kb --base-data-dir /tmp/h-cli/warm/base-data
 
 Each sample is one `kb search QUERY --format json` process, wall time from spawn to exit
@@ -14,7 +14,6 @@ starts a server pays for it (`--first-calls` rounds).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -25,8 +24,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench_lexical import QUERIES
-
+from bench import harness
+from bench.lexical import QUERIES
 from kb_search.evaluate import percentile
 
 THIS_KB = Path(sys.executable).with_name("kb")
@@ -147,8 +146,8 @@ def chunk_count(data_dir: Path) -> int:
     return kb_json(data_dir, environment(False, data_dir), "stats")["chunks"]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = harness.parser(__doc__)
     parser.add_argument("--data-dir", type=Path, required=True, help="this kb's index")
     parser.add_argument("--base-kb", type=Path, required=True, help="the baseline's kb script")
     parser.add_argument("--base-data-dir", type=Path, required=True, help="its index")
@@ -157,7 +156,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="passes over the queries")
     parser.add_argument("--warm-dir", type=Path, default=Path("/tmp/h-cli/warm/bench-run"))
     parser.add_argument("--first-calls", type=int, default=6, help="rounds of first calls")
-    args = parser.parse_args()
+    args = harness.parse(parser, argv)
 
     build(THIS_KB, args.data_dir, args.build)
     build(args.base_kb, args.base_data_dir, args.build)
@@ -227,7 +226,3 @@ def main() -> None:
             f" {cpu:11.0f} {cpu_base[row.mode] / cpu:8.2f}x {target:6.0f} {verdict}"
         )
     print("\nspeed-up: the baseline's p50 in the same mode / this row's p50")
-
-
-if __name__ == "__main__":
-    main()

@@ -1,7 +1,7 @@
 """Throughput of `kb add --executor ray` against the local process pool, and how the Ray
 executor scales with the cluster's CPUs (a simulated multi-node cluster on this machine).
 
-    python bench/bench_ray.py --source /work/shared/data/md_argocd_docs [--files 200]
+    python -m bench ray --source /work/shared/data/md_argocd_docs [--files 200]
         [--rounds 2] [--work /tmp/kb-bench-ray]
 
 Copies the first --files Markdown files of --source into --work, then, round after round
@@ -20,7 +20,6 @@ materialising the model on them. Set KB_MODEL_CACHE to reuse a converted model.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -30,8 +29,9 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from ray_cluster import RAY_ENV, LocalRayCluster  # noqa: E402 - the tests' loopback cluster
+from tests.ray_cluster import RAY_ENV, LocalRayCluster  # the tests' loopback cluster
+
+from bench import harness
 
 CLUSTERS = {"ray 2cpu": (2, ()), "ray 1cpu": (1, ()), "ray 1+1cpu": (1, (1,))}
 
@@ -61,8 +61,8 @@ def run_add(corpus: Path, data_dir: Path, extra: list[str]) -> dict:
     return {"wall": wall, "files": summary["added"], "chunks": summary["chunks"]}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = harness.parser(__doc__)
     parser.add_argument("--source", type=Path, required=True)
     parser.add_argument("--files", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=2)
@@ -72,7 +72,7 @@ def main() -> None:
         default="local w1,local w2,ray 2cpu,ray 1cpu,ray 1+1cpu",
         help="comma-separated subset of the configurations (local w1 is the baseline)",
     )
-    args = parser.parse_args()
+    args = harness.parse(parser, argv)
     wanted = {name.strip() for name in args.configs.split(",")} | {"local w1"}
 
     corpus = args.work / "corpus"
@@ -126,7 +126,3 @@ def main() -> None:
         one = statistics.median(r["wall"] for r in results["ray 1cpu"])
         two = statistics.median(r["wall"] for r in results["ray 1+1cpu"])
         print(f"\nscaling, 1 node of 1 CPU -> 2 nodes of 1 CPU: {one / two:.2f}x the throughput")
-
-
-if __name__ == "__main__":
-    main()

@@ -1,6 +1,6 @@
 """Tokens an agent pays per top-10 search answer, for each way of asking.
 
-    python bench/bench_tokens.py --data-dir DIR [--query Q ...] [--top 10]
+    python -m bench tokens --data-dir DIR [--query Q ...] [--top 10]
 
 Runs the `kb` on this interpreter's path (set PYTHONPATH to another checkout's src/ to measure
 that one) against an existing index, as subprocesses:
@@ -19,7 +19,6 @@ tokens that are chunk text, the part an agent needs.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -28,6 +27,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from bench import harness
 
 KB = [sys.executable, "-m", "kb_search"]
 QUERIES = [
@@ -142,12 +143,12 @@ def mcp_text(result: str) -> str:
     return json.loads(result)["content"][0]["text"]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = harness.parser(__doc__)
     parser.add_argument("--data-dir", type=Path, required=True)
     parser.add_argument("--query", action="append", help="repeatable (default: 10 built in)")
     parser.add_argument("--top", type=int, default=10)
-    args = parser.parse_args()
+    args = harness.parse(parser, argv)
     queries = args.query or QUERIES
     counters = tokenizers(args.data_dir)
     answers: dict[str, list[str]] = {}
@@ -186,7 +187,3 @@ def main() -> None:
         )
         share = statistics.median(last(chunk_text(a)) / max(1, last(a)) for a in items)
         print(f"| {label} | {cells} | {share:.0%} |")
-
-
-if __name__ == "__main__":
-    main()

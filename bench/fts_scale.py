@@ -1,6 +1,6 @@
 """The lexical side at scale: up to 1M generated chunks in kb's own schema, searched by kb.
 
-    python bench/bench_fts_scale.py --sizes 100k,300k,1m \\
+    python -m bench fts_scale --sizes 100k,300k,1m \\
         --corpus /work/shared/data/scifact/corpus.jsonl --corpus /work/shared/data/md_argocd_docs \\
         --corpus /work/shared/data/code_scrapy_py --corpus /work/shared/data/medline/corpus.jsonl
 
@@ -27,7 +27,6 @@ segments).
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import time
@@ -36,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bench import harness
 from kb_search.search import SearchOptions, search
 from kb_search.search.legs import BM25_WEIGHTS
 from kb_search.search.query import STOPWORDS, parse_query
@@ -231,13 +231,13 @@ def per_document_rate(maker: TextMaker, folder: Path, docs: int = 2_000) -> floa
     return rate
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = harness.parser(__doc__)
     parser.add_argument("--sizes", default="100k,300k,1m", help="chunk counts")
     parser.add_argument("--corpus", type=Path, action="append", required=True)
     parser.add_argument("--work", type=Path, default=Path("/tmp/h-ann/fts"))
     parser.add_argument("--per-shape", type=int, default=30)
-    args = parser.parse_args()
+    args = harness.parse(parser, argv)
     sizes = sorted(
         int(float(s.lower().rstrip("km")) * {"k": 1_000, "m": 1_000_000}.get(s.lower()[-1], 1))
         for s in args.sizes.split(",")
@@ -313,7 +313,3 @@ def main() -> None:
         + ", ".join(f"{s}: {rows[-2]['shapes'][s]['matches']:,.0f}" for s in SHAPES)
     )
     print("\nexample queries: " + "; ".join(f"{s}: {queries[s][0]}" for s in SHAPES))
-
-
-if __name__ == "__main__":
-    main()

@@ -1,6 +1,6 @@
 """Parse time per format, for files of realistic size written from the same real prose.
 
-    python bench/bench_formats.py ../shared/data/md_argocd_docs [--docs 60] [--repeat 5]
+    python -m bench formats ../shared/data/md_argocd_docs [--docs 60] [--repeat 5]
 
 The first `--docs` Markdown files of the folder (sections, paragraphs, code blocks) are
 written out as each supported format (EPUB, ODT/ODS/ODP, RTF, notebook, e-mail, Org,
@@ -11,7 +11,6 @@ file: the table gives each format's parse time per MB of source and its ratio to
 
 from __future__ import annotations
 
-import argparse
 import html
 import json
 import mailbox
@@ -26,6 +25,7 @@ from pathlib import Path
 
 import yaml
 
+from bench import harness
 from kb_search.ingest import parse_file
 from kb_search.parsed import ChunkSettings
 
@@ -336,12 +336,12 @@ WRITERS = {
 }  # fmt: skip
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = harness.parser(__doc__)
     parser.add_argument("corpus", type=Path, help="a folder of Markdown files")
     parser.add_argument("--docs", type=int, default=60)
     parser.add_argument("--repeat", type=int, default=5)
-    args = parser.parse_args()
+    args = harness.parse(parser, argv)
     docs = read_corpus(args.corpus, args.docs)
     settings = ChunkSettings()
     rows = []
@@ -367,7 +367,3 @@ def main() -> None:
             f"{seconds * 1e3:,.1f} | {seconds * 1e3 / (size / 1e6):,.0f} | "
             f"{seconds / base_seconds:.2f}x |"
         )
-
-
-if __name__ == "__main__":
-    main()

@@ -1,6 +1,6 @@
 """Hybrid query latency on an existing kb database, warm (in-process) and cold (fresh process).
 
-    python bench/bench_hybrid.py DB_PATH QUERIES.jsonl [--n 100]
+    python -m bench hybrid DB_PATH QUERIES.jsonl [--n 100]
 
 DB_PATH is any kb database with vectors, e.g. the SciFact index that
 `kb eval ../shared/data/scifact` leaves in <data_dir>/eval/. QUERIES.jsonl is BEIR-style
@@ -10,7 +10,6 @@ DB_PATH is any kb database with vectors, e.g. the SciFact index that
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -18,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+from bench import harness
 from kb_search.evaluate import percentile
 from kb_search.search.pipeline import SearchOptions, search
 from kb_search.store import db
@@ -85,14 +85,14 @@ def import_cost(env: dict) -> dict[str, float]:
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = harness.parser(__doc__)
     parser.add_argument("db", type=Path)
     parser.add_argument("queries", type=Path)
     parser.add_argument("--n", type=int, default=100, help="queries for warm runs")
     parser.add_argument("--cold", type=int, default=15, help="queries for cold runs")
     parser.add_argument("--model-cache", type=Path, default=None)
-    args = parser.parse_args()
+    args = harness.parse(parser, argv)
     queries = [json.loads(line)["text"] for line in args.queries.open() if line.strip()][: args.n]
 
     from kb_search.config import load_config
@@ -138,7 +138,3 @@ def main() -> None:
     print(f"\nembedder load {load_ms:.0f} ms; matrix load {matrix_ms:.0f} ms")
     for name, ms in costs.items():
         print(f"import {name}: {ms:.0f} ms (median of 5)")
-
-
-if __name__ == "__main__":
-    main()

@@ -1,6 +1,6 @@
 """Benchmark `kb sync` and `kb add` on a 3,000-file tree: no-op runs, then 10 edited files.
 
-    python bench/bench_sync.py [--root DIR] [--files 3000] [--bad 60] [--lexical]
+    python -m bench sync [--root DIR] [--files 3000] [--bad 60] [--lexical]
 
 Builds the tree in a temp dir unless --root is given (with --bad files that fail to parse or
 hold no text: binary .txt files and empty .md files), ingests it with `kb add` (with the
@@ -16,7 +16,6 @@ embedding model unless --lexical; set KB_MODEL_CACHE to reuse a converted model)
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -25,6 +24,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from bench import harness
 
 KB = "from kb_search.cli import main\nmain()\n"
 _TEXT = (
@@ -101,13 +102,13 @@ def edit(files: list[Path], content: bool) -> None:
             os.utime(path, (st.st_atime, st.st_mtime + 10))
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = harness.parser(__doc__)
     parser.add_argument("--root", type=Path, help="an existing tree (default: build one)")
     parser.add_argument("--files", type=int, default=3000)
     parser.add_argument("--bad", type=int, default=60, help="files that fail or are empty")
     parser.add_argument("--lexical", action="store_true", help="ingest without the model")
-    args = parser.parse_args()
+    args = harness.parse(parser, argv)
     with tempfile.TemporaryDirectory(prefix="kb-bench-sync-") as tmp:
         tmp_path = Path(tmp)
         root = args.root or tmp_path / "tree"
@@ -146,7 +147,3 @@ def main() -> None:
                 f" added {result['added']}, unchanged {result['unchanged']},"
                 f" deleted {result['deleted']}"
             )
-
-
-if __name__ == "__main__":
-    main()

@@ -1,6 +1,6 @@
 """Load test for `kb serve --transport http`: concurrent MCP clients vs. a concurrent `kb add`.
 
-    python bench/bench_mcp_load.py DATA_DIR [--db FILE] [--clients 8] [--duration 60]
+    python -m bench mcp_load DATA_DIR [--db FILE] [--clients 8] [--duration 60]
         [--queries queries.jsonl]
 
 Starts the real server on loopback, lets N client processes (the SDK's own client, one MCP
@@ -25,6 +25,8 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
+
+from bench import harness
 
 KB = [sys.executable, "-m", "kb_search"]
 
@@ -169,15 +171,15 @@ def server_documents(url: str) -> int:
     return anyio.run(main)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = harness.parser(__doc__)
     parser.add_argument("data_dir", type=Path)
     parser.add_argument("--db", type=Path, help="database file (default DATA_DIR/kb.db)")
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--duration", type=float, default=60.0)
     parser.add_argument("--queries", type=Path, help="BEIR queries.jsonl (default: sampled)")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
-    args = parser.parse_args()
+    args = harness.parse(parser, argv)
 
     db_path = args.db or args.data_dir / "kb.db"
     db_args = ["--data-dir", str(args.data_dir), "--db", str(db_path)]
@@ -263,7 +265,3 @@ def report(summary: dict[str, Any], as_json: bool) -> None:
         return
     for key, value in summary.items():
         print(f"{key:>24}: {value}")
-
-
-if __name__ == "__main__":
-    main()

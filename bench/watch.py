@@ -1,8 +1,8 @@
 """Latency from a file change to searchable: `kb watch` against a one-shot `kb sync FILE`
 process per change (what a hook or an agent does without a watcher).
 
-    python bench/bench_watch.py                      # the real model (all-MiniLM-L6-v2)
-    python bench/bench_watch.py --edits 20 --corpus ../shared/data/md_argocd_docs
+    python -m bench watch                      # the real model (all-MiniLM-L6-v2)
+    python -m bench watch --edits 20 --corpus ../shared/data/md_argocd_docs
 
 Indexes a copy of the corpus (default: examples/sample) in a throwaway data dir, then for
 each way of keeping up makes EDITS changes, one at a time: the edit of an existing note,
@@ -19,7 +19,6 @@ The first change a watcher sees loads the model; it is timed apart ("first chang
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import statistics
@@ -30,6 +29,7 @@ import threading
 import time
 from pathlib import Path
 
+from bench import harness
 from kb_search.config import load_config
 from kb_search.knowledge_base import KnowledgeBase
 
@@ -118,12 +118,12 @@ def measure_sync(env: dict, notes: Path, kb: KnowledgeBase, edits: int) -> list[
     return times
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = harness.parser(__doc__)
     parser.add_argument("--edits", type=int, default=20)
     parser.add_argument("--corpus", type=Path, default=REPO / "examples" / "sample")
     parser.add_argument("--model-cache", type=Path, help="reuse a converted model (KB_MODEL_CACHE)")
-    args = parser.parse_args()
+    args = harness.parse(parser, argv)
 
     work = Path(tempfile.mkdtemp(prefix="kb-bench-watch-"))
     try:
@@ -154,7 +154,3 @@ def main() -> None:
         p50 = statistics.median(times)
         shown = f"{first:.2f}" if first is not None else "-"
         print(f"{name:24} {shown:>12} {p50:7.2f} {max(times):7.2f} {base / p50:11.1f}x")
-
-
-if __name__ == "__main__":
-    main()

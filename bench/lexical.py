@@ -1,6 +1,6 @@
 """Ingest + lexical search benchmark, with ripgrep over the same files as the baseline.
 
-    python bench/bench_lexical.py ../shared/data/md_argocd_docs ../shared/data/code_scrapy_py
+    python -m bench lexical ../shared/data/md_argocd_docs ../shared/data/code_scrapy_py
 
 Prints one table: ingest throughput, DB size, warm in-process lexical latency (p50/p95),
 cold `kb search --mode lexical` as a fresh process, and `rg -c` for the same queries.
@@ -8,7 +8,6 @@ cold `kb search --mode lexical` as a fresh process, and `rg -c` for the same que
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import statistics
@@ -18,6 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench import harness
 from kb_search.evaluate import percentile
 from kb_search.ingest.pipeline import AddOptions, add_paths
 from kb_search.search.pipeline import SearchOptions, search
@@ -75,20 +75,20 @@ def cold_search(data_dir: Path, query: str) -> float:
     return elapsed
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = harness.parser(__doc__)
     parser.add_argument("paths", nargs="+", type=Path)
     parser.add_argument("--repeat", type=int, default=20, help="warm runs per query")
-    args = parser.parse_args()
+    args = harness.parse(parser, argv)
     paths = [p.resolve() for p in args.paths]
     files = [f for p in paths for f in p.rglob("*") if f.is_file()]
 
     with tempfile.TemporaryDirectory(prefix="kb-bench-") as tmp:
         data_dir = Path(tmp)
         conn = db.connect(data_dir / "kb.db", create=True)
-        t0 = time.perf_counter()
-        summary = add_paths(conn, paths, AddOptions())
-        ingest_s = time.perf_counter() - t0
+        with harness.timed() as ingest:
+            summary = add_paths(conn, paths, AddOptions())
+        ingest_s = ingest.seconds
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         conn.close()
         db_mb = (data_dir / "kb.db").stat().st_size / 1e6
@@ -135,15 +135,7 @@ def main() -> None:
                 f"{statistics.median(c / r for c, r in zip(cold, rg)):.2f}x",
             )
         )
-    width = max(len(r[0]) for r in rows)
-    print(f"{'metric':<{width}}  value")
-    print(f"{'-' * width}  -----")
-    for name, value in rows:
-        print(f"{name:<{width}}  {value}")
+    harness.print_table(rows)
     print(
         f"\n{len(QUERIES)} queries, {args.repeat} warm runs each; python {sys.version.split()[0]}"
     )
-
-
-if __name__ == "__main__":
-    main()

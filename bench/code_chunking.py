@@ -1,7 +1,7 @@
 """Code chunking before/after: regex (the fallback, what kb used before) vs tree-sitter, and for
 Python `ast` vs the tree-sitter Python grammar, on the same files in the same run.
 
-    .venv/bin/python bench/bench_code_chunking.py ../shared/data/code_argocd_go \
+    .venv/bin/python -m bench code_chunking ../shared/data/code_argocd_go \
         ../shared/data/code_scrapy_py
 
 Per chunker: files, chunks, chunks with a symbol, symbols with a parent (`A.b`), distinct
@@ -12,12 +12,12 @@ the machine does not count).
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+from bench import harness
 from kb_search.chunking.tokens import count_tokens
 from kb_search.formats.code import syntax_chunks
 from kb_search.formats.code_regex import regex_chunks
@@ -91,11 +91,11 @@ def load(root: Path) -> list[tuple[Path, str, str]]:
     return files
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = harness.parser(__doc__)
     parser.add_argument("roots", nargs="+", type=Path)
     parser.add_argument("--repeat", type=int, default=3, help="best total of N runs")
-    args = parser.parse_args()
+    args = harness.parse(parser, argv)
     header = (
         f"{'corpus':<18} {'chunker':<20} {'files':>5} {'chunks':>6} {'symbol':>6} "
         f"{'parent':>6} {'names':>6} {'split':>5} {'maxtok':>6} {'p50 ms':>7} {'p95 ms':>7} "
@@ -126,7 +126,3 @@ def main() -> None:
         first, second = rows.values()
         ratio = second["total_s"] / first["total_s"]
         print(f"{'':<18} {'ratio (2nd / 1st)':<20} time {ratio:.2f}x")
-
-
-if __name__ == "__main__":
-    main()

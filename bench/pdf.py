@@ -1,6 +1,6 @@
 """Benchmark the PDF ingester on a folder of PDFs, against pdftotext as a baseline.
 
-    python bench/bench_pdf.py /work/shared/data/pdfs [--ocr auto] [--timeout 120]
+    python -m bench pdf /work/shared/data/pdfs [--ocr auto] [--timeout 120]
 
 Each PDF is parsed in its own worker subprocess with a time limit, so a hang or a crash in one
 file is measured as a failure instead of stopping the run. A MANIFEST.tsv in the folder (columns
@@ -20,6 +20,8 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+
+from bench import harness
 
 SMALL_WORDS = 8  # a chunk under 8 words is too small to answer anything
 EMAIL_RE = re.compile(r"\S+@\S+\.\w+|\}@")
@@ -186,8 +188,8 @@ def compare_manifest(results: list[dict], folder: Path) -> None:
         print(f"  {status:<36} -> {outcome:<14} {n}")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = harness.parser(__doc__)
     parser.add_argument("folder", type=Path, nargs="?")
     parser.add_argument("--ocr", default="auto", choices=["auto", "always", "never"])
     parser.add_argument("--timeout", type=float, default=120.0)
@@ -203,7 +205,7 @@ def main() -> None:
         help="with --files-from: the other files' results from this --json of an earlier run "
         "(e.g. re-run with OCR only the files that need it)",
     )
-    args = parser.parse_args()
+    args = harness.parse(parser, argv)
     if args.worker:
         worker(args.worker, args.ocr)
         return
@@ -234,7 +236,3 @@ def main() -> None:
         summarize_baseline([pdftotext(p, args.timeout) for p in files], results)
     else:
         print("\npdftotext not found (apt-get install -y poppler-utils): no baseline")
-
-
-if __name__ == "__main__":
-    main()
