@@ -45,7 +45,8 @@ class Lines:
     def __init__(self, stream):
         self.seen: list[str] = []
         self._queue: queue.Queue[str] = queue.Queue()
-        threading.Thread(target=self._pump, args=(stream,), daemon=True).start()
+        self._pump_thread = threading.Thread(target=self._pump, args=(stream,), daemon=True)
+        self._pump_thread.start()
 
     def _pump(self, stream) -> None:
         for line in stream:
@@ -63,8 +64,10 @@ class Lines:
                 return line
         raise AssertionError(f"no line with {text!r} in {seconds} s: {self.seen}")
 
-    def rest(self) -> list[str]:
-        time.sleep(0.2)
+    def rest(self, seconds: float = 30) -> list[str]:
+        """Every line, once the process has ended and its pipe is read to the end."""
+        self._pump_thread.join(seconds)
+        assert not self._pump_thread.is_alive(), f"the pipe did not close in {seconds} s"
         while not self._queue.empty():
             self.seen.append(self._queue.get())
         return self.seen
