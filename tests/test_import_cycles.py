@@ -94,7 +94,7 @@ def test_no_import_cycle_package_faces_included():
     assert cycles(import_graph()) == []
 
 
-def test_a_face_import_closes_a_cycle(tmp_path):
+def test_a_face_import_closes_a_cycle():
     graph = {
         "p": {"p.a"},  # the face imports a submodule (lazily or not)
         "p.a": {"p.b"},
