@@ -308,11 +308,11 @@ def filtered_runs(
 
 
 def run_worker(argv: list[str]) -> dict[str, Any]:
-    cmd = [sys.executable, __file__, "worker", *argv]
+    cmd = harness.again("ann", "worker", *argv)
     # Builds get 2 threads (each library is told so); searches run on one, BLAS included.
     threads = "2" if argv[0] == "build" else "1"
-    env = dict(
-        os.environ, OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads, MKL_NUM_THREADS=threads
+    env = harness.child_env(
+        OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads, MKL_NUM_THREADS=threads
     )
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if proc.returncode != 0:

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 DATA_ENV = "KB_BENCH_DATA"
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def parser(doc: str | None) -> argparse.ArgumentParser:
@@ -71,3 +73,15 @@ def print_table(rows: Sequence[Sequence[object]], header: Sequence[str] = ("metr
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells]
     lines.insert(1, "  ".join("-" * w for w in widths))
     print("\n".join(lines))
+
+
+def again(name: str, *args: str) -> list[str]:
+    """The command that runs benchmark `name` in a fresh process (a worker), with `child_env()`."""
+    return [sys.executable, "-m", "bench", name, *args]
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    """This environment with the repository root on PYTHONPATH: `-m bench` resolves from any
+    working directory."""
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+    return {**os.environ, "PYTHONPATH": path, **extra}

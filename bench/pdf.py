@@ -80,9 +80,11 @@ def worker(path: str, ocr: str) -> None:
 
 
 def run_one(path: Path, ocr: str, timeout: float) -> dict:
-    cmd = [sys.executable, __file__, "--worker", str(path), "--ocr", ocr]
+    cmd = harness.again("pdf", "--worker", str(path), "--ocr", ocr)
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=timeout, env=harness.child_env()
+        )
     except subprocess.TimeoutExpired:
         return {"file": str(path), "error": f"timeout after {timeout:.0f}s", "seconds": timeout}
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
