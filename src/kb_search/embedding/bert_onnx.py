@@ -1,11 +1,11 @@
 """Build an ONNX graph for a BERT-family encoder straight from config.json + safetensors.
 
 No torch: the weights are read from the safetensors file with numpy and the graph is built with
-`onnx.helper`. Supports BertModel checkpoints
-(all-MiniLM, bge, e5 ...) with absolute position embeddings and exact (erf) GELU. The encoder
-graph outputs `last_hidden_state`; pooling and normalisation are done by the embedder. The
-classifier graph (a BertForSequenceClassification cross-encoder, e.g. ms-marco-MiniLM, for
-reranking) adds the pooler and the classification layer and outputs `logits` [batch, labels].
+`onnx.helper`. Supports BertModel checkpoints (all-MiniLM, bge, e5 ...) with absolute position
+embeddings and exact (erf) GELU. The encoder graph outputs `last_hidden_state`; pooling and
+normalisation are done by the embedder. The classifier graph (a BertForSequenceClassification
+cross-encoder, e.g. ms-marco-MiniLM, for reranking) adds the pooler and the classification layer
+and outputs `logits` [batch, labels].
 
 Two forms of the same graph:
 - `weights_file` given (the fp32 model kb runs): every float32 tensor stays where it is in the
