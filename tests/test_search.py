@@ -130,7 +130,7 @@ RETRY_TITLES = {"retry.py", "HTTP retries", "Draft retry notes"}
         ("😀 emoji", set()),
         ("'unbalanced", set()),
         ("^start", set()),
-        ("a" * 5000, set()),
+        ("a" * 3999, set()),  # under search.max_query_chars
         ("AND", {"retry.py"}),  # the word "and", not the operator
         ("backoff OR", {"HTTP retries", "retry.py"}),
         ('"retry', RETRY_TITLES),
