@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kb_search.ingest import hooks
+from kb_search import git_hook as hooks
 from kb_search.store import db
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
