@@ -103,39 +103,3 @@ def untrust(path: Path, env: Mapping[str, str], home: Path) -> bool:
         return False
     write_records(store, records)
     return True
-
-
-class TrustState:
-    """Words for where a project file stands, as `kb config show` reports it."""
-
-    TRUSTED = "trusted"
-    UNTRUSTED = "not trusted"
-    CHANGED = "changed since trusted"
-
-
-def state(path: Path, env: Mapping[str, str], home: Path) -> str:
-    """TrustState of the project file at `path` as it is now."""
-    from kb_search.config import read_config_bytes
-
-    trusted = is_trusted(path, read_config_bytes(path), env, home)
-    if trusted is None:
-        return TrustState.UNTRUSTED
-    return TrustState.TRUSTED if trusted else TrustState.CHANGED
-
-
-def trust_project_file(path: Path, env: Mapping[str, str], home: Path) -> dict[str, object]:
-    """Trust the config file at `path` as it is now (it must read as a kb config): what was
-    recorded and which of its settings that lets through."""
-    from kb_search.config import needs_trust, parse_config, read_config_bytes
-
-    if not path.is_file():
-        raise ConfigError(f"not a config file: {path}")
-    raw = read_config_bytes(path)
-    settings = sorted(key for key in parse_config(raw, path) if needs_trust(key))
-    sha256 = trust(path, raw, env, home)
-    return {
-        "path": record_key(path),
-        "sha256": sha256,
-        "settings": settings,
-        "store": str(store_path(env, home)),
-    }

@@ -22,8 +22,9 @@ from kb_search.config import (
     SETTINGS_BY_KEY,
     load_config,
     needs_trust,
+    trust_project_file,
 )
-from kb_search.trust import store_path, trust_project_file
+from kb_search.trust import store_path
 
 HOSTILE = """\
 data_dir: elsewhere

@@ -70,7 +70,8 @@ def reports_trust(fn):
 @reports_trust
 def config_show(app: App, fmt: str | None) -> None:
     """Print every setting, its value and where it came from; the files read."""
-    from kb_search.trust import TrustState, state, store_path
+    from kb_search.config import TrustState, trust_state
+    from kb_search.trust import store_path
 
     cfg, env = app.config, app.environment
     rows = cfg.as_rows()
@@ -81,7 +82,7 @@ def config_show(app: App, fmt: str | None) -> None:
     for path in cfg.files:
         entry: dict = {"path": str(path), "kind": "user"}
         if path == cfg.project_file:
-            entry.update(kind="project", trust=state(path, env.env, env.home))
+            entry.update(kind="project", trust=trust_state(path, env.env, env.home))
             entry["ignored"] = list(cfg.ignored)
         files.append(entry)
     data["files"] = files
@@ -128,7 +129,7 @@ def config_trust(app: App, file: Path | None, fmt: str | None) -> None:
     Example:
       kb config trust .kb.yaml
     """
-    from kb_search.trust import trust_project_file
+    from kb_search.config import trust_project_file
 
     env = app.environment
     done = trust_project_file(_target_file(app, file), env.env, env.home)
