@@ -81,3 +81,20 @@ def test_a_table_of_figures_is_not_junk(conn):
         "pdf",
     )
     assert quality(conn).ok
+
+
+def test_junk_the_current_chunker_made_is_a_warning_with_advice(conn):
+    """A fresh index never fails doctor: re-adding would make the same pieces."""
+    from kb_search.ingest.pipeline import CHUNKER_VERSION
+
+    header = f"# Sync Phases and Waves\n\n| Hook | Description |\n{SEPARATOR}\n"
+    chunks = [ParsedChunk(text=header + f"| {c}", line_start=12, line_end=12) for c in "abc"]
+    document = ParsedDocument(title="t", doc_type="markdown", chunks=chunks)
+    record = DocumentRecord(
+        path="/kb/t.md", rel_path="t.md", content_hash="t", chunking=f"v{CHUNKER_VERSION}:200"
+    )
+    write_document(conn, record, document)
+    check = quality(conn)
+    assert check.ok and check.warning
+    assert "3 chunks of almost no words, e.g. t.md#L12" in check.detail
+    assert ".kbignore" in check.detail and "re-chunk" not in check.detail

@@ -18,6 +18,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 CORPORA = ("md_argocd_docs", "pdfs", "code_scrapy_py", "code_argocd_go")
+# `html`: the PostgreSQL 15 manual of pg-qa.jsonl (apt-get install postgresql-doc-15; its data
+# root is /usr/share/doc/postgresql-doc-15), not one of the shared corpora above.
+OTHER_CORPORA = ("html",)
 KINDS = ("howto", "concept", "troubleshoot", "reference", "identifier", "code-where", "code-how")
 MAX_QUESTIONS_PER_FILE = 3
 # A relevant entry: corpus/path, optionally #L<start>-L<end> or #page=<n>.
@@ -64,8 +67,8 @@ def parse_relevant(text: str) -> Relevant | str:
     if not m:
         return f"malformed relevant entry {text!r}"
     path = m["path"]
-    if path.split("/", 1)[0] not in CORPORA or "/" not in path:
-        return f"relevant path {path!r} must start with one of {', '.join(CORPORA)}"
+    if path.split("/", 1)[0] not in CORPORA + OTHER_CORPORA or "/" not in path:
+        return f"relevant path {path!r} must start with one of {', '.join(CORPORA + OTHER_CORPORA)}"
     if ".." in path.split("/"):
         return f"relevant path {path!r} must not contain '..'"
     if m["start"]:

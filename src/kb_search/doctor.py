@@ -19,6 +19,8 @@ from kb_search.text import plural
 
 @dataclass
 class Check:
+    """One check's outcome; a warning is ok (doctor exits 0) but tells what to look at."""
+
     name: str
     ok: bool
     detail: str
@@ -26,6 +28,10 @@ class Check:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+class Advice(Exception):
+    """Not broken, worth a look: what the chunker could not avoid, with what helps."""
 
 
 FILE_EXAMPLES = 3
@@ -84,6 +90,8 @@ def _stale_files(conn: Connection) -> tuple[list[str], list[str], int]:
 def _check(name: str, fn: Callable[[], str]) -> Check:
     try:
         return Check(name, True, fn())
+    except Advice as exc:
+        return Check(name, True, str(exc), warning=True)
     except AssertionError as exc:
         return Check(name, False, str(exc))
     except DatabaseError as exc:
@@ -148,16 +156,42 @@ _HEADING_LINE = re.compile(r"^ {0,3}#{1,6}(\s|$)")
 JUNK_MIN_WORDS = 8
 SAME_SPAN_LIMIT = 20  # chunks cut from one line range (a minified or binary-like line)
 EXAMPLES = 3
+OLD_JUNK_ADVICE = "chunked by an older kb: `kb add` the files again to re-chunk them, or .kbignore"
+JUNK_ADVICE = (
+    "pieces the chunker could not merge with a neighbour: a short section between long ones,"
+    " a table row or a line over the chunk budget; search still finds them. If a file's pieces"
+    " are noise, list it in .kbignore; a larger chunking.max_tokens leaves room to merge them"
+)
 
 
 def _chunk_quality(conn: Connection) -> str:
     """Junk chunks in documents of more than one chunk: almost no words (a table separator,
-    a lone character), headings alone, or many chunks cut from one line range."""
+    a lone character), headings alone, or many chunks cut from one line range.
+
+    Junk an older chunker left fails (adding the files again re-chunks them); what this
+    chunker made is a warning: re-adding would make the same pieces."""
+    from kb_search.ingest.pipeline import CHUNKER_VERSION
+
+    current = f"v{CHUNKER_VERSION}:"
+    old = _junk(conn, current, False)
+    assert not old, "; ".join(old) + f" ({OLD_JUNK_ADVICE})"
+    found = _junk(conn, current, True)
+    if found:
+        raise Advice("; ".join(found) + f" ({JUNK_ADVICE})")
+    return "no junk chunks"
+
+
+def _junk(conn: Connection, current: str, by_current: bool) -> list[str]:
+    """Findings in documents chunked by this chunker (`by_current`) or by an older one."""
     junk: list[str] = []
     headings: list[str] = []
+    which = "(substr(d.chunking, 1, ?) = ?) = ?"
+    params = (len(current), current, int(by_current))
     rows = conn.execute(
         "SELECT c.text, d.doc_type = 'code', d.rel_path, c.line_start, c.line_end, c.page_start"
-        " FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.chunk_count > 1"
+        f" FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.chunk_count > 1"
+        f" AND {which}",
+        params,
     )
     for text, is_code, rel_path, line_start, line_end, page in rows:
         if not is_code and text.lstrip().startswith("#") and _only_headings(text):
@@ -166,10 +200,10 @@ def _chunk_quality(conn: Connection) -> str:
             junk.append(_citation(rel_path, line_start, line_end, page))
     spans = conn.execute(
         "SELECT d.rel_path, c.line_start, c.line_end, count(*) FROM chunks c"
-        " JOIN documents d ON d.id = c.document_id WHERE c.line_start IS NOT NULL"
+        f" JOIN documents d ON d.id = c.document_id WHERE c.line_start IS NOT NULL AND {which}"
         " GROUP BY c.document_id, c.line_start, c.line_end HAVING count(*) >= ?"
         " ORDER BY count(*) DESC",
-        (SAME_SPAN_LIMIT,),
+        (*params, SAME_SPAN_LIMIT),
     ).fetchall()
     problems = [
         _finding("chunks of almost no words", junk),
@@ -179,9 +213,7 @@ def _chunk_quality(conn: Connection) -> str:
             [f"{_citation(p, a, b, None)} ({n} chunks)" for p, a, b, n in spans],
         ),
     ]
-    found = [problem for problem in problems if problem]
-    assert not found, "; ".join(found) + " (re-add with the current chunker, or .kbignore)"
-    return "no junk chunks"
+    return [problem for problem in problems if problem]
 
 
 def _few_words(text: str, enough: int) -> bool:
@@ -262,9 +294,9 @@ def _vectors_in_sync(conn: Connection) -> str:
     return detail
 
 
-def _ann_index(conn: Connection) -> Check:
+def _ann_index(conn: Connection, policy: tuple[str, int] | None = None) -> Check:
     """The approximate index's file (informational: a stale or missing one is rebuilt or
-    updated on the next search that uses it)."""
+    updated on the next search that uses it). `policy`: (vectors.index, ann_min_chunks)."""
     from kb_search.store.vectors import db_model, table_for
     from kb_search.vectors.ann import ann_available, ann_state
 
@@ -273,17 +305,33 @@ def _ann_index(conn: Connection) -> Check:
     if table is None:
         return Check("ann_index", True, "no vectors")
     state = ann_state(conn, table)
-    parts = [state.state]
+    parts = [_ann_use(conn, state.state, policy)]
     if state.count is not None:
         parts.append(f"{state.count:,} vectors")
     if state.detail:
         parts.append(state.detail)
-    if state.path:
+    if state.path and state.state != "missing":
         parts.append(state.path)
     missing = ann_available()
     if missing is not None:
         parts.append(f"approximate search unavailable: {missing}")
     return Check("ann_index", True, "; ".join(parts))
+
+
+def _ann_use(conn: Connection, state: str, policy: tuple[str, int] | None) -> str:
+    """The index's state, said so that "missing" reads true: not used, or built when needed."""
+    if state != "missing":
+        return state
+    if policy is None:
+        return "not built (a search that uses it builds it)"
+    setting, threshold = policy
+    chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    if setting == "auto" and (threshold == 0 or chunks < threshold):
+        below = "never (vectors.ann_min_chunks 0)" if threshold == 0 else f"below {threshold:,}"
+        return f"not used: exact vector search {below} chunks ({chunks:,} here)"
+    if setting not in ("auto", "ann"):
+        return f"not used: vectors.index is {setting}"
+    return "not built yet: the next vector search builds it"
 
 
 def storage_checks(conn: Connection) -> list[Check]:
@@ -300,11 +348,16 @@ def storage_checks(conn: Connection) -> list[Check]:
     ]
 
 
-def run_checks(conn: Connection, model: list[Check] | None = None) -> list[Check]:
-    """Every check: the file's, the model's (given), then which parsers this install uses."""
+def run_checks(
+    conn: Connection,
+    model: list[Check] | None = None,
+    ann_policy: tuple[str, int] | None = None,
+) -> list[Check]:
+    """Every check: the file's, the model's (given), then which parsers this install uses.
+    `ann_policy`: (vectors.index, vectors.ann_min_chunks), to say whether the index is used."""
     checks = storage_checks(conn)
     try:
-        ann = _ann_index(conn)
+        ann = _ann_index(conn, ann_policy)
     except DatabaseError as exc:
         ann = Check("ann_index", False, f"{type(exc).__name__}: {exc}")
     files = files_check(conn)

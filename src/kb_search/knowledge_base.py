@@ -652,7 +652,8 @@ class KnowledgeBase:
             roots_gone.update(folder_roots)
         if not paths and not roots_gone:
             raise NotFound(
-                "nothing indexed matches " + ", ".join(repr(r) for r in result.not_found)
+                "nothing indexed matches "
+                + ", ".join(repr(r) for r in result.not_found)
                 + " (see `kb list` and `kb roots`)"
             )
         with transaction(conn):
@@ -779,7 +780,8 @@ class KnowledgeBase:
         models = model_checks(conn, self._model_choice(), self.embedder_for)
         depth = self.config["search.rerank_depth"]
         rerank = reranker_check(self.config["search.reranker"], depth, self._reranker)
-        return run_checks(conn, [*models, rerank])
+        policy = (self.config["vectors.index"], self.config["vectors.ann_min_chunks"])
+        return run_checks(conn, [*models, rerank], policy)
 
     def eval(
         self,

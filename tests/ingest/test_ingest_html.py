@@ -1,5 +1,6 @@
-"""The stdlib HTML converter (always available) and the routing of .html and office files."""
+"""The HTML reader (lxml, `formats/cleaning.py`) and the routing of .html and office files."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -56,7 +57,7 @@ def test_head_gives_title_language_tags_and_description():
     assert doc.metadata["description"] == "How to configure kb"
 
 
-def test_chunks_carry_heading_chains_and_no_line_numbers():
+def test_chunks_carry_heading_chains_and_the_page_source_lines():
     doc = parse(PAGE, max_tokens=60)
     assert [c.heading for c in doc.chunks] == [
         "Configuration",
@@ -64,7 +65,13 @@ def test_chunks_carry_heading_chains_and_no_line_numbers():
         "Configuration > Install > Linux",
         "Configuration > Reference",
     ]
-    assert all(c.line_start is None and c.line_end is None for c in doc.chunks)
+    page_lines = PAGE.split("\n")
+    for chunk in doc.chunks:
+        # The chunk's lines are the page's lines that hold its heading and its text.
+        source = "\n".join(page_lines[chunk.line_start - 1 : chunk.line_end])
+        heading = chunk.heading.split(" > ")[-1]
+        assert f">{heading}</h" in source
+        assert re.findall(r"\w+", chunk.text)[-1] in source
     assert all(c.page_start is None for c in doc.chunks)
 
 
@@ -170,12 +177,12 @@ def no_docling(monkeypatch):
     )
 
 
-def test_parse_file_routes_html_to_stdlib_without_docling(tmp_path, no_docling):
+def test_parse_file_routes_html_to_the_lxml_reader(tmp_path, no_docling):
     path = tmp_path / "page.html"
     path.write_text(PAGE, encoding="utf-8")
     doc = parse_file(path, ChunkSettings(60, 10), count=words)
     assert doc.doc_type == "html"
-    assert doc.metadata["converter"] == "html.parser"
+    assert doc.metadata["converter"] == "lxml"
     assert doc.chunks[0].heading == "Configuration"
 
 

@@ -300,7 +300,7 @@ def test_kb_search_and_doctor_with_the_ann_backend(kb, environment, sample) -> N
     environment.env["KB_ANN_MIN_CHUNKS"] = "1"
     kb("add", str(sample))
     doctor = {c["name"]: c for c in kb.json("doctor")["checks"]}
-    assert doctor["ann_index"]["detail"].startswith("missing")
+    assert doctor["ann_index"]["detail"].startswith("not built yet: the next vector search")
     hits = kb.json("search", "--mode", "vector", "retry", "with", "backoff")["results"]
     assert hits
     environment.env["KB_VECTOR_INDEX"] = "sqlite-vec"

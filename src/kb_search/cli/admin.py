@@ -170,7 +170,7 @@ def config_untrust(app: App, file: Path | None, fmt: str | None) -> None:
 @click.option("--format", "fmt", type=FORMATS)
 @common_options
 def doctor(app: App, fmt: str | None) -> None:
-    """Health checks; exit 1 when one fails."""
+    """Health checks; exit 1 when one fails (a warning is not a failure)."""
     checks = app.kb().doctor()
     ok = all(c.ok for c in checks)
     app.emit(

@@ -59,6 +59,9 @@ class App:
             flags={k: v for k, v in flags.items() if k not in ("config", "color")},
             config_path=flags.get("config"),
         )
+        from kb_search.logs import LOG_NAME, route_library_logs
+
+        route_library_logs(self.config.data_dir / LOG_NAME)
         self._kb: KnowledgeBase | None = None
         self._terminal: Terminal | None = None
         self.progress_view: ProgressView | None = None

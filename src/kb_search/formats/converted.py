@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kb_search.chunking.tokens import TokenCounter, count_tokens
+from kb_search.formats.cleaning import Line, clean_markdown_lines
 from kb_search.formats.markdown import parse_markdown
 from kb_search.parsed import ChunkSettings, ParsedChunk, ParsedDocument
 
@@ -31,11 +32,16 @@ _BLANK_RUN = re.compile(r"\n(?:[ \t]*\n){2,}")
 
 
 class MarkdownBuilder:
-    """Collects Markdown lines with their origins."""
+    """Collects Markdown lines with their origins.
 
-    def __init__(self) -> None:
+    `clean`: the converter writes Markdown that may hold link syntax and entities (Docling,
+    notebook cells, mail bodies): `parse` cleans it by the shared rules of `cleaning`. HTML
+    read by `cleaning.read_html` is clean already."""
+
+    def __init__(self, clean: bool = True) -> None:
         self.lines: list[str] = []
         self.origins: list[Origin] = []
+        self.clean = clean
 
     def add(self, text: str, origin: Origin = NOWHERE) -> None:
         """Append `text` (it may hold several lines); every line gets `origin`."""
@@ -60,6 +66,16 @@ class MarkdownBuilder:
         self.add(text.strip("\n"), origin)
         self.blank()
 
+    def located(self, lines: list[Line], page: int | None = None) -> None:
+        """A block of lines that each know their source lines (`cleaning.read_html`)."""
+        if not lines:
+            return
+        self.blank()
+        for line in lines:
+            self.lines.append(line.text)
+            self.origins.append(Origin(line.first, line.last, page))
+        self.blank()
+
     def heading(self, level: int, title: str, origin: Origin = NOWHERE) -> None:
         title = " ".join(title.split())
         if title:
@@ -76,7 +92,8 @@ class MarkdownBuilder:
         self, path: Path, settings: ChunkSettings, count: TokenCounter = count_tokens
     ) -> ParsedDocument:
         """Chunk the Markdown; chunks get the file's lines/pages, never the converted lines."""
-        document = parse_markdown(self.markdown, path, settings, count)
+        lines = clean_markdown_lines(self.lines) if self.clean else self.lines
+        document = parse_markdown("\n".join(lines) + "\n", path, settings, count)
         for chunk in document.chunks:
             locate(chunk, self.origins)
             # Lines a converter dropped (drawers, comments) leave runs of blank lines.

@@ -1,4 +1,6 @@
-"""Docling, an optional extra: DOCX, PPTX, XLSX and HTML offline; PDFs when its models are here.
+"""Docling, an optional extra: DOCX, PPTX, XLSX offline; PDFs when its models are here. (HTML
+pages are read by `cleaning.read_html`, which knows their source lines; Docling's HTML backend
+stays reachable through `convert_with_docling`.)
 
 Office and HTML files go straight to Docling's declarative backends (what its SimplePipeline
 does), not through ``DocumentConverter``: that module imports torch and every model pipeline
@@ -6,7 +8,8 @@ does), not through ``DocumentConverter``: that module imports torch and every mo
 ``docling-slim[format-office,format-html]`` install is enough for them. PDFs need the full
 ``docling`` (torch) and its layout models on disk; without them the pypdfium2 path stays.
 
-The converted Markdown is chunked by ``parse_markdown``; chunks know their pages (PDF pages,
+The converted Markdown is cleaned by the shared rules (``cleaning.clean_markdown_lines``) and
+chunked by ``parse_markdown``; chunks know their pages (PDF pages,
 PPTX slides, XLSX sheets) but carry no line range, as the lines are not the file's lines.
 """
 
@@ -26,6 +29,7 @@ from typing import Any
 from xml.etree import ElementTree
 
 from kb_search.chunking.tokens import TokenCounter, count_tokens
+from kb_search.formats.cleaning import clean_markdown_lines
 from kb_search.formats.markdown import parse_markdown
 from kb_search.formats.reader import open_user_file, read_user_file
 from kb_search.formats.registry import Source
@@ -209,6 +213,8 @@ def convert_with_docling(
     document = _convert_pdf(path, ocr) if doc_type == "pdf" else _convert_simple(path, doc_type)
     segments = _segments(document, doc_type)
     markdown, line_pages = _join(segments)
+    # The shared rules (link targets out, entities decoded); the line count is kept.
+    markdown = "\n".join(clean_markdown_lines(markdown.split("\n")))
     parsed = parse_markdown(markdown, path, settings, count)
     if not parsed.chunks:
         raise EmptyFile("no indexable text")

@@ -1,16 +1,17 @@
 """Markdown: front matter, heading-chain sections, fences and tables kept whole when they fit
-(the chunking rules are in `chunking/units.py`)."""
+(the chunking rules are in `chunking/units.py`). Headings and fences come from markdown-it-py's
+token stream (CommonMark) and its line map; front matter is YAML between `---` lines."""
 
 from __future__ import annotations
 
 import datetime as _dt
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
+from markdown_it import MarkdownIt
 
 from kb_search.chunking.tables import is_table_line
 from kb_search.chunking.tokens import TokenCounter, count_tokens
@@ -20,22 +21,11 @@ from kb_search.parsed import ChunkSettings, ParsedDocument
 
 SPLIT_LEVELS = 3  # headings deeper than ### stay inside their section
 MAX_TITLE_CHARS = 200  # of one heading in a chain
-_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
-_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})")
-_NOT_SETEXT_TITLE = re.compile(r"^\s*([|>#]|[-*+]\s|\d+[.)]\s)")
+# CommonMark (headings, fences, indented code, lists, block quotes, HTML blocks); the inline
+# rules are off: only block structure and its line map are read.
+_PARSER = MarkdownIt("commonmark").disable("inline")
 _ANCHOR = re.compile(r"\s*\{#[^}]*\}$")
-
-
-@dataclass
-class _Fence:
-    indent: str
-    marker: str
-
-    def closes(self, line: str) -> bool:
-        stripped = line.strip()
-        char = self.marker[0]
-        return stripped.startswith(self.marker) and stripped == char * len(stripped)
 
 
 def parse_markdown(
@@ -44,8 +34,9 @@ def parse_markdown(
     """Split a Markdown file into heading-chain chunks."""
     lines = text.split("\n")
     front, body_start = front_matter(lines)
-    sections, first_h1 = markdown_sections(lines, body_start)
-    cut = chunk_sections(lines, sections, settings, count, markdown_blocks)
+    structure = markdown_structure(lines, body_start)
+    sections, first_h1 = markdown_sections(lines, structure, body_start)
+    cut = chunk_sections(lines, sections, settings, count, structure.blocks)
     title_value = front.pop("title", "")
     title = (str(title_value or "").strip() if _is_scalar(title_value) else "") or first_h1
     title = title or path.stem
@@ -123,12 +114,76 @@ def _jsonable(value: Any, budget: list[int] | None = None, depth: int = 0) -> An
     return str(value)
 
 
-def markdown_sections(lines: list[str], body_start: int) -> tuple[list[Section], str | None]:
+@dataclass
+class _Structure:
+    """Where headings and fenced blocks are, from markdown-it's token stream and line map.
+
+    `headings`: (first line index, index after it, level, title) of each top-level heading
+    (ATX or setext; a setext title may span lines); `fences`: first line index -> index after
+    the fence, for fences that open a line (in lists too, not in block quotes: the chunker
+    reopens a fence by its opening line)."""
+
+    headings: list[tuple[int, int, int, str]]
+    fences: dict[int, int]
+
+    def blocks(self, lines: list[str], start: int, end: int) -> list[Block]:
+        """Paragraphs, fenced code blocks, tables and (deep) headings within lines[start:end]."""
+        heading_ends = {first: after for first, after, _level, _title in self.headings}
+        blocks: list[Block] = []
+        index = start
+        while index < end:
+            line = lines[index]
+            if not line.strip():
+                index += 1
+            elif index in self.fences:
+                index = _add(blocks, "fence", index, min(self.fences[index], end))
+            elif index in heading_ends:
+                index = _add(blocks, "heading", index, min(heading_ends[index], end))
+            else:
+                table = is_table_line(line)
+                after = index + 1
+                while after < end and _continues(lines[after], table, after, self, heading_ends):
+                    after += 1
+                index = _add(blocks, "table" if table else "paragraph", index, after)
+        return blocks
+
+
+def _continues(
+    line: str, table: bool, index: int, structure: _Structure, heading_ends: dict[int, int]
+) -> bool:
+    """The line goes on a run of table rows (or of paragraph lines) that started before it."""
+    if not line.strip() or index in structure.fences or index in heading_ends:
+        return False
+    return is_table_line(line) == table
+
+
+def markdown_structure(lines: list[str], body_start: int) -> _Structure:
+    """Parse the body (front matter blanked, so the line map stays the file's) once."""
+    body = [""] * body_start + lines[body_start:]
+    tokens = _PARSER.parse("\n".join(body))
+    headings: list[tuple[int, int, int, str]] = []
+    fences: dict[int, int] = {}
+    for position, token in enumerate(tokens):
+        if token.map is None:
+            continue
+        first, after = token.map
+        if token.type == "heading_open" and token.level == 0:
+            title = _clean_title(tokens[position + 1].content.replace("\n", " "))
+            if title:
+                headings.append((first, after, int(token.tag[1]), title))
+        elif token.type == "fence" and _FENCE.match(lines[first]):
+            fences[first] = after
+    return _Structure(headings, fences)
+
+
+def markdown_sections(
+    lines: list[str], structure: _Structure, body_start: int
+) -> tuple[list[Section], str | None]:
     """Sections split at levels 1-3 (ATX and setext), ignoring fenced code; also the first H1."""
     sections = [Section((), 0, body_start, len(lines))]
     open_levels: dict[int, str] = {}
     first_h1: str | None = None
-    for index, end, level, title in _headings(lines, body_start):
+    for index, end, level, title in structure.headings:
         if level == 1 and first_h1 is None:
             first_h1 = title
         if level > SPLIT_LEVELS:
@@ -142,101 +197,15 @@ def markdown_sections(lines: list[str], body_start: int) -> tuple[list[Section],
     return [s for s in sections if s.end > s.start], first_h1
 
 
-def _headings(lines: list[str], body_start: int) -> list[tuple[int, int, int, str]]:
-    """(first line index, index after the heading, level, title) of every heading outside
-    fenced code; a setext heading spans its title and underline."""
-    found: list[tuple[int, int, int, str]] = []
-    fence: _Fence | None = None
-    for index in range(body_start, len(lines)):
-        line = lines[index]
-        if fence:
-            fence = None if fence.closes(line) else fence
-            continue
-        opened = _FENCE.match(line)
-        if opened:
-            fence = _Fence(opened.group(1), opened.group(2))
-            continue
-        atx = _ATX.match(line)
-        if atx:
-            title = _clean_title(atx.group(2) or "")
-            if title:
-                found.append((index, index + 1, len(atx.group(1)), title))
-            continue
-        setext = _SETEXT.match(line)
-        if setext and _is_setext_title(lines, index, body_start):
-            level = 1 if setext.group(1).startswith("=") else 2
-            found.append((index - 1, index + 1, level, _clean_title(lines[index - 1])))
-    return found
-
-
-def _is_setext_title(lines: list[str], index: int, body_start: int) -> bool:
-    if index - 1 < body_start:
-        return False
-    title = lines[index - 1]
-    if not title.strip() or _NOT_SETEXT_TITLE.match(title) or _FENCE.match(title):
-        return False
-    return index - 2 < body_start or not lines[index - 2].strip()
-
-
 def _clean_title(raw: str) -> str:
     title = re.sub(r"[ \t]+#+$", "", raw.strip())
     title = "" if set(title) <= {"#"} else title
     return _ANCHOR.sub("", title).strip()
 
 
-def markdown_blocks(lines: list[str], start: int, end: int) -> list[Block]:
-    """Paragraphs, fenced code blocks, tables and (deep) headings within lines[start:end]."""
-    blocks: list[Block] = []
-    index = start
-    while index < end:
-        line = lines[index]
-        if not line.strip():
-            index += 1
-        elif _FENCE.match(line):
-            index = _add(blocks, "fence", index, _fence_end(lines, index, end))
-        elif is_table_line(line):
-            index = _add(blocks, "table", index, _run_end(lines, index, end, is_table_line))
-        elif _is_heading(line):
-            index = _add(blocks, "heading", index, index + 1)
-        else:
-            index = _add(blocks, "paragraph", index, _run_end(lines, index, end, _is_plain))
-    return blocks
-
-
 def _add(blocks: list[Block], kind: str, start: int, end: int) -> int:
     blocks.append(Block(kind, start, end))
     return end
-
-
-def _fence_end(lines: list[str], start: int, end: int) -> int:
-    opened = _FENCE.match(lines[start])
-    assert opened is not None
-    fence = _Fence(opened.group(1), opened.group(2))
-    for index in range(start + 1, end):
-        if fence.closes(lines[index]):
-            return index + 1
-    return end
-
-
-def _run_end(lines: list[str], start: int, end: int, belongs: Callable[[str], bool]) -> int:
-    index = start + 1
-    while index < end and belongs(lines[index]):
-        index += 1
-    return index
-
-
-def _is_heading(line: str) -> bool:
-    atx = _ATX.match(line)
-    return atx is not None and bool(_clean_title(atx.group(2) or ""))
-
-
-def _is_plain(line: str) -> bool:
-    return (
-        bool(line.strip())
-        and not _FENCE.match(line)
-        and not is_table_line(line)
-        and not _is_heading(line)
-    )
 
 
 def parse_markdown_source(source: Source) -> ParsedDocument:

@@ -81,9 +81,7 @@ class AddSummary:
         if self.unsupported:
             first = self.unsupported_files[0] if self.unsupported_files else ""
             named = f" (first: {show(first)})" if first else ""
-            parts.append(
-                f"{plural(self.unsupported, 'file')} of unsupported types ignored{named}"
-            )
+            parts.append(f"{plural(self.unsupported, 'file')} of unsupported types ignored{named}")
         return ". ".join(parts) + "."
 
     def to_dict(self) -> dict:
@@ -592,7 +590,7 @@ def _write_outcomes(
     writer.flush()
 
 
-CHUNKER_VERSION = 2  # bump when an ingester changes how it splits documents
+CHUNKER_VERSION = 3  # bump when an ingester changes how it splits documents
 
 
 def chunking_fingerprint(options: AddOptions) -> str:

@@ -93,6 +93,9 @@ def _limit_memory(megabytes: int) -> None:
 
 def _worker_main(pipe: Connection, job: ParseJob) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
+    from kb_search.logs import route_inherited_logs
+
+    route_inherited_logs()
     _limit_memory(job.memory_mb)
     count = make_counter(job.tokenizer_path)
     while True:
