@@ -2,7 +2,7 @@
 embed twice: the pages the questions cite plus every third other page (name order), 300 of
 them. Copies them to TARGET/html (kb add TARGET/html: rel paths stay `html/<page>`).
 
-    python bench/pg_subset.py /usr/share/doc/postgresql-doc-15/html /tmp/pg-subset
+    python -m bench pg_subset /usr/share/doc/postgresql-doc-15/html /tmp/pg-subset
 """
 
 from __future__ import annotations

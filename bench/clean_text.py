@@ -1,6 +1,6 @@
 """How clean the chunks of a corpus are, by parsing only (no embedding, no database).
 
-    PYTHONPATH=src python bench/bench_clean.py /usr/share/doc/postgresql-doc-15/html \
+    PYTHONPATH=src python -m bench clean_text /usr/share/doc/postgresql-doc-15/html \
         ../shared/data/md_argocd_docs ../shared/data/pdfs ../shared/data/code_scrapy_py
 
 Per corpus: files parsed (and failed), chunks, nav/boilerplate chunks (a Prev/Up/Next/Home
