@@ -2,7 +2,7 @@
 local Embedder, behind the OpenAI embeddings API (/v1/embeddings, /v1/models) and Ollama's
 (/api/embed, /api/show), with faults the caller turns on over HTTP.
 
-    python tests/embedding_server.py MODEL_CACHE      # prints "PORT <n>" once it listens
+    python tests/embedding_server.py MODEL_CACHE [THREADS]   # prints "PORT <n>" once it listens
 
 POST /_fault {"mode": "429"|"500"|"slow"|"drop"|"dim"|"ok", "count": N (-1: for ever),
 "after": N (healthy embedding requests first), "retry_after": s, "delay": s, "dim": d}
@@ -26,8 +26,8 @@ CONTEXT_LENGTH = 256
 
 
 class State:
-    def __init__(self, cache: Path) -> None:
-        self.embedder = load_embedder(DEFAULT_MODEL, cache, threads=1, provider="cpu")
+    def __init__(self, cache: Path, threads: int) -> None:
+        self.embedder = load_embedder(DEFAULT_MODEL, cache, threads=threads, provider="cpu")
         self.lock = threading.Lock()
         self.fault: dict = {"mode": "ok"}
         self.requests = 0
@@ -148,7 +148,8 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def main() -> None:
-    Handler.state = State(Path(sys.argv[1]))
+    threads = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+    Handler.state = State(Path(sys.argv[1]), threads)
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     print(f"PORT {server.server_address[1]}", flush=True)

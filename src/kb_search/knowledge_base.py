@@ -20,7 +20,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kb_search.config import Config
-from kb_search.errors import KbError, ModelUnavailable, NotFound, SearchError, UserInputError
+from kb_search.errors import (
+    ConfigError,
+    EndpointError,
+    KbError,
+    ModelUnavailable,
+    NotFound,
+    SearchError,
+    UserInputError,
+)
 from kb_search.progress import NoProgress, Progress
 from kb_search.store import db
 
@@ -291,11 +299,14 @@ class KnowledgeBase:
         try:
             table = readable_table(conn, name)
             embedder = self.embedder_for(name, queries_only=True)
-        except (DBError, ModelUnavailable) as exc:
+        except (DBError, ModelUnavailable, ConfigError) as exc:
             return VectorLegState(None, None, str(exc))
         index = open_index(conn, table, self._index_backend(conn), note=self.warn)
         if self.long_lived:
-            embedder.embed_query("warm up")  # the first ONNX run is slow; pay it now
+            # The first ONNX run is slow; pay it now. A remote model's server that is down now
+            # may answer later: each query tries it, and says so in `legs` when it fails.
+            with contextlib.suppress(EndpointError):
+                embedder.embed_query("warm up")
         return VectorLegState(VectorSearch(embedder, index), table, None)
 
     def _index_backend(self, conn: db.Connection) -> str:
