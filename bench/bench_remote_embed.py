@@ -3,8 +3,8 @@
 The endpoint is tests/embedding_server.py (MiniLM run by kb's own Embedder, on the CPU) started
 here, so the difference is the remote path's cost: JSON, HTTP, batching across requests. Runs
 alternate (local, remote, local, remote, ...) so drift on a shared machine hits both alike.
-Two numbers per run: `kb add` end to end (parse + embed + write) and `kb reindex --full`
-(embedding and writing vectors only).
+Per run: `kb add` end to end (parse + embed + write) in chunks/s; with --reindex also
+`kb reindex --full` (embedding and writing vectors only).
 
     nice -n 10 python bench/bench_remote_embed.py /work/shared/data/md_argocd_docs \\
         --files 100 --rounds 2 --work /tmp/embedder/bench
@@ -38,7 +38,9 @@ def kb(env: dict[str, str], *args: str) -> tuple[dict, float]:
     return json.loads(done.stdout), time.perf_counter() - started
 
 
-def one_run(kind: str, files: list[str], work: Path, base_env: dict, url: str) -> dict:
+def one_run(
+    kind: str, files: list[str], work: Path, base_env: dict, url: str, reindex: bool
+) -> dict:
     data = work / kind
     shutil.rmtree(data, ignore_errors=True)
     env = {**base_env, "KB_DATA_DIR": str(data)}
@@ -47,13 +49,11 @@ def one_run(kind: str, files: list[str], work: Path, base_env: dict, url: str) -
     else:
         kb(env, "init")
     added, add_s = kb(env, "add", *files)
-    reindexed, reindex_s = kb(env, "reindex", "--full")
-    return {
-        "kind": kind,
-        "chunks": reindexed["total_chunks"],
-        "add_chunks_per_s": added["chunks"] / add_s,
-        "reindex_chunks_per_s": reindexed["embedded"] / reindexed["seconds"],
-    }
+    run = {"kind": kind, "chunks": added["chunks"], "add_chunks_per_s": added["chunks"] / add_s}
+    if reindex:
+        reindexed, _ = kb(env, "reindex", "--full")
+        run["reindex_chunks_per_s"] = reindexed["embedded"] / reindexed["seconds"]
+    return run
 
 
 def main() -> None:
@@ -63,6 +63,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--work", type=Path, default=Path("/tmp/kb-bench-remote"))
     parser.add_argument("--server-threads", type=int, default=2)
+    parser.add_argument("--reindex", action="store_true", help="also time `kb reindex --full`")
     args = parser.parse_args()
     files = sorted(str(p) for p in args.corpus.rglob("*.md"))[: args.files]
     args.work.mkdir(parents=True, exist_ok=True)
@@ -85,7 +86,7 @@ def main() -> None:
         runs = []
         for _ in range(args.rounds):
             for kind in ("local", "remote"):
-                run = one_run(kind, files, args.work, base_env, url)
+                run = one_run(kind, files, args.work, base_env, url, args.reindex)
                 runs.append(run)
                 print(
                     json.dumps(
@@ -96,7 +97,7 @@ def main() -> None:
     finally:
         server.terminate()
         server.wait(10)
-    for metric in ("add_chunks_per_s", "reindex_chunks_per_s"):
+    for metric in ("add_chunks_per_s", "reindex_chunks_per_s")[: 1 + args.reindex]:
         local = statistics.median(r[metric] for r in runs if r["kind"] == "local")
         remote = statistics.median(r[metric] for r in runs if r["kind"] == "remote")
         print(

@@ -203,6 +203,24 @@ def test_init_records_the_remote_binding(cli, environment, server: Server, sampl
     assert hits["legs"] == {"lexical": "ok", "vector": "ok"} and hits["results"]
 
 
+def test_remote_chunks_are_cut_as_the_local_models(
+    cli, environment, server: Server, tmp_path: Path
+) -> None:
+    """Sized with the default model's tokenizer, not a character estimate: the same chunks
+    (and so the same `kb eval` numbers) as a local MiniLM index."""
+    corpus = tmp_path / "long"
+    corpus.mkdir()
+    words = " ".join(f"Configuration{n} reconciliation-loop/{n * 3} naïve-ß" for n in range(400))
+    (corpus / "long.md").write_text(f"# Long\n\n{words}\n\n## Next\n\n{words}\n")
+    cli("init")
+    cli("add", str(corpus))
+    local = cli.json("stats")["chunks"]
+    environment.env["KB_DATA_DIR"] = str(tmp_path / "remote data")
+    cli("init", "--model", "openai:minilm", "--endpoint", f"{server.url}/v1")
+    cli("add", str(corpus))
+    assert cli.json("stats")["chunks"] == local
+
+
 def test_an_openai_model_without_endpoint_is_one_line(cli) -> None:
     line = one_line_error(cli("init", "--model", "openai:minilm", ok=False))
     assert "needs the address of its server" in line and "--endpoint" in line

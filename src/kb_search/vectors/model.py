@@ -50,7 +50,10 @@ def register_embedder(name: str, factory: Callable[[], TextEmbedder]) -> None:
 
 
 def tokenizer_path(embedder: TextEmbedder) -> str | None:
-    """The model's tokenizer.json, which parser workers use to size chunks exactly."""
+    """The model's tokenizer.json, which parser workers use to size chunks exactly (a remote
+    model's: the one its chunks are sized with, see `sizing_tokenizer`)."""
+    if sizing := getattr(embedder, "sizing_tokenizer", None):
+        return sizing
     info = getattr(embedder, "info", None)
     path = getattr(info, "tokenizer_path", None)
     return str(path) if path else None
@@ -62,7 +65,7 @@ def provisioned_tokenizer(config: Config, name: str) -> tuple[bool, str | None]:
     if name in _REGISTERED:
         return True, tokenizer_path(_REGISTERED[name]())
     if is_remote(name):
-        return True, None  # its tokenizer is the server's: chunks are sized by estimate
+        return True, sizing_tokenizer(config)
     from kb_search.embedding.provision import canonical_name, safe_name
 
     path = model_cache_dir(config) / safe_name(canonical_name(name)) / "tokenizer.json"
@@ -131,6 +134,20 @@ def load_embedder(
     return embedder
 
 
+def sizing_tokenizer(config: Config) -> str | None:
+    """What a remote model's chunks are sized with: its own tokenizer is the server's, so the
+    default model's WordPiece (provisioned, or in its installed package) stands in, which keeps
+    chunks as a local MiniLM index cuts them; None (a character estimate) without either."""
+    from kb_search.embedding.provision import DEFAULT_MODEL, installed_model_dir, safe_name
+
+    cached = model_cache_dir(config) / safe_name(DEFAULT_MODEL) / "tokenizer.json"
+    if cached.is_file():
+        return str(cached)
+    package = installed_model_dir(DEFAULT_MODEL)
+    found = package / "tokenizer.json" if package is not None else None
+    return str(found) if found is not None and found.is_file() else None
+
+
 def remote_embedder(config: Config, name: str, recorded: Binding | None) -> TextEmbedder:
     """The client of a remote model's endpoint: the configured server, else the one the DB
     was built with. Nothing is sent until a text must be embedded."""
@@ -148,7 +165,9 @@ def remote_embedder(config: Config, name: str, recorded: Binding | None) -> Text
         passage_prefix=config["passage_prefix"],
     )
     dim = recorded.dim if recorded else None
-    return RemoteEmbedder(name, settings, dim, recorded.max_tokens if recorded else None)
+    embedder = RemoteEmbedder(name, settings, dim, recorded.max_tokens if recorded else None)
+    embedder.sizing_tokenizer = sizing_tokenizer(config)
+    return embedder
 
 
 def provisioned_info(config: Config, name: str) -> ModelInfo | None:
