@@ -80,15 +80,20 @@ class RemoteEmbedder:
         dim: int | None = None,
         max_tokens: int | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        sizing_tokenizer: str | None = None,
+        count: Callable[[str], int] | None = None,
     ) -> None:
+        """`sizing_tokenizer`/`count`: the tokenizer.json chunks are sized with and its count
+        (the server's own tokenizer is out of reach); kb eval's chunker calls `count_tokens`."""
         self.name = name
         self.scheme, self.model = split_remote(name)
         self.settings = settings
         self.endpoint = settings.endpoint
         self._dim, self._max_tokens = dim, max_tokens
         self._sleep = sleep
-        self.sizing_tokenizer: str | None = None  # tokenizer.json chunks are sized with
-        self._counter: Any = None
+        self.sizing_tokenizer = sizing_tokenizer
+        if count is not None:
+            self.count_tokens = count
         headers = {"Authorization": f"Bearer {settings.api_key}"} if settings.api_key else {}
         self._client = httpx.Client(
             headers=headers,
@@ -126,14 +131,6 @@ class RemoteEmbedder:
         if self._max_tokens is None:
             self._max_tokens = self._published_max_input()
         return self._max_tokens
-
-    def count_tokens(self, text: str) -> int:
-        """Tokens of `text` as chunks are sized (`sizing_tokenizer`; else an estimate)."""
-        if self._counter is None:
-            from kb_search.ingest.workers import make_counter
-
-            self._counter = make_counter(self.sizing_tokenizer)
-        return self._counter(text)
 
     def probe(self) -> None:
         """Embed one text to learn the vector length (once, when the DB has no record)."""

@@ -3,6 +3,7 @@ binding a DB to it, and the doctor's model and vector checks."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -165,9 +166,31 @@ def remote_embedder(config: Config, name: str, recorded: Binding | None) -> Text
         passage_prefix=config["passage_prefix"],
     )
     dim = recorded.dim if recorded else None
-    embedder = RemoteEmbedder(name, settings, dim, recorded.max_tokens if recorded else None)
-    embedder.sizing_tokenizer = sizing_tokenizer(config)
-    return embedder
+    sizing = sizing_tokenizer(config)
+    return RemoteEmbedder(
+        name,
+        settings,
+        dim,
+        recorded.max_tokens if recorded else None,
+        sizing_tokenizer=sizing,
+        count=lambda text: _sizing_counter(sizing)(text),
+    )
+
+
+@functools.lru_cache(maxsize=4)
+def _sizing_counter(path: str | None) -> Callable[[str], int]:
+    """Word pieces as the chunker counts them: with the tokenizer at `path` (loaded on first
+    use, without its truncation), else the chunker's estimate."""
+    if path is None:
+        from kb_search.chunking.tokens import count_tokens
+
+        return count_tokens
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(path)
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    return lambda text: len(tokenizer.encode(text, add_special_tokens=False).ids)
 
 
 def provisioned_info(config: Config, name: str) -> ModelInfo | None:
