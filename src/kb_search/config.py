@@ -89,6 +89,21 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("model_cache", None, str, ("KB_MODEL_CACHE",), "converted models (<data_dir>/models)"),
     Setting("query_prefix", "", str, ("KB_QUERY_PREFIX",), "text put before queries (e5)"),
     Setting("passage_prefix", "", str, ("KB_PASSAGE_PREFIX",), "text put before passages"),
+    # A remote embedding model (`openai:NAME`, `ollama:NAME`; docs/models.md): these send data
+    # off the machine. The key is never shown (`kb config`), logged or stored in the DB.
+    Setting("embedding.endpoint", None, str, ("KB_EMBEDDING_ENDPOINT",), "embedding server URL"),
+    Setting("embedding.api_key", None, str, ("KB_API_KEY", "OPENAI_API_KEY"), "its API key"),
+    Setting("embedding.batch_size", 32, _int_range(1, 2048), ("KB_EMBEDDING_BATCH",), "texts/call"),
+    Setting("embedding.concurrency", 4, _int_range(1, 64), ("KB_EMBEDDING_CONCURRENCY",), "calls"),
+    Setting("embedding.timeout_s", 60.0, float, ("KB_EMBEDDING_TIMEOUT",), "s per call"),
+    Setting("embedding.retries", 5, _int_range(0, 20), ("KB_EMBEDDING_RETRIES",), "on 429/5xx"),
+    Setting(
+        "embedding.provider",
+        "auto",
+        str,
+        ("KB_PROVIDER",),
+        "onnxruntime execution provider: auto (CUDA, CoreML, DirectML, else CPU), cpu, cuda, ...",
+    ),
     Setting(
         "search.default_top",
         10,
@@ -243,6 +258,7 @@ SETTINGS: tuple[Setting, ...] = (
     ),
 )
 SETTINGS_BY_KEY = {s.key: s for s in SETTINGS}
+SECRET_SETTINGS = frozenset({"embedding.api_key"})
 
 # What an untrusted project .kb.yaml may set: how search ranks and how text is cut, never what
 # runs, where data goes or what leaves the machine. Everything not listed here needs trust:
@@ -349,8 +365,13 @@ class Config:
             ("data_dir", str(self.data_dir), self.sources["data_dir"]),
             ("db", str(self.db_path), self.sources["db"]),
         ]
-        rows += [(s.key, self.values[s.key], self.sources[s.key]) for s in SETTINGS]
+        rows += [(s.key, self.shown(s.key), self.sources[s.key]) for s in SETTINGS]
         return rows
+
+    def shown(self, key: str) -> Any:
+        """The value as `kb config` may print it: a secret only as whether it is set."""
+        value = self.values[key]
+        return "(set)" if key in SECRET_SETTINGS and value else value
 
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:

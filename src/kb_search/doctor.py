@@ -250,6 +250,7 @@ def _parsers() -> list[Check]:
 def model_checks(conn: Connection, choice: Any, load: Callable[[str], Any]) -> list[Check]:
     """The model loads and matches the DB. `choice` is the configured ModelChoice,
     `load(name)` loads an embedder."""
+    from kb_search.embedding.providers import short_name
     from kb_search.vectors.model import resolve_db_model
 
     try:
@@ -262,11 +263,18 @@ def model_checks(conn: Connection, choice: Any, load: Callable[[str], Any]) -> l
     name = choice.name if unbound else name
     try:
         embedder = load(name)
-    except ModelError as exc:
+        if getattr(embedder, "endpoint", None):
+            embedder.embed_query("kb doctor")  # a remote model: does its server answer?
+        dim = embedder.dim
+    except (ModelError, ConfigError) as exc:
         return [Check("model", False, str(exc))]
-    source = getattr(getattr(embedder, "info", None), "source", "in process")
+    source = getattr(embedder, "source", None) or getattr(
+        getattr(embedder, "info", None), "source", "in process"
+    )
+    if provider := getattr(embedder, "provider", None):
+        source += f"; onnxruntime {short_name(provider)}"
     bound = "not bound yet: the next `kb add` binds it, " if unbound else ""
-    return [Check("model", True, f"{name} ({bound}{embedder.dim} dims, {source})")]
+    return [Check("model", True, f"{name} ({bound}{dim} dims, {source})")]
 
 
 def reranker_check(name: str, depth: int, load: Callable[[str], Any]) -> Check:

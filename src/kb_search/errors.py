@@ -52,6 +52,10 @@ class ModelMismatch(ModelError):
     """The configured model is not the one the database was built with."""
 
 
+class EndpointError(ModelError):
+    """A remote embedding endpoint that does not answer, or answers what cannot be used."""
+
+
 class IngestError(KbError):
     """A file that cannot be ingested; the message is one line for the error log."""
 

@@ -20,7 +20,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kb_search.config import Config
-from kb_search.errors import KbError, ModelUnavailable, NotFound, SearchError, UserInputError
+from kb_search.errors import (
+    ConfigError,
+    EndpointError,
+    KbError,
+    ModelUnavailable,
+    NotFound,
+    SearchError,
+    UserInputError,
+)
 from kb_search.progress import NoProgress, Progress
 from kb_search.store import db
 
@@ -168,11 +176,26 @@ class KnowledgeBase:
         if self._embedder is not None and self._embedder.name == name:
             return self._embedder
         if not self.long_lived:
-            return load_embedder(self.config, name, one_shot=queries_only)
+            recorded = self._recorded_binding(name)
+            return load_embedder(self.config, name, one_shot=queries_only, recorded=recorded)
         with self._models_lock:  # `kb watch` syncs many times, the server searches many times
             if name not in self._models:
-                self._models[name] = load_embedder(self.config, name)
+                recorded = self._recorded_binding(name)
+                self._models[name] = load_embedder(self.config, name, recorded=recorded)
             return self._models[name]
+
+    def _recorded_binding(self, name: str) -> Any:
+        """What the DB records of model `name` (a remote model's dimension and server), None
+        when it has no record or no DB exists yet."""
+        from kb_search.store.vectors import recorded_binding
+        from kb_search.vectors.model import is_remote
+
+        if not is_remote(name) or (self._writer is None and not self.db_path.exists()):
+            return None
+        try:
+            return recorded_binding(self._writer or self.reader(), name)
+        except db.DatabaseError:
+            return None
 
     def _model_choice(self) -> Any:
         from kb_search.vectors.model import ModelChoice, configured_model
@@ -276,11 +299,14 @@ class KnowledgeBase:
         try:
             table = readable_table(conn, name)
             embedder = self.embedder_for(name, queries_only=True)
-        except (DBError, ModelUnavailable) as exc:
+        except (DBError, ModelUnavailable, ConfigError) as exc:
             return VectorLegState(None, None, str(exc))
         index = open_index(conn, table, self._index_backend(conn), note=self.warn)
         if self.long_lived:
-            embedder.embed_query("warm up")  # the first ONNX run is slow; pay it now
+            # The first ONNX run is slow; pay it now. A remote model's server that is down now
+            # may answer later: each query tries it, and says so in `legs` when it fails.
+            with contextlib.suppress(EndpointError):
+                embedder.embed_query("warm up")
         return VectorLegState(VectorSearch(embedder, index), table, None)
 
     def _index_backend(self, conn: db.Connection) -> str:
@@ -468,14 +494,18 @@ class KnowledgeBase:
 
     # ---- writing -----------------------------------------------------------------------------
 
-    def init(self, model: str | None = None, docling: bool = False) -> dict[str, Any]:
-        """Create the data dir and the DB, provision the model, bind the DB to it; `docling`
-        also fetches Docling's PDF layout models (online)."""
+    def init(
+        self, model: str | None = None, docling: bool = False, endpoint: str | None = None
+    ) -> dict[str, Any]:
+        """Create the data dir and the DB, provision the model (a remote one: probe its
+        endpoint once), bind the DB to it; `docling` also fetches Docling's PDF layout models
+        (online)."""
         from kb_search.store.inventory import stats
         from kb_search.vectors.model import bind
 
         if model:
             self.config.values["model"], self.config.sources["model"] = model, "flag"
+        self._use_endpoint(endpoint)
         conn = self.writer(create=True, adopt_empty=True)
         embedder = self._writing_embedder(conn)
         bind(conn, embedder)
@@ -713,14 +743,17 @@ class KnowledgeBase:
         progress: Progress | None = None,
         executor: str | None = None,
         ray_address: str | None = None,
+        endpoint: str | None = None,
     ) -> ReindexSummary:
-        """Embed chunks without vectors (resumable); `model` switches the DB to another. With
-        the Ray executor, batches of chunks are embedded on the cluster."""
+        """Embed chunks without vectors (resumable); `model` switches the DB to another
+        (`endpoint`: a remote model's server). With the Ray executor, batches of chunks are
+        embedded on the cluster."""
         from kb_search.store.vectors import db_model
         from kb_search.vectors.model import canonical
         from kb_search.vectors.reindex import BATCH, reindex
 
         progress = progress or NoProgress()
+        self._use_endpoint(endpoint)
         conn = self.writer()
         if model:
             name = canonical(model)
@@ -735,7 +768,9 @@ class KnowledgeBase:
                 # several batches for every actor at once
                 embedder, batch = remote, BATCH * 4 * remote.parallel
             else:
-                embedder, batch = self.embedder_for(name), BATCH
+                embedder = self.embedder_for(name)
+                # a remote model: one round of concurrent requests per commit
+                batch = getattr(embedder, "round_size", BATCH)
             return reindex(
                 conn,
                 embedder,
@@ -744,6 +779,12 @@ class KnowledgeBase:
                 on_batch=lambda n: progress.advance(n, chunks=n),
                 batch=batch,
             )
+
+    def _use_endpoint(self, endpoint: str | None) -> None:
+        """A remote model's server given on the command line (recorded when the DB binds)."""
+        if endpoint:
+            self.config.values["embedding.endpoint"] = endpoint
+            self.config.sources["embedding.endpoint"] = "flag"
 
     @contextlib.contextmanager
     def _ray_embedder(self, name: str, address: str | None) -> Iterator[Any]:

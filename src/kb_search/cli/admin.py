@@ -12,11 +12,20 @@ from kb_search.sanitize import printable
 
 
 @click.command()
-@click.option("--model", help="Embedding model (default: all-MiniLM-L6-v2).")
+@click.option(
+    "--model",
+    help="Embedding model (default: all-MiniLM-L6-v2); openai:NAME or ollama:NAME for one"
+    " served over HTTP (docs/models.md).",
+)
+@click.option(
+    "--endpoint", metavar="URL", help="The server of an openai:/ollama: model (recorded in the DB)."
+)
 @click.option("--docling", is_flag=True, help="Also fetch Docling's PDF layout models (online).")
 @click.option("--format", "fmt", type=FORMATS)
 @common_options
-def init(app: App, model: str | None, docling: bool, fmt: str | None) -> None:
+def init(
+    app: App, model: str | None, endpoint: str | None, docling: bool, fmt: str | None
+) -> None:
     """Create the data directory and the database, and provision the embedding model
     (offline from the installed model package; converted to ONNX once). Also upgrades an
     existing database to this kb's schema.
@@ -25,8 +34,10 @@ def init(app: App, model: str | None, docling: bool, fmt: str | None) -> None:
     Examples:
       kb init
       kb --data-dir ~/work-kb init
+      kb init --model ollama:nomic-embed-text
+      kb init --model openai:text-embedding-3-small --endpoint https://api.example.com/v1
     """
-    info = app.kb().init(model, docling=docling)
+    info = app.kb().init(model, endpoint=endpoint, docling=docling)
     app.emit(
         info,
         fmt,
@@ -381,7 +392,7 @@ def version(app: App, fmt: str | None) -> None:
     """kb's version, Python's, and the SQLite/sqlite-vec/onnxruntime it runs on."""
     from kb_search.diagnostics import versions
 
-    info = versions()
+    info = versions(app.config["embedding.provider"])
     app.emit(info, fmt, lambda: "\n".join(f"{k}: {v}" for k, v in info.items()))
 
 

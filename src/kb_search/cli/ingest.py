@@ -198,6 +198,9 @@ def remove(app: App, refs, fmt: str | None) -> None:
 
 @click.command()
 @click.option("--model", help="Switch to this embedding model (re-embeds everything).")
+@click.option(
+    "--endpoint", metavar="URL", help="Server of an openai:NAME / ollama:NAME model."
+)
 @click.option("--full", is_flag=True, help="Re-embed every chunk, not only missing vectors.")
 @executor_options
 @click.option("--format", "fmt", type=FORMATS)
@@ -205,6 +208,7 @@ def remove(app: App, refs, fmt: str | None) -> None:
 def reindex(
     app: App,
     model: str | None,
+    endpoint: str | None,
     full: bool,
     executor: str | None,
     ray_address: str | None,
@@ -216,10 +220,17 @@ def reindex(
     Examples:
       kb reindex
       kb reindex --model sentence-transformers/all-MiniLM-L12-v2
+      kb reindex --model ollama:nomic-embed-text
+      kb reindex --model openai:bge-m3 --endpoint http://localhost:8080/v1
     """
     with app.progress("Embedding") as progress:
         summary = app.kb().reindex(
-            model, full=full, progress=progress, executor=executor, ray_address=ray_address
+            model,
+            full=full,
+            progress=progress,
+            executor=executor,
+            ray_address=ray_address,
+            endpoint=endpoint,
         )
     app.emit(summary.to_dict(), fmt, summary.line)
 

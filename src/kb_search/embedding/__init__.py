@@ -50,9 +50,28 @@ def load_embedder(
     *,
     threads: int | None = None,
     prepack: bool = True,
+    provider: str = "auto",
 ) -> Embedder:
-    """Provision (or reuse) a model and return an Embedder for it."""
+    """Provision (or reuse) a model and return an Embedder for it, run by onnxruntime's
+    `provider` ("auto": the best this machine has; see providers.py)."""
     from kb_search.embedding.embedder import Embedder
     from kb_search.embedding.provision import provision_model
 
-    return Embedder(provision_model(name, cache_dir, source), threads=threads, prepack=prepack)
+    info = provision_model(name, cache_dir, source)
+    return Embedder(info, threads=threads, prepack=prepack, provider=provider)
+
+
+# Models behind an HTTP endpoint (remote.py): `openai:NAME` (the OpenAI embeddings API, which
+# most servers speak) and `ollama:NAME` (Ollama's native /api/embed).
+REMOTE_SCHEMES = ("openai", "ollama")
+
+
+def is_remote(name: str) -> bool:
+    scheme, sep, model = name.partition(":")
+    return bool(sep and model) and scheme in REMOTE_SCHEMES
+
+
+def split_remote(name: str) -> tuple[str, str]:
+    """`openai:text-embedding-3-small` -> ("openai", "text-embedding-3-small")."""
+    scheme, _, model = name.partition(":")
+    return scheme, model

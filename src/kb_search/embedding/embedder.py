@@ -34,15 +34,31 @@ class Embedder:
     """Embeds passages and queries with a model provisioned by `provision_model`."""
 
     def __init__(
-        self, model: ModelInfo | Path | str, *, threads: int | None = None, prepack: bool = True
+        self,
+        model: ModelInfo | Path | str,
+        *,
+        threads: int | None = None,
+        prepack: bool = True,
+        provider: str = "auto",
     ) -> None:
         """`model` is a provisioned directory or the ModelInfo that provision_model returned.
 
         `prepack=False` skips onnxruntime's weight prepacking: ~60 ms faster to load, ~2x
         slower per batch — right for a process that embeds one query and exits.
+        `provider`: "auto" (the best onnxruntime provider here), or one to force (providers.py).
         """
+        from kb_search.embedding.providers import (
+            available_providers,
+            choose_provider,
+            session_providers,
+        )
+
         self.info = model if isinstance(model, ModelInfo) else ModelInfo.load(Path(model))
-        self._session = make_session(self.info.onnx_path, threads or default_threads(), prepack)
+        chosen = choose_provider(provider, available_providers())
+        self._session = make_session(
+            self.info.onnx_path, threads or default_threads(), prepack, session_providers(chosen)
+        )
+        self.provider = self._session.get_providers()[0]
         self._input_names = {i.name for i in self._session.get_inputs()}
         outputs = [o.name for o in self._session.get_outputs()]
         self._output = "last_hidden_state" if "last_hidden_state" in outputs else outputs[0]
@@ -152,7 +168,10 @@ def graph_inputs(feed: dict[str, np.ndarray], names: set[str]) -> dict[str, np.n
     return {k: v for k, v in feed.items() if k in names}
 
 
-def make_session(path: Path, threads: int, prepack: bool = True) -> InferenceSession:
+def make_session(
+    path: Path, threads: int, prepack: bool = True, providers: list[str] | None = None
+) -> InferenceSession:
+    """A session on `providers` (default: the CPU)."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
@@ -165,7 +184,9 @@ def make_session(path: Path, threads: int, prepack: bool = True) -> InferenceSes
     # Spinning workers burn CPU between runs; on a shared laptop/server that costs more than the
     # microseconds it saves (measured: no throughput loss at 1-2 threads).
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    return ort.InferenceSession(
+        str(path), options, providers=providers or ["CPUExecutionProvider"]
+    )
 
 
 def _load_tokenizer(path: Path, max_tokens: int | None) -> Tokenizer:

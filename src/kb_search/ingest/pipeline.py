@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from kb_search.errors import EndpointError
 from kb_search.formats.reader import open_user_file, read_user_file
 from kb_search.ingest.executor import AddOptions, Candidate, Executor, LocalExecutor, VectorSource
 from kb_search.ingest.walk import IGNORE_FILE, Found, IgnoreRules, WalkError, rel_path_for, walk
@@ -279,7 +280,14 @@ class BatchWriter:
         tracker = _FlushProgress(self.progress, batch)
         if self.vectors is not None:
             docs = [p.parsed for p in batch]
-            vectors = self.vectors.vectors_for(self.conn, docs, tracker.embedded)
+            try:
+                vectors = self.vectors.vectors_for(self.conn, docs, tracker.embedded)
+            except EndpointError as exc:
+                # Nothing of this batch is written; every document before it is, whole.
+                raise EndpointError(
+                    f"{exc} (documents written before this batch are kept: run the same"
+                    " command again to go on)"
+                ) from exc
         else:
             vectors = [None] * len(batch)
         for item, vecs in zip(batch, vectors):

@@ -113,11 +113,41 @@ def db_model(conn: Connection) -> str | None:
     return get_meta(conn, "model_name")
 
 
-def set_db_model(conn: Connection, name: str, dim: int, max_tokens: int) -> None:
-    """Record the model this DB's vectors come from (call inside a write transaction)."""
+def set_db_model(
+    conn: Connection, name: str, dim: int, max_tokens: int, endpoint: str | None = None
+) -> None:
+    """Record the model this DB's vectors come from, and for a remote model the server that
+    computes them (never its API key); call inside a write transaction."""
     set_meta(conn, "model_name", name)
     set_meta(conn, "embedding_dim", str(dim))
     set_meta(conn, "model_max_tokens", str(max_tokens))
+    set_meta(conn, "model_endpoint", endpoint or "")
+
+
+def set_db_endpoint(conn: Connection, endpoint: str) -> None:
+    """The bound remote model's server moved (`kb init --endpoint`); inside a transaction."""
+    set_meta(conn, "model_endpoint", endpoint)
+
+
+@dataclass(frozen=True)
+class Binding:
+    """What the DB records of one model: its vector length, input limit, server."""
+
+    dim: int
+    max_tokens: int | None
+    endpoint: str | None
+
+
+def recorded_binding(conn: Connection, model: str) -> Binding | None:
+    """The DB's record of `model` (the bound model's meta rows, else its vector table's
+    dimension); None when the DB knows nothing of it."""
+    if db_model(conn) == model:
+        dim, tokens = get_meta(conn, "embedding_dim"), get_meta(conn, "model_max_tokens")
+        if dim:
+            endpoint = get_meta(conn, "model_endpoint") or None
+            return Binding(int(dim), int(tokens) if tokens else None, endpoint)
+    table = table_for(conn, model)
+    return Binding(table.dim, None, None) if table else None
 
 
 # ---- rows ----------------------------------------------------------------------------------

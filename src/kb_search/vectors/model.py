@@ -3,16 +3,18 @@ binding a DB to it, and the doctor's model and vector checks."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from kb_search.config import Config
-from kb_search.errors import DBError, ModelMismatch, ModelUnavailable
+from kb_search.embedding import is_remote
+from kb_search.errors import ConfigError, DBError, ModelMismatch, ModelUnavailable
 from kb_search.store import db
 from kb_search.store import vectors as tables
-from kb_search.store.vectors import VectorTable
+from kb_search.store.vectors import Binding, VectorTable
 
 if TYPE_CHECKING:
     import numpy as np  # annotations only: a no-op `kb sync` never imports numpy
@@ -49,7 +51,10 @@ def register_embedder(name: str, factory: Callable[[], TextEmbedder]) -> None:
 
 
 def tokenizer_path(embedder: TextEmbedder) -> str | None:
-    """The model's tokenizer.json, which parser workers use to size chunks exactly."""
+    """The model's tokenizer.json, which parser workers use to size chunks exactly (a remote
+    model's: the one its chunks are sized with, see `sizing_tokenizer`)."""
+    if sizing := getattr(embedder, "sizing_tokenizer", None):
+        return sizing
     info = getattr(embedder, "info", None)
     path = getattr(info, "tokenizer_path", None)
     return str(path) if path else None
@@ -60,6 +65,8 @@ def provisioned_tokenizer(config: Config, name: str) -> tuple[bool, str | None]:
     not provisioned yet, so only loading it can tell."""
     if name in _REGISTERED:
         return True, tokenizer_path(_REGISTERED[name]())
+    if is_remote(name):
+        return True, sizing_tokenizer(config)
     from kb_search.embedding.provision import canonical_name, safe_name
 
     path = model_cache_dir(config) / safe_name(canonical_name(name)) / "tokenizer.json"
@@ -75,7 +82,7 @@ class ModelChoice:
 def canonical(name: str) -> str:
     from kb_search.embedding.provision import canonical_name
 
-    return canonical_name(name)
+    return name if is_remote(name) else canonical_name(name)
 
 
 def configured_model(config: Config, override: str | None = None) -> ModelChoice:
@@ -89,20 +96,33 @@ def model_cache_dir(config: Config) -> Path:
     return Path(cache).expanduser() if cache else config.data_dir / "models"
 
 
-def load_embedder(config: Config, name: str, one_shot: bool = False) -> TextEmbedder:
-    """Provision (converting to ONNX once, cached under the data dir) and load a model.
+def load_embedder(
+    config: Config, name: str, one_shot: bool = False, recorded: Binding | None = None
+) -> TextEmbedder:
+    """Provision (converting to ONNX once, cached under the data dir) and load a model; a
+    remote one (`openai:`/`ollama:`) is a client of its endpoint, `recorded` what the DB
+    knows of it (its dimension, its server).
 
     `one_shot`: the process embeds a query or two and exits (CLI search): load fast."""
     if name in _REGISTERED:
         return _REGISTERED[name]()
+    if is_remote(name):
+        return remote_embedder(config, name, recorded)
     from kb_search.embedding import ModelNotAvailableError
     from kb_search.embedding import load_embedder as load
+    from kb_search.embedding.providers import ProviderUnavailable
 
     source = config["model_source"]
     try:
         embedder = load(
-            name, model_cache_dir(config), Path(source) if source else None, prepack=not one_shot
+            name,
+            model_cache_dir(config),
+            Path(source) if source else None,
+            prepack=not one_shot,
+            provider=config["embedding.provider"],
         )
+    except ProviderUnavailable as exc:
+        raise ConfigError(str(exc)) from None
     except ModelNotAvailableError as exc:
         raise ModelUnavailable(str(exc).splitlines()[0]) from exc
     prefix_q, prefix_p = config["query_prefix"], config["passage_prefix"]
@@ -115,11 +135,69 @@ def load_embedder(config: Config, name: str, one_shot: bool = False) -> TextEmbe
     return embedder
 
 
+def sizing_tokenizer(config: Config) -> str | None:
+    """What a remote model's chunks are sized with: its own tokenizer is the server's, so the
+    default model's WordPiece (provisioned, or in its installed package) stands in, which keeps
+    chunks as a local MiniLM index cuts them; None (a character estimate) without either."""
+    from kb_search.embedding.provision import DEFAULT_MODEL, installed_model_dir, safe_name
+
+    cached = model_cache_dir(config) / safe_name(DEFAULT_MODEL) / "tokenizer.json"
+    if cached.is_file():
+        return str(cached)
+    package = installed_model_dir(DEFAULT_MODEL)
+    found = package / "tokenizer.json" if package is not None else None
+    return str(found) if found is not None and found.is_file() else None
+
+
+def remote_embedder(config: Config, name: str, recorded: Binding | None) -> TextEmbedder:
+    """The client of a remote model's endpoint: the configured server, else the one the DB
+    was built with. Nothing is sent until a text must be embedded."""
+    from kb_search.embedding.remote import RemoteEmbedder, RemoteSettings, endpoint_for
+
+    endpoint = endpoint_for(name, config["embedding.endpoint"], recorded and recorded.endpoint)
+    settings = RemoteSettings(
+        endpoint=endpoint,
+        api_key=config["embedding.api_key"],
+        batch_size=config["embedding.batch_size"],
+        concurrency=config["embedding.concurrency"],
+        timeout_s=config["embedding.timeout_s"],
+        retries=config["embedding.retries"],
+        query_prefix=config["query_prefix"],
+        passage_prefix=config["passage_prefix"],
+    )
+    dim = recorded.dim if recorded else None
+    sizing = sizing_tokenizer(config)
+    return RemoteEmbedder(
+        name,
+        settings,
+        dim,
+        recorded.max_tokens if recorded else None,
+        sizing_tokenizer=sizing,
+        count=lambda text: _sizing_counter(sizing)(text),
+    )
+
+
+@functools.lru_cache(maxsize=4)
+def _sizing_counter(path: str | None) -> Callable[[str], int]:
+    """Word pieces as the chunker counts them: with the tokenizer at `path` (loaded on first
+    use, without its truncation), else the chunker's estimate."""
+    if path is None:
+        from kb_search.chunking.tokens import count_tokens
+
+        return count_tokens
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(path)
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    return lambda text: len(tokenizer.encode(text, add_special_tokens=False).ids)
+
+
 def provisioned_info(config: Config, name: str) -> ModelInfo | None:
     """The provisioned model's directory and settings (converting it once), with the configured
     prefixes, without loading it: what a remote executor ships to its workers. None for a
     model made in process (registered), which only this process can run."""
-    if name in _REGISTERED:
+    if name in _REGISTERED or is_remote(name):
         return None
     from kb_search.embedding import ModelNotAvailableError
     from kb_search.embedding.provision import provision_model
@@ -165,17 +243,29 @@ def readable_table(conn: db.Connection, name: str) -> VectorTable:
 def bind(conn: db.Connection, embedder: TextEmbedder) -> VectorTable:
     """Make sure the embedder's vector table exists; bind an unbound DB to the model."""
     table = tables.ensure_table(conn, embedder.name, embedder.dim)
-    if tables.db_model(conn) is None:
+    bound = tables.db_model(conn)
+    endpoint = endpoint_of(embedder)
+    if bound is None:
         with db.transaction(conn):
-            tables.set_db_model(conn, embedder.name, embedder.dim, embedder.max_tokens)
+            tables.set_db_model(conn, embedder.name, embedder.dim, embedder.max_tokens, endpoint)
+    elif bound == embedder.name and endpoint:
+        with db.transaction(conn):  # the server may have moved (`kb init --endpoint`)
+            tables.set_db_endpoint(conn, endpoint)
     return table
 
 
 def switch_model(conn: db.Connection, embedder: TextEmbedder) -> str | None:
     """Point the DB at the embedder's model (inside a write transaction); the previous one."""
     previous = tables.db_model(conn)
-    tables.set_db_model(conn, embedder.name, embedder.dim, embedder.max_tokens)
+    tables.set_db_model(
+        conn, embedder.name, embedder.dim, embedder.max_tokens, endpoint_of(embedder)
+    )
     return previous
+
+
+def endpoint_of(embedder: TextEmbedder) -> str | None:
+    """A remote model's server (recorded in the DB binding); None for a local model."""
+    return getattr(embedder, "endpoint", None)
 
 
 def vector_sync_detail(conn: db.Connection, name: str) -> tuple[bool, str]:

@@ -1,0 +1,160 @@
+"""A real embedding server for the tests and the benchmark: the bundled MiniLM, run by kb's own
+local Embedder, behind the OpenAI embeddings API (/v1/embeddings, /v1/models) and Ollama's
+(/api/embed, /api/show), with faults the caller turns on over HTTP.
+
+    python tests/embedding_server.py MODEL_CACHE [THREADS]   # prints "PORT <n>" once it listens
+
+POST /_fault {"mode": "429"|"500"|"slow"|"drop"|"dim"|"ok", "count": N (-1: for ever),
+"after": N (healthy embedding requests first), "retry_after": s, "delay": s, "dim": d}
+GET /_stats: requests, inputs, the most requests in flight at once (since the last /_fault),
+Authorization headers seen.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from kb_search.embedding import DEFAULT_MODEL, load_embedder
+
+CONTEXT_LENGTH = 256
+
+
+class State:
+    def __init__(self, cache: Path, threads: int) -> None:
+        self.embedder = load_embedder(DEFAULT_MODEL, cache, threads=threads, provider="cpu")
+        self.lock = threading.Lock()
+        self.fault: dict = {"mode": "ok"}
+        self.requests = 0
+        self.inputs = 0
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.auth: set[str] = set()
+        self.times: list[float] = []
+
+    def next_fault(self) -> dict:
+        """The fault this embedding request gets ({} when none), counting it down."""
+        with self.lock:
+            self.requests += 1
+            self.times.append(time.time())
+            fault = self.fault
+            if fault.get("mode", "ok") == "ok":
+                return {}
+            if fault.get("after", 0) > 0:
+                fault["after"] -= 1
+                return {}
+            if fault.get("count", -1) == 0:
+                return {}
+            if fault.get("count", -1) > 0:
+                fault["count"] -= 1
+            return dict(fault)
+
+
+class Handler(BaseHTTPRequestHandler):
+    state: State
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args) -> None:  # quiet
+        pass
+
+    def _json(self, status: int, payload: object, headers: dict | None = None) -> None:
+        body = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _body(self) -> dict:
+        length = int(self.headers.get("Content-Length") or 0)
+        return json.loads(self.rfile.read(length) or b"{}")
+
+    def do_GET(self) -> None:
+        state = self.state
+        if self.path == "/_stats":
+            with state.lock:
+                self._json(
+                    200,
+                    {
+                        "requests": state.requests,
+                        "inputs": state.inputs,
+                        "max_in_flight": state.max_in_flight,
+                        "auth": sorted(state.auth),
+                        "times": state.times,
+                    },
+                )
+        elif self.path == "/v1/models":
+            self._json(200, {"data": [{"id": "minilm", "max_model_len": CONTEXT_LENGTH}]})
+        else:
+            self._json(404, {"error": "not found"})
+
+    def do_POST(self) -> None:
+        body = self._body()
+        if self.path == "/_fault":
+            with self.state.lock:
+                self.state.fault = body
+                self.state.max_in_flight = 0
+            self._json(200, {"ok": True})
+        elif self.path == "/api/show":
+            self._json(200, {"model_info": {"bert.context_length": CONTEXT_LENGTH}})
+        elif self.path in ("/v1/embeddings", "/api/embed"):
+            self._embed(body, ollama=self.path == "/api/embed")
+        else:
+            self._json(404, {"error": f"no route {self.path}"})
+
+    def _embed(self, body: dict, ollama: bool) -> None:
+        state = self.state
+        if auth := self.headers.get("Authorization"):
+            with state.lock:
+                state.auth.add(auth)
+        fault = state.next_fault()
+        mode = fault.get("mode")
+        if mode == "drop":  # the connection dies with no answer
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        if mode == "429":
+            self._json(429, {"error": "slow down"}, {"Retry-After": str(fault["retry_after"])})
+            return
+        if mode == "500":
+            self._json(500, {"error": "boom"})
+            return
+        texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        with state.lock:
+            state.in_flight += 1
+            state.inputs += len(texts)
+            state.max_in_flight = max(state.max_in_flight, state.in_flight)
+        try:
+            if mode == "slow":
+                time.sleep(fault["delay"])
+            vectors = state.embedder.embed_passages(texts).tolist()
+        finally:
+            with state.lock:
+                state.in_flight -= 1
+        if mode == "dim":
+            vectors = [v[: fault["dim"]] for v in vectors]
+        if ollama:
+            self._json(200, {"model": body["model"], "embeddings": vectors})
+        else:
+            data = [{"index": i, "embedding": v} for i, v in enumerate(vectors)]
+            self._json(200, {"object": "list", "data": data, "model": body["model"]})
+
+
+def main() -> None:
+    threads = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+    Handler.state = State(Path(sys.argv[1]), threads)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    print(f"PORT {server.server_address[1]}", flush=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
