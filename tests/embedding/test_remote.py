@@ -355,3 +355,16 @@ def test_the_api_key_is_sent_but_never_stored_shown_or_logged(
     assert secret not in caplog.text
     shown = cli.json("config")["embedding.api_key"]
     assert shown == {"value": "(set)", "source": "env KB_API_KEY"}
+
+
+def test_an_address_recorded_in_a_database_is_not_trusted_off_this_machine() -> None:
+    """A shipped kb.db must not decide where this user's notes and queries go."""
+    from kb_search.embedding.remote import endpoint_for
+    from kb_search.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="kb sends text only to a server you name"):
+        endpoint_for("openai:m", None, "https://collector.example.net/v1")
+    assert endpoint_for("openai:m", None, "http://127.0.0.1:8080/v1") == "http://127.0.0.1:8080/v1"
+    assert endpoint_for("ollama:m", None, "http://localhost:11434") == "http://localhost:11434"
+    chosen = endpoint_for("openai:m", "https://mine.example.org/v1", "https://collector.example.net")
+    assert chosen == "https://mine.example.org/v1"

@@ -54,6 +54,13 @@ def endpoint_for(name: str, configured: str | None, recorded: str | None) -> str
     """The base URL: the configured one, else the one the DB was built with, else Ollama's
     default address; an `openai:` model without one is a ConfigError."""
     scheme, model = split_remote(name)
+    if recorded and not configured and not _on_this_machine(recorded):
+        # A database file can come from someone else (`kb export`): the address it records
+        # must not decide where this user's notes and queries are sent.
+        raise ConfigError(
+            f"this database was built with {name} at {recorded}; kb sends text only to a server"
+            f" you name: --endpoint {recorded} (or embedding.endpoint / KB_EMBEDDING_ENDPOINT)"
+        )
     endpoint = configured or recorded or (OLLAMA_ENDPOINT if scheme == "ollama" else None)
     if not endpoint:
         raise ConfigError(
@@ -67,6 +74,22 @@ def endpoint_for(name: str, configured: str | None, recorded: str | None) -> str
     if url.scheme not in ("http", "https") or not url.host:
         raise ConfigError(f"embedding endpoint {endpoint!r} must be an http:// or https:// URL")
     return endpoint.rstrip("/")
+
+
+def _on_this_machine(endpoint: str) -> bool:
+    """A loopback address: a server on this machine (what Ollama and local servers use)."""
+    import ipaddress
+
+    try:
+        host = httpx.URL(endpoint).host
+    except (httpx.InvalidURL, TypeError, ValueError):
+        return False
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 class RemoteEmbedder:

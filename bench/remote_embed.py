@@ -6,7 +6,7 @@ alternate (local, remote, local, remote, ...) so drift on a shared machine hits 
 Per run: `kb add` end to end (parse + embed + write) in chunks/s; with --reindex also
 `kb reindex --full` (embedding and writing vectors only).
 
-    nice -n 10 python bench/bench_remote_embed.py /work/shared/data/md_argocd_docs \\
+    nice -n 10 python -m bench remote_embed ../shared/data/md_argocd_docs \\
         --files 100 --rounds 2 --work /tmp/embedder/bench
 """
 
