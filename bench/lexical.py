@@ -19,7 +19,8 @@ from pathlib import Path
 
 from bench import harness
 from kb_search.evaluate import percentile
-from kb_search.ingest.pipeline import AddOptions, add_paths
+from kb_search.ingest.executor import AddOptions
+from kb_search.ingest.pipeline import add_paths
 from kb_search.search.pipeline import SearchOptions, search
 from kb_search.store import db
 

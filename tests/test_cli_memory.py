@@ -36,9 +36,9 @@ def loads(monkeypatch):
     names: list[str] = []
     real = model.load_embedder
 
-    def counting(config, name, one_shot=False):
+    def counting(config, name, *args, **kwargs):
         names.append(name)
-        return real(config, name, one_shot)
+        return real(config, name, *args, **kwargs)
 
     monkeypatch.setattr(model, "load_embedder", counting)
     return names

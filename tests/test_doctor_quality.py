@@ -85,7 +85,7 @@ def test_a_table_of_figures_is_not_junk(conn):
 
 def test_junk_the_current_chunker_made_is_a_warning_with_advice(conn):
     """A fresh index never fails doctor: re-adding would make the same pieces."""
-    from kb_search.ingest.pipeline import CHUNKER_VERSION
+    from kb_search.ingest.changes import CHUNKER_VERSION
 
     header = f"# Sync Phases and Waves\n\n| Hook | Description |\n{SEPARATOR}\n"
     chunks = [ParsedChunk(text=header + f"| {c}", line_start=12, line_end=12) for c in "abc"]

@@ -10,8 +10,7 @@ import numpy as np
 
 from kb_search.config import load_config
 from kb_search.embedding.provision import ModelInfo
-from kb_search.ingest.executor import LocalExecutor
-from kb_search.ingest.pipeline import AddOptions
+from kb_search.ingest.executor import AddOptions, LocalExecutor
 from kb_search.ingest.ray_executor import RayExecutor, ShippedModel, embed_new
 from kb_search.parsed import ParsedChunk, ParsedDocument
 from kb_search.store.documents import DocumentRecord, content_hash, embedding_text, write_document

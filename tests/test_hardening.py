@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from kb_search.cli import cli
 from kb_search.config import load_config
 from kb_search.errors import DBError, SearchError, UserInputError
-from kb_search.ingest.pipeline import ErrorLog, Failure
+from kb_search.ingest.summary import ErrorLog, Failure
 from kb_search.knowledge_base import KnowledgeBase
 from kb_search.sanitize import log_field, parse_id, path_text
 from kb_search.store import db

@@ -66,7 +66,7 @@ def test_rebuild_fts(conn):
 
 def test_lone_surrogates_are_scrubbed_and_a_bad_write_does_not_stop_the_batch(conn):
     from kb_search.formats.reader import scrub_document
-    from kb_search.ingest.pipeline import BatchWriter
+    from kb_search.ingest.batch_writer import BatchWriter
 
     bad = doc("broken \udc80 text", title="t\ud800")
     assert scrub_document(doc("broken \udc80 text")).chunks[0].text == "broken \ufffd text"

@@ -170,7 +170,7 @@ def _chunk_quality(conn: Connection) -> str:
 
     Junk an older chunker left fails (adding the files again re-chunks them); what this
     chunker made is a warning: re-adding would make the same pieces."""
-    from kb_search.ingest.pipeline import CHUNKER_VERSION
+    from kb_search.ingest.changes import CHUNKER_VERSION
 
     current = f"v{CHUNKER_VERSION}:"
     old = _junk(conn, current, False)

@@ -34,8 +34,9 @@ from kb_search.store import db
 
 if TYPE_CHECKING:
     from kb_search.doctor import Check
-    from kb_search.ingest.executor import Executor
-    from kb_search.ingest.pipeline import AddOptions, AddSummary, LazyVectors
+    from kb_search.ingest.batch_writer import LazyVectors
+    from kb_search.ingest.executor import AddOptions, Executor
+    from kb_search.ingest.summary import AddSummary
     from kb_search.ingest.sync import SyncSummary
     from kb_search.ingest.watch import WatchBatch, WatchPlan, WatchThread
     from kb_search.search.pipeline import SearchOptions
@@ -216,7 +217,7 @@ class KnowledgeBase:
         """What new chunks are embedded with, loaded only when a chunk must be embedded. The
         model's tokenizer (it sizes chunks, and unchanged files are recognised by it) is
         found without loading the model when the model is already provisioned."""
-        from kb_search.ingest.pipeline import LazyVectors
+        from kb_search.ingest.batch_writer import LazyVectors
         from kb_search.vectors.model import provisioned_tokenizer, resolve_db_model, tokenizer_path
 
         choice = self._model_choice()
@@ -525,7 +526,7 @@ class KnowledgeBase:
     ) -> AddOptions:
         """The ingestion options every writing command uses (`add`, `sync`, the git hook);
         `executor`/`ray_address` override the configured ones."""
-        from kb_search.ingest.pipeline import AddOptions
+        from kb_search.ingest.executor import AddOptions
 
         return AddOptions(
             executor=executor or self.config["ingestion.executor"],
@@ -608,7 +609,7 @@ class KnowledgeBase:
     ) -> Any:
         """What `add` and `sync` share: the error log, the lazily loaded model, the executor,
         and the notes their summary gets afterwards."""
-        from kb_search.ingest.pipeline import ErrorLog
+        from kb_search.ingest.summary import ErrorLog
 
         log = ErrorLog(self.error_log)
         vectors = self._lazy_vectors(conn, options)
@@ -664,7 +665,7 @@ class KnowledgeBase:
         nothing. Refs that match nothing are reported, not fatal, unless none matched. A file
         under a root that stays is remembered as removed: `kb sync` leaves it out until it is
         added by name."""
-        from kb_search.ingest.pipeline import deepest_root
+        from kb_search.ingest.roots import deepest_root
         from kb_search.store.db import transaction
         from kb_search.store.documents import delete_document
         from kb_search.store.roots import Removal, forget_roots, load_roots

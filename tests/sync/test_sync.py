@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kb_search.ingest.pipeline import AddOptions
+from kb_search.ingest.executor import AddOptions
 from kb_search.ingest.sync import sync
 from kb_search.store import db
 
@@ -213,7 +213,7 @@ def test_sync_honours_kbignore_for_explicit_paths(kb, environment, tmp_path, giv
 
 
 def test_sync_of_a_path_that_is_neither_on_disk_nor_indexed_is_an_error(tmp_path):
-    from kb_search.ingest.pipeline import AddOptions
+    from kb_search.ingest.executor import AddOptions
     from kb_search.ingest.sync import SyncError, sync
     from kb_search.store import db as kbdb
 

@@ -235,7 +235,7 @@ def test_ignored_files_and_its_own_writes_start_no_batch(tmp_path: Path, notes: 
 
 
 def test_files_gone_before_the_read_are_not_failures(tmp_path: Path):
-    from kb_search.ingest.pipeline import Failure
+    from kb_search.ingest.summary import Failure
     from kb_search.ingest.sync import SyncSummary
     from kb_search.ingest.watch import _without_vanished
 

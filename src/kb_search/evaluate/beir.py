@@ -13,7 +13,9 @@ from typing import Any
 
 from kb_search.errors import EvalError
 from kb_search.evaluate.metrics import mrr_at, ndcg_at, percentile, recall_at
-from kb_search.ingest.pipeline import CHUNKER_VERSION, BatchWriter, VectorSource
+from kb_search.ingest.batch_writer import BatchWriter
+from kb_search.ingest.changes import CHUNKER_VERSION
+from kb_search.ingest.executor import VectorSource
 from kb_search.parsed import ChunkSettings
 from kb_search.search.legs import VectorLeg
 from kb_search.search.pipeline import SearchOptions, search

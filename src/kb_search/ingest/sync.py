@@ -21,18 +21,16 @@ from typing import TYPE_CHECKING
 
 from kb_search.errors import SyncError  # noqa: F401 - re-exported
 from kb_search.formats.reader import read_user_file
-from kb_search.ingest.pipeline import (
-    AddOptions,
+from kb_search.ingest.executor import AddOptions, VectorSource
+from kb_search.ingest.pipeline import ingest_files
+from kb_search.ingest.roots import deepest_root, root_change
+from kb_search.ingest.summary import (
     AddSummary,
     ErrorLog,
     Failure,
-    VectorSource,
-    _dropped_parts,
-    _failed_part,
-    _left_out_parts,
-    deepest_root,
-    ingest_files,
-    root_change,
+    dropped_parts,
+    failed_part,
+    left_out_parts,
 )
 from kb_search.ingest.walk import Found, IgnoreRules, WalkError, rel_path_for, walk_tree
 from kb_search.progress import NoProgress, Progress
@@ -103,9 +101,9 @@ class SyncSummary:
         parts = [
             f"Synced: {self.added} added, {self.updated} updated, {self.renamed} renamed, "
             f"{self.deleted} deleted, {self.unchanged} unchanged",
-            _failed_part(self.failed, show),
-            *_left_out_parts(self.known_failures, self.removed, "`kb sync --retry-failed`"),
-            *_dropped_parts(self.dropped),
+            failed_part(self.failed, show),
+            *left_out_parts(self.known_failures, self.removed, "`kb sync --retry-failed`"),
+            *dropped_parts(self.dropped),
         ]
         if self.missing_roots:
             first = show(self.missing_roots[0])
@@ -350,7 +348,7 @@ def sync(
 ) -> SyncSummary:
     """Rescan `paths` (files or directories under added roots), or every remembered root.
 
-    Pass a `pipeline.LazyVectors` as `vectors` so that a sync with nothing to embed never
+    Pass a `batch_writer.LazyVectors` as `vectors` so that a sync with nothing to embed never
     loads the embedding model.
     """
     started = time.perf_counter()

@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kb_search.errors import KbError, SyncError, UserInputError
-from kb_search.ingest.pipeline import Failure, deepest_root, root_change
+from kb_search.ingest.roots import deepest_root, root_change
+from kb_search.ingest.summary import Failure
 from kb_search.ingest.sync import SyncSummary, unfollowed_part
 from kb_search.ingest.walk import IGNORE_FILE, IgnoreRules
 from kb_search.sanitize import path_text

@@ -50,7 +50,7 @@ class DocumentRecord:
     content_hash: str
     size: int = 0
     mtime: float = 0.0
-    chunking: str = ""  # see ingest.pipeline.chunking_fingerprint
+    chunking: str = ""  # see ingest.changes.chunking_fingerprint
 
 
 def _fts_delete(conn: Connection, document_id: int) -> None:

@@ -1,0 +1,144 @@
+"""Whether a file must be read again: size and mtime, then content hash, the chunking
+fingerprint, and what earlier runs remembered of it."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from kb_search.formats.reader import open_user_file, read_user_file
+from kb_search.ingest.executor import AddOptions, Candidate
+from kb_search.ingest.walk import Found, rel_path_for
+from kb_search.parsed import IngestError
+from kb_search.progress import PDF_PAGE_WORK
+from kb_search.sanitize import path_text
+from kb_search.store.db import Connection
+from kb_search.store.documents import (
+    DocumentRecord,
+    content_hash,
+    touch_document,
+)
+from kb_search.store.inventory import document_state
+from kb_search.store.skipped import (
+    REMOVED,
+    Skipped,
+    touch_skipped,
+)
+
+UNCHANGED, KNOWN_FAILURE, LEFT_OUT = "unchanged", "known failure", "removed"
+CHUNKER_VERSION = 3  # bump when an ingester changes how it splits documents
+
+
+def chunking_fingerprint(options: AddOptions) -> str:
+    counter = "model" if options.tokenizer_path else "heuristic"
+    s = options.settings
+    return f"v{CHUNKER_VERSION}:{s.max_tokens}:{s.min_tokens}:{counter}"
+
+
+def outcome_fingerprint(options: AddOptions) -> str:
+    """What else decides whether a file fails: a new kb, another size cap, OCR setting or OCR
+    engine (one installed since) retries the files that failed under the old ones."""
+    from kb_search import __version__
+    from kb_search.formats.ocr import engine_installed
+
+    cap = options.max_file_bytes
+    ocr = f"{options.ocr}+{engine_installed() or 'no-engine'}"
+    return f"{chunking_fingerprint(options)}:{cap}:{ocr}:{__version__}"
+
+
+def expected_work(path: Path, size: int) -> float:
+    """Bytes of text a file is expected to hold: its size, or its pages for a PDF."""
+    if path.suffix.lower() != ".pdf":
+        return float(size)
+    try:
+        import pypdfium2
+
+        document = pypdfium2.PdfDocument(open_user_file(path), autoclose=True)
+        try:
+            return float(len(document) * PDF_PAGE_WORK)
+        finally:
+            document.close()
+    except Exception:  # noqa: BLE001 - a broken PDF fails later, in its parser
+        return float(size)
+
+
+def check_file(
+    conn: Connection,
+    item: Found,
+    options: AddOptions,
+    skipped: Skipped | None = None,
+    explicit: set[Path] | frozenset[Path] = frozenset(),
+) -> Candidate | str:
+    """What to parse, or why not: UNCHANGED, KNOWN_FAILURE (failed before, same file) or
+    LEFT_OUT (removed by the user). Raises IngestError."""
+    path = item.path
+    try:
+        stat = path.stat()
+    except OSError as exc:
+        raise IngestError(f"cannot stat file: {exc.strerror or exc}") from exc
+    key = path_text(path)
+    row = document_state(conn, key)
+    chunking = chunking_fingerprint(options)
+    same_chunking = row is not None and row[4] == chunking
+    if same_chunking and row[2] == stat.st_size and row[3] == stat.st_mtime:
+        return UNCHANGED
+    if skipped is not None:
+        verdict = _still_skipped(conn, key, skipped, stat, options, path in explicit)
+        if verdict is not None:
+            return verdict
+    _check_size(stat.st_size, options)
+    try:
+        with open_user_file(path) as handle:
+            stat = os.fstat(handle.fileno())  # the bytes hashed are the ones recorded
+            _check_size(stat.st_size, options)
+            digest = content_hash(handle.read())
+    except OSError as exc:
+        raise IngestError(f"cannot read file: {exc.strerror or exc}") from exc
+    if same_chunking and row[1] == digest:
+        touch_document(conn, row[0], stat.st_size, stat.st_mtime)
+        return UNCHANGED
+    record = DocumentRecord(
+        path=key,
+        rel_path=rel_path_for(path, item.root),
+        content_hash=digest,
+        size=stat.st_size,
+        mtime=stat.st_mtime,
+        chunking=chunking,
+    )
+    work = expected_work(path, stat.st_size)
+    return Candidate(item, record, row is not None, work, forget=skipped is not None)
+
+
+def _check_size(size: int, options: AddOptions) -> None:
+    if size > options.max_file_bytes:
+        cap = options.max_file_bytes / 1e6
+        raise IngestError(f"file too large: {size / 1e6:.1f} MB > cap {cap:.0f} MB")
+
+
+def _still_skipped(
+    conn: Connection,
+    key: str,
+    skipped: Skipped,
+    stat: os.stat_result,
+    options: AddOptions,
+    explicit: bool,
+) -> str | None:
+    """LEFT_OUT or KNOWN_FAILURE while what the user said or the file's outcome still holds.
+    A file named on its own (`kb add FILE`) is always tried again."""
+    if explicit:
+        return None
+    if skipped.kind == REMOVED:
+        return LEFT_OUT
+    if options.retry_failed or skipped.chunking != outcome_fingerprint(options):
+        return None
+    if skipped.size == stat.st_size and skipped.mtime == stat.st_mtime:
+        return KNOWN_FAILURE
+    if skipped.content_hash and skipped.size == stat.st_size:
+        try:
+            same = content_hash(read_user_file(Path(key))) == skipped.content_hash
+        except OSError:
+            return None
+        if same:
+            touch_skipped(conn, key, stat.st_size, stat.st_mtime)
+            return KNOWN_FAILURE
+    return None

@@ -1,0 +1,46 @@
+"""The folders a user added: remembering them, and whether one still is what was added."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from kb_search.ingest.changes import CHUNKER_VERSION
+from kb_search.sanitize import path_text
+from kb_search.store.db import Connection, set_meta, transaction
+from kb_search.store.roots import add_roots
+from kb_search.store.skipped import (
+    remember_root_settings,
+)
+
+
+def remember_roots(
+    conn: Connection,
+    paths: Iterable[Path],
+    tags: Iterable[str] = (),
+    doc_type: str | None = None,
+) -> None:
+    """Remember the directories added, with the tags and type files under them get."""
+    roots = [Path(path).expanduser().resolve() for path in paths]
+    with transaction(conn):
+        set_meta(conn, "chunker_version", str(CHUNKER_VERSION))
+        add_roots(conn, roots)
+    remember_root_settings(conn, roots, tags, doc_type)
+
+
+def root_change(root: Path) -> str | None:
+    """Why a remembered root is no longer the folder the user added, or None. Roots are
+    stored as real paths, so one that resolves elsewhere now is a symlink, or sits below a
+    folder that became one (a `git pull` that replaced `docs/` with `docs -> ../secret`)."""
+    real = Path(os.path.realpath(root))
+    if real == root:
+        return None
+    if os.path.islink(root):
+        return f"now a symlink to {path_text(real)}"
+    return f"a folder above it changed: the path leads to {path_text(real)} now"
+
+
+def deepest_root(path: Path, roots: Iterable[Path]) -> Path | None:
+    inside = [r for r in roots if r == path or r in path.parents]
+    return max(inside, key=lambda r: len(r.parts), default=None)

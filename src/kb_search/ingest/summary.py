@@ -1,0 +1,129 @@
+"""What an add or sync run reports: the summary, its failures, the error log."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from kb_search.sanitize import log_field
+from kb_search.text import plural
+
+ERROR_LOG = "ingest-errors.log"
+
+
+@dataclass
+class Failure:
+    path: str
+    reason: str
+
+
+@dataclass
+class AddSummary:
+    added: int = 0  # new documents
+    updated: int = 0  # changed documents re-ingested
+    skipped: int = 0  # unchanged, already indexed
+    unsupported: int = 0  # files of a type kb does not read, found while walking
+    empty: int = 0  # files with nothing to index
+    failed: list[Failure] = field(default_factory=list)
+    known_failures: int = 0  # failed (or empty) before and unchanged since: not read again
+    removed: int = 0  # removed with `kb remove`: left out until added by name
+    dropped: int = 0  # documents whose file now has no text, or none kb can read: removed
+    chunks: int = 0
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)  # said once per run
+    unsupported_files: list[str] = field(default_factory=list)  # the first few, by path
+    model_loaded: bool = False  # whether this run loaded the embedding model
+
+    def line(self, show: Callable[[str], str] = str) -> str:
+        """One line for a person; `show` turns a stored path into the one to print."""
+        parts = [f"Added {plural(self.added + self.updated, 'document')}"]
+        if self.chunks:
+            parts[0] += f" ({plural(self.chunks, 'chunk')})"
+        parts.append(failed_part(self.failed, show))
+        parts.append(f"{self.skipped} skipped (already indexed)")
+        parts += left_out_parts(self.known_failures, self.removed, "--retry-failed")
+        parts += dropped_parts(self.dropped)
+        if self.empty:
+            parts.append(f"{plural(self.empty, 'empty file')} ignored")
+        if self.unsupported:
+            first = self.unsupported_files[0] if self.unsupported_files else ""
+            named = f" (first: {show(first)})" if first else ""
+            parts.append(f"{plural(self.unsupported, 'file')} of unsupported types ignored{named}")
+        return ". ".join(parts) + "."
+
+    def to_dict(self) -> dict:
+        return {
+            "added": self.added,
+            "updated": self.updated,
+            "skipped": self.skipped,
+            "unsupported": self.unsupported,
+            "unsupported_files": self.unsupported_files,
+            "empty": self.empty,
+            "failed": [f.__dict__ for f in self.failed],
+            "known_failures": self.known_failures,
+            "removed": self.removed,
+            "dropped": self.dropped,
+            "chunks": self.chunks,
+            "seconds": round(self.seconds, 3),
+            "model_loaded": self.model_loaded,
+            "notes": self.notes,
+        }
+
+
+UNSUPPORTED_LISTED = 10  # unsupported file names kept for the summary
+
+
+def failed_part(failed: list[Failure], show: Callable[[str], str]) -> str:
+    if not failed:
+        return "0 failed"
+    first = failed[0]
+    return f"{len(failed)} failed (first: {show(first.path)}: {first.reason})"
+
+
+def dropped_parts(dropped: int) -> list[str]:
+    if not dropped:
+        return []
+    return [
+        f"{plural(dropped, 'document')} removed from the index: the file is empty now, or"
+        " unreadable or unparseable (its old text is no longer searchable)"
+    ]
+
+
+def left_out_parts(known_failures: int, removed: int, retry_flag: str) -> list[str]:
+    parts = []
+    if known_failures:
+        parts.append(
+            f"{plural(known_failures, 'file')} that failed before and did not change skipped"
+            f" ({retry_flag} tries again)"
+        )
+    if removed:
+        parts.append(
+            f"{plural(removed, 'file')} removed with `kb remove` left out (add by name to index)"
+        )
+    return parts
+
+
+class ErrorLog:
+    """Appends one tab-separated line per failure to <data_dir>/ingest-errors.log.
+
+    Fields are escaped (one failure is always one line). A log that cannot be written (read-only,
+    disk full) never stops the batch: the failures stay in the summary, and `problem` says why
+    the log has not got them."""
+
+    def __init__(self, path: Path | None):
+        self.path = path
+        self.problem: str | None = None
+
+    def write(self, failure: Failure) -> None:
+        if self.path is None or self.problem is not None:
+            return
+        stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        reason = " ".join(failure.reason.split())
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a", encoding="utf-8") as fh:
+                fh.write(f"{stamp}\t{log_field(failure.path)}\t{log_field(reason)}\n")
+        except OSError as exc:
+            self.problem = f"cannot write {self.path}: {exc.strerror or exc}"
