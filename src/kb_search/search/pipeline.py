@@ -238,8 +238,8 @@ def explain(
         )
     if query.parsed.left_out:
         notes.append(
-            f"not searched for: {query.parsed.left_out!r} (the request excludes it); to drop"
-            " chunks that contain a word, put -word in the query"
+            f"not searched for by keyword: {query.parsed.left_out!r} (the request excludes"
+            " it); to drop chunks that contain a word, put -word in the query"
         )
     if dropped:
         notes.append(f"{dropped} more results scored under --min-score {options.min_score}")

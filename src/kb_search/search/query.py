@@ -240,7 +240,7 @@ def check_query_length(query: str, limit: int = DEFAULT_MAX_QUERY_CHARS) -> None
 # how the subject after the cue is handled. "off": searched like any word; "lexical": the cue
 # and the subject leave the keyword leg (the meaning leg reads the whole request); "both":
 # they leave both legs.
-PLAIN_EXCLUSION = "both"
+PLAIN_EXCLUSION = "lexical"
 # The cues of a topic left out: a named exclusion anywhere ("excluding Y", "don't mention Y");
 # "not Y" and "without Y" only as a clause of their own after a comma ("X, without Y"), or
 # "without using Y": "runs without TLS" or "hangs without printing" ask about that very thing.
