@@ -38,16 +38,17 @@ Examples:
   kb search retry with jitter --path 'code/**' --format json
   kb search rollback --compact      # agents: citation, heading, score, text
   kb search rollback --fields citation,title,text
-  kb search where is the retry delay computed --also 'lex: RETRY_TIMES retry_delay'
-       --also 'vec: how long to wait before trying a failed request again'
+  kb search where is the retry delay computed --also 'lex: RETRY_TIMES'
+       --also 'vec: how long to wait before retrying a failed request'
   kb search sync waves --files      # each file once, like rg -l
 
 {QUERY_SYNTAX}
 
 \b
-Variants (--also, up to 4): more phrasings of the same request, fused into one ranking; the
-query weighs most. 'lex: words' searches keywords only, 'vec: words' meaning only, plain text
-both. Each result's found_by lists [phrasing, leg, rank] (phrasing 0 = the query).
+Variants (--also, up to 4): more phrasings of the same request, fused
+into one ranking; the query weighs most. 'lex: words' searches keywords
+only, 'vec: words' meaning only, plain text both. Each result's found_by
+lists [phrasing, leg, rank] (phrasing 0 = the query).
 
 Output: human on a terminal, JSON when piped (--format). JSON contract: `kb skill`."""
 

@@ -143,7 +143,10 @@ def _server_class() -> type:
 def build_server(kb: KnowledgeBase) -> Any:
     from kb_search import __version__
 
-    text = instructions(kb.stats(), kb.tags())
+    try:
+        text = instructions(kb.stats(), kb.tags())
+    except KbError:  # no index yet (serve() refuses to start; tests build one anyway)
+        text = instructions({}, [])
     server = _server_class()(
         "kb-search", instructions=text, version=__version__, log_level="WARNING"
     )

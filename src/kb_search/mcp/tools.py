@@ -39,6 +39,8 @@ def instructions(stats: dict[str, Any], tags: list[dict[str, Any]]) -> str:
     by_type = ", ".join(f"{n} {t}" for t, n in sorted(stats.get("by_type", {}).items()))
     count = stats.get("documents", 0)
     lines = [INSTRUCTIONS_HEAD, f"Index: {count} documents ({by_type or 'none'})."]
+    if not stats:
+        lines[1] = "Index: none yet (`kb add FOLDER` creates it)."
     roots = stats.get("roots") or []
     if roots:
         lines.append("Folders: " + ", ".join(str(r) for r in roots[:5]) + ".")

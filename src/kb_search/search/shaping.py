@@ -3,9 +3,10 @@
 - An identifier-shaped query (snake_case, dotted.name, CamelCase, --flag) puts a chunk that
   defines the identifier (its symbol or heading, or a line that starts with it, in a chunk
   that is not a list of such names) ahead of chunks that only mention it.
-- Diversity: at most `per_file` chunks of one file, and SECTION_CAP of one section, come
-  before the chunks of other files; the rest move down (not out), each with a `cut_by`
-  reason. Files mode keeps each file once, with its best chunk.
+- Diversity: at most `per_file` chunks of one file, and SECTION_CAP of one (headed) section,
+  come before other files' chunks that score at least DEMOTE_FLOOR of theirs; the rest move
+  down (not out), each with a `cut_by` reason. Files mode keeps each file once, with its
+  best chunk.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from kb_search.store.db import Connection
 DEFAULT_PER_FILE = 3
 SECTION_CAP = 2  # chunks of one section (file and heading) before other sections' chunks
 PROMOTE_DEPTH = 20  # definitions are looked for among this many of the fused candidates
+# A chunk moved down by the cap goes no lower than the first chunk scoring under this share
+# of its own score.
+DEMOTE_FLOOR = 0.5
 LIST_LINES = 6  # a chunk with this many lines that each start with a name is a list of names
 
 _IDENTIFIER = re.compile(
@@ -131,9 +135,10 @@ def diversify(
             kept.append(candidate)
             continue
         reason = None
+        sectioned = per_file > 1 and heading is not None  # code chunks have symbols instead
         if per_doc.get(doc, 0) >= per_file:
             reason = f"diversity: {per_file} chunk(s) of this file rank above it"
-        elif per_file > 1 and per_section.get((doc, heading), 0) >= SECTION_CAP:
+        elif sectioned and per_section.get((doc, heading), 0) >= SECTION_CAP:
             reason = f"diversity: {SECTION_CAP} chunks of this section rank above it"
         if reason:
             candidate.cut_by.append(reason)
@@ -142,7 +147,20 @@ def diversify(
         per_doc[doc] = per_doc.get(doc, 0) + 1
         per_section[(doc, heading)] = per_section.get((doc, heading), 0) + 1
         kept.append(candidate)
-    return kept if files else kept + moved
+    return kept if files else _merge(kept, moved)
+
+
+def _merge(kept: list[Candidate], moved: list[Candidate]) -> list[Candidate]:
+    """The moved chunks back in order, each ahead of the first kept chunk that scores under
+    DEMOTE_FLOOR of its own score: a capped chunk gives way to other files' close matches,
+    not to chunks that barely match."""
+    out: list[Candidate] = []
+    waiting = list(moved)
+    for candidate in kept:
+        while waiting and candidate.score < waiting[0].score * DEMOTE_FLOOR:
+            out.append(waiting.pop(0))
+        out.append(candidate)
+    return out + waiting
 
 
 def _places(conn: Connection, ids: list[int]) -> dict[int, tuple[int, str | None]]:
