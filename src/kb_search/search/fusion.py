@@ -34,13 +34,14 @@ DEFAULT_FUSION = "convex"
 LEXICAL_WEIGHT = 0.5
 LEG_WEIGHTS = {"lexical": LEXICAL_WEIGHT, "vector": 1.0 - LEXICAL_WEIGHT}
 # A variant phrasing (an agent's keywords or rephrasing) weighs this much of the query itself:
-# the first phrasing weighs most.
+# the first phrasing weighs most (measured below).
 VARIANT_WEIGHT = 0.7
 # A chunk in the top SOLO_DEPTH of one of the query's legs scores at least SOLO_SHARE of its
 # normalised score there (times the query's share of the weights when variants take part).
-# 0.55 at depth 3 measured neutral to slightly positive on every shared set (bench/
-# phrasing_study.py); 0.65+ costs medline up to 0.007 nDCG. Imputing the other leg's mean
-# instead of 0 was worse on docs-qa.
+# 0.55 at depth 3 measured neutral to slightly positive on every shared set (`python -m bench
+# phrasing`); 0.65+ costs medline up to 0.007 nDCG. Imputing the other leg's mean instead of
+# 0 was worse on docs-qa. VARIANT_WEIGHT: 0.5 < 0.7 < 0.85 on docs-qa and code-qa (kept
+# under 1: the query weighs most).
 SOLO_SHARE = 0.55
 SOLO_DEPTH = 3
 

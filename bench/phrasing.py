@@ -7,7 +7,7 @@ keeps that share of its normalised score there) and VARIANT_WEIGHT (a variant's 
 to the query's 1). Prints nDCG@10 / MRR@10 at document (BEIR) or file (questions) level, and
 hit@5 for question files.
 
-    python bench/phrasing_study.py --data-dir DIR --beir ../shared/data/scifact ... \
+    python -m bench phrasing --data-dir DIR --beir ../shared/data/scifact ... \
         --questions eval/questions/docs-qa.jsonl:KBDIR ...
 
 BEIR sets use `kb eval`'s index under DIR/eval (built once by `kb eval`); a questions file
@@ -18,20 +18,16 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import math
 import os
 import pickle
 import statistics
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from fusion_study import doc_keys, mrr10, ndcg10, question_grades  # noqa: E402
-
-from kb_search.config import load_config  # noqa: E402
-from kb_search.knowledge_base import KnowledgeBase  # noqa: E402
-from kb_search.search import fusion  # noqa: E402
+from kb_search.config import load_config
+from kb_search.knowledge_base import KnowledgeBase
+from kb_search.search import fusion
 
 
 @dataclass
@@ -53,12 +49,52 @@ def legs_of(kb: KnowledgeBase, conn, text: str, variants: tuple[str, ...] = ()):
     return legs, found
 
 
+def doc_keys(conn, ids: set[int], key: str) -> dict[int, str]:
+    """Each chunk's document key: its rel_path (BEIR) or document id (questions)."""
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    column = "d.rel_path" if key == "rel_path" else "d.id"
+    rows = conn.execute(
+        f"SELECT c.id, {column} FROM chunks c JOIN documents d ON d.id = c.document_id"
+        f" WHERE c.id IN ({marks})",
+        list(ids),
+    ).fetchall()
+    return {cid: str(doc) for cid, doc in rows}
+
+
+def question_grades(indexed, questions) -> dict[str, dict[str, int]]:
+    """question id -> {document id: grade} for the documents each question's targets name."""
+    relevant = {}
+    for q in questions:
+        grades: dict[str, int] = {}
+        for t in q.targets:
+            for doc_id in indexed.documents.get(t.path, ()):
+                grades[str(doc_id)] = max(grades.get(str(doc_id), 0), t.grade)
+        relevant[q.id] = grades
+    return relevant
+
+
+def ndcg10(ranking: list[str], grades: dict[str, int]) -> float:
+    dcg = sum(grades.get(d, 0) / math.log2(i + 2) for i, d in enumerate(ranking[:10]))
+    ideal = sorted((g for g in grades.values() if g > 0), reverse=True)[:10]
+    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
+    return dcg / idcg if idcg else 0.0
+
+
+def mrr10(ranking: list[str], grades: dict[str, int]) -> float:
+    for i, d in enumerate(ranking[:10]):
+        if grades.get(d, 0) > 0:
+            return 1.0 / (i + 1)
+    return 0.0
+
+
 def collect(kb, conn, dataset: Dataset, key: str, variants: dict[str, tuple[str, ...]]) -> None:
     for qid, text in dataset.queries:
         legs, found = legs_of(kb, conn, text, variants.get(qid, ()))
         ids = {c for leg in legs.values() for c, _ in leg.hits}
         ids |= {c for v in found for leg in v.values() for c, _ in leg.hits}
-        doc, _ = doc_keys(conn, ids, key)
+        doc = doc_keys(conn, ids, key)
         dataset.evidence[qid] = {"legs": legs, "variants": found, "doc": doc}
 
 
@@ -130,7 +166,7 @@ def score(dataset: Dataset, mode: str, with_variants: bool = False) -> tuple[flo
     return statistics.fmean(n), statistics.fmean(m), statistics.fmean(h)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", type=Path, required=True)
     parser.add_argument("--beir", nargs="*", default=[])
@@ -138,7 +174,7 @@ def main() -> None:
     parser.add_argument("--solo", nargs="*", type=float, default=[0.0, 0.6, 0.7, 0.8])
     parser.add_argument("--solo-depth", nargs="*", type=int, default=[1, 3])
     parser.add_argument("--variant-weight", nargs="*", type=float, default=[0.5])
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     cache = args.data_dir / "phrasing-cache"
     datasets = [load_beir(args.data_dir, p, cache) for p in args.beir]
     datasets += [load_questions(spec, cache) for spec in args.questions]
@@ -154,6 +190,7 @@ def main() -> None:
         if any(ev["variants"] for d in datasets for ev in d.evidence.values()):
             label = f"  +variants w={weight}"
             print(f"{label:<26}" + "".join(_cell(score(d, "hybrid", True)) for d in datasets))
+    return 0
 
 
 def _cell(values: tuple[float, float, float]) -> str:
@@ -162,4 +199,4 @@ def _cell(values: tuple[float, float, float]) -> str:
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())
