@@ -9,6 +9,15 @@ from kb_search.search.fusion import LEXICAL_WEIGHT, fuse, min_max
 from kb_search.search.legs import LegResult, lexical_score
 
 
+@pytest.fixture(autouse=True)
+def no_single_leg_floor(monkeypatch):
+    """These tests check the min-max arithmetic alone; the floor a leg's top chunks keep
+    (SOLO_SHARE) is tested in test_phrasing.py."""
+    from kb_search.search import fusion
+
+    monkeypatch.setattr(fusion, "SOLO_SHARE", 0.0)
+
+
 def lexical(*bm25: tuple[int, float], total: int = 1000) -> LegResult:
     """A lexical leg from (chunk id, -bm25) pairs, scored as the real leg scores them; by
     default its matches go on past the candidates (total > hits)."""

@@ -16,6 +16,7 @@ from kb_search.search.legs import LegResult
 from kb_search.search.pipeline import SearchOptions, cut, prepare, retrieve, with_text
 from kb_search.search.rerank import apply_reranker
 from kb_search.search.results import Candidate, hydrate
+from kb_search.search.shaping import diversify, promote_definitions
 from kb_testing import HashEmbedder
 
 SAMPLE = Path(__file__).resolve().parent.parent / "examples" / "sample"
@@ -122,7 +123,8 @@ def test_stages_compose_to_search(kb):
     assert set(legs) == {"lexical", "vector"} and {"lexical", "embed", "vector"} <= set(timings)
     assert all(len(result.hits) <= options.depth() for result in legs.values())
     fused = fuse(legs, options.rrf_k, options.fusion)
-    top = cut(fused, options)
+    shaped = diversify(conn, promote_definitions(conn, fused, []), options.per_file, False)
+    top = cut(shaped, options)
     results = hydrate(conn, top, {})
     whole = kb.search("retry backoff", options)
     assert [r.chunk_id for r in results] == [r.chunk_id for r in whole.results]
@@ -140,8 +142,11 @@ class ReverseReranker:
 
 
 def test_a_rerank_stage_reorders_the_head_and_sees_chunk_text(kb):
-    plain = kb.search("git", kb.search_options(mode="lexical", top=4))
-    options = kb.search_options(mode="lexical", top=4, reranker=ReverseReranker(), rerank_depth=4)
+    # per_file=0: no diversity stage after the rerank, to see its order as it is
+    plain = kb.search("git", kb.search_options(mode="lexical", top=4, per_file=0))
+    options = kb.search_options(
+        mode="lexical", top=4, reranker=ReverseReranker(), rerank_depth=4, per_file=0
+    )
     reranked = kb.search("git", options)
     assert [r.chunk_id for r in reranked.results] == [r.chunk_id for r in plain.results][::-1]
     assert reranked.results[0].score_breakdown["rerank"] == 1.0

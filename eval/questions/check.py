@@ -94,7 +94,7 @@ def parse_line(source: str, lineno: int, raw: str) -> Question | list[str]:
     if not isinstance(obj, dict):
         return [f"{where}: not a JSON object"]
     errors: list[str] = []
-    unknown = set(obj) - {"id", "question", "relevant", "grade", "kind"}
+    unknown = set(obj) - {"id", "question", "relevant", "grade", "kind", "variants"}
     if unknown:
         errors.append(f"{where}: unknown keys {sorted(unknown)}")
     qid, question, relevant = obj.get("id"), obj.get("question"), obj.get("relevant")
@@ -126,6 +126,13 @@ def parse_line(source: str, lineno: int, raw: str) -> Question | list[str]:
         or 2 not in grade
     ):
         errors.append(f"{where}: grade must be a list of 1/2 parallel to relevant, with a 2")
+    variants = obj.get("variants")
+    if variants is not None and (
+        not isinstance(variants, list)
+        or len(variants) > 4
+        or not all(isinstance(v, str) and v.strip() for v in variants)
+    ):
+        errors.append(f"{where}: variants must be a list of up to 4 non-empty strings")
     kind = obj.get("kind")
     if kind is not None and kind not in KINDS:
         errors.append(f"{where}: kind {kind!r} not one of {', '.join(KINDS)}")

@@ -876,18 +876,28 @@ class KnowledgeBase:
     def _eval_questions(
         self, path: Path, modes: list[str], fusion: str, rerank: Reranker | None
     ) -> dict[str, Any]:
-        from kb_search.evaluate.questions import DEPTH, evaluate_questions, load_questions
+        from kb_search.evaluate.questions import (
+            DEPTH,
+            evaluate_questions,
+            load_questions,
+            scored_modes,
+        )
 
         questions = load_questions(path)
         conn = self.reader()
 
-        def run(text: str, mode: str) -> SearchResponse:
+        def run(text: str, mode: str, variants: tuple[str, ...]) -> SearchResponse:
             options = self.search_options(
-                mode=mode, top=DEPTH, snippets=False, fusion=fusion, reranker=rerank
+                mode=mode,
+                top=DEPTH,
+                snippets=False,
+                fusion=fusion,
+                reranker=rerank,
+                variants=variants,
             )
             return self.search(text, options)
 
-        scores = evaluate_questions(conn, questions, modes, run)
+        scores = evaluate_questions(conn, questions, scored_modes(questions, modes), run)
         from kb_search.store.inventory import counts as index_counts
 
         counts = index_counts(conn)

@@ -19,12 +19,7 @@ from mcp import Client
 from kb_search.mcp.server import build_server
 
 PARAMETERS = {
-    "search": ["query", "mode", "top", "type", "tag", "path", "lang", "min_score", "compact",
-               "fields"],
-    "search_keyword": ["query", "top", "type", "tag", "path", "lang", "min_score", "compact",
-                       "fields"],
-    "search_semantic": ["query", "top", "type", "tag", "path", "lang", "min_score", "compact",
-                        "fields"],
+    "search": ["query", "variants", "mode", "top", "compact", "files", "fields"],
     "get_document": ["id", "path", "include_chunks"],
     "get_chunk": ["chunk_id", "context"],
     "similar": ["document_id", "chunk_id", "top", "compact"],
@@ -32,7 +27,7 @@ PARAMETERS = {
     "list_tags": [],
     "stats": [],
 }  # fmt: skip
-SEARCH_TOOLS = {"search", "search_keyword", "search_semantic"}
+SEARCH_TOOLS = {"search"}
 
 huge_ints = st.sampled_from([0, 1, -1, 2**31, 2**63 - 1, 2**63, -(2**63) - 1, 10**30, 10**400])
 scalars = st.one_of(

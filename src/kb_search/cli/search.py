@@ -38,8 +38,17 @@ Examples:
   kb search retry with jitter --path 'code/**' --format json
   kb search rollback --compact      # agents: citation, heading, score, text
   kb search rollback --fields citation,title,text
+  kb search where is the retry delay computed --also 'lex: RETRY_TIMES'
+       --also 'vec: how long to wait before retrying a failed request'
+  kb search sync waves --files      # each file once, like rg -l
 
 {QUERY_SYNTAX}
+
+\b
+Variants (--also, up to 4): more phrasings of the same request, fused
+into one ranking; the query weighs most. 'lex: words' searches keywords
+only, 'vec: words' meaning only, plain text both. Each result's found_by
+lists [phrasing, leg, rank] (phrasing 0 = the query).
 
 Output: human on a terminal, JSON when piped (--format). JSON contract: `kb skill`."""
 
@@ -129,6 +138,22 @@ class QueryCommand(click.Command):
     help="hybrid: convex (default; min-max scores, equal weights) or rrf (reciprocal rank).",
 )
 @click.option(
+    "--also",
+    "variants",
+    multiple=True,
+    metavar="TEXT",
+    help="Another phrasing of the request (repeatable, up to 4): 'lex: keywords',"
+    " 'vec: a rephrasing', or plain text for both legs.",
+)
+@click.option(
+    "--files", is_flag=True, help="Each file once, with its best chunk (like rg -l)."
+)
+@click.option(
+    "--per-file",
+    type=click.IntRange(min=0),
+    help="At most N chunks of one file before other files' chunks (default 3; 0: no cap).",
+)
+@click.option(
     "--fields",
     help="JSON: only these result fields, comma-separated (citation,title,text...;"
     " source fields without 'source.').",
@@ -153,11 +178,15 @@ def search(
     before,
     min_score,
     fusion: str | None,
+    variants: tuple[str, ...],
+    files: bool,
+    per_file: int | None,
     fields: str | None,
     compact: bool,
     fmt: str | None,
 ) -> None:
     startup = process_age_ms()
+    shaping = {"variants": list(variants), "per_file": per_file, "files": files}
     selected = _fields(fields, compact)
     filters = _filters(types, tags, paths, languages, after, before)
     text = " ".join(query)
@@ -173,7 +202,9 @@ def search(
     if _warm_on(app):  # else not even the warm client is imported
         from kb_search.cli.warm.client import WarmClient
 
-        request = _warm_request(text, mode, top, filters, min_score, fusion, out, selected)
+        request = _warm_request(
+            text, mode, top, filters, min_score, fusion, out, selected, shaping
+        )
         client = WarmClient(app.config, app.environment.env)
         answer = client.search(request)
     if isinstance(answer, dict):  # the JSON itself: this process needs no search code
@@ -187,7 +218,14 @@ def search(
 
         kb = app.kb()
         options = kb.search_options(
-            mode=mode, top=top, filters=Filters(**filters), min_score=min_score, fusion=fusion
+            mode=mode,
+            top=top,
+            filters=Filters(**filters),
+            min_score=min_score,
+            fusion=fusion,
+            variants=tuple(variants),
+            per_file=per_file,
+            files=files,
         )
         try:
             response = kb.search(text, options)
@@ -208,6 +246,8 @@ def search(
     def human() -> str:
         from kb_search.cli.render import search_human
 
+        if files:
+            return "\n".join(r.citation for r in response.results)
         return search_human(response, app.terminal)
 
     app.emit(data, out, human, page=True)
@@ -231,7 +271,10 @@ def forwarded_request(argv: list[str]) -> WarmRequest | None:
         return None
     filters = _filters(p["types"], p["tags"], p["paths"], p["languages"], p["after"], p["before"])
     text, mode, top = " ".join(p["query"]), p["mode"], p["top"]
-    return _warm_request(text, mode, top, filters, p["min_score"], p["fusion"], out, selected)
+    shaping = {"variants": list(p["variants"]), "per_file": p["per_file"], "files": p["files"]}
+    return _warm_request(
+        text, mode, top, filters, p["min_score"], p["fusion"], out, selected, shaping
+    )
 
 
 def _filters(types, tags, paths, languages, after, before) -> dict[str, list[str]]:
@@ -245,13 +288,16 @@ def _filters(types, tags, paths, languages, after, before) -> dict[str, list[str
     }
 
 
-def _warm_request(text, mode, top, filters, min_score, fusion, out: str, selected) -> WarmRequest:
+def _warm_request(
+    text, mode, top, filters, min_score, fusion, out: str, selected, shaping: dict[str, Any]
+) -> WarmRequest:
     from kb_search.cli.warm.request import WarmRequest
 
     reply = "json" if out == "json" else "pickle"
     return WarmRequest(
-        text, mode, top, min_score, filters, fusion=fusion, reply=reply, fields=selected
-    )
+        text, mode, top, min_score, filters, fusion=fusion, reply=reply, fields=selected,
+        **shaping,
+    )  # fmt: skip
 
 
 def _warm_on(app: App) -> bool:

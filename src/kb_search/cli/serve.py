@@ -47,8 +47,8 @@ def serve(
     """Serve the index to MCP clients (read-only; with --watch it also keeps the index in step
     with the files, as `kb watch` does); the model loads while the client connects.
 
-    Tools: search (compact=true for agent-sized answers), search_keyword, search_semantic,
-    similar, get_chunk, get_document, list_documents (paged), list_tags, stats; the
+    Tools: search (mode, variants, compact=true for agent-sized answers, files), similar,
+    get_chunk, get_document, list_documents (paged), list_tags, stats; the
     `navigate` prompt. Each answer is compact JSON, sent once as text. Ctrl-C stops it.
 
     \b

@@ -2,9 +2,11 @@
 
 One JSON object per line: `{"id": "q1", "question": "how do I ...", "relevant":
 ["docs/guide.md#L10-L24", "notes/x.pdf#page=3", "src/app.py"]}`, optionally `"grade": [2, 1,
-1]` (graded relevance, parallel to `relevant`; 1 by default). A relevant path names an indexed
-file by its path relative to the folder it was added from (or any trailing part of its
-absolute path); a location narrows it to lines or a page for chunk-level scoring.
+1]` (graded relevance, parallel to `relevant`; 1 by default) and `"variants": ["lex: ...",
+"vec: ..."]` (the phrasings an agent would add; when questions have them, the hybrid mode is
+also scored with them, as `hybrid+variants`, beside the question alone). A relevant path names
+an indexed file by its path relative to the folder it was added from (or any trailing part of
+its absolute path); a location narrows it to lines or a page for chunk-level scoring.
 
 Scored per mode at file level (the file of each result, best rank first) and at chunk level (a
 result counts when it overlaps a located target): hit@1/5/10, MRR@10, nDCG@10; latency
@@ -61,6 +63,7 @@ class Question:
     text: str
     targets: list[Target]
     kind: str | None = None
+    variants: tuple[str, ...] = ()
 
 
 def load_questions(path: Path) -> list[Question]:
@@ -78,6 +81,9 @@ def load_questions(path: Path) -> list[Question]:
                     relevant = [relevant]
                 grades = item.get("grade") or [1] * len(relevant)
                 targets = [Target.parse(r, int(g)) for r, g in zip(relevant, grades)]
+                variants = item.get("variants") or []
+                if not isinstance(variants, list) or not all(isinstance(v, str) for v in variants):
+                    raise ValueError("variants must be a list of strings")
             except (ValueError, KeyError, TypeError) as exc:
                 raise EvalError(f"{path}:{number}: not a question line ({exc})") from exc
             if not text or not targets:
@@ -86,7 +92,7 @@ def load_questions(path: Path) -> list[Question]:
             if qid in seen:
                 raise EvalError(f"{path}:{number}: duplicate id {qid!r}")
             seen.add(qid)
-            questions.append(Question(qid, text, targets, item.get("kind")))
+            questions.append(Question(qid, text, targets, item.get("kind"), tuple(variants)))
     if not questions:
         raise EvalError(f"{path}: no questions")
     return questions
@@ -214,16 +220,28 @@ class QuestionScores:
         }
 
 
+WITH_VARIANTS = "+variants"  # a mode scored with each question's variants
+
+
+def scored_modes(questions: list[Question], modes: list[str]) -> list[str]:
+    """The modes asked for, and hybrid with variants beside hybrid when questions have them."""
+    if "hybrid" in modes and any(q.variants for q in questions):
+        return [*modes, "hybrid" + WITH_VARIANTS]
+    return list(modes)
+
+
 def evaluate_questions(
     conn: Connection,
     questions: list[Question],
     modes: list[str],
-    run: Callable[[str, str], SearchResponse],
+    run: Callable[[str, str, tuple[str, ...]], SearchResponse],
 ) -> list[QuestionScores]:
-    """`run(question, mode)` searches the KB (at least DEPTH results)."""
+    """`run(question, mode, variants)` searches the KB (at least DEPTH results); each mode
+    ending in WITH_VARIANTS runs its base mode with the question's variants."""
     indexed = Indexed.load(conn, questions)
     out = []
     for mode in modes:
+        base = mode.removesuffix(WITH_VARIANTS)
         file_sum: dict[str, float] = {}
         chunk_sum: dict[str, float] = {}
         chunk_n = 0
@@ -232,7 +250,8 @@ def evaluate_questions(
         legs: dict[str, int] = {}
         for question in questions:
             t0 = time.perf_counter()
-            response = run(question.text, mode)
+            variants = question.variants if mode != base else ()
+            response = run(question.text, base, variants)
             latencies.append((time.perf_counter() - t0) * 1000)
             for leg, state in response.legs.items():
                 legs[f"{leg}:{state}"] = legs.get(f"{leg}:{state}", 0) + 1

@@ -17,7 +17,12 @@ from typing import TYPE_CHECKING, Any
 from kb_search.errors import KbError, ServeError
 from kb_search.knowledge_base import KnowledgeBase
 from kb_search.mcp.http import HttpLimits, bounded_protocol, check_bind, http_app
-from kb_search.mcp.tools import INSTRUCTIONS, register_prompts, register_resources, register_tools
+from kb_search.mcp.tools import (
+    instructions,
+    register_prompts,
+    register_resources,
+    register_tools,
+)
 from kb_search.sanitize import log_field
 
 if TYPE_CHECKING:
@@ -138,8 +143,12 @@ def _server_class() -> type:
 def build_server(kb: KnowledgeBase) -> Any:
     from kb_search import __version__
 
+    try:
+        text = instructions(kb.stats(), kb.tags())
+    except KbError:  # no index yet (serve() refuses to start; tests build one anyway)
+        text = instructions({}, [])
     server = _server_class()(
-        "kb-search", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
+        "kb-search", instructions=text, version=__version__, log_level="WARNING"
     )
     register_tools(server, kb)
     register_resources(server, kb)

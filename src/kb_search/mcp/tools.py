@@ -24,88 +24,77 @@ MAX_LIST_LIMIT = 1000
 MAX_SIMILAR = 50
 
 
-INSTRUCTIONS = """\
-Search a local knowledge base (notes, docs, PDFs, code) that the user indexed with `kb add`.
-Start with `search` (hybrid: keywords + meaning); pass compact=true to get only citation,
-heading, score and text per result (a third of the tokens). Each result is one chunk of a
-document with a `citation` (path#page=N or path#L10-L24) to quote when you use it. Fetch
-surrounding text with `get_chunk(chunk_id, context=2)`, a whole document with
-`get_document`, related passages with `similar`. The `navigate` prompt walks through it.
-Only indexed content is available: this server never reads other files."""
+INSTRUCTIONS_HEAD = """\
+Search a local knowledge base the user indexed with `kb add`; only indexed content is served,
+never other files. Call `search` with compact=true; each result has a `citation` (path#L10-L24
+or path#page=N) to quote. Add `variants` when the words may differ from the documents': the
+keywords the answer would use ("lex: ..."), likely identifiers ("lex: max_connections"), a
+rephrasing ("vec: ..."). Read around a hit with get_chunk (ask `fields` for chunk_id), widen
+with similar."""
 
-SCORES = (
-    "Scores run 0..1 and compare results within one response, not across queries. hybrid: "
-    "normalised Reciprocal Rank Fusion, 1.0 = ranked first by both the keyword and the vector "
-    "leg; `score_breakdown` has each leg's score and rank (null = that leg did not find it). "
-    "lexical: BM25 squashed to 0..1. vector: cosine similarity."
-)
-RESULT = (
-    "Returns the `kb search --format json` contract: results[] with chunk_id, score, "
-    "score_breakdown, text, snippet, citation, source{document_id, title, path, type, page, "
-    "lines, heading, tags, ...}; total_matches; legs (status of each leg: ok, empty, or error: "
-    "why); timings_ms. With compact=true each result is only citation, heading, score and "
-    "text (about half the tokens); `fields` picks others (e.g. chunk_id to call get_chunk). "
-    "Cite a result with its `citation`; widen it with get_chunk(chunk_id, context=N)."
-)
+
+def instructions(stats: dict[str, Any], tags: list[dict[str, Any]]) -> str:
+    """The server's instructions: how to search, then what this index holds (from the index
+    itself, so every sentence is true of it)."""
+    by_type = ", ".join(f"{n} {t}" for t, n in sorted(stats.get("by_type", {}).items()))
+    count = stats.get("documents", 0)
+    lines = [INSTRUCTIONS_HEAD, f"Index: {count} documents ({by_type or 'none'})."]
+    if not stats:
+        lines[1] = "Index: none yet (`kb add FOLDER` creates it)."
+    roots = stats.get("roots") or []
+    if roots:
+        lines.append("Folders: " + ", ".join(str(r) for r in roots[:5]) + ".")
+    top = sorted(tags, key=lambda t: (-t["documents"], t["tag"]))[:8]
+    if top:
+        lines.append("Tags (filter with tag:NAME): " + ", ".join(t["tag"] for t in top) + ".")
+    model = stats.get("model")
+    lines.append(
+        f"Meaning search: {model}." if model else "No embedding model: keyword search only."
+    )
+    return "\n".join(lines)
+
+
+def scores_text(fusion: str) -> str:
+    """What a hybrid score means under `fusion` (the search.fusion setting)."""
+    if fusion == "rrf":
+        how = "Reciprocal Rank Fusion of the legs' ranks, normalised: 1 = first in every leg"
+    else:
+        how = "weighted sum of each leg's min-max normalised score: 1 = first in every leg"
+    return f"Scores 0..1 rank one answer's results (not comparable across queries); hybrid: {how}."
+
+
 QUERY_SYNTAX = (
-    'Query syntax: plain words (any may match, better when more do), "quoted phrase", -term '
-    "to exclude, inline filters type:pdf tag:work path:notes/** lang:python, and a whole query "
-    "in single quotes is raw SQLite FTS5 syntax (e.g. 'git NEAR(install source)')."
+    'Words (any may match), "a phrase", -word to exclude; filters type:pdf tag:NAME '
+    "path:GLOB lang:go after:YYYY-MM-DD."
 )
 
-Query = Annotated[str, Field(description="What to look for, in words. " + QUERY_SYNTAX)]
-Top = Annotated[int, Field(ge=1, le=MAX_TOP, description="How many results (default 10).")]
-Types = Annotated[
-    str | list[str] | None,
-    Field(description="Only these document types, e.g. pdf, markdown, text, code, html."),
-]
-Tags = Annotated[
-    str | list[str] | None, Field(description="Only documents with any of these tags.")
-]
-Paths = Annotated[
-    str | list[str] | None,
-    Field(description="Path globs: *.md matches file names, notes/** a folder; * stays in one."),
-]
-Langs = Annotated[str | list[str] | None, Field(description="Only this language, e.g. python.")]
-MinScore = Annotated[
-    float | None,
+Query = Annotated[str, Field(description="What to look for. " + QUERY_SYNTAX)]
+Variants = Annotated[
+    list[str] | None,
     Field(
-        ge=0,
-        le=1,
-        description="Drop results scoring below this (0..1; a reranker's score"
-        " when one is configured).",
+        description="Up to 4 more phrasings, fused with the query (which weighs most): "
+        "'lex: keywords', 'vec: a rephrasing', or plain for both. Each result's found_by "
+        "is [phrasing, leg, rank]; 0 = query."
     ),
 ]
+Top = Annotated[int, Field(ge=1, le=MAX_TOP, description="Results (default 10).")]
 Mode = Annotated[
     Literal["hybrid", "lexical", "vector"],
-    Field(description="hybrid (default, best), lexical (exact words) or vector (meaning)."),
+    Field(description="hybrid (default), lexical (exact words only), vector (meaning only)."),
 ]
 Compact = Annotated[
-    bool,
-    Field(
-        description="Only citation, heading, score and text per result (about a third of the"
-        " tokens); use unless you need ids, paths or per-leg scores."
-    ),
+    bool, Field(description="Only citation, heading, score, text per result (use it).")
 ]
+Files = Annotated[bool, Field(description="Each file once, with its best chunk.")]
 Fields = Annotated[
-    str | list[str] | None,
-    Field(
-        description="Only these result fields, e.g. ['citation', 'title', 'text', 'chunk_id']:"
-        " chunk_id, score, score_breakdown, text, snippet, citation, source, or a source field"
-        " (document_id, title, path, rel_path, type, page, lines, heading, symbol, tags...)."
-    ),
+    list[str] | str | None,
+    Field(description="Result fields instead of compact, e.g. chunk_id, citation, text, path."),
 ]
 
 
 def to_json(data: Any) -> str:
     """What every tool sends: compact JSON."""
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
-
-
-def _as_list(value: str | list[str] | None) -> list[str]:
-    if value is None:
-        return []
-    return [value] if isinstance(value, str) else list(value)
 
 
 def _tool_error(message: str) -> Exception:
@@ -117,26 +106,21 @@ def _tool_error(message: str) -> Exception:
 def run_search(
     kb: KnowledgeBase,
     query: str,
-    mode: str,
-    top: int,
-    filters: tuple[Any, Any, Any, Any],
-    min_score: float | None,
-    fields: str | list[str] | None = None,
+    mode: str = "hybrid",
+    top: int = DEFAULT_TOP,
+    variants: list[str] | None = None,
     compact: bool = False,
+    fields: list[str] | str | None = None,
+    files: bool = False,
 ) -> str:
     from kb_search.search.fields import COMPACT, parse_fields, project
-    from kb_search.search.query import Filters
 
-    types, tags, paths, languages = (_as_list(f) for f in filters)
     try:
         if compact and fields:
             raise UserInputError("give `compact` or `fields`, not both")
         selected = list(COMPACT) if compact else parse_fields(fields) if fields else None
         options = kb.search_options(
-            mode=mode,
-            top=top,
-            filters=Filters(types=types, tags=tags, paths=paths, languages=languages),
-            min_score=min_score,
+            mode=mode, top=top, variants=tuple(variants or ()), files=files
         )
         response = kb.search(query, options)
     except KbError as exc:
@@ -164,69 +148,27 @@ def register_tools(server: Any, kb: KnowledgeBase) -> None:
 
     def search(
         query: Query,
+        variants: Variants = None,
         mode: Mode = "hybrid",
         top: Top = DEFAULT_TOP,
-        type: Types = None,
-        tag: Tags = None,
-        path: Paths = None,
-        lang: Langs = None,
-        min_score: MinScore = None,
         compact: Compact = False,
+        files: Files = False,
         fields: Fields = None,
     ) -> str:
-        filters = (type, tag, path, lang)
-        return run_search(kb, query, mode, top, filters, min_score, fields, compact)
-
-    def search_keyword(
-        query: Query,
-        top: Top = DEFAULT_TOP,
-        type: Types = None,
-        tag: Tags = None,
-        path: Paths = None,
-        lang: Langs = None,
-        min_score: MinScore = None,
-        compact: Compact = False,
-        fields: Fields = None,
-    ) -> str:
-        filters = (type, tag, path, lang)
-        return run_search(kb, query, "lexical", top, filters, min_score, fields, compact)
-
-    def search_semantic(
-        query: Annotated[str, Field(description="A question or description, in words.")],
-        top: Top = DEFAULT_TOP,
-        type: Types = None,
-        tag: Tags = None,
-        path: Paths = None,
-        lang: Langs = None,
-        min_score: MinScore = None,
-        compact: Compact = False,
-        fields: Fields = None,
-    ) -> str:
-        filters = (type, tag, path, lang)
-        return run_search(kb, query, "vector", top, filters, min_score, fields, compact)
+        return run_search(kb, query, mode, top, variants, compact, fields, files)
 
     def get_document(
-        id: Annotated[
-            int | None, Field(description="Document id (source.document_id in search results).")
-        ] = None,
-        path: Annotated[
-            str | None,
-            Field(description="Or the indexed path: source.path, source.rel_path or a citation."),
-        ] = None,
-        include_chunks: Annotated[
-            bool, Field(description="Include every chunk's text (default true).")
-        ] = True,
+        id: Annotated[int | None, Field(description="source.document_id")] = None,
+        path: Annotated[str | None, Field(description="Or an indexed path or citation.")] = None,
+        include_chunks: Annotated[bool, Field(description="With chunk texts.")] = True,
     ) -> str:
         if (id is None) == (path is None):
             raise _tool_error("give exactly one of `id` or `path`")
         return to_json(document_dict(kb, str(id) if id is not None else path or "", include_chunks))
 
     def get_chunk(
-        chunk_id: Annotated[int, Field(description="chunk_id from a search result.")],
-        context: Annotated[
-            int,
-            Field(ge=0, le=MAX_CONTEXT, description="Neighbouring chunks on each side (0-20)."),
-        ] = 0,
+        chunk_id: int,
+        context: Annotated[int, Field(ge=0, le=MAX_CONTEXT)] = 0,
     ) -> str:
         try:
             chunks = kb.chunk(chunk_id, context)
@@ -235,13 +177,9 @@ def register_tools(server: Any, kb: KnowledgeBase) -> None:
         return to_json({"chunk_id": chunk_id, "chunks": [c.to_dict() for c in chunks]})
 
     def similar(
-        document_id: Annotated[
-            int | None, Field(description="Find documents like this one (source.document_id).")
-        ] = None,
-        chunk_id: Annotated[
-            int | None, Field(description="Or find passages like this chunk (a result's chunk_id).")
-        ] = None,
-        top: Annotated[int, Field(ge=1, le=MAX_SIMILAR, description="How many (default 10).")] = 10,
+        document_id: int | None = None,
+        chunk_id: int | None = None,
+        top: Annotated[int, Field(ge=1, le=MAX_SIMILAR)] = 10,
         compact: Compact = False,
     ) -> str:
         from kb_search.search.fields import COMPACT, project
@@ -258,14 +196,10 @@ def register_tools(server: Any, kb: KnowledgeBase) -> None:
         return to_json(project(response, COMPACT) if compact else response.to_dict())
 
     def list_documents(
-        type: Annotated[str | None, Field(description="Only this document type.")] = None,
-        tag: Annotated[str | None, Field(description="Only documents with this tag.")] = None,
-        limit: Annotated[
-            int, Field(ge=1, le=MAX_LIST_LIMIT, description="Page size (default 100).")
-        ] = DEFAULT_LIST_LIMIT,
-        offset: Annotated[
-            int, Field(ge=0, description="Documents to skip: the previous page's next_offset.")
-        ] = 0,
+        type: str | None = None,
+        tag: str | None = None,
+        limit: Annotated[int, Field(ge=1, le=MAX_LIST_LIMIT)] = DEFAULT_LIST_LIMIT,
+        offset: Annotated[int, Field(ge=0)] = 0,
     ) -> str:
         docs = kb.documents(type, tag, limit, offset)
         total = kb.document_count(type, tag)
@@ -289,66 +223,33 @@ def register_tools(server: Any, kb: KnowledgeBase) -> None:
         (
             search,
             "search",
-            "Search the knowledge base: the default tool for any question about the user's "
-            "documents. Hybrid mode fuses keyword (BM25) and semantic (embedding) ranking. Use "
-            "filters to narrow by type, tag, path or language. " + SCORES + " " + RESULT,
-        ),
-        (
-            search_keyword,
-            "search_keyword",
-            "Keyword-only (BM25) search: use for exact identifiers, error messages, names, "
-            "quoted phrases or FTS5 expressions, where meaning-based matches would be noise. "
-            "Same result shape as `search`; scores are BM25 squashed to 0..1.",
-        ),
-        (
-            search_semantic,
-            "search_semantic",
-            "Meaning-only (embedding) search: use when the wording in the documents likely "
-            "differs from the question (paraphrases, concepts, other languages' terms). Same "
-            "result shape as `search`; scores are cosine similarity 0..1.",
+            "Search the indexed documents: keywords (BM25) and meaning (embeddings) fused. "
+            + scores_text(kb.config["search.fusion"])
+            + " Returns results[] (citation, score, text, source, found_by...), legs (ok, "
+            "empty or error: why), notes.",
         ),
         (
             get_document,
             "get_document",
-            "One indexed document by `id` or indexed `path`: metadata (title, type, tags, "
-            "size, pages) and, by default, all its chunks in order with citations. Use when a "
-            "result looks relevant and you need the whole document. Paths that are not indexed "
-            "are refused: this never reads files from disk.",
+            "An indexed document by id or path: metadata and its chunks with citations.",
         ),
         (
             get_chunk,
             "get_chunk",
-            "One chunk by `chunk_id` plus `context` neighbouring chunks on each side, in "
-            "document order, each with its own `citation`. Use to read around a search hit "
-            "before answering (context=1..3 is usually enough).",
+            "A chunk by chunk_id with `context` neighbours each side, in order, with citations.",
         ),
         (
             list_documents,
             "list_documents",
-            "List indexed documents (id, path, title, type, tags, chunk_count), optionally "
-            "by type or tag, a page at a time: pass the answer's `next_offset` as `offset` for "
-            "the next page (null: no more). Use to see what the knowledge base holds, not to "
-            "find content.",
+            "Indexed documents a page at a time (offset = previous next_offset; null: done).",
         ),
         (
             similar,
             "similar",
-            "Documents like a document (`document_id`), or passages like a chunk (`chunk_id`), "
-            "by meaning. Use to widen an answer from a good hit: related notes, other sources "
-            "on the same topic. Same result shape as `search`.",
+            "Passages like a chunk (chunk_id) or documents like a document (document_id).",
         ),
-        (
-            list_tags,
-            "list_tags",
-            "All tags (the user's domains/collections) with document counts; use their names "
-            "as `tag` filters in search.",
-        ),
-        (
-            stats,
-            "stats",
-            "Index statistics: document and chunk counts by type, tags, embedding model, "
-            "database size.",
-        ),
+        (list_tags, "list_tags", "Tags with document counts (filter a search with tag:NAME)."),
+        (stats, "stats", "Counts by type, tags, roots, embedding model, database size."),
     ]
     for fn, name, description in tools:
         server.add_tool(
@@ -364,8 +265,9 @@ NAVIGATE = """\
 Answer this from my knowledge base, with citations: {question}
 
 How to work:
-1. Call `search` with compact=true and a few of the words the answer would use. Try other
-   words, or mode="vector" for a paraphrase, before concluding nothing is there.
+1. Call `search` with compact=true, the question, and `variants`: the keywords the answer
+   would use ("lex: ..."), likely identifiers, a rephrasing ("vec: ..."). Try other words
+   before concluding nothing is there.
 2. When a hit starts or ends mid-thought, read around it: `get_chunk(chunk_id, context=2)`
    (ask `search` with fields=["chunk_id","citation","text"] to get chunk ids).
 3. For related material, `similar(chunk_id=...)`; for the whole source, `get_document`.

@@ -17,7 +17,16 @@ if TYPE_CHECKING:  # a warm `kb search --compact` validates fields without the s
     from kb_search.search.results import SearchResponse
 
 COMPACT = ("citation", "heading", "score", "text")
-RESULT_FIELDS = ("chunk_id", "score", "score_breakdown", "text", "snippet", "citation", "source")
+RESULT_FIELDS = (
+    "chunk_id",
+    "score",
+    "score_breakdown",
+    "found_by",
+    "text",
+    "snippet",
+    "citation",
+    "source",
+)
 SOURCE_FIELDS = (
     "document_id",
     "title",
@@ -78,6 +87,8 @@ def project(response: SearchResponse, fields: Sequence[str]) -> dict[str, Any]:
         "total_matches": full["total_matches"],
         "returned": full["returned"],
     }
+    if full["variants"]:
+        data["variants"] = [v["text"] for v in full["variants"]]
     failed = {leg: state for leg, state in full["legs"].items() if state not in ("ok", "empty")}
     if failed:
         data["legs"] = failed

@@ -6,6 +6,10 @@ Two methods (the `search.fusion` setting):
   best = 1, its last = 0) and added with equal weights. A chunk first in both legs scores 1.
 - `rrf`: Reciprocal Rank Fusion, normalised so rank 1 in every leg = 1.0.
 
+Both fuse a list of `Ranking`s: each leg of the query (phrasing 0) and of each variant
+phrasing the caller added (`--also`, MCP `variants`), a variant weighing VARIANT_WEIGHT of the
+query. Every candidate records which rankings found it (`found_by`).
+
 Why convex: measured with bench/fusion_study.py over five BEIR sets and the docs-QA and
 code-QA question sets (docs/results.md), it ranks better than RRF on average and
 in leave-one-set-out choice of its one constant; unlike RRF it keeps how far ahead a leg's
@@ -15,6 +19,7 @@ meaning match is not flattened into "rank 1" like every other query's first hit.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from kb_search.errors import SearchError
@@ -28,6 +33,40 @@ DEFAULT_FUSION = "convex"
 # 0.45 and 0.6 are nearly as good: it is not tuned to one corpus.
 LEXICAL_WEIGHT = 0.5
 LEG_WEIGHTS = {"lexical": LEXICAL_WEIGHT, "vector": 1.0 - LEXICAL_WEIGHT}
+# A variant phrasing (an agent's keywords or rephrasing) weighs this much of the query itself:
+# the first phrasing weighs most (measured below).
+VARIANT_WEIGHT = 0.7
+# A chunk in the top SOLO_DEPTH of one of the query's legs scores at least SOLO_SHARE of its
+# normalised score there (times the query's share of the weights when variants take part).
+# 0.55 at depth 3 measured neutral to slightly positive on every shared set (`python -m bench
+# phrasing`); 0.65+ costs medline up to 0.007 nDCG. Imputing the other leg's mean instead of
+# 0 was worse on docs-qa. VARIANT_WEIGHT: 0.5 < 0.7 < 0.85 on docs-qa and code-qa (kept
+# under 1: the query weighs most).
+SOLO_SHARE = 0.55
+SOLO_DEPTH = 3
+
+
+@dataclass
+class Ranking:
+    """One leg's ranking for one phrasing, with its weight in the fusion."""
+
+    phrasing: int  # 0 = the query itself, 1.. = its variants in the order given
+    leg: str  # "lexical" or "vector"
+    result: LegResult
+    weight: float
+
+    @property
+    def ran(self) -> bool:
+        return self.result.status in ("ok", "empty")
+
+
+def rankings_of(legs: dict[str, LegResult], phrasing: int = 0) -> list[Ranking]:
+    """The legs of one phrasing as rankings: each leg's share of the phrasing's weight."""
+    weight = 1.0 if phrasing == 0 else VARIANT_WEIGHT
+    return [
+        Ranking(phrasing, name, leg, weight * LEG_WEIGHTS.get(name, 1.0))
+        for name, leg in legs.items()
+    ]
 
 
 def ran_legs(legs: dict[str, LegResult]) -> list[str]:
@@ -38,49 +77,71 @@ def ran_legs(legs: dict[str, LegResult]) -> list[str]:
 def fuse(legs: dict[str, LegResult], k: int = 60, method: str = DEFAULT_FUSION) -> list[Candidate]:
     """The legs' hits as one ranking, by `method` ("convex" or "rrf"; k is RRF's constant).
     Ties are broken by chunk id: the same DB and query give the same order."""
+    return fuse_rankings(rankings_of(legs), k, method)
+
+
+def fuse_rankings(
+    rankings: list[Ranking], k: int = 60, method: str = DEFAULT_FUSION
+) -> list[Candidate]:
+    """Every phrasing's leg rankings as one ranking (see `fuse`)."""
     if method == "convex":
-        return fuse_convex(legs)
+        return fuse_convex(rankings)
     if method == "rrf":
-        return fuse_rrf(legs, k)
+        return fuse_rrf(rankings, k)
     raise SearchError(f"unknown fusion {method!r}: use one of {', '.join(FUSIONS)}")
 
 
-def fuse_rrf(legs: dict[str, LegResult], k: int) -> list[Candidate]:
-    """Reciprocal Rank Fusion over the legs that ran, normalised so rank 1 everywhere = 1.0."""
-    ran = ran_legs(legs)
-    if not ran:
+def fuse_rrf(rankings: list[Ranking], k: int) -> list[Candidate]:
+    """Weighted Reciprocal Rank Fusion over the rankings that ran, normalised so rank 1
+    everywhere = 1.0."""
+    ran = [r for r in rankings if r.ran]
+    best = sum(r.weight for r in ran) / (k + 1)
+    if not ran or best <= 0:
         return []
     scores: dict[int, float] = {}
     breakdown: dict[int, dict[str, Any]] = {}
-    for name in ran:
-        for rank, (cid, _) in enumerate(legs[name].hits, start=1):
-            scores[cid] = scores.get(cid, 0.0) + 1.0 / (k + rank)
-        _record(breakdown, name, legs[name])
-    best = len(ran) / (k + 1)
-    return _ranked({cid: raw / best for cid, raw in scores.items()}, breakdown)
+    found: Found = {}
+    for ranking in ran:
+        for rank, (cid, _) in enumerate(ranking.result.hits, start=1):
+            scores[cid] = scores.get(cid, 0.0) + ranking.weight / (k + rank)
+        _record(breakdown, found, ranking)
+    return _ranked({cid: raw / best for cid, raw in scores.items()}, breakdown, found)
 
 
-def fuse_convex(legs: dict[str, LegResult]) -> list[Candidate]:
-    """Weighted sum of each leg's min-max normalised scores, divided by the weights of the legs
-    that ran: in [0, 1], 1 = first in every leg. A leg that ran and found nothing still counts
-    in the divisor (the best then scores its partner's weight, as with RRF); a leg that failed
-    does not (the other leg's ranking comes through whole)."""
-    ran = ran_legs(legs)
-    total = sum(LEG_WEIGHTS.get(name, 1.0) for name in ran)
+def fuse_convex(rankings: list[Ranking]) -> list[Candidate]:
+    """Weighted sum of each ranking's min-max normalised scores, divided by the weights of the
+    rankings that ran: in [0, 1], 1 = first everywhere. A leg that ran and found nothing
+    still counts in the divisor (the best then scores its partner's weight, as with RRF); a
+    leg that failed does not (the other leg's ranking comes through whole).
+
+    A chunk one leg ranks near the top keeps at least SOLO_SHARE of that leg's normalised
+    score, so a clear single-leg match (first by meaning, absent from the keyword leg) is not
+    buried under chunks both legs rank middling."""
+    ran = [r for r in rankings if r.ran]
+    total = sum(r.weight for r in ran)
     if not ran or total <= 0:
         return []
     scores: dict[int, float] = {}
+    solo: dict[int, float] = {}
     breakdown: dict[int, dict[str, Any]] = {}
-    for name in ran:
-        weight = LEG_WEIGHTS.get(name, 1.0) / total
-        leg = legs[name]
+    found: Found = {}
+    # the query's share of the whole: the floor is the query's, diluted like its legs
+    query_share = sum(r.weight for r in ran if r.phrasing == 0) / total
+    for ranking in ran:
+        weight = ranking.weight / total
+        leg = ranking.result
         # A lexical leg that returned every match it has: a chunk without the words scores
         # BM25 0, so 0 is the floor and its last match keeps credit over non-matches.
-        floor = 0.0 if name == "lexical" and leg.total <= len(leg.hits) else None
-        for cid, value in min_max(strengths(name, leg.hits), floor).items():
+        floor = 0.0 if ranking.leg == "lexical" and leg.total <= len(leg.hits) else None
+        normalised = min_max(strengths(ranking.leg, leg.hits), floor)
+        for rank, (cid, _) in enumerate(leg.hits, start=1):
+            value = normalised[cid]
             scores[cid] = scores.get(cid, 0.0) + weight * value
-        _record(breakdown, name, legs[name])
-    return _ranked(scores, breakdown)
+            if rank <= SOLO_DEPTH and ranking.phrasing == 0:
+                solo[cid] = max(solo.get(cid, 0.0), SOLO_SHARE * query_share * value)
+        _record(breakdown, found, ranking)
+    fused = {cid: max(s, solo.get(cid, 0.0)) for cid, s in scores.items()}
+    return _ranked(fused, breakdown, found)
 
 
 def strengths(leg: str, hits: list[tuple[int, float]]) -> list[tuple[int, float]]:
@@ -110,16 +171,28 @@ def min_max(hits: list[tuple[int, float]], floor: float | None = None) -> dict[i
     return {cid: (score - low) / span if span > 0 else 1.0 for cid, score in hits}
 
 
-def _record(breakdown: dict[int, dict[str, Any]], name: str, leg: LegResult) -> None:
-    label = leg_label(name)
-    for rank, (cid, score) in enumerate(leg.hits, start=1):
+Found = dict[int, list[list[Any]]]  # chunk id -> [phrasing, leg, rank] of each finding
+
+
+def _record(breakdown: dict[int, dict[str, Any]], found: Found, ranking: Ranking) -> None:
+    """The query's own legs go to the breakdown (fts, vector); every ranking that found a
+    chunk, the query's and its variants', goes to its `found_by`."""
+    label = leg_label(ranking.leg)
+    for rank, (cid, score) in enumerate(ranking.result.hits, start=1):
         entry = breakdown.setdefault(cid, {})
-        entry[label] = round(score, 6)
-        entry[f"{label}_rank"] = rank
+        if ranking.phrasing == 0:
+            entry[label] = round(score, 6)
+            entry[f"{label}_rank"] = rank
+        found.setdefault(cid, []).append([ranking.phrasing, ranking.leg, rank])
 
 
-def _ranked(scores: dict[int, float], breakdown: dict[int, dict[str, Any]]) -> list[Candidate]:
-    fused = [Candidate(cid, min(1.0, max(0.0, s)), breakdown[cid]) for cid, s in scores.items()]
+def _ranked(
+    scores: dict[int, float], breakdown: dict[int, dict[str, Any]], found: Found
+) -> list[Candidate]:
+    fused = [
+        Candidate(cid, min(1.0, max(0.0, s)), breakdown[cid], found_by=found[cid])
+        for cid, s in scores.items()
+    ]
     fused.sort(key=lambda c: (-c.score, c.chunk_id))
     return fused
 
@@ -128,7 +201,9 @@ def single_leg(legs: dict[str, LegResult], mode: str) -> list[Candidate]:
     """One leg's ranking as candidates (lexical-only or vector-only search)."""
     label = leg_label(mode)
     return [
-        Candidate(cid, score, {label: round(score, 6), f"{label}_rank": rank})
+        Candidate(
+            cid, score, {label: round(score, 6), f"{label}_rank": rank}, found_by=[[0, mode, rank]]
+        )
         for rank, (cid, score) in enumerate(legs[mode].hits, start=1)
     ]
 

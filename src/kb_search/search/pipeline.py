@@ -1,7 +1,9 @@
 """One search, as named stages with explicit candidate limits:
 
-    retrieve (each leg, `depth` candidates) -> fuse -> with_text (only for a reranker)
-    -> rerank (optional) -> cut (min_score, top) -> hydrate (rows, snippets, citations)
+    retrieve (each leg of each phrasing, `depth` candidates) -> fuse -> with_text (only for a
+    reranker) -> rerank (optional) -> promote definitions (identifier queries) -> diversify
+    (at most a few chunks per file) -> cut (min_score, top) -> hydrate (rows, snippets,
+    citations)
 
 Each stage is a plain function; `search` runs them in order. Read-only: a search never
 writes to the DB.
@@ -16,18 +18,29 @@ from dataclasses import dataclass, field
 from kb_search.errors import SearchError
 from kb_search.sanitize import valid_text
 from kb_search.search.filters import check_filter_values, excluded_chunks
-from kb_search.search.fusion import DEFAULT_FUSION, FUSIONS, complete_breakdown, fuse, single_leg
+from kb_search.search.fusion import (
+    DEFAULT_FUSION,
+    FUSIONS,
+    complete_breakdown,
+    fuse,
+    fuse_rankings,
+    rankings_of,
+    single_leg,
+)
 from kb_search.search.legs import LegResult, VectorLeg, first_line, lexical_leg, vector_leg
 from kb_search.search.query import (
     DEFAULT_MAX_QUERY_CHARS,
     MAX_FTS_TERMS,
     Filters,
     ParsedQuery,
+    Phrasing,
     check_query_length,
     parse_query,
+    parse_variants,
 )
 from kb_search.search.rerank import Reranker, apply_reranker
 from kb_search.search.results import Candidate, SearchResponse, hydrate, snippets
+from kb_search.search.shaping import DEFAULT_PER_FILE, diversify, promote_definitions
 from kb_search.store.db import Connection, OperationalError
 
 MODES = ("hybrid", "lexical", "vector")
@@ -50,6 +63,12 @@ class SearchOptions:
     # True once the search must stop (its budget spent, its client gone): checked between
     # stages; SQLite's progress handler checks it within them.
     should_stop: Callable[[], bool] | None = None
+    # More phrasings of the same request ("lex: ..." keywords only, "vec: ..." meaning only)
+    variants: tuple[str, ...] = ()
+    # At most this many chunks of one file in the ranking before the others (0: no cap);
+    # `files`: each file once, with its best chunk.
+    per_file: int = DEFAULT_PER_FILE
+    files: bool = False
 
     def depth(self) -> int:
         """Candidates each leg retrieves: fixed, so that the top 3 of a query is always the
@@ -65,6 +84,7 @@ class Query:
     parsed: ParsedQuery
     filters: Filters
     excluded: set[int]
+    variants: list[tuple[Phrasing, ParsedQuery]] = field(default_factory=list)
 
 
 def prepare(conn: Connection, query: str, options: SearchOptions) -> Query:
@@ -75,6 +95,9 @@ def prepare(conn: Connection, query: str, options: SearchOptions) -> Query:
     if options.top < 1:
         raise SearchError("--top must be at least 1")
     check_query_length(query, options.max_query_chars)
+    for variant in options.variants:
+        check_query_length(variant, options.max_query_chars)
+    variants = [(v, parse_query(v.text)) for v in parse_variants(options.variants)]
     parsed = parse_query(query)
     if parsed.fts_expression() is None and not parsed.text.strip():
         raise SearchError("nothing to search for: the query has no words")
@@ -86,7 +109,7 @@ def prepare(conn: Connection, query: str, options: SearchOptions) -> Query:
         raise SearchError(
             f"cannot apply the exclusions ({first_line(exc)}): check the index with `kb doctor`"
         ) from exc
-    return Query(query, parsed, filters, excluded)
+    return Query(query, parsed, filters, excluded, variants)
 
 
 def retrieve(
@@ -119,8 +142,48 @@ def retrieve(
     return legs
 
 
-def combine(legs: dict[str, LegResult], options: SearchOptions) -> list[Candidate]:
-    """Fuse the legs (hybrid) or take the one leg's ranking."""
+def retrieve_variants(
+    conn: Connection,
+    query: Query,
+    options: SearchOptions,
+    vector: VectorLeg | None,
+    vector_unavailable: str | None,
+    timings: dict[str, float],
+) -> list[dict[str, LegResult]]:
+    """Each variant's legs: those its type and the mode allow. A variant's leg that fails is
+    reported, never fatal (the query's own legs decide that)."""
+    t0 = time.perf_counter()
+    k = options.depth()
+    out: list[dict[str, LegResult]] = []
+    for phrasing, parsed in query.variants:
+        legs: dict[str, LegResult] = {}
+        if options.mode != "vector" and phrasing.searches("lexical"):
+            try:
+                legs["lexical"] = lexical_leg(conn, parsed, query.filters, k, query.excluded)
+            except (OperationalError, SearchError) as exc:
+                legs["lexical"] = LegResult(status=f"error: {first_line(exc)}")
+        if options.mode != "lexical" and phrasing.searches("vector"):
+            legs["vector"] = vector_leg(
+                conn, parsed, query.filters, k, vector, vector_unavailable, {}, query.excluded
+            )
+        out.append(legs)
+    if query.variants:
+        timings["variants"] = (time.perf_counter() - t0) * 1000
+    return out
+
+
+def combine(
+    legs: dict[str, LegResult],
+    options: SearchOptions,
+    variant_legs: list[dict[str, LegResult]] | None = None,
+) -> list[Candidate]:
+    """Fuse the legs (hybrid) or take the one leg's ranking; with variants, every phrasing's
+    legs are fused into one ranking (in a one-leg mode, that leg's rankings)."""
+    if any(variant_legs or []):
+        rankings = rankings_of(legs, 0)
+        for number, found in enumerate(variant_legs or [], start=1):
+            rankings += rankings_of(found, number)
+        return fuse_rankings(rankings, options.rrf_k, options.fusion)
     if options.mode == "hybrid":
         return fuse(legs, options.rrf_k, options.fusion)
     return single_leg(legs, options.mode)
@@ -173,6 +236,11 @@ def explain(
             "the query's words are all common ones: keyword matches say little, phrase it with"
             " the words the answer would use"
         )
+    if query.parsed.left_out:
+        notes.append(
+            f"not searched for by keyword: {query.parsed.left_out!r} (the request excludes"
+            " it); to drop chunks that contain a word, put -word in the query"
+        )
     if dropped:
         notes.append(f"{dropped} more results scored under --min-score {options.min_score}")
     left_out = query.parsed.terms_left_out()
@@ -209,7 +277,8 @@ def search(
     stop_if_asked(options, "retrieval")
     legs = retrieve(conn, prepared, options, vector, vector_unavailable, timings)
     stop_if_asked(options, "fusion")
-    candidates = combine(legs, options)
+    variant_legs = retrieve_variants(conn, prepared, options, vector, vector_unavailable, timings)
+    candidates = combine(legs, options, variant_legs)
     if options.reranker is not None:
         stop_if_asked(options, "rerank")
         t0 = clock()
@@ -218,6 +287,9 @@ def search(
             options.reranker, query, candidates, options.rerank_depth, options.deadline
         )
         timings["rerank"] = (clock() - t0) * 1000
+    if options.mode != "vector":
+        candidates = promote_definitions(conn, candidates, identifier_terms(prepared))
+    candidates = diversify(conn, candidates, options.per_file, options.files)
     passing = above_min_score(candidates, options)
     top = cut(passing, options)
     dropped = min(options.top, len(candidates)) - len(top)
@@ -240,4 +312,16 @@ def search(
         timings_ms=timings,
         filters=prepared.filters,
         notes=explain(prepared, legs, options, dropped),
+        variants=[
+            phrasing.to_dict() | {"legs": {name: leg.status for name, leg in found.items()}}
+            for (phrasing, _), found in zip(prepared.variants, variant_legs)
+        ],
     )
+
+
+def identifier_terms(query: Query) -> list[str]:
+    """The identifier-shaped words of the query and of its keyword variants."""
+    from kb_search.search.shaping import identifiers
+
+    texts = [query.text] + [p.text for p, _ in query.variants if p.searches("lexical")]
+    return list(dict.fromkeys(name for text in texts for name in identifiers(text)))

@@ -158,6 +158,7 @@ class ParsedQuery:
     excluded: list[str] = field(default_factory=list)  # words or phrases after `-`
     filters: Filters = field(default_factory=Filters)
     raw_fts: str | None = None  # explicit FTS5 expression ('...')
+    left_out: str = ""  # a subject the request excludes in plain words: not searched for
 
     def fts_expression(self) -> str | None:
         """An FTS5 MATCH string (OR of terms and phrases, minus exclusions), or None."""
@@ -235,8 +236,53 @@ def check_query_length(query: str, limit: int = DEFAULT_MAX_QUERY_CHARS) -> None
         )
 
 
+# Requests written in plain words with an exclusion ("X, but don't mention Y", "Z without W"):
+# how the subject after the cue is handled. "off": searched like any word; "lexical": the cue
+# and the subject leave the keyword leg (the meaning leg reads the whole request); "both":
+# they leave both legs.
+PLAIN_EXCLUSION = "lexical"
+# The cues of a topic left out: a named exclusion anywhere ("excluding Y", "don't mention Y");
+# "not Y" and "without Y" only as a clause of their own after a comma ("X, without Y"), or
+# "without using Y": "runs without TLS" or "hangs without printing" ask about that very thing.
+_EXCLUSION_CUE = re.compile(
+    r"(?i)\b(?:excluding|except(?:\s+for)?|other\s+than)\b"
+    r"|\b(?:don'?t|do\s+not|never)\s+(?:mention(?:ing)?|talk(?:ing)?\s+about|include|cover|use)\b"
+    r"|,\s*(?:but\s+)?(?:not|without)\b"
+    r"|\bwithout\s+(?:using|mentioning|including|covering|involving)\b"
+)
+_CLAUSE_END = re.compile(r"[,;!?]|\.(?:\s|$)")
+
+
+def plain_exclusion(text: str) -> tuple[str, str]:
+    """(the request without its exclusion clause, the excluded subject); ("", "") when the
+    request has no plain-words exclusion."""
+    match = _EXCLUSION_CUE.search(text)
+    if not match:
+        return "", ""
+    rest = text[match.end() :]
+    end = _CLAUSE_END.search(rest)
+    subject = rest[: end.start()] if end else rest
+    kept = text[: match.start()] + (rest[end.start() :] if end else "")
+    return kept.strip(" ,;"), subject.strip()
+
+
 def parse_query(query: str) -> ParsedQuery:
     """Split a query into words, "phrases", -exclusions and key:value filters."""
+    parsed = _parse(query)
+    if PLAIN_EXCLUSION == "off" or parsed.raw_fts is not None:
+        return parsed
+    kept, subject = plain_exclusion(parsed.text)
+    if not subject or not _words(kept):
+        return parsed
+    narrowed = _parse(kept)
+    parsed.terms, parsed.phrases = narrowed.terms, narrowed.phrases
+    if PLAIN_EXCLUSION == "both":
+        parsed.text = narrowed.text
+    parsed.left_out = subject
+    return parsed
+
+
+def _parse(query: str) -> ParsedQuery:
     stripped = query.strip()
     if len(stripped) >= 2 and stripped[0] == stripped[-1] == "'":
         return ParsedQuery(text=stripped[1:-1], raw_fts=stripped[1:-1])
@@ -267,6 +313,50 @@ def parse_query(query: str) -> ParsedQuery:
             kept.append(body)
     parsed.text = " ".join(kept)
     return parsed
+
+
+# Variant phrasings searched with a query in one call (the query itself is phrasing 0).
+MAX_VARIANTS = 4
+# "lex: words" searches only the keyword leg, "vec: words" only the meaning leg.
+VARIANT_PREFIXES = {"lex": "lexical", "vec": "vector"}
+
+
+@dataclass(frozen=True)
+class Phrasing:
+    """One more way to ask the same thing: its words and the legs it searches."""
+
+    text: str
+    use: str = "both"  # "both", "lexical" or "vector"
+
+    def searches(self, leg: str) -> bool:
+        return self.use in ("both", leg)
+
+    def to_dict(self) -> dict[str, str]:
+        return {"text": self.text, "use": self.use}
+
+
+def parse_variant(text: str) -> Phrasing:
+    """ "lex: max_connections" -> keywords only; "vec: ..." -> meaning only; else both."""
+    from kb_search.errors import SearchError
+
+    body = valid_text(text).strip()
+    prefix, sep, rest = body.partition(":")
+    use = VARIANT_PREFIXES.get(prefix.strip().lower()) if sep else None
+    if use is not None:
+        body = rest.strip()
+    if not _words(body):
+        raise SearchError(f"variant {text.strip()[:60]!r} has no words to search for")
+    return Phrasing(body, use or "both")
+
+
+def parse_variants(texts: list[str] | tuple[str, ...]) -> list[Phrasing]:
+    from kb_search.errors import SearchError
+
+    if len(texts) > MAX_VARIANTS:
+        raise SearchError(
+            f"{len(texts)} variants: give at most {MAX_VARIANTS} (the query is the first phrasing)"
+        )
+    return [parse_variant(t) for t in texts]
 
 
 def is_cjk_query(parsed: ParsedQuery) -> bool:

@@ -80,12 +80,14 @@ class Result:
     snippet: str  # may hold HL_OPEN/HL_CLOSE around matched words
     citation: str
     source: Source
+    found_by: list[list[Any]] = field(default_factory=list)  # [phrasing, leg, rank]
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "chunk_id": self.chunk_id,
             "score": round(self.score, 6),
             "score_breakdown": self.score_breakdown,
+            "found_by": self.found_by,
             "text": self.text,
             "snippet": self.snippet.replace(HL_OPEN, "").replace(HL_CLOSE, ""),
             "citation": self.citation,
@@ -103,11 +105,14 @@ class SearchResponse:
     timings_ms: dict[str, float]
     filters: Filters = field(default_factory=Filters)
     notes: list[str] = field(default_factory=list)
+    # the other phrasings searched with the query: {"text", "use", "legs"} each
+    variants: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "schema_version": SCHEMA_VERSION,
             "query": self.query,
+            "variants": self.variants,
             "mode": self.mode,
             "results": [r.to_dict() for r in self.results],
             "total_matches": self.total_matches,
@@ -127,6 +132,10 @@ class Candidate:
     score: float
     breakdown: dict[str, Any]
     text: str | None = None
+    # [phrasing, leg, rank] of every ranking that found it (phrasing 0 = the query itself)
+    found_by: list[list[Any]] = field(default_factory=list)
+    # why later stages moved it down or out ("diversity: ..."), for --explain
+    cut_by: list[str] = field(default_factory=list)
 
 
 def snippets(conn: Connection, expr: str | None, ids: list[int]) -> dict[int, str]:
@@ -172,6 +181,7 @@ def hydrate(
                 snippet=snippet_of.get(chunk.chunk_id) or lead(chunk.text),
                 citation=chunk.citation,
                 source=Source.from_stored(chunk, tags.get(chunk.document_id, [])),
+                found_by=candidate.found_by,
             )
         )
     return results

@@ -17,3 +17,6 @@ class WarmRequest:
     # so the client needs no search code; "pickle": the SearchResponse, for human output
     reply: str = "pickle"
     fields: list[str] | None = None
+    variants: list[str] = field(default_factory=list)
+    per_file: int | None = None
+    files: bool = False

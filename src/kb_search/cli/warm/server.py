@@ -293,6 +293,9 @@ class WarmServer:
             filters=filters,
             min_score=request["min_score"],
             fusion=request.get("fusion"),
+            variants=tuple(request.get("variants") or ()),
+            per_file=request.get("per_file"),
+            files=bool(request.get("files")),
         )
         return self.kb.search(request["query"], search_options)
 

