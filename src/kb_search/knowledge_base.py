@@ -418,6 +418,14 @@ class KnowledgeBase:
 
         return get_document(self.reader(), ref, with_chunks=with_chunks, cwd=self.cwd)
 
+    def get(
+        self, citations: list[str], context: int = 0, max_bytes: int | None = None
+    ) -> Reading:
+        """The cited passages (`kb get`), only from indexed documents."""
+        from kb_search.reading import read_citations
+
+        return read_citations(self.reader(), citations, context, max_bytes, cwd=self.cwd)
+
     def chunk(self, chunk_id: int | str, context: int = 0) -> list[ChunkView]:
         from kb_search.store.inventory import get_chunk
 

@@ -171,6 +171,22 @@ def chunks_human(chunks: list[Any], path: str, term: Terminal) -> str:
     return term.render(*parts)
 
 
+def reading_human(reading: Any, term: Terminal) -> str:
+    """`kb get`: each passage under its citation (the path as this directory opens it) and
+    where it was read from; what the byte budget cut, last."""
+    parts: list[Any] = []
+    for passage in reading.passages:
+        shown = term.show_path(passage.path) + passage.citation[len(passage.path) :]
+        head = Text(f"== {shown} ", style=TITLE) + Text(f"(from: {passage.from_})", style=DIM)
+        parts.append(head)
+        if passage.note:
+            parts.append(Text(f"Note: {passage.note}", style=NOTE))
+        parts += [Text(passage.text), Text("")]
+    if reading.omitted:
+        parts.append(Text(f"Omitted by --max-bytes: {', '.join(reading.omitted)}", style=NOTE))
+    return term.render(*parts)
+
+
 def table(rows: Iterable[Iterable[Any]], headers: list[str], empty: str = "none") -> str:
     """A plain-text table (columns sized by visible width); `empty` when there are no rows."""
     rows = [[("" if v is None else printable(v)) for v in row] for row in rows]

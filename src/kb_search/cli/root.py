@@ -45,7 +45,7 @@ COMMAND_MODULES = {
     **dict.fromkeys(["add", "sync", "watch", "remove", "reindex"], "ingest"),
     **dict.fromkeys(["search", "similar"], "search"),
     **dict.fromkeys(
-        ["show", "chunk", "list", "stats", "tag", "untag", "tags", "roots"], "documents"
+        ["show", "get", "chunk", "list", "stats", "tag", "untag", "tags", "roots"], "documents"
     ),
     **dict.fromkeys(["serve", "skill"], "serve"),
     "warm": "warm.commands",

@@ -41,17 +41,22 @@ class StoredChunk:
 
     @property
     def citation(self) -> str:
-        return citation(self.rel_path, self.page, self.page_end, self.lines)
+        return citation(self.path, self.page, self.lines)
 
 
-def citation(rel_path: str, page: int | None, page_end: int | None, lines: list[int] | None) -> str:
-    """W3C media-fragment style: `path#page=3`, `path#L10-L24`, `path#L7`."""
+def citation(
+    path: str, page: int | None, lines: list[int] | None, anchor: str | None = None
+) -> str:
+    """The indexed (absolute) path with a fragment, openable from any directory:
+    `path#page=3`, `path#L10-L24`, `path#L7`, else `path#anchor` when the chunk has one."""
     if page is not None:
-        return f"{rel_path}#page={page}"
+        return f"{path}#page={page}"
     if lines:
         start, end = lines
-        return f"{rel_path}#L{start}" if start == end else f"{rel_path}#L{start}-L{end}"
-    return rel_path
+        return f"{path}#L{start}" if start == end else f"{path}#L{start}-L{end}"
+    if anchor:
+        return f"{path}#{anchor}"
+    return path
 
 
 def chunks_by_id(conn: Connection, chunk_ids: Iterable[int]) -> dict[int, StoredChunk]:
