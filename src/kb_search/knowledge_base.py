@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from kb_search.ingest.pipeline import AddOptions, AddSummary, LazyVectors
     from kb_search.ingest.sync import SyncSummary
     from kb_search.ingest.watch import WatchBatch, WatchPlan, WatchThread
+    from kb_search.reading import Reading
     from kb_search.search.pipeline import SearchOptions
     from kb_search.search.rerank import Reranker
     from kb_search.search.results import SearchResponse

@@ -3,7 +3,8 @@
 The full contract (`SearchResponse.to_dict`) spends most of its tokens on what an agent rarely
 reads (the snippet repeats the text; absolute and relative paths; per-leg scores). A field
 list keeps what it needs; `COMPACT` (chunk_id, citation, heading, score, text) is the profile
-SKILL.md teaches: an openable citation, and the id `kb chunk`/`kb get chunk:ID` take. Source fields are named without their `source.` prefix.
+SKILL.md teaches: an openable citation, and the id `kb chunk`/`kb get chunk:ID` take. Source
+fields are named without their `source.` prefix.
 """
 
 from __future__ import annotations
