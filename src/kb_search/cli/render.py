@@ -132,7 +132,29 @@ def search_human(response: SearchResponse, term: Terminal) -> str:
             Text(""),
             Text("No results. Try other words, --mode vector, or fewer filters."),
         ]
+    if response.explanation is not None:
+        parts += [Text("")] + explanation_lines(response.explanation, term)
     return term.render(*parts)
+
+
+def explanation_lines(explanation: Any, term: Terminal) -> list[Text]:
+    """`--explain PATH`: the verdict, then each of the file's best chunks at every stage."""
+    shown = term.show_path(explanation.path)
+    lines = [Text(f"Explain {shown}: {explanation.status}: {explanation.reason}", style=NOTE)]
+    for item in explanation.chunks:
+        places = []
+        for name, place in (("lexical", item.lexical), ("vector", item.vector),
+                            ("fused", item.fused)):  # fmt: skip
+            places.append(f"{name} #{place.rank} ({place.score:.3f})" if place else f"{name} -")
+        where = term.show_path(item.citation.split("#")[0]) + (
+            "#" + item.citation.split("#", 1)[1] if "#" in item.citation else ""
+        )
+        lines.append(Text(f"  chunk {item.chunk_id} {where}: " + ", ".join(places)))
+        if item.returned:
+            lines.append(Text(f"    returned at rank {item.returned}", style=DIM))
+        for reason in item.cut:
+            lines.append(Text(f"    cut: {reason}", style=DIM))
+    return lines
 
 
 def document_human(doc: Any, term: Terminal) -> str:

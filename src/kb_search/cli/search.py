@@ -138,6 +138,13 @@ class QueryCommand(click.Command):
     is_flag=True,
     help="JSON for agents: citation, heading, score, text per result (--fields profile).",
 )
+@click.option(
+    "--explain",
+    "explain",
+    metavar="PATH",
+    help="Say where this file's chunks ranked in each leg and what cut them (or why it is"
+    " not indexed).",
+)
 @click.option("--format", "fmt", type=FORMATS, help="json or human (default: by terminal).")
 @common_options
 def search(
@@ -155,6 +162,7 @@ def search(
     fusion: str | None,
     fields: str | None,
     compact: bool,
+    explain: str | None,
     fmt: str | None,
 ) -> None:
     startup = process_age_ms()
@@ -170,7 +178,7 @@ def search(
         )
     out = app.output_format("json" if selected and not fmt else fmt)
     answer, client = None, None
-    if _warm_on(app):  # else not even the warm client is imported
+    if explain is None and _warm_on(app):  # else not even the warm client is imported
         from kb_search.cli.warm.client import WarmClient
 
         request = _warm_request(text, mode, top, filters, min_score, fusion, out, selected)
@@ -190,7 +198,7 @@ def search(
             mode=mode, top=top, filters=Filters(**filters), min_score=min_score, fusion=fusion
         )
         try:
-            response = kb.search(text, options)
+            response = kb.search(text, options, explain=explain)
         finally:
             if client is not None:
                 client.start_if_wanted()  # after this search: its start-up would slow this one
@@ -227,7 +235,7 @@ def forwarded_request(argv: list[str]) -> WarmRequest | None:
     except (click.ClickException, click.exceptions.Exit):
         return None
     out = p["fmt"] or "json"
-    if out != "json":
+    if out != "json" or p["explain"] is not None:  # --explain runs in full
         return None
     filters = _filters(p["types"], p["tags"], p["paths"], p["languages"], p["after"], p["before"])
     text, mode, top = " ".join(p["query"]), p["mode"], p["top"]

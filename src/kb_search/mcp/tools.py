@@ -22,6 +22,12 @@ MAX_CONTEXT = 20
 DEFAULT_LIST_LIMIT = 100
 MAX_LIST_LIMIT = 1000
 MAX_SIMILAR = 50
+DEFAULT_DOCUMENT_CHUNKS = 20
+MAX_DOCUMENT_CHUNKS = 200
+DEFAULT_GET_BYTES = 16_000
+MAX_GET_BYTES = 1_000_000
+MAX_GET_CITATIONS = 50
+MAX_GET_CONTEXT = 200
 
 
 INSTRUCTIONS = """\
@@ -144,12 +150,20 @@ def run_search(
     return to_json(project(response, selected) if selected else response.to_dict())
 
 
-def document_dict(kb: KnowledgeBase, ref: str, with_chunks: bool) -> dict[str, Any]:
-    """An indexed document by id or indexed path; anything else is an error, never a file read."""
+def document_dict(
+    kb: KnowledgeBase, ref: str, with_chunks: bool, offset: int = 0, limit: int | None = None
+) -> dict[str, Any]:
+    """An indexed document by id or indexed path, its chunks a page at a time (`next_offset`);
+    anything else is an error, never a file read."""
     if not ref.strip() or "\x00" in ref:
         raise _tool_error("give a document id or the path of an indexed document")
     try:
-        return kb.document(ref.strip(), with_chunks=with_chunks).to_dict()
+        view = kb.document(ref.strip(), with_chunks=with_chunks, offset=offset, limit=limit)
+        data = view.to_dict()
+        if view.chunks is not None and limit is not None:
+            shown = offset + len(view.chunks)
+            data["next_offset"] = shown if shown < view.chunk_count else None
+        return data
     except NotFound as exc:
         raise _tool_error(
             f"not in the index: {ref!r} is not an indexed document. Only indexed content is served"
@@ -214,12 +228,39 @@ def register_tools(server: Any, kb: KnowledgeBase) -> None:
             Field(description="Or the indexed path: source.path, source.rel_path or a citation."),
         ] = None,
         include_chunks: Annotated[
-            bool, Field(description="Include every chunk's text (default true).")
+            bool, Field(description="Include chunk texts (default true).")
         ] = True,
+        offset: Annotated[int, Field(ge=0, description="First chunk: a previous next_offset.")] = 0,
+        limit: Annotated[
+            int, Field(ge=1, le=MAX_DOCUMENT_CHUNKS, description="Chunks per page (default 20).")
+        ] = DEFAULT_DOCUMENT_CHUNKS,
     ) -> str:
         if (id is None) == (path is None):
             raise _tool_error("give exactly one of `id` or `path`")
-        return to_json(document_dict(kb, str(id) if id is not None else path or "", include_chunks))
+        ref = str(id) if id is not None else path or ""
+        return to_json(document_dict(kb, ref, include_chunks, offset, limit))
+
+    def get(
+        citations: Annotated[
+            list[str],
+            Field(
+                description="Citations as search returns them (path#L10-L24, path#page=3), or"
+                " chunk:ID.",
+                min_length=1,
+                max_length=MAX_GET_CITATIONS,
+            ),
+        ],
+        context: Annotated[
+            int, Field(ge=0, le=MAX_GET_CONTEXT, description="Lines around each (default 0).")
+        ] = 0,
+        max_bytes: Annotated[
+            int, Field(ge=1, le=MAX_GET_BYTES, description="Byte budget (default 16000).")
+        ] = DEFAULT_GET_BYTES,
+    ) -> str:
+        try:
+            return to_json(kb.get(citations, context, max_bytes).to_dict())
+        except KbError as exc:
+            raise _tool_error(str(exc)) from exc
 
     def get_chunk(
         chunk_id: Annotated[int, Field(description="chunk_id from a search result.")],
@@ -311,9 +352,15 @@ def register_tools(server: Any, kb: KnowledgeBase) -> None:
             get_document,
             "get_document",
             "One indexed document by `id` or indexed `path`: metadata (title, type, tags, "
-            "size, pages) and, by default, all its chunks in order with citations. Use when a "
-            "result looks relevant and you need the whole document. Paths that are not indexed "
+            "size, pages) and its chunks in order with citations, `limit` at a time from "
+            "`offset` (`next_offset`: the next page, null: no more). Paths that are not indexed "
             "are refused: this never reads files from disk.",
+        ),
+        (
+            get,
+            "get",
+            "Exactly the cited lines or page of indexed documents, several in one call, within "
+            "max_bytes (whole passages first; `omitted` lists what did not fit).",
         ),
         (
             get_chunk,

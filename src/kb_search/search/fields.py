@@ -84,4 +84,6 @@ def project(response: SearchResponse, fields: Sequence[str]) -> dict[str, Any]:
         data["legs"] = failed
     if full["notes"]:
         data["notes"] = full["notes"]
+    if "explain" in full:
+        data["explain"] = full["explain"]
     return data

@@ -103,9 +103,10 @@ class SearchResponse:
     timings_ms: dict[str, float]
     filters: Filters = field(default_factory=Filters)
     notes: list[str] = field(default_factory=list)
+    explanation: Any = None  # search.explain.Explanation, with `--explain PATH`
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data = {
             "schema_version": SCHEMA_VERSION,
             "query": self.query,
             "mode": self.mode,
@@ -116,6 +117,9 @@ class SearchResponse:
             "notes": self.notes,
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
         }
+        if self.explanation is not None:
+            data["explain"] = self.explanation.to_dict()
+        return data
 
 
 @dataclass

@@ -76,6 +76,8 @@ _DOC_COLUMNS = (
     "id, path, rel_path, title, doc_type, language, size, page_count, chunk_count,"
     " indexed_at, metadata"
 )
+
+
 def _document(row: tuple, tags: list[str]) -> DocumentView:
     return DocumentView(
         document_id=row[0],
@@ -117,13 +119,26 @@ def resolve_document_id(conn: Connection, ref: str | int, cwd: Path | None = Non
 
 
 def get_document(
-    conn: Connection, ref: str | int, with_chunks: bool = True, cwd: Path | None = None
+    conn: Connection,
+    ref: str | int,
+    with_chunks: bool = True,
+    cwd: Path | None = None,
+    offset: int = 0,
+    limit: int | None = None,
 ) -> DocumentView:
+    """A document; with its chunks from chunk_index `offset`, at most `limit` of them."""
     doc_id = resolve_document_id(conn, ref, cwd)
     row = conn.execute(f"SELECT {_DOC_COLUMNS} FROM documents WHERE id = ?", (doc_id,)).fetchone()
     view = _document(row, document_tags(conn, {doc_id}).get(doc_id, []))
     if with_chunks:
-        view.chunks = [ChunkView.from_stored(c) for c in document_chunks(conn, doc_id)]
+        first = min(max(0, offset), SQLITE_MAX_INT)
+        last = SQLITE_MAX_INT if limit is None else min(first + max(0, limit) - 1, SQLITE_MAX_INT)
+        chunks = (
+            document_chunks(conn, doc_id, first, last)
+            if offset or limit is not None
+            else document_chunks(conn, doc_id)
+        )
+        view.chunks = [ChunkView.from_stored(c) for c in chunks]
     return view
 
 
