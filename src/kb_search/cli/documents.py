@@ -179,7 +179,7 @@ def stats(app: App, fmt: str | None) -> None:
             f"Documents: {info['documents']} ({printable(types)})\nChunks: {info['chunks']}"
             f"\nTags: {info['tags']}\nModel: {printable(info['model'] or 'none')}"
             f"\nDB: {printable(info['db_path'])} ({size})"
-        )
+        ) + (f"\nNote: {printable(note)}" if (note := info["paths_here"]["note"]) else "")
 
     app.emit(info, fmt, human)
 

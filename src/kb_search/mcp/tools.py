@@ -262,6 +262,25 @@ def register_tools(server: Any, kb: KnowledgeBase) -> None:
         except KbError as exc:
             raise _tool_error(str(exc)) from exc
 
+    def explain(
+        query: Annotated[str, Field(description="The search, as given to `search`.")],
+        file: Annotated[str, Field(description="The file expected among the results.")],
+        mode: Mode = "hybrid",
+        top: Top = DEFAULT_TOP,
+        type: Types = None,
+        tag: Tags = None,
+        path: Paths = None,
+    ) -> str:
+        from kb_search.search.query import Filters
+
+        filters = Filters(types=_as_list(type), tags=_as_list(tag), paths=_as_list(path))
+        try:
+            options = kb.search_options(mode=mode, top=top, filters=filters)
+            response = kb.search(query, options, explain=file)
+        except KbError as exc:
+            raise _tool_error(str(exc)) from exc
+        return to_json({"query": query, "explain": response.to_dict()["explain"]})
+
     def get_chunk(
         chunk_id: Annotated[int, Field(description="chunk_id from a search result.")],
         context: Annotated[
@@ -361,6 +380,12 @@ def register_tools(server: Any, kb: KnowledgeBase) -> None:
             "get",
             "Exactly the cited lines or page of indexed documents, several in one call, within "
             "max_bytes (whole passages first; `omitted` lists what did not fit).",
+        ),
+        (
+            explain,
+            "explain",
+            "Why `file` is or is not in a search's results: indexed or not (why not), its best "
+            "chunks' rank and score in each leg and the fusion, and what cut them.",
         ),
         (
             get_chunk,
