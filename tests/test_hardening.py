@@ -48,7 +48,8 @@ def test_a_non_utf8_file_name_is_indexed_with_the_rest(folder, tmp_path):
         docs = {d.rel_path for d in kb.documents()}
         assert "docs/caf\\xe9.md" in docs
         hit = kb.search("espresso croissants", kb.search_options(mode="lexical")).results[0]
-        assert hit.citation.startswith("docs/caf\\xe9.md")
+        assert hit.citation == hit.source.path + "#L1-L3"
+        assert hit.source.path.endswith("docs/caf\\xe9.md")
         json.dumps(hit.to_dict(), ensure_ascii=False).encode("utf-8")  # valid UTF-8
         assert kb.add([folder]).skipped == 3
         assert kb.sync().changed == 0

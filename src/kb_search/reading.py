@@ -31,6 +31,7 @@ _PAGES = re.compile(r"page=(\d+)(?:-(\d+))?")
 _COLON_LINES = re.compile(r"(.+):(\d+)(?:-(\d+))?")
 _CHUNK = re.compile(r"chunk:(\d+)")
 _SLUG_DROP = re.compile(r"[^\w\- ]")
+_MD_HEADING = re.compile(r" {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 
 
 @dataclass
@@ -144,6 +145,10 @@ def read_one(
     if document.document_id not in cache:
         cache[document.document_id] = current_text(document)
     file_text, why = cache[document.document_id]
+    if fragment.anchor and file_text is not None:
+        section = heading_section(file_text, fragment.anchor)
+        if section is not None:
+            fragment = Fragment(lines=section)
     if fragment.pages or fragment.anchor:
         chunks = _section_chunks(conn, document, fragment, context)
         return _index_passage(given, document, chunks, fragment, None)
@@ -336,6 +341,28 @@ def _on_pages(chunk: StoredChunk, first: int, last: int) -> bool:
 def slug(heading: str) -> str:
     """A heading as Markdown renderers anchor it: lower case, punctuation out, spaces as -."""
     return _SLUG_DROP.sub("", heading.strip().lower()).replace(" ", "-")
+
+
+def heading_section(text: str, anchor: str) -> tuple[int, int] | None:
+    """The lines of the Markdown section whose heading's slug is the anchor: from the heading
+    to the line before the next heading of the same or a higher level."""
+    wanted, start, level, fenced = slug(anchor), None, 0, False
+    lines = text.split("\n")
+    for number, line in enumerate(lines, start=1):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        match = None if fenced else _MD_HEADING.match(line)
+        if match is None:
+            continue
+        depth = len(match[1])
+        if start is not None and depth <= level:
+            return start, number - 1
+        if start is None and slug(match[2]) == wanted:
+            start, level = number, depth
+    if start is None:
+        return None
+    last = len(lines) - (1 if lines[-1] == "" else 0)
+    return start, max(start, last)
 
 
 def _anchored(chunks: list[StoredChunk], anchor: str) -> list[int]:
