@@ -20,14 +20,13 @@ from kb_search.mcp.server import build_server
 
 PARAMETERS = {
     "search": ["query", "mode", "top", "type", "tag", "path", "lang", "min_score", "compact",
-               "fields"],
+               "fields", "explain"],
     "search_keyword": ["query", "top", "type", "tag", "path", "lang", "min_score", "compact",
                        "fields"],
     "search_semantic": ["query", "top", "type", "tag", "path", "lang", "min_score", "compact",
                         "fields"],
     "get_document": ["id", "path", "include_chunks", "offset", "limit"],
     "get": ["citations", "context", "max_bytes"],
-    "explain": ["query", "file", "mode", "top", "type", "tag", "path"],
     "get_chunk": ["chunk_id", "context"],
     "similar": ["document_id", "chunk_id", "top", "compact"],
     "list_documents": ["type", "tag", "limit", "offset"],

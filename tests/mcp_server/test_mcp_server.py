@@ -30,7 +30,6 @@ TOOLS = {
     "search_semantic",
     "get_document",
     "get",
-    "explain",
     "get_chunk",
     "list_documents",
     "list_tags",
@@ -119,7 +118,8 @@ async def every_tool(client: Client) -> None:
     assert got["passages"][0]["from"] == "disk" and "git" in got["passages"][0]["text"]
     cut = await call(client, "get", citations=[best["citation"]] * 3, max_bytes=40)
     assert cut["bytes"] <= 40 and cut["omitted"] == [best["citation"]] * 2
-    why = await call(client, "explain", query="install git", file=best["source"]["path"])
+    why = await call(client, "search", query="install git", explain=best["source"]["path"])
+    jsonschema.validate(why, SCHEMA)
     assert why["explain"]["status"] == "returned" and why["explain"]["chunks"][0]["returned"] == 1
 
     listing = await call(client, "list_documents", tag="demo", limit=10)

@@ -36,7 +36,7 @@ Examples:
   kb search backup retention type:pdf --top 5
   kb search '"write-ahead log"' sqlite --mode lexical
   kb search retry with jitter --path 'code/**' --format json
-  kb search rollback --compact      # agents: citation, heading, score, text
+  kb search rollback --compact      # agents: chunk_id, citation, heading, score, text
   kb search rollback --fields citation,title,text
 
 {QUERY_SYNTAX}
@@ -136,7 +136,7 @@ class QueryCommand(click.Command):
 @click.option(
     "--compact",
     is_flag=True,
-    help="JSON for agents: citation, heading, score, text per result (--fields profile).",
+    help="JSON for agents: chunk_id, citation, heading, score, text per result.",
 )
 @click.option(
     "--explain",

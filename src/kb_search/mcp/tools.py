@@ -32,12 +32,14 @@ MAX_GET_CONTEXT = 200
 
 INSTRUCTIONS = """\
 Search a local knowledge base (notes, docs, PDFs, code) that the user indexed with `kb add`.
-Start with `search` (hybrid: keywords + meaning); pass compact=true to get only citation,
-heading, score and text per result (a third of the tokens). Each result is one chunk of a
-document with a `citation` (path#page=N or path#L10-L24) to quote when you use it. Fetch
-surrounding text with `get_chunk(chunk_id, context=2)`, a whole document with
-`get_document`, related passages with `similar`. The `navigate` prompt walks through it.
-Only indexed content is available: this server never reads other files."""
+Start with `search` (hybrid: keywords + meaning); pass compact=true to get only chunk_id,
+citation, heading, score and text per result (about half the tokens). Each result is one chunk
+of a document with a `citation` (/abs/path#page=N or /abs/path#L10-L24) to quote when you use
+it. Read exactly the cited lines with `get(citations, context=N)`, surrounding chunks with
+`get_chunk(chunk_id, context=2)`, a document a page at a time with `get_document`, related
+passages with `similar`; `search(explain=PATH)` says why a file is not in the results. The
+`navigate` prompt walks through it. Only indexed content is available: this server never
+reads other files."""
 
 SCORES = (
     "Scores run 0..1 and compare results within one response, not across queries. hybrid: "
@@ -49,8 +51,8 @@ RESULT = (
     "Returns the `kb search --format json` contract: results[] with chunk_id, score, "
     "score_breakdown, text, snippet, citation, source{document_id, title, path, type, page, "
     "lines, heading, tags, ...}; total_matches; legs (status of each leg: ok, empty, or error: "
-    "why); timings_ms. With compact=true each result is only citation, heading, score and "
-    "text (about half the tokens); `fields` picks others (e.g. chunk_id to call get_chunk). "
+    "why); timings_ms. With compact=true each result is only chunk_id, citation, heading, score "
+    "and text (about half the tokens); `fields` picks others. "
     "Cite a result with its `citation`; widen it with get_chunk(chunk_id, context=N)."
 )
 QUERY_SYNTAX = (
@@ -89,7 +91,7 @@ Mode = Annotated[
 Compact = Annotated[
     bool,
     Field(
-        description="Only citation, heading, score and text per result (about a third of the"
+        description="Only chunk_id, citation, heading, score and text per result (about half the"
         " tokens); use unless you need ids, paths or per-leg scores."
     ),
 ]
@@ -100,6 +102,11 @@ Fields = Annotated[
         " chunk_id, score, score_breakdown, text, snippet, citation, source, or a source field"
         " (document_id, title, path, rel_path, type, page, lines, heading, symbol, tags...)."
     ),
+]
+
+Explain = Annotated[
+    str | None,
+    Field(description="A file path: adds `explain`, why it is or is not in the results."),
 ]
 
 
@@ -129,6 +136,7 @@ def run_search(
     min_score: float | None,
     fields: str | list[str] | None = None,
     compact: bool = False,
+    explain: str | None = None,
 ) -> str:
     from kb_search.search.fields import COMPACT, parse_fields, project
     from kb_search.search.query import Filters
@@ -144,7 +152,7 @@ def run_search(
             filters=Filters(types=types, tags=tags, paths=paths, languages=languages),
             min_score=min_score,
         )
-        response = kb.search(query, options)
+        response = kb.search(query, options, explain=explain)
     except KbError as exc:
         raise _tool_error(str(exc)) from exc
     return to_json(project(response, selected) if selected else response.to_dict())
@@ -187,9 +195,10 @@ def register_tools(server: Any, kb: KnowledgeBase) -> None:
         min_score: MinScore = None,
         compact: Compact = False,
         fields: Fields = None,
+        explain: Explain = None,
     ) -> str:
         filters = (type, tag, path, lang)
-        return run_search(kb, query, mode, top, filters, min_score, fields, compact)
+        return run_search(kb, query, mode, top, filters, min_score, fields, compact, explain)
 
     def search_keyword(
         query: Query,
@@ -232,7 +241,7 @@ def register_tools(server: Any, kb: KnowledgeBase) -> None:
         ] = True,
         offset: Annotated[int, Field(ge=0, description="First chunk: a previous next_offset.")] = 0,
         limit: Annotated[
-            int, Field(ge=1, le=MAX_DOCUMENT_CHUNKS, description="Chunks per page (default 20).")
+            int, Field(ge=1, le=MAX_DOCUMENT_CHUNKS, description="Chunks per page.")
         ] = DEFAULT_DOCUMENT_CHUNKS,
     ) -> str:
         if (id is None) == (path is None):
@@ -251,35 +260,16 @@ def register_tools(server: Any, kb: KnowledgeBase) -> None:
             ),
         ],
         context: Annotated[
-            int, Field(ge=0, le=MAX_GET_CONTEXT, description="Lines around each (default 0).")
+            int, Field(ge=0, le=MAX_GET_CONTEXT, description="Lines around each.")
         ] = 0,
         max_bytes: Annotated[
-            int, Field(ge=1, le=MAX_GET_BYTES, description="Byte budget (default 16000).")
+            int, Field(ge=1, le=MAX_GET_BYTES, description="Byte budget for all.")
         ] = DEFAULT_GET_BYTES,
     ) -> str:
         try:
             return to_json(kb.get(citations, context, max_bytes).to_dict())
         except KbError as exc:
             raise _tool_error(str(exc)) from exc
-
-    def explain(
-        query: Annotated[str, Field(description="The search, as given to `search`.")],
-        file: Annotated[str, Field(description="The file expected among the results.")],
-        mode: Mode = "hybrid",
-        top: Top = DEFAULT_TOP,
-        type: Types = None,
-        tag: Tags = None,
-        path: Paths = None,
-    ) -> str:
-        from kb_search.search.query import Filters
-
-        filters = Filters(types=_as_list(type), tags=_as_list(tag), paths=_as_list(path))
-        try:
-            options = kb.search_options(mode=mode, top=top, filters=filters)
-            response = kb.search(query, options, explain=file)
-        except KbError as exc:
-            raise _tool_error(str(exc)) from exc
-        return to_json({"query": query, "explain": response.to_dict()["explain"]})
 
     def get_chunk(
         chunk_id: Annotated[int, Field(description="chunk_id from a search result.")],
@@ -380,12 +370,6 @@ def register_tools(server: Any, kb: KnowledgeBase) -> None:
             "get",
             "Exactly the cited lines or page of indexed documents, several in one call, within "
             "max_bytes (whole passages first; `omitted` lists what did not fit).",
-        ),
-        (
-            explain,
-            "explain",
-            "Why `file` is or is not in a search's results: indexed or not (why not), its best "
-            "chunks' rank and score in each leg and the fusion, and what cut them.",
         ),
         (
             get_chunk,
