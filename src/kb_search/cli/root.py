@@ -30,9 +30,9 @@ Start:
   kb watch                      ... and keep doing so while files change
 
 \b
-Agents: `kb search QUERY --compact` (JSON: chunk_id, citation, heading, score, text);
-`kb get CITATION...` reads the cited lines; `kb skill` prints the instructions;
-`kb serve` is the MCP server.
+Agents: `kb search QUERY --compact` (JSON: chunk_id, citation, heading,
+score, text); `kb get CITATION...` reads the cited lines; `kb skill` prints
+the instructions; `kb serve` is the MCP server.
 Shell completion: `kb completion bash|zsh|fish`. Details: `kb COMMAND --help`.
 """
 

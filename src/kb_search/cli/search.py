@@ -36,7 +36,7 @@ Examples:
   kb search backup retention type:pdf --top 5
   kb search '"write-ahead log"' sqlite --mode lexical
   kb search retry with jitter --path 'code/**' --format json
-  kb search rollback --compact      # agents: chunk_id, citation, heading, score, text
+  kb search rollback --compact      # agents: id, citation, heading, text
   kb search rollback --fields citation,title,text
 
 {QUERY_SYNTAX}
