@@ -239,6 +239,9 @@ def test_get_a_pdf_page_and_a_markdown_anchor(kb, corpus):
     assert page["from"] == "index" and page["pages"] == [2, 2] and "semaphore0" in page["text"]
     section = get(kb, f"{corpus / 'keeper.md'}#fog-signals")["passages"][0]
     assert "diaphone" in section["text"] and "brass" not in section["text"]
+    whole = get(kb, str(corpus / "signals.pdf"))["passages"][0]  # never the PDF's bytes
+    assert whole["from"] == "index" and "%PDF" not in whole["text"]
+    assert "beacon0" in whole["text"] and "semaphore0" in whole["text"]
 
 
 # ---- kb search --explain --------------------------------------------------------------------

@@ -102,6 +102,7 @@ class _Document:
     path: str
     content_hash: str
     size: int
+    has_lines: bool  # its chunks carry lines of the file: the file is text to read lines of
 
 
 def read_citations(
@@ -203,25 +204,31 @@ def resolve_citation(conn: Connection, text: str, cwd: Path) -> tuple[_Document,
 def _indexed_document(conn: Connection, path: str, cwd: Path) -> _Document | None:
     """By indexed (absolute) path, a path relative to `cwd`, or a citation path (rel_path)
     that names one document."""
-    sql = "SELECT id, path, content_hash, size FROM documents WHERE "
+    sql = (
+        "SELECT id, path, content_hash, size, EXISTS(SELECT 1 FROM chunks c WHERE"
+        " c.document_id = documents.id AND c.line_start IS NOT NULL) FROM documents WHERE "
+    )
     absolute = os.path.realpath(os.path.join(cwd, os.path.expanduser(path))) if path else ""
     for candidate in dict.fromkeys((path, absolute)):
         row = conn.execute(sql + "path = ?", (candidate,)).fetchone()
         if row:
-            return _Document(*row)
+            return _Document(*row[:4], bool(row[4]))
     rows = conn.execute(sql + "rel_path = ? LIMIT 2", (path,)).fetchall()
-    return _Document(*rows[0]) if len(rows) == 1 else None
+    return _Document(*rows[0][:4], bool(rows[0][4])) if len(rows) == 1 else None
 
 
 # ---- the file on disk ---------------------------------------------------------------------
 
 
 def current_text(document: _Document) -> tuple[str | None, str | None]:
-    """(the file's text, None) when it is a regular file that still hashes to what was
-    indexed; else (None, why not)."""
-    from kb_search.ingest.reader import decode_bytes
+    """(the file's text, None) when it is a regular text file that still hashes to what was
+    indexed; else (None, why not). Documents located by pages only (PDF, slides) or nothing
+    (HTML until its chunks carry lines) are served from the index."""
+    from kb_search.ingest.reader import SNIFF_BYTES, decode_bytes, looks_binary
     from kb_search.store.documents import content_hash
 
+    if not document.has_lines:
+        return None, None
     limit = min(document.size, MAX_DISK_BYTES)
     try:
         data = read_regular_file(document.path, limit)
@@ -233,6 +240,8 @@ def current_text(document: _Document) -> tuple[str | None, str | None]:
         return None, "the file changed since it was indexed"
     if content_hash(data) != document.content_hash:
         return None, "the file changed since it was indexed"
+    if looks_binary(data[:SNIFF_BYTES]):
+        return None, None
     return decode_bytes(data), None
 
 
