@@ -80,8 +80,10 @@ def explain_path(
     filtered = failed_filters(conn, document.document_id, query.filters)
     deep_filters = Filters() if filtered else query.filters
     deep = deep_legs(conn, trace, options, deep_filters, vector)
+    places = {name: ranks(leg.hits) for name, leg in deep.items()}
+    places["fused"] = ranks([(c.chunk_id, c.score) for c in trace.ranked])
     traces = [
-        chunk_trace(cid, trace, deep, returned, options, filtered, query.excluded)
+        chunk_trace(cid, trace, places, returned, options, filtered, query.excluded)
         for cid in chunk_ids
     ]
     best = sorted(traces, key=_best_first)[:BEST_CHUNKS]
@@ -118,18 +120,16 @@ def deep_legs(
 def chunk_trace(
     chunk_id: int,
     trace: Trace,
-    deep: dict[str, LegResult],
+    places: dict[str, dict[int, Place]],
     returned: list[int],
     options: SearchOptions,
     filtered: list[str],
     excluded: set[int],
 ) -> ChunkTrace:
     item = ChunkTrace(chunk_id, "")
-    for name in LEGS:
-        if name in deep:
-            setattr(item, name, _place(deep[name].hits, chunk_id))
-    fused = [(c.chunk_id, c.score) for c in trace.ranked]
-    item.fused = _place(fused, chunk_id)
+    item.lexical = places.get("lexical", {}).get(chunk_id)
+    item.vector = places.get("vector", {}).get(chunk_id)
+    item.fused = places["fused"].get(chunk_id)
     if chunk_id in returned:
         item.returned = returned.index(chunk_id) + 1
         return item
@@ -163,11 +163,9 @@ def cut_reasons(
     return reasons
 
 
-def _place(hits: list[tuple[int, float]], chunk_id: int) -> Place | None:
-    for rank, (cid, score) in enumerate(hits, start=1):
-        if cid == chunk_id:
-            return Place(rank, round(score, 6))
-    return None
+def ranks(hits: list[tuple[int, float]]) -> dict[int, Place]:
+    """Each chunk's place in a ranking (best first)."""
+    return {cid: Place(rank, round(score, 6)) for rank, (cid, score) in enumerate(hits, 1)}
 
 
 def _best_first(item: ChunkTrace) -> tuple:
