@@ -189,7 +189,9 @@ def test_get_several_citations_within_a_byte_budget(kb, numbered):
 def test_get_refuses_what_is_not_indexed(kb, numbered, tmp_path):
     stray = tmp_path / "stray.txt"
     stray.write_text("secret\n")
-    for citation in (str(stray), f"{stray}#L1", "/etc/passwd#L1", "chunk:999999"):
+    one = numbered / "one.txt"
+    bad = (f"{one}#L0", f"{one}#L9-L3", f"{one}#L99", f"{one}#page=1", "", "chunk:x")
+    for citation in (str(stray), f"{stray}#L1", "/etc/passwd#L1", "chunk:999999", *bad):
         result = kb("get", citation, ok=False)
         assert result.exit_code == 1 and result.stdout == ""
         assert len(result.stderr.strip().splitlines()) == 1 and "secret" not in result.stderr
