@@ -139,21 +139,20 @@ def search_human(response: SearchResponse, term: Terminal) -> str:
 
 def explanation_lines(explanation: Any, term: Terminal) -> list[Text]:
     """`--explain PATH`: the verdict, then each of the file's best chunks at every stage."""
-    shown = term.show_path(explanation.path)
-    lines = [Text(f"Explain {shown}: {explanation.status}: {explanation.reason}", style=NOTE)]
+    verdict = f"{explanation.status}: {printable(explanation.reason)}"
+    lines = [Text(f"Explain {term.show_path(explanation.path)}: {verdict}", style=NOTE)]
     for item in explanation.chunks:
-        places = []
-        for name, place in (("lexical", item.lexical), ("vector", item.vector),
-                            ("fused", item.fused)):  # fmt: skip
-            places.append(f"{name} #{place.rank} ({place.score:.3f})" if place else f"{name} -")
-        where = term.show_path(item.citation.split("#")[0]) + (
-            "#" + item.citation.split("#", 1)[1] if "#" in item.citation else ""
-        )
+        places = [
+            f"{name} #{place.rank} ({place.score:.3f})" if place else f"{name} -"
+            for name, place in (("lexical", item.lexical), ("vector", item.vector),
+                                ("fused", item.fused))
+        ]  # fmt: skip
+        path, hash_, fragment = item.citation.partition("#")
+        where = term.show_path(path) + printable(hash_ + fragment)
         lines.append(Text(f"  chunk {item.chunk_id} {where}: " + ", ".join(places)))
         if item.returned:
             lines.append(Text(f"    returned at rank {item.returned}", style=DIM))
-        for reason in item.cut:
-            lines.append(Text(f"    cut: {reason}", style=DIM))
+        lines += [Text(f"    cut: {printable(reason)}", style=DIM) for reason in item.cut]
     return lines
 
 
@@ -198,14 +197,15 @@ def reading_human(reading: Any, term: Terminal) -> str:
     where it was read from; what the byte budget cut, last."""
     parts: list[Any] = []
     for passage in reading.passages:
-        shown = term.show_path(passage.path) + passage.citation[len(passage.path) :]
-        head = Text(f"== {shown} ", style=TITLE) + Text(f"(from: {passage.from_})", style=DIM)
-        parts.append(head)
+        fragment = printable(passage.citation[len(passage.path) :])
+        head = Text(f"== {term.show_path(passage.path)}{fragment} ", style=TITLE)
+        parts.append(head + Text(f"(from: {passage.from_})", style=DIM))
         if passage.note:
             parts.append(Text(f"Note: {passage.note}", style=NOTE))
-        parts += [Text(passage.text), Text("")]
+        parts += [Text(printable(passage.text, keep="\n\t")), Text("")]
     if reading.omitted:
-        parts.append(Text(f"Omitted by --max-bytes: {', '.join(reading.omitted)}", style=NOTE))
+        omitted = printable(", ".join(reading.omitted))
+        parts.append(Text(f"Omitted by --max-bytes: {omitted}", style=NOTE))
     return term.render(*parts)
 
 
