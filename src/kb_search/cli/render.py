@@ -147,8 +147,8 @@ def explanation_lines(explanation: Any, term: Terminal) -> list[Text]:
             for name, place in (("lexical", item.lexical), ("vector", item.vector),
                                 ("fused", item.fused))
         ]  # fmt: skip
-        path, hash_, fragment = item.citation.partition("#")
-        where = term.show_path(path) + printable(hash_ + fragment)
+        fragment = item.citation.removeprefix(explanation.path)
+        where = term.show_path(explanation.path) + printable(fragment)
         lines.append(Text(f"  chunk {item.chunk_id} {where}: " + ", ".join(places)))
         if item.returned:
             lines.append(Text(f"    returned at rank {item.returned}", style=DIM))
