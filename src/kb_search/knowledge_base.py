@@ -385,7 +385,7 @@ class KnowledgeBase:
     def _explain(
         self, conn: db.Connection, path: str, options: SearchOptions, trace: Any, response: Any
     ) -> Any:
-        from kb_search.search.explain import explain_path
+        from kb_search.explain import explain_path
 
         vector = None if options.mode == "lexical" else self.vector_leg().search
         returned = [r.chunk_id for r in response.results]

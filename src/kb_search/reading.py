@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -224,49 +223,26 @@ def current_text(document: _Document) -> tuple[str | None, str | None]:
     """(the file's text, None) when it is a regular text file that still hashes to what was
     indexed; else (None, why not). Documents located by pages only (PDF, slides) or nothing
     (HTML until its chunks carry lines) are served from the index."""
-    from kb_search.ingest.reader import SNIFF_BYTES, decode_bytes, looks_binary
+    from kb_search.formats.reader import SNIFF_BYTES, decode_bytes, looks_binary
+    from kb_search.regular import read_regular
     from kb_search.store.documents import content_hash
 
     if not document.has_lines:
         return None, None
-    limit = min(document.size, MAX_DISK_BYTES)
-    try:
-        data = read_regular_file(document.path, limit)
+    if document.size > MAX_DISK_BYTES:
+        return None, None
+    try:  # no symlink followed, a FIFO or device never opened for reading; one byte more than
+        # was indexed tells a grown file
+        data = read_regular(document.path, document.size + 1, follow_symlinks=False)
     except FileNotFoundError:
         return None, "the file is not found here"
     except OSError as exc:
         return None, f"the file cannot be read ({exc.strerror or exc})"
-    if data is None:
-        return None, "the file changed since it was indexed"
     if content_hash(data) != document.content_hash:
         return None, "the file changed since it was indexed"
     if looks_binary(data[:SNIFF_BYTES]):
         return None, None
     return decode_bytes(data), None
-
-
-def read_regular_file(path: str, limit: int) -> bytes | None:
-    """The file's bytes when it is a regular file of at most `limit` bytes, else None. Opened
-    without following a final symlink and without blocking (a FIFO or device is refused by
-    fstat before any read)."""
-    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        if exc.errno == getattr(os, "ELOOP", -1):
-            raise OSError(exc.errno, "a symbolic link, not followed") from exc
-        raise
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(0, "not a regular file")
-        if info.st_size > limit:
-            return None
-        with os.fdopen(os.dup(fd), "rb") as handle:
-            data = handle.read(limit + 1)
-        return None if len(data) > limit else data
-    finally:
-        os.close(fd)
 
 
 def _disk_passage(

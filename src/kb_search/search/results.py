@@ -103,7 +103,7 @@ class SearchResponse:
     timings_ms: dict[str, float]
     filters: Filters = field(default_factory=Filters)
     notes: list[str] = field(default_factory=list)
-    explanation: Any = None  # search.explain.Explanation, with `--explain PATH`
+    explanation: Any = None  # kb_search.explain.Explanation, with `--explain PATH`
 
     def to_dict(self) -> dict[str, Any]:
         data = {

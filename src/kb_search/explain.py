@@ -215,9 +215,10 @@ def not_indexed(conn: Connection, path: str, cwd: Path) -> Explanation:
 
 
 def why_not_indexed(conn: Connection, path: Path) -> str:
-    from kb_search.ingest.pipeline import deepest_root, load_roots
-    from kb_search.ingest.registry import format_for
+    from kb_search.formats.registry import format_for
+    from kb_search.ingest.pipeline import deepest_root
     from kb_search.ingest.walk import IgnoreRules
+    from kb_search.store.roots import load_roots
 
     row = conn.execute(
         "SELECT kind, reason FROM skipped_files WHERE path = ?", (str(path),)
