@@ -18,7 +18,7 @@ from kb_search.search.legs import LegResult, VectorLeg, lexical_leg, vector_leg
 from kb_search.search.pipeline import SearchOptions, Trace
 from kb_search.search.query import Filters
 from kb_search.store.db import Connection
-from kb_search.store.records import chunks_by_id
+from kb_search.store.records import chunks_by_id, document_chunk_ids, document_passes
 
 EXPLAIN_DEPTH = 1000
 BEST_CHUNKS = 3
@@ -71,10 +71,7 @@ def explain_path(
         document, _ = resolve_citation(conn, path, cwd)
     except Exception:  # noqa: BLE001 - NotFound or a bad fragment: the file is not indexed
         return not_indexed(conn, path, cwd)
-    chunk_ids = [r[0] for r in conn.execute(
-        "SELECT id FROM chunks WHERE document_id = ? ORDER BY chunk_index",
-        (document.document_id,),
-    )]  # fmt: skip
+    chunk_ids = document_chunk_ids(conn, document.document_id)
     query = trace.query
     assert query is not None  # the pipeline recorded it
     filtered = failed_filters(conn, document.document_id, query.filters)
@@ -200,10 +197,7 @@ def failed_filters(conn: Connection, document_id: int, filters: Filters) -> list
         if not given:
             continue
         where, params = filter_sql(Filters(**{name: list(given)}))
-        row = conn.execute(
-            f"SELECT 1 FROM documents d WHERE d.id = ? AND {where}", [document_id, *params]
-        ).fetchone()
-        if row is None:
+        if not document_passes(conn, document_id, where, params):
             failed.append(f"the {value} filter ({', '.join(map(str, given))})")
     return failed
 
@@ -219,15 +213,13 @@ def why_not_indexed(conn: Connection, path: Path) -> str:
     from kb_search.ingest.pipeline import deepest_root
     from kb_search.ingest.walk import IgnoreRules
     from kb_search.store.roots import load_roots
+    from kb_search.store.skipped import skipped_entry
 
-    row = conn.execute(
-        "SELECT kind, reason FROM skipped_files WHERE path = ?", (str(path),)
-    ).fetchone()
-    if row is not None:
-        kind, reason = row
-        if kind == "failed":
-            return f"it failed to index: {reason}"
-        if kind == "empty":
+    skipped = skipped_entry(conn, str(path))
+    if skipped is not None:
+        if skipped.kind == "failed":
+            return f"it failed to index: {skipped.reason}"
+        if skipped.kind == "empty":
             return "it held no text to index"
         return "it was removed with `kb remove`"
     if not path.is_file():

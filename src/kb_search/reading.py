@@ -17,7 +17,15 @@ from typing import Any
 from kb_search.errors import NotFound, UserInputError
 from kb_search.sanitize import SQLITE_MAX_INT, valid_text
 from kb_search.store.db import Connection
-from kb_search.store.records import StoredChunk, chunks_by_id, citation, document_chunks
+from kb_search.store.records import (
+    StoredChunk,
+    chunk_ids_over_lines,
+    chunks_by_id,
+    citation,
+    document_chunks,
+    readable_document,
+    readable_documents_at_rel_path,
+)
 
 MAX_CITATIONS = 50
 MAX_CONTEXT = 200
@@ -203,16 +211,12 @@ def resolve_citation(conn: Connection, text: str, cwd: Path) -> tuple[_Document,
 def _indexed_document(conn: Connection, path: str, cwd: Path) -> _Document | None:
     """By indexed (absolute) path, a path relative to `cwd`, or a citation path (rel_path)
     that names one document."""
-    sql = (
-        "SELECT id, path, content_hash, size, EXISTS(SELECT 1 FROM chunks c WHERE"
-        " c.document_id = documents.id AND c.line_start IS NOT NULL) FROM documents WHERE "
-    )
     absolute = os.path.realpath(os.path.join(cwd, os.path.expanduser(path))) if path else ""
     for candidate in dict.fromkeys((path, absolute)):
-        row = conn.execute(sql + "path = ?", (candidate,)).fetchone()
+        row = readable_document(conn, candidate)
         if row:
             return _Document(*row[:4], bool(row[4]))
-    rows = conn.execute(sql + "rel_path = ? LIMIT 2", (path,)).fetchall()
+    rows = readable_documents_at_rel_path(conn, path)
     return _Document(*rows[0][:4], bool(rows[0][4])) if len(rows) == 1 else None
 
 
@@ -290,12 +294,7 @@ def _chunks_over_lines(
 def _chunk_ids_over(conn: Connection, document_id: int, lines: list[int] | None) -> list[int]:
     """The chunks whose lines meet the passage's, in document order."""
     first, last = lines or (1, SQLITE_MAX_INT)
-    rows = conn.execute(
-        "SELECT id FROM chunks WHERE document_id = ? AND line_start <= ? AND line_end >= ?"
-        " ORDER BY chunk_index",
-        (document_id, last, first),
-    )
-    return [r[0] for r in rows]
+    return chunk_ids_over_lines(conn, document_id, first, last)
 
 
 def _section_chunks(
