@@ -6,7 +6,7 @@ Runs the `kb` on this interpreter's path (set PYTHONPATH to another checkout's s
 that one) against an existing index, as subprocesses:
 
 - `kb search Q --format json` (the default JSON contract),
-- `kb search Q --compact` (citation, heading, score, text; skipped when that kb lacks it),
+- `kb search Q --compact` (chunk_id, citation, heading, score, text; skipped when that kb lacks it),
 - the MCP `search` tool over stdio, read off the wire: the whole JSON-RPC `result` (text
   content plus `structuredContent`, when sent) and its text content alone (what most clients
   hand the model), with and without `compact`.

@@ -75,7 +75,7 @@ def test_compact_and_fields_are_agent_sized(kb, sample):
     full = kb.json("search", "retry backoff")
     compact = json.loads(kb("search", "retry", "backoff", "--compact").stdout)
     assert [set(r) for r in compact["results"]] == [
-        {"citation", "heading", "score", "text"} for _ in compact["results"]
+        {"chunk_id", "citation", "heading", "score", "text"} for _ in compact["results"]
     ]
     assert compact["results"][0]["citation"] == full["results"][0]["citation"]
     assert len(json.dumps(compact)) < len(json.dumps(full)) / 2

@@ -342,6 +342,14 @@ def _ann_use(conn: Connection, state: str, policy: tuple[str, int] | None) -> st
     return "not built yet: the next vector search builds it"
 
 
+def _paths_here(conn: Connection) -> str:
+    """Informational: an exported DB opened on another machine names files that are not here."""
+    from kb_search.store.inventory import paths_here
+
+    found = paths_here(conn)
+    return found.note or f"{found.checked} sampled indexed files found here"
+
+
 def storage_checks(conn: Connection) -> list[Check]:
     """What the file itself must satisfy: no model needed (the consistency tests use these)."""
     return [
@@ -352,6 +360,7 @@ def storage_checks(conn: Connection) -> list[Check]:
         _check("chunk_counts", lambda: _chunk_counts(conn)),
         _check("chunk_quality", lambda: _chunk_quality(conn)),
         _check("vec_extension", lambda: _vec_extension(conn)),
+        _check("indexed_paths", lambda: _paths_here(conn)),
         _check("vectors_in_sync", lambda: _vectors_in_sync(conn)),
     ]
 

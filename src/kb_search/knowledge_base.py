@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from kb_search.ingest.summary import AddSummary
     from kb_search.ingest.sync import SyncSummary
     from kb_search.ingest.watch import WatchBatch, WatchPlan, WatchThread
+    from kb_search.reading import Reading
     from kb_search.search.pipeline import SearchOptions
     from kb_search.search.rerank import Reranker
     from kb_search.search.results import SearchResponse
@@ -320,11 +321,14 @@ class KnowledgeBase:
 
     # ---- reading -----------------------------------------------------------------------------
 
-    def search(self, query: str, options: SearchOptions) -> SearchResponse:
+    def search(
+        self, query: str, options: SearchOptions, explain: str | None = None
+    ) -> SearchResponse:
         """One query, stopped after `search.timeout_s` so no request can stall the others. Its
         `timings_ms.total` covers everything this call did: when it loaded the model (the first
-        vector search of a process), `model_load` says how long that took."""
-        from kb_search.search.pipeline import search
+        vector search of a process), `model_load` says how long that took. `explain`: a path
+        whose place at each stage the response explains (`explanation`)."""
+        from kb_search.search.pipeline import Trace, search
 
         started = time.perf_counter()
         loaded_before = self._vector is not None
@@ -358,7 +362,12 @@ class KnowledgeBase:
         )
         conn.set_progress_handler(should_stop, 1000)
         try:
-            response = search(conn, query, options, vector=vector, vector_unavailable=why)
+            trace = Trace() if explain is not None else None
+            response = search(
+                conn, query, options, vector=vector, vector_unavailable=why, trace=trace
+            )
+            if trace is not None and explain is not None:
+                response.explanation = self._explain(conn, explain, options, trace, response)
         except (db.OperationalError, SearchError) as exc:
             if not should_stop():
                 raise
@@ -373,6 +382,15 @@ class KnowledgeBase:
             response.timings_ms["model_load"] = self.model_load_ms
         response.timings_ms["total"] = (time.perf_counter() - started) * 1000
         return response
+
+    def _explain(
+        self, conn: db.Connection, path: str, options: SearchOptions, trace: Any, response: Any
+    ) -> Any:
+        from kb_search.explain import explain_path
+
+        vector = None if options.mode == "lexical" else self.vector_leg().search
+        returned = [r.chunk_id for r in response.results]
+        return explain_path(conn, path, options, trace, returned, vector, self.cwd)
 
     def search_options(self, **values: Any) -> SearchOptions:
         """SearchOptions with this KB's defaults for what is not given (None = default; but
@@ -414,10 +432,23 @@ class KnowledgeBase:
             return similar_chunks(conn, index, table, self._chunk_id(ref), top)
         return similar_documents(conn, index, table, self._document_id(conn, ref), top)
 
-    def document(self, ref: str, with_chunks: bool = True) -> DocumentView:
+    def document(
+        self, ref: str, with_chunks: bool = True, offset: int = 0, limit: int | None = None
+    ) -> DocumentView:
+        """A document; with its chunks from `offset`, at most `limit` of them."""
         from kb_search.store.inventory import get_document
 
-        return get_document(self.reader(), ref, with_chunks=with_chunks, cwd=self.cwd)
+        return get_document(
+            self.reader(), ref, with_chunks=with_chunks, cwd=self.cwd, offset=offset, limit=limit
+        )
+
+    def get(
+        self, citations: list[str], context: int = 0, max_bytes: int | None = None
+    ) -> Reading:
+        """The cited passages (`kb get`), only from indexed documents."""
+        from kb_search.reading import read_citations
+
+        return read_citations(self.reader(), citations, context, max_bytes, cwd=self.cwd)
 
     def chunk(self, chunk_id: int | str, context: int = 0) -> list[ChunkView]:
         from kb_search.store.inventory import get_chunk

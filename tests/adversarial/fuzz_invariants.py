@@ -52,7 +52,7 @@ def check_response(conn: Connection, response: SearchResponse, top: int) -> dict
         chunk = stored.get(result["chunk_id"])
         assert chunk is not None, f"result cites chunk {result['chunk_id']}, not in the DB"
         assert result["citation"] == chunk.citation
-        assert result["citation"].startswith(result["source"]["rel_path"])
+        assert result["citation"].startswith(result["source"]["path"])
         assert result["text"] == chunk.text
         assert result["source"]["document_id"] == chunk.document_id
         assert result["source"]["path"] == chunk.path

@@ -19,8 +19,9 @@ from mcp import Client
 from kb_search.mcp.server import build_server
 
 PARAMETERS = {
-    "search": ["query", "variants", "mode", "top", "compact", "files", "fields"],
-    "get_document": ["id", "path", "include_chunks"],
+    "search": ["query", "variants", "mode", "top", "compact", "files", "fields", "explain"],
+    "get_document": ["id", "path", "include_chunks", "offset", "limit"],
+    "get": ["citations", "context", "max_bytes"],
     "get_chunk": ["chunk_id", "context"],
     "similar": ["document_id", "chunk_id", "top", "compact"],
     "list_documents": ["type", "tag", "limit", "offset"],

@@ -27,6 +27,7 @@ SCHEMA = json.loads(
 TOOLS = {
     "search",
     "get_document",
+    "get",
     "get_chunk",
     "list_documents",
     "list_tags",
@@ -84,7 +85,8 @@ async def every_tool(client: Client) -> None:
     jsonschema.validate(hybrid, SCHEMA)
     assert hybrid["legs"] == {"lexical": "ok", "vector": "ok"}
     best = hybrid["results"][0]
-    assert best["citation"].startswith("docs/git.md#L")
+    assert best["citation"].startswith(best["source"]["path"] + "#L")
+    assert best["source"]["path"].endswith("docs/git.md")
     assert 0 < best["score"] <= 1
 
     keyword = await call(client, "search", query='"force pushes" tag:demo', mode="lexical")
@@ -103,6 +105,20 @@ async def every_tool(client: Client) -> None:
     by_path = await call(client, "get_document", path=best["source"]["path"])
     by_citation = await call(client, "get_document", path=best["citation"])
     assert by_id == by_path == by_citation and by_id["chunks"]
+    first = await call(client, "get_document", id=doc_id, limit=1)
+    more = 1 if by_id["chunk_count"] > 1 else None
+    assert [c["chunk_index"] for c in first["chunks"]] == [0] and first["next_offset"] == more
+    last = await call(client, "get_document", id=doc_id, offset=by_id["chunk_count"] - 1)
+    assert len(last["chunks"]) == 1 and last["next_offset"] is None
+    asked = [best["citation"], f"chunk:{best['chunk_id']}"]
+    got = await call(client, "get", citations=asked)
+    assert [p["requested"] for p in got["passages"]] == asked
+    assert got["passages"][0]["from"] == "disk" and "git" in got["passages"][0]["text"]
+    cut = await call(client, "get", citations=[best["citation"]] * 3, max_bytes=40)
+    assert cut["bytes"] <= 40 and cut["omitted"] == [best["citation"]] * 2
+    why = await call(client, "search", query="install git", explain=best["source"]["path"])
+    jsonschema.validate(why, SCHEMA)
+    assert why["explain"]["status"] == "returned" and why["explain"]["chunks"][0]["returned"] == 1
 
     listing = await call(client, "list_documents", tag="demo", limit=10)
     assert listing["count"] == 3 and listing["total"] == 3 and listing["next_offset"] is None
@@ -114,7 +130,8 @@ async def every_tool(client: Client) -> None:
 
     compact = await call(client, "search", query="install git from source", top=3, compact=True)
     assert compact["results"][0] == {
-        k: (round(best[k], 3) if k == "score" else best[k]) for k in ("citation", "score", "text")
+        k: (round(best[k], 3) if k == "score" else best[k])
+        for k in ("chunk_id", "citation", "score", "text")
     } | {"heading": best["source"]["heading"]}
     assert "legs" not in compact and "timings_ms" not in compact
     picked = await call(client, "search", query="pasta", top=1, fields=["chunk_id", "title"])
@@ -122,7 +139,7 @@ async def every_tool(client: Client) -> None:
     like = await call(client, "similar", chunk_id=best["chunk_id"], top=2)
     assert like["results"] and best["chunk_id"] not in [r["chunk_id"] for r in like["results"]]
     docs_like = await call(client, "similar", document_id=doc_id, top=2, compact=True)
-    assert set(docs_like["results"][0]) == {"citation", "heading", "score", "text"}
+    assert set(docs_like["results"][0]) == {"chunk_id", "citation", "heading", "score", "text"}
     assert (await call(client, "list_tags"))["tags"] == [{"tag": "demo", "documents": 3}]
     assert (await call(client, "stats"))["documents"] == 3
     await resources(client, doc_id)
@@ -161,6 +178,7 @@ def test_path_escapes_are_refused(index: Index, http_server: HttpServer) -> None
         for path in escapes:
             text = await refused(client, "get_document", path=path)
             assert "not in the index" in text
+            assert "not in the index" in await refused(client, "get", citations=[f"{path}#L1"])
         await refused(client, "get_document", id=999_999)
         await refused(client, "get_document")
         assert "chunk" in await refused(client, "get_chunk", chunk_id=999_999)

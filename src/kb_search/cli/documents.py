@@ -14,7 +14,8 @@ from kb_search.text import plural
 @click.option("--format", "fmt", type=FORMATS)
 @common_options
 def show(app: App, ref: str, fmt: str | None) -> None:
-    """A document with its chunks, by id, path or citation (paged on a terminal).
+    """A document with its chunks, by id, path or citation (paged on a terminal); a
+    citation with lines, a page or an anchor shows only that passage (as `kb get`).
 
     \b
     Examples:
@@ -22,6 +23,9 @@ def show(app: App, ref: str, fmt: str | None) -> None:
       kb show docs/git-admin.md
       kb show "docs/git-admin.md#L15-L19" --format json
     """
+    if _is_passage(ref):
+        _emit_reading(app, app.kb().get([ref]), fmt)
+        return
     doc = app.kb().document(ref)
 
     def human() -> str:
@@ -30,6 +34,58 @@ def show(app: App, ref: str, fmt: str | None) -> None:
         return document_human(doc, app.terminal)
 
     app.emit(doc.to_dict(), fmt, human, page=True)
+
+
+def _is_passage(ref: str) -> bool:
+    """A citation that names a passage, not a whole document: `path#L10-L24`, `#page=3`,
+    `#anchor`."""
+    from kb_search.reading import parse_fragment
+
+    if "#" not in ref:
+        return False
+    fragment = parse_fragment(ref.rsplit("#", 1)[1])
+    return bool(fragment.lines or fragment.pages or fragment.anchor)
+
+
+def _emit_reading(app: App, reading, fmt: str | None) -> None:
+    def human() -> str:
+        from kb_search.cli.render import reading_human
+
+        return reading_human(reading, app.terminal)
+
+    app.emit(reading.to_dict(), fmt, human, page=True)
+
+
+@click.command()
+@click.argument("citations", nargs=-1, required=True)
+@click.option(
+    "-C",
+    "--context",
+    type=click.IntRange(min=0, max=200),
+    default=0,
+    show_default=True,
+    help="Lines of context around each cited range (neighbouring chunks for a page).",
+)
+@click.option(
+    "--max-bytes",
+    type=click.IntRange(min=1),
+    help="Byte budget for all passages: whole ones first, the last cut, the rest omitted.",
+)
+@click.option("--format", "fmt", type=FORMATS)
+@common_options
+def get(app: App, citations: tuple[str, ...], context: int, max_bytes, fmt: str | None) -> None:
+    """Exactly the cited passages of indexed documents, each with its citation.
+
+    A citation as `kb search` prints it (path#L10-L24, path#page=3, path#anchor), a path
+    relative to the current directory, path:10 or chunk:ID. Lines come from the file when it
+    is unchanged since indexing (from: disk), else from the index (from: index).
+
+    \b
+    Examples:
+      kb get /home/me/notes/git.md#L15-L19 -C 3
+      kb get chunk:18 "docs/manual.pdf#page=3" --max-bytes 4000
+    """
+    _emit_reading(app, app.kb().get(list(citations), context, max_bytes), fmt)
 
 
 @click.command()
@@ -123,7 +179,7 @@ def stats(app: App, fmt: str | None) -> None:
             f"Documents: {info['documents']} ({printable(types)})\nChunks: {info['chunks']}"
             f"\nTags: {info['tags']}\nModel: {printable(info['model'] or 'none')}"
             f"\nDB: {printable(info['db_path'])} ({size})"
-        )
+        ) + (f"\nNote: {printable(note)}" if (note := info["paths_here"]["note"]) else "")
 
     app.emit(info, fmt, human)
 
@@ -213,4 +269,4 @@ def roots(app: App, fmt: str | None) -> None:
     app.emit({"roots": [asdict(r) for r in rows]}, fmt, human)
 
 
-COMMANDS = [show, chunk, list_cmd, stats, tag, untag, tags, roots]
+COMMANDS = [show, get, chunk, list_cmd, stats, tag, untag, tags, roots]

@@ -132,7 +132,28 @@ def search_human(response: SearchResponse, term: Terminal) -> str:
             Text(""),
             Text("No results. Try other words, --mode vector, or fewer filters."),
         ]
+    if response.explanation is not None:
+        parts += [Text("")] + explanation_lines(response.explanation, term)
     return term.render(*parts)
+
+
+def explanation_lines(explanation: Any, term: Terminal) -> list[Text]:
+    """`--explain PATH`: the verdict, then each of the file's best chunks at every stage."""
+    verdict = f"{explanation.status}: {printable(explanation.reason)}"
+    lines = [Text(f"Explain {term.show_path(explanation.path)}: {verdict}", style=NOTE)]
+    for item in explanation.chunks:
+        places = [
+            f"{name} #{place.rank} ({place.score:.3f})" if place else f"{name} -"
+            for name, place in (("lexical", item.lexical), ("vector", item.vector),
+                                ("fused", item.fused))
+        ]  # fmt: skip
+        fragment = item.citation.removeprefix(explanation.path)
+        where = term.show_path(explanation.path) + printable(fragment)
+        lines.append(Text(f"  chunk {item.chunk_id} {where}: " + ", ".join(places)))
+        if item.returned:
+            lines.append(Text(f"    returned at rank {item.returned}", style=DIM))
+        lines += [Text(f"    cut: {printable(reason)}", style=DIM) for reason in item.cut]
+    return lines
 
 
 def document_human(doc: Any, term: Terminal) -> str:
@@ -168,6 +189,23 @@ def chunks_human(chunks: list[Any], path: str, term: Terminal) -> str:
         if parts:
             parts.append(Text(""))
         parts += [chunk_header(chunk, path, term), Text(printable(chunk.text, BLOCK))]
+    return term.render(*parts)
+
+
+def reading_human(reading: Any, term: Terminal) -> str:
+    """`kb get`: each passage under its citation (the path as this directory opens it) and
+    where it was read from; what the byte budget cut, last."""
+    parts: list[Any] = []
+    for passage in reading.passages:
+        fragment = printable(passage.citation[len(passage.path) :])
+        head = Text(f"== {term.show_path(passage.path)}{fragment} ", style=TITLE)
+        parts.append(head + Text(f"(from: {passage.from_})", style=DIM))
+        if passage.note:
+            parts.append(Text(f"Note: {passage.note}", style=NOTE))
+        parts += [Text(printable(passage.text, keep="\n\t")), Text("")]
+    if reading.omitted:
+        omitted = printable(", ".join(reading.omitted))
+        parts.append(Text(f"Omitted by --max-bytes: {omitted}", style=NOTE))
     return term.render(*parts)
 
 

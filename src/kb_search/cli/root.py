@@ -30,8 +30,9 @@ Start:
   kb watch                      ... and keep doing so while files change
 
 \b
-Agents: `kb search QUERY --compact` (JSON: citation, heading, score, text);
-`kb skill` prints the instructions; `kb serve` is the MCP server.
+Agents: `kb search QUERY --compact` (JSON: chunk_id, citation, heading,
+score, text); `kb get CITATION...` reads the cited lines; `kb skill` prints
+the instructions; `kb serve` is the MCP server.
 Shell completion: `kb completion bash|zsh|fish`. Details: `kb COMMAND --help`.
 """
 
@@ -45,7 +46,7 @@ COMMAND_MODULES = {
     **dict.fromkeys(["add", "sync", "watch", "remove", "reindex"], "ingest"),
     **dict.fromkeys(["search", "similar"], "search"),
     **dict.fromkeys(
-        ["show", "chunk", "list", "stats", "tag", "untag", "tags", "roots"], "documents"
+        ["show", "get", "chunk", "list", "stats", "tag", "untag", "tags", "roots"], "documents"
     ),
     **dict.fromkeys(["serve", "skill"], "serve"),
     "warm": "warm.commands",

@@ -36,7 +36,7 @@ Examples:
   kb search backup retention type:pdf --top 5
   kb search '"write-ahead log"' sqlite --mode lexical
   kb search retry with jitter --path 'code/**' --format json
-  kb search rollback --compact      # agents: citation, heading, score, text
+  kb search rollback --compact      # agents: id, citation, heading, text
   kb search rollback --fields citation,title,text
   kb search where is the retry delay computed --also 'lex: RETRY_TIMES'
        --also 'vec: how long to wait before retrying a failed request'
@@ -161,7 +161,14 @@ class QueryCommand(click.Command):
 @click.option(
     "--compact",
     is_flag=True,
-    help="JSON for agents: citation, heading, score, text per result (--fields profile).",
+    help="JSON for agents: chunk_id, citation, heading, score, text per result.",
+)
+@click.option(
+    "--explain",
+    "explain",
+    metavar="PATH",
+    help="Say where this file's chunks ranked in each leg and what cut them (or why it is"
+    " not indexed).",
 )
 @click.option("--format", "fmt", type=FORMATS, help="json or human (default: by terminal).")
 @common_options
@@ -183,6 +190,7 @@ def search(
     per_file: int | None,
     fields: str | None,
     compact: bool,
+    explain: str | None,
     fmt: str | None,
 ) -> None:
     startup = process_age_ms()
@@ -199,7 +207,7 @@ def search(
         )
     out = app.output_format("json" if selected and not fmt else fmt)
     answer, client = None, None
-    if _warm_on(app):  # else not even the warm client is imported
+    if explain is None and _warm_on(app):  # else not even the warm client is imported
         from kb_search.cli.warm.client import WarmClient
 
         request = _warm_request(
@@ -228,7 +236,7 @@ def search(
             files=files,
         )
         try:
-            response = kb.search(text, options)
+            response = kb.search(text, options, explain=explain)
         finally:
             if client is not None:
                 client.start_if_wanted()  # after this search: its start-up would slow this one
@@ -267,7 +275,7 @@ def forwarded_request(argv: list[str]) -> WarmRequest | None:
     except (click.ClickException, click.exceptions.Exit):
         return None
     out = p["fmt"] or "json"
-    if out != "json":
+    if out != "json" or p["explain"] is not None:  # --explain runs in full
         return None
     filters = _filters(p["types"], p["tags"], p["paths"], p["languages"], p["after"], p["before"])
     text, mode, top = " ".join(p["query"]), p["mode"], p["top"]

@@ -22,15 +22,22 @@ MAX_CONTEXT = 20
 DEFAULT_LIST_LIMIT = 100
 MAX_LIST_LIMIT = 1000
 MAX_SIMILAR = 50
+DEFAULT_DOCUMENT_CHUNKS = 20
+MAX_DOCUMENT_CHUNKS = 200
+DEFAULT_GET_BYTES = 16_000
+MAX_GET_BYTES = 1_000_000
+MAX_GET_CITATIONS = 50
+MAX_GET_CONTEXT = 200
 
 
 INSTRUCTIONS_HEAD = """\
 Search a local knowledge base the user indexed with `kb add`; only indexed content is served,
-never other files. Call `search` with compact=true; each result has a `citation` (path#L10-L24
-or path#page=N) to quote. Add `variants` when the words may differ from the documents': the
-keywords the answer would use ("lex: ..."), likely identifiers ("lex: max_connections"), a
-rephrasing ("vec: ..."). Read around a hit with get_chunk (ask `fields` for chunk_id), widen
-with similar."""
+never other files. Call `search` with compact=true; each result has a `citation`
+(/abs/path#L10-L24 or /abs/path#page=N) to quote and a chunk_id. Add `variants` when the words
+may differ from the documents': the keywords the answer would use ("lex: ..."), likely
+identifiers ("lex: max_connections"), a rephrasing ("vec: ..."). Read exactly the cited lines
+with get(citations, context=N), around a hit with get_chunk, widen with similar;
+search(explain=PATH) says why a file is not in the results."""
 
 
 def instructions(stats: dict[str, Any], tags: list[dict[str, Any]]) -> str:
@@ -83,12 +90,17 @@ Mode = Annotated[
     Field(description="hybrid (default), lexical (exact words only), vector (meaning only)."),
 ]
 Compact = Annotated[
-    bool, Field(description="Only citation, heading, score, text per result (use it).")
+    bool, Field(description="Only chunk_id, citation, heading, score, text per result (use it).")
 ]
 Files = Annotated[bool, Field(description="Each file once, with its best chunk.")]
 Fields = Annotated[
     list[str] | str | None,
     Field(description="Result fields instead of compact, e.g. chunk_id, citation, text, path."),
+]
+
+Explain = Annotated[
+    str | None,
+    Field(description="A file path: adds `explain`, why it is or is not in the results."),
 ]
 
 
@@ -112,6 +124,7 @@ def run_search(
     compact: bool = False,
     fields: list[str] | str | None = None,
     files: bool = False,
+    explain: str | None = None,
 ) -> str:
     from kb_search.search.fields import COMPACT, parse_fields, project
 
@@ -122,18 +135,26 @@ def run_search(
         options = kb.search_options(
             mode=mode, top=top, variants=tuple(variants or ()), files=files
         )
-        response = kb.search(query, options)
+        response = kb.search(query, options, explain=explain)
     except KbError as exc:
         raise _tool_error(str(exc)) from exc
     return to_json(project(response, selected) if selected else response.to_dict())
 
 
-def document_dict(kb: KnowledgeBase, ref: str, with_chunks: bool) -> dict[str, Any]:
-    """An indexed document by id or indexed path; anything else is an error, never a file read."""
+def document_dict(
+    kb: KnowledgeBase, ref: str, with_chunks: bool, offset: int = 0, limit: int | None = None
+) -> dict[str, Any]:
+    """An indexed document by id or indexed path, its chunks a page at a time (`next_offset`);
+    anything else is an error, never a file read."""
     if not ref.strip() or "\x00" in ref:
         raise _tool_error("give a document id or the path of an indexed document")
     try:
-        return kb.document(ref.strip(), with_chunks=with_chunks).to_dict()
+        view = kb.document(ref.strip(), with_chunks=with_chunks, offset=offset, limit=limit)
+        data = view.to_dict()
+        if view.chunks is not None and limit is not None:
+            shown = offset + len(view.chunks)
+            data["next_offset"] = shown if shown < view.chunk_count else None
+        return data
     except NotFound as exc:
         raise _tool_error(
             f"not in the index: {ref!r} is not an indexed document. Only indexed content is served"
@@ -154,17 +175,44 @@ def register_tools(server: Any, kb: KnowledgeBase) -> None:
         compact: Compact = False,
         files: Files = False,
         fields: Fields = None,
+        explain: Explain = None,
     ) -> str:
-        return run_search(kb, query, mode, top, variants, compact, fields, files)
+        return run_search(kb, query, mode, top, variants, compact, fields, files, explain)
 
     def get_document(
         id: Annotated[int | None, Field(description="source.document_id")] = None,
         path: Annotated[str | None, Field(description="Or an indexed path or citation.")] = None,
         include_chunks: Annotated[bool, Field(description="With chunk texts.")] = True,
+        offset: Annotated[int, Field(ge=0, description="Previous next_offset.")] = 0,
+        limit: Annotated[
+            int, Field(ge=1, le=MAX_DOCUMENT_CHUNKS, description="Chunks per page.")
+        ] = DEFAULT_DOCUMENT_CHUNKS,
     ) -> str:
         if (id is None) == (path is None):
             raise _tool_error("give exactly one of `id` or `path`")
-        return to_json(document_dict(kb, str(id) if id is not None else path or "", include_chunks))
+        ref = str(id) if id is not None else path or ""
+        return to_json(document_dict(kb, ref, include_chunks, offset, limit))
+
+    def get(
+        citations: Annotated[
+            list[str],
+            Field(
+                description="As search returns them, or chunk:ID.",
+                min_length=1,
+                max_length=MAX_GET_CITATIONS,
+            ),
+        ],
+        context: Annotated[
+            int, Field(ge=0, le=MAX_GET_CONTEXT, description="Lines around each.")
+        ] = 0,
+        max_bytes: Annotated[
+            int, Field(ge=1, le=MAX_GET_BYTES, description="Byte budget for all.")
+        ] = DEFAULT_GET_BYTES,
+    ) -> str:
+        try:
+            return to_json(kb.get(citations, context, max_bytes).to_dict())
+        except KbError as exc:
+            raise _tool_error(str(exc)) from exc
 
     def get_chunk(
         chunk_id: int,
@@ -231,7 +279,14 @@ def register_tools(server: Any, kb: KnowledgeBase) -> None:
         (
             get_document,
             "get_document",
-            "An indexed document by id or path: metadata and its chunks with citations.",
+            "An indexed document by id or path: metadata and its chunks with citations,"
+            " `limit` at a time from `offset` (next_offset: the next page).",
+        ),
+        (
+            get,
+            "get",
+            "Exactly the cited lines or pages, several within max_bytes (`omitted`: what did"
+            " not fit).",
         ),
         (
             get_chunk,

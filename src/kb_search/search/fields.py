@@ -2,8 +2,9 @@
 
 The full contract (`SearchResponse.to_dict`) spends most of its tokens on what an agent rarely
 reads (the snippet repeats the text; absolute and relative paths; per-leg scores). A field
-list keeps what it needs; `COMPACT` (citation, heading, score, text) is the profile SKILL.md
-teaches. Source fields are named without their `source.` prefix.
+list keeps what it needs; `COMPACT` (chunk_id, citation, heading, score, text) is the profile
+SKILL.md teaches: an openable citation, and the id `kb chunk`/`kb get chunk:ID` take. Source
+fields are named without their `source.` prefix.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from kb_search.errors import UserInputError
 if TYPE_CHECKING:  # a warm `kb search --compact` validates fields without the search code
     from kb_search.search.results import SearchResponse
 
-COMPACT = ("citation", "heading", "score", "text")
+COMPACT = ("chunk_id", "citation", "heading", "score", "text")
 RESULT_FIELDS = (
     "chunk_id",
     "score",
@@ -94,4 +95,6 @@ def project(response: SearchResponse, fields: Sequence[str]) -> dict[str, Any]:
         data["legs"] = failed
     if full["notes"]:
         data["notes"] = full["notes"]
+    if "explain" in full:
+        data["explain"] = full["explain"]
     return data

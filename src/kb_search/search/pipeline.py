@@ -77,6 +77,26 @@ class SearchOptions:
 
 
 @dataclass
+class Cut:
+    """Candidates a stage removed, and why (`--explain` reads these)."""
+
+    stage: str
+    reason: str
+    chunk_ids: set[int]
+
+
+@dataclass
+class Trace:
+    """What the stages saw, kept only when asked (`--explain`): each leg's hits, the fused
+    (and reranked) ranking, and the cuts. A new stage that drops candidates adds its Cut."""
+
+    legs: dict[str, LegResult] = field(default_factory=dict)
+    ranked: list[Candidate] = field(default_factory=list)
+    cuts: list[Cut] = field(default_factory=list)
+    query: Query | None = None
+
+
+@dataclass
 class Query:
     """A query on its way through the stages."""
 
@@ -261,6 +281,24 @@ def stop_if_asked(options: SearchOptions, stage: str) -> None:
         raise Stopped(f"search stopped before {stage}")
 
 
+def record_trace(
+    trace: Trace,
+    query: Query,
+    legs: dict[str, LegResult],
+    ranked: list[Candidate],
+    passing: list[Candidate],
+    top: list[Candidate],
+    options: SearchOptions,
+) -> None:
+    trace.query, trace.legs, trace.ranked = query, legs, list(ranked)
+    kept = {c.chunk_id for c in passing}
+    if len(passing) < len(ranked):
+        below = {c.chunk_id for c in ranked if c.chunk_id not in kept}
+        trace.cuts.append(Cut("min_score", f"scored under --min-score {options.min_score}", below))
+    shown = {c.chunk_id for c in top}
+    trace.cuts.append(Cut("top", f"ranked below the top {options.top}", kept - shown))
+
+
 def search(
     conn: Connection,
     query: str,
@@ -268,8 +306,9 @@ def search(
     vector: VectorLeg | None = None,
     vector_unavailable: str | None = None,
     clock: Callable[[], float] = time.perf_counter,
+    trace: Trace | None = None,
 ) -> SearchResponse:
-    """Run one query through every stage."""
+    """Run one query through every stage (recording them in `trace` when one is given)."""
     start = clock()
     query = valid_text(query)
     prepared = prepare(conn, query, options)
@@ -292,6 +331,8 @@ def search(
     candidates = diversify(conn, candidates, options.per_file, options.files)
     passing = above_min_score(candidates, options)
     top = cut(passing, options)
+    if trace is not None:
+        record_trace(trace, prepared, legs, candidates, passing, top, options)
     dropped = min(options.top, len(candidates)) - len(top)
     for candidate in top:
         candidate.breakdown = complete_breakdown(candidate.breakdown, legs)

@@ -107,9 +107,10 @@ class SearchResponse:
     notes: list[str] = field(default_factory=list)
     # the other phrasings searched with the query: {"text", "use", "legs"} each
     variants: list[dict[str, Any]] = field(default_factory=list)
+    explanation: Any = None  # kb_search.explain.Explanation, with `--explain PATH`
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data = {
             "schema_version": SCHEMA_VERSION,
             "query": self.query,
             "variants": self.variants,
@@ -121,6 +122,9 @@ class SearchResponse:
             "notes": self.notes,
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
         }
+        if self.explanation is not None:
+            data["explain"] = self.explanation.to_dict()
+        return data
 
 
 @dataclass

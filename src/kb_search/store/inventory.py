@@ -76,6 +76,8 @@ _DOC_COLUMNS = (
     "id, path, rel_path, title, doc_type, language, size, page_count, chunk_count,"
     " indexed_at, metadata"
 )
+
+
 def _document(row: tuple, tags: list[str]) -> DocumentView:
     return DocumentView(
         document_id=row[0],
@@ -117,13 +119,26 @@ def resolve_document_id(conn: Connection, ref: str | int, cwd: Path | None = Non
 
 
 def get_document(
-    conn: Connection, ref: str | int, with_chunks: bool = True, cwd: Path | None = None
+    conn: Connection,
+    ref: str | int,
+    with_chunks: bool = True,
+    cwd: Path | None = None,
+    offset: int = 0,
+    limit: int | None = None,
 ) -> DocumentView:
+    """A document; with its chunks from chunk_index `offset`, at most `limit` of them."""
     doc_id = resolve_document_id(conn, ref, cwd)
     row = conn.execute(f"SELECT {_DOC_COLUMNS} FROM documents WHERE id = ?", (doc_id,)).fetchone()
     view = _document(row, document_tags(conn, {doc_id}).get(doc_id, []))
     if with_chunks:
-        view.chunks = [ChunkView.from_stored(c) for c in document_chunks(conn, doc_id)]
+        first = min(max(0, offset), SQLITE_MAX_INT)
+        last = SQLITE_MAX_INT if limit is None else min(first + max(0, limit) - 1, SQLITE_MAX_INT)
+        chunks = (
+            document_chunks(conn, doc_id, first, last)
+            if offset or limit is not None
+            else document_chunks(conn, doc_id)
+        )
+        view.chunks = [ChunkView.from_stored(c) for c in chunks]
     return view
 
 
@@ -184,6 +199,43 @@ def list_tags(conn: Connection) -> list[dict[str, Any]]:
     return [{"tag": name, "documents": count} for name, count in rows]
 
 
+PATH_SAMPLE = 20
+
+
+@dataclass
+class PathsHere:
+    """Whether the indexed paths exist on this machine (an exported DB opened elsewhere points
+    at the machine it was built on), from a sample spread over the documents."""
+
+    checked: int
+    missing: int
+    note: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def paths_here(conn: Connection, sample: int = PATH_SAMPLE) -> PathsHere:
+    rows = conn.execute(
+        "SELECT path FROM (SELECT path, row_number() OVER (ORDER BY id) AS n,"
+        " count(*) OVER () AS t FROM documents) WHERE (n - 1) % max(1, t / ?) = 0 LIMIT ?",
+        (sample, sample),
+    ).fetchall()
+    paths = [r[0] for r in rows if os.path.isabs(r[0])]
+    missing = [p for p in paths if not os.path.exists(p)]
+    if not missing:
+        return PathsHere(len(paths), 0, None)
+    try:
+        where = os.path.commonpath(missing)
+    except ValueError:
+        where = os.path.dirname(missing[0])
+    note = (
+        f"indexed paths point to {where}; {len(missing)} of {len(paths)} sampled files are not"
+        " found here (a DB built elsewhere, or files gone): `kb get` reads those from the index"
+    )
+    return PathsHere(len(paths), len(missing), note)
+
+
 def stats(conn: Connection, db_path: Path | None = None) -> dict[str, Any]:
     one = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
     by_type = dict(conn.execute("SELECT doc_type, count(*) FROM documents GROUP BY doc_type"))
@@ -207,6 +259,7 @@ def stats(conn: Connection, db_path: Path | None = None) -> dict[str, Any]:
         "db_path": str(db_path) if db_path else None,
         "db_bytes": size,
         "schema_version": int(get_meta(conn, "schema_version") or 0),
+        "paths_here": paths_here(conn).to_dict(),
     }
 
 

@@ -41,17 +41,22 @@ class StoredChunk:
 
     @property
     def citation(self) -> str:
-        return citation(self.rel_path, self.page, self.page_end, self.lines)
+        return citation(self.path, self.page, self.lines)
 
 
-def citation(rel_path: str, page: int | None, page_end: int | None, lines: list[int] | None) -> str:
-    """W3C media-fragment style: `path#page=3`, `path#L10-L24`, `path#L7`."""
+def citation(
+    path: str, page: int | None, lines: list[int] | None, anchor: str | None = None
+) -> str:
+    """The indexed (absolute) path with a fragment, openable from any directory:
+    `path#page=3`, `path#L10-L24`, `path#L7`, else `path#anchor` when the chunk has one."""
     if page is not None:
-        return f"{rel_path}#page={page}"
+        return f"{path}#page={page}"
     if lines:
         start, end = lines
-        return f"{rel_path}#L{start}" if start == end else f"{rel_path}#L{start}-L{end}"
-    return rel_path
+        return f"{path}#L{start}" if start == end else f"{path}#L{start}-L{end}"
+    if anchor:
+        return f"{path}#{anchor}"
+    return path
 
 
 def chunks_by_id(conn: Connection, chunk_ids: Iterable[int]) -> dict[int, StoredChunk]:
@@ -89,3 +94,42 @@ def document_tags(conn: Connection, document_ids: set[int]) -> dict[int, list[st
     ):
         out.setdefault(doc_id, []).append(name)
     return out
+
+
+_READABLE = (
+    "SELECT id, path, content_hash, size, EXISTS(SELECT 1 FROM chunks c WHERE"
+    " c.document_id = documents.id AND c.line_start IS NOT NULL) FROM documents WHERE "
+)
+
+
+def readable_document(conn: Connection, path: str) -> tuple | None:
+    """(id, path, content_hash, size, has line ranges) of the document indexed at `path`."""
+    return conn.execute(_READABLE + "path = ?", (path,)).fetchone()
+
+
+def readable_documents_at_rel_path(conn: Connection, rel_path: str, limit: int = 2) -> list:
+    """The same for documents whose citation path (rel_path) is `rel_path`, at most `limit`."""
+    return conn.execute(_READABLE + "rel_path = ? LIMIT ?", (rel_path, limit)).fetchall()
+
+
+def chunk_ids_over_lines(conn: Connection, document_id: int, first: int, last: int) -> list[int]:
+    """A document's chunks whose lines meet first..last, in document order."""
+    rows = conn.execute(
+        "SELECT id FROM chunks WHERE document_id = ? AND line_start <= ? AND line_end >= ?"
+        " ORDER BY chunk_index",
+        (document_id, last, first),
+    )
+    return [r[0] for r in rows]
+
+
+def document_chunk_ids(conn: Connection, document_id: int) -> list[int]:
+    rows = conn.execute(
+        "SELECT id FROM chunks WHERE document_id = ? ORDER BY chunk_index", (document_id,)
+    )
+    return [r[0] for r in rows]
+
+
+def document_passes(conn: Connection, document_id: int, where: str, params: list) -> bool:
+    """Does the document pass a filter condition over `d` (documents)?"""
+    sql = f"SELECT 1 FROM documents d WHERE d.id = ? AND {where}"
+    return conn.execute(sql, [document_id, *params]).fetchone() is not None

@@ -134,3 +134,13 @@ def failure_reasons(conn: Connection, containing: str) -> list[str]:
         (containing,),
     )
     return [row[0] for row in rows.fetchall()]
+
+
+def skipped_entry(conn: Connection, path: str) -> Skipped | None:
+    """What kb remembers of one file it does not index, if anything."""
+    row = conn.execute(
+        "SELECT kind, reason, size, mtime, content_hash, chunking FROM skipped_files"
+        " WHERE path = ?",
+        (path,),
+    ).fetchone()
+    return Skipped(*row) if row else None

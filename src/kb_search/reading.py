@@ -1,0 +1,458 @@
+"""`kb get`: exact reads of cited passages, only from indexed documents.
+
+A citation (`/abs/a.md#L10-L24`, `a.md#page=3`, `a.md#anchor`, `a.md:10`, a plain indexed
+path, or `chunk:ID`) resolves to an indexed document, never to an arbitrary file. Lines are
+read from the file on disk when it is a regular file whose bytes still hash to what was
+indexed; otherwise from the stored chunks, and each passage says which (`from_`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kb_search.errors import NotFound, UserInputError
+from kb_search.sanitize import SQLITE_MAX_INT, valid_text
+from kb_search.store.db import Connection
+from kb_search.store.records import (
+    StoredChunk,
+    chunk_ids_over_lines,
+    chunks_by_id,
+    citation,
+    document_chunks,
+    readable_document,
+    readable_documents_at_rel_path,
+)
+
+MAX_CITATIONS = 50
+MAX_CONTEXT = 200
+# A file larger than this is never read from disk (its stored chunks are served instead).
+MAX_DISK_BYTES = 64 * 1024 * 1024
+CUT_MARKER = "\n[… cut at the byte budget]"
+
+_LINES = re.compile(r"L(\d+)(?:-L?(\d+))?")
+_PAGES = re.compile(r"page=(\d+)(?:-(\d+))?")
+_COLON_LINES = re.compile(r"(.+):(\d+)(?:-(\d+))?")
+_CHUNK = re.compile(r"chunk:(\d+)")
+_SLUG_DROP = re.compile(r"[^\w\- ]")
+_MD_HEADING = re.compile(r" {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+
+
+@dataclass
+class Fragment:
+    """What a citation points at inside its document (all None: the whole document)."""
+
+    lines: tuple[int, int] | None = None
+    pages: tuple[int, int] | None = None
+    anchor: str | None = None
+
+
+@dataclass
+class Passage:
+    """One cited passage as served: its own citation (the range actually returned)."""
+
+    requested: str
+    citation: str
+    document_id: int
+    path: str
+    from_: str  # "disk" or "index"
+    text: str
+    lines: list[int] | None = None
+    pages: list[int] | None = None
+    chunk_ids: list[int] = field(default_factory=list)
+    truncated: bool = False
+    note: str | None = None  # why the index was read instead of the file
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {
+            "requested": self.requested,
+            "citation": self.citation,
+            "document_id": self.document_id,
+            "path": self.path,
+            "from": self.from_,
+            "lines": self.lines,
+            "pages": self.pages,
+            "chunk_ids": self.chunk_ids,
+            "truncated": self.truncated,
+            "text": self.text,
+        }
+        if self.note:
+            data["note"] = self.note
+        return data
+
+
+@dataclass
+class Reading:
+    """What `kb get` returns: the passages in the order asked, cut to the byte budget."""
+
+    passages: list[Passage]
+    max_bytes: int | None
+    bytes: int
+    omitted: list[str] = field(default_factory=list)  # citations left out by the budget
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "passages": [p.to_dict() for p in self.passages],
+            "bytes": self.bytes,
+            "max_bytes": self.max_bytes,
+            "truncated": [p.citation for p in self.passages if p.truncated],
+            "omitted": self.omitted,
+        }
+
+
+@dataclass
+class _Document:
+    document_id: int
+    path: str
+    content_hash: str
+    size: int
+    has_lines: bool  # its chunks carry lines of the file: the file is text to read lines of
+
+
+def read_citations(
+    conn: Connection,
+    citations: list[str],
+    context: int = 0,
+    max_bytes: int | None = None,
+    cwd: Path | None = None,
+) -> Reading:
+    """Each citation's passage with `context` lines around it (neighbouring chunks for a
+    page, an anchor or a chunk that has no lines), cut to `max_bytes` of text in all: whole
+    passages first, the first that does not fit truncated with a marker, the rest omitted."""
+    if not citations:
+        raise UserInputError("give at least one citation: path#L10-L24, path#page=3 or chunk:ID")
+    if len(citations) > MAX_CITATIONS:
+        raise UserInputError(f"at most {MAX_CITATIONS} citations in one call")
+    if not 0 <= context <= MAX_CONTEXT:
+        raise UserInputError(f"context must be 0..{MAX_CONTEXT}")
+    if max_bytes is not None and max_bytes < 1:
+        raise UserInputError("the byte budget must be at least 1")
+    disk: dict[int, tuple[str | None, str | None]] = {}
+    passages = [read_one(conn, c, context, cwd or Path.cwd(), disk) for c in citations]
+    return within_budget(passages, max_bytes)
+
+
+def read_one(
+    conn: Connection,
+    given: str,
+    context: int,
+    cwd: Path,
+    disk: dict[int, tuple[str | None, str | None]] | None = None,
+) -> Passage:
+    """One citation's passage (`disk` caches each document's file text within a call)."""
+    text = valid_text(given).strip()
+    if not text or "\x00" in text:
+        raise UserInputError("an empty citation: give path#L10-L24, path#page=3 or chunk:ID")
+    if match := _CHUNK.fullmatch(text):
+        return _chunk_passage(conn, given, int(match[1]), context, cwd, disk or {})
+    document, fragment = resolve_citation(conn, text, cwd)
+    cache = disk if disk is not None else {}
+    if document.document_id not in cache:
+        cache[document.document_id] = current_text(document)
+    file_text, why = cache[document.document_id]
+    if fragment.anchor and file_text is not None:
+        section = heading_section(file_text, fragment.anchor)
+        if section is not None:
+            fragment = Fragment(lines=section)
+    if fragment.pages or fragment.anchor:
+        chunks = _section_chunks(conn, document, fragment, context)
+        return _index_passage(given, document, chunks, fragment, None)
+    if file_text is not None:
+        passage = _disk_passage(given, document, file_text, fragment.lines, context)
+        passage.chunk_ids = _chunk_ids_over(conn, document.document_id, passage.lines)
+        return passage
+    chunks = _chunks_over_lines(conn, document, fragment.lines, context)
+    return _index_passage(given, document, chunks, fragment, why)
+
+
+# ---- citations -> documents ---------------------------------------------------------------
+
+
+def parse_fragment(fragment: str) -> Fragment:
+    """`L10-L24` / `L10-24` / `L7`, `page=3` / `page=3-5`, anything else an anchor."""
+    if match := _LINES.fullmatch(fragment):
+        return Fragment(lines=_ordered(int(match[1]), int(match[2] or match[1])))
+    if match := _PAGES.fullmatch(fragment):
+        return Fragment(pages=_ordered(int(match[1]), int(match[2] or match[1])))
+    return Fragment(anchor=fragment or None)
+
+
+def _ordered(first: int, last: int) -> tuple[int, int]:
+    if first < 1 or last < first or last > SQLITE_MAX_INT:
+        raise UserInputError(f"a bad range {first}-{last}: give first-last, from 1")
+    return first, last
+
+
+def resolve_citation(conn: Connection, text: str, cwd: Path) -> tuple[_Document, Fragment]:
+    """The indexed document a citation names, and the fragment. A `#` may be part of a file
+    name, so the whole text is tried as a path first."""
+    document = _indexed_document(conn, text, cwd)
+    if document is not None:
+        return document, Fragment()
+    if "#" in text:
+        path, fragment = text.rsplit("#", 1)
+        document = _indexed_document(conn, path, cwd)
+        if document is not None:
+            return document, parse_fragment(fragment)
+    elif match := _COLON_LINES.fullmatch(text):  # `path:10` as the human output prints it
+        document = _indexed_document(conn, match[1], cwd)
+        if document is not None:
+            return document, Fragment(lines=_ordered(int(match[2]), int(match[3] or match[2])))
+    shown = text if len(text) <= 120 else text[:117] + "..."
+    raise NotFound(
+        f"not in the index: {shown!r} names no indexed document (only indexed files are read;"
+        " give a citation from `kb search`)"
+    )
+
+
+def _indexed_document(conn: Connection, path: str, cwd: Path) -> _Document | None:
+    """By indexed (absolute) path, a path relative to `cwd`, or a citation path (rel_path)
+    that names one document."""
+    absolute = os.path.realpath(os.path.join(cwd, os.path.expanduser(path))) if path else ""
+    for candidate in dict.fromkeys((path, absolute)):
+        row = readable_document(conn, candidate)
+        if row:
+            return _Document(*row[:4], bool(row[4]))
+    rows = readable_documents_at_rel_path(conn, path)
+    return _Document(*rows[0][:4], bool(rows[0][4])) if len(rows) == 1 else None
+
+
+# ---- the file on disk ---------------------------------------------------------------------
+
+
+def current_text(document: _Document) -> tuple[str | None, str | None]:
+    """(the file's text, None) when it is a regular text file that still hashes to what was
+    indexed; else (None, why not). Documents located by pages only (PDF, slides) or nothing
+    (HTML until its chunks carry lines) are served from the index."""
+    from kb_search.formats.reader import SNIFF_BYTES, decode_bytes, looks_binary
+    from kb_search.regular import read_regular
+    from kb_search.store.documents import content_hash
+
+    if not document.has_lines:
+        return None, None
+    if document.size > MAX_DISK_BYTES:
+        return None, None
+    try:  # no symlink followed, a FIFO or device never opened for reading; one byte more than
+        # was indexed tells a grown file
+        data = read_regular(document.path, document.size + 1, follow_symlinks=False)
+    except FileNotFoundError:
+        return None, "the file is not found here"
+    except OSError as exc:
+        return None, f"the file cannot be read ({exc.strerror or exc})"
+    if content_hash(data) != document.content_hash:
+        return None, "the file changed since it was indexed"
+    if looks_binary(data[:SNIFF_BYTES]):
+        return None, None
+    return decode_bytes(data), None
+
+
+def _disk_passage(
+    given: str, document: _Document, text: str, lines: tuple[int, int] | None, context: int
+) -> Passage:
+    all_lines = text.split("\n")
+    if all_lines and all_lines[-1] == "":
+        all_lines.pop()
+    total = max(1, len(all_lines))
+    first, last = lines or (1, total)
+    if first > total:
+        raise NotFound(f"{given!r}: the file has {total} lines")
+    first, last = max(1, first - context), min(total, last + context)
+    body = "\n".join(all_lines[first - 1 : last])
+    return Passage(
+        requested=given,
+        citation=citation(document.path, None, [first, last]) if lines else document.path,
+        document_id=document.document_id,
+        path=document.path,
+        from_="disk",
+        text=body,
+        lines=[first, last],
+    )
+
+
+# ---- the stored chunks --------------------------------------------------------------------
+
+
+def _chunks_over_lines(
+    conn: Connection, document: _Document, lines: tuple[int, int] | None, context: int
+) -> list[StoredChunk]:
+    chunks = document_chunks(conn, document.document_id)
+    if lines is None:
+        return chunks
+    first, last = lines[0] - context, lines[1] + context
+    hits = [
+        c for c in chunks
+        if c.line_start is not None and c.line_start <= last and (c.line_end or 0) >= first
+    ]  # fmt: skip
+    if not hits:
+        raise NotFound(f"no indexed chunk of {document.path} covers lines {lines[0]}-{lines[1]}")
+    return hits
+
+
+def _chunk_ids_over(conn: Connection, document_id: int, lines: list[int] | None) -> list[int]:
+    """The chunks whose lines meet the passage's, in document order."""
+    first, last = lines or (1, SQLITE_MAX_INT)
+    return chunk_ids_over_lines(conn, document_id, first, last)
+
+
+def _section_chunks(
+    conn: Connection, document: _Document, fragment: Fragment, context: int
+) -> list[StoredChunk]:
+    """The chunks of the cited pages or the anchored section, plus `context` neighbouring
+    chunks on each side."""
+    chunks = document_chunks(conn, document.document_id)
+    if fragment.pages:
+        first, last = fragment.pages
+        hits = [i for i, c in enumerate(chunks) if _on_pages(c, first, last)]
+        what = f"page {first}" if first == last else f"pages {first}-{last}"
+    else:
+        hits = _anchored(chunks, fragment.anchor or "")
+        what = f"a section #{fragment.anchor}"
+    if not hits:
+        raise NotFound(f"{document.path} has no indexed text on {what}")
+    start, end = max(0, hits[0] - context), min(len(chunks), hits[-1] + context + 1)
+    return chunks[start:end]
+
+
+def _on_pages(chunk: StoredChunk, first: int, last: int) -> bool:
+    if chunk.page is None:
+        return False
+    return chunk.page <= last and (chunk.page_end or chunk.page) >= first
+
+
+def slug(heading: str) -> str:
+    """A heading as Markdown renderers anchor it: lower case, punctuation out, spaces as -."""
+    return _SLUG_DROP.sub("", heading.strip().lower()).replace(" ", "-")
+
+
+def heading_section(text: str, anchor: str) -> tuple[int, int] | None:
+    """The lines of the Markdown section whose heading's slug is the anchor: from the heading
+    to the line before the next heading of the same or a higher level."""
+    wanted, start, level, fenced = slug(anchor), None, 0, False
+    lines = text.split("\n")
+    for number, line in enumerate(lines, start=1):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        match = None if fenced else _MD_HEADING.match(line)
+        if match is None:
+            continue
+        depth = len(match[1])
+        if start is not None and depth <= level:
+            return start, number - 1
+        if start is None and slug(match[2]) == wanted:
+            start, level = number, depth
+    if start is None:
+        return None
+    last = len(lines) - (1 if lines[-1] == "" else 0)
+    return start, max(start, last)
+
+
+def _anchored(chunks: list[StoredChunk], anchor: str) -> list[int]:
+    """Indexes of the consecutive chunks under the first heading whose slug is the anchor."""
+    wanted = slug(anchor)
+    hits: list[int] = []
+    for i, chunk in enumerate(chunks):
+        last = (chunk.heading or "").split(" > ")[-1]
+        if last and slug(last) == wanted:
+            if hits and hits[-1] != i - 1:
+                break
+            hits.append(i)
+    return hits
+
+
+def _index_passage(
+    given: str,
+    document: _Document,
+    chunks: list[StoredChunk],
+    fragment: Fragment | None,
+    why: str | None,
+) -> Passage:
+    """Stored chunks as one passage, cited by their lines or pages (`fragment` None: by the
+    first chunk's own citation)."""
+    line_starts = [c.line_start for c in chunks if c.line_start is not None]
+    line_ends = [c.line_end or c.line_start for c in chunks if c.line_start is not None]
+    lines = [min(line_starts), max(line_ends)] if line_starts and line_ends else None
+    page_list = [p for c in chunks for p in (c.page, c.page_end) if p is not None]
+    pages = [min(page_list), max(page_list)] if page_list else None
+    if fragment == Fragment():
+        cited = document.path
+    elif fragment is not None and fragment.anchor:
+        cited = citation(document.path, None, None, fragment.anchor)
+    elif lines or pages:
+        cited = citation(document.path, pages[0] if pages else None, lines)
+    else:
+        cited = chunks[0].citation
+    return Passage(
+        requested=given,
+        citation=cited,
+        document_id=document.document_id,
+        path=document.path,
+        from_="index",
+        text="\n\n".join(c.text for c in chunks),
+        lines=lines,
+        pages=pages,
+        chunk_ids=[c.chunk_id for c in chunks],
+        note=why,
+    )
+
+
+def _chunk_passage(
+    conn: Connection,
+    given: str,
+    chunk_id: int,
+    context: int,
+    cwd: Path,
+    disk: dict[int, tuple[str | None, str | None]],
+) -> Passage:
+    """`chunk:ID`: its lines from the file when it has them, else the chunk and `context`
+    neighbouring chunks."""
+    chunk = chunks_by_id(conn, [chunk_id]).get(chunk_id) if chunk_id <= SQLITE_MAX_INT else None
+    if chunk is None:
+        raise NotFound(f"no chunk with id {chunk_id}: take chunk ids from search results")
+    if chunk.lines and chunk.page is None:
+        passage = read_one(conn, chunk.citation, context, cwd, disk)
+    else:
+        document = _indexed_document(conn, chunk.path, cwd)
+        assert document is not None  # the chunk's own document
+        neighbours = document_chunks(
+            conn, chunk.document_id, chunk.chunk_index - context, chunk.chunk_index + context
+        )
+        passage = _index_passage(given, document, neighbours, None, None)
+    passage.requested = given
+    return passage
+
+
+# ---- the byte budget ----------------------------------------------------------------------
+
+
+def within_budget(passages: list[Passage], max_bytes: int | None) -> Reading:
+    """Whole passages while they fit; the first that does not is cut (at a line end when one
+    is in reach) and marked; the ones after it are omitted."""
+    if max_bytes is None:
+        return Reading(passages, None, _size(passages))
+    kept: list[Passage] = []
+    for i, passage in enumerate(passages):
+        room = max_bytes - _size(kept)
+        if len(passage.text.encode()) <= room:
+            kept.append(passage)
+            continue
+        room -= len(CUT_MARKER.encode())
+        if room > 0:
+            passage.text = _cut(passage.text, room) + CUT_MARKER
+            passage.truncated = True
+            kept.append(passage)
+        omitted = [p.requested for p in passages[len(kept) if room > 0 else i :]]
+        return Reading(kept, max_bytes, _size(kept), omitted)
+    return Reading(kept, max_bytes, _size(kept))
+
+
+def _size(passages: list[Passage]) -> int:
+    return sum(len(p.text.encode()) for p in passages)
+
+
+def _cut(text: str, room: int) -> str:
+    head = text.encode()[:room].decode(errors="ignore")
+    newline = head.rfind("\n")
+    return head[:newline] if newline > len(head) // 2 else head
