@@ -12,7 +12,9 @@ from typing import Any
 
 from kb_search.errors import ConfigError, ModelError
 from kb_search.regular import read_regular
+from kb_search.store import health
 from kb_search.store.db import Connection, DatabaseError, load_vec_extension, schema_version
+from kb_search.store.inventory import chunk_count
 from kb_search.store.migrations import MIGRATIONS
 from kb_search.text import plural
 
@@ -63,9 +65,8 @@ def _stale_files(conn: Connection) -> tuple[list[str], list[str], int]:
 
     stale: list[str] = []
     missing: list[str] = []
-    rows = conn.execute("SELECT path, rel_path, size, mtime, content_hash FROM documents")
     total = 0
-    for path, rel_path, size, mtime, digest in rows:
+    for path, rel_path, size, mtime, digest in health.document_files(conn):
         total += 1
         if not os.path.isabs(path):
             continue  # an imported collection (BEIR): no file behind it
@@ -99,7 +100,7 @@ def _check(name: str, fn: Callable[[], str]) -> Check:
 
 
 def _integrity(conn: Connection) -> str:
-    rows = [r[0] for r in conn.execute("PRAGMA integrity_check")]
+    rows = health.integrity_problems(conn)
     assert rows == ["ok"], "; ".join(rows[:5])
     return "ok"
 
@@ -108,25 +109,17 @@ def _fts_in_sync(conn: Connection) -> str:
     # 'integrity-check' with rank=1 also compares the index against the content rows; it is
     # an INSERT command, which a read-only database refuses without anything being wrong.
     try:
-        conn.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)")
-        conn.execute("INSERT INTO chunks_cjk(chunks_cjk, rank) VALUES ('integrity-check', 1)")
+        health.check_fts_indexes(conn)
     except DatabaseError as exc:
         if "readonly" in str(exc) or "read-only" in str(exc):
             return "not checked: the database is read-only here"
         raise
-    chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
-    return f"{chunks} chunks indexed"
+    return f"{chunk_count(conn)} chunks indexed"
 
 
 def _chunk_counts(conn: Connection) -> str:
-    bad = conn.execute(
-        "SELECT count(*) FROM documents d WHERE chunk_count !="
-        " (SELECT count(*) FROM chunks c WHERE c.document_id = d.id)"
-    ).fetchone()[0]
+    bad, orphans = health.chunk_count_mismatches(conn)
     assert bad == 0, f"{bad} documents whose chunk count does not match their chunks"
-    orphans = conn.execute(
-        "SELECT count(*) FROM chunks WHERE document_id NOT IN (SELECT id FROM documents)"
-    ).fetchone()[0]
     assert orphans == 0, f"{orphans} chunks without a document"
     return "documents and chunks agree"
 
@@ -140,12 +133,11 @@ def _schema(conn: Connection) -> str:
 def _vec_extension(conn: Connection) -> str:
     problem = load_vec_extension(conn)
     assert problem is None, f"sqlite-vec does not load: {problem}"
-    return conn.execute("SELECT 'sqlite-vec ' || vec_version()").fetchone()[0]
+    return f"sqlite-vec {health.vec_version(conn)}"
 
 
 def _sqlite(conn: Connection) -> str:
-    version = conn.execute("SELECT sqlite_version()").fetchone()[0]
-    return f"SQLite {version}, FTS5 + trigram available"
+    return f"SQLite {health.sqlite_version(conn)}, FTS5 + trigram available"
 
 
 _WORD_LIKE = re.compile(r"\w+")  # numbers count: a table of figures is not junk
@@ -185,26 +177,13 @@ def _junk(conn: Connection, current: str, by_current: bool) -> list[str]:
     """Findings in documents chunked by this chunker (`by_current`) or by an older one."""
     junk: list[str] = []
     headings: list[str] = []
-    which = "(substr(d.chunking, 1, ?) = ?) = ?"
-    params = (len(current), current, int(by_current))
-    rows = conn.execute(
-        "SELECT c.text, d.doc_type = 'code', d.rel_path, c.line_start, c.line_end, c.page_start"
-        f" FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.chunk_count > 1"
-        f" AND {which}",
-        params,
-    )
+    rows = health.chunk_texts_for_quality(conn, current, by_current)
     for text, is_code, rel_path, line_start, line_end, page in rows:
         if not is_code and text.lstrip().startswith("#") and _only_headings(text):
             headings.append(_citation(rel_path, line_start, line_end, page))
         elif not is_code and _few_words(text, JUNK_MIN_WORDS):
             junk.append(_citation(rel_path, line_start, line_end, page))
-    spans = conn.execute(
-        "SELECT d.rel_path, c.line_start, c.line_end, count(*) FROM chunks c"
-        f" JOIN documents d ON d.id = c.document_id WHERE c.line_start IS NOT NULL AND {which}"
-        " GROUP BY c.document_id, c.line_start, c.line_end HAVING count(*) >= ?"
-        " ORDER BY count(*) DESC",
-        (*params, SAME_SPAN_LIMIT),
-    ).fetchall()
+    spans = health.repeated_spans(conn, current, by_current, SAME_SPAN_LIMIT)
     problems = [
         _finding("chunks of almost no words", junk),
         _finding("heading-only chunks", headings),
@@ -333,7 +312,7 @@ def _ann_use(conn: Connection, state: str, policy: tuple[str, int] | None) -> st
     if policy is None:
         return "not built (a search that uses it builds it)"
     setting, threshold = policy
-    chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    chunks = chunk_count(conn)
     if setting == "auto" and (threshold == 0 or chunks < threshold):
         below = "never (vectors.ann_min_chunks 0)" if threshold == 0 else f"below {threshold:,}"
         return f"not used: exact vector search {below} chunks ({chunks:,} here)"

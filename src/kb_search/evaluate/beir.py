@@ -21,6 +21,8 @@ from kb_search.search.legs import VectorLeg
 from kb_search.search.pipeline import SearchOptions, search
 from kb_search.store import db
 from kb_search.store.documents import DocumentRecord, content_hash
+from kb_search.store.inventory import counts as index_counts
+from kb_search.store.inventory import document_paths
 
 Qrels = dict[str, dict[str, int]]
 EVAL_FORMAT = 1  # bump when the way a corpus is indexed changes
@@ -119,7 +121,7 @@ def build_index(
     from kb_search.formats.reader import scrub
     from kb_search.formats.text import parse_text
 
-    done = {r[0] for r in conn.execute("SELECT path FROM documents")}
+    done = set(document_paths(conn))
     writer = BatchWriter(conn, vectors)
     added = 0
     for item in dataset.corpus():
@@ -252,9 +254,7 @@ def run_eval(
     if embedder is not None and table is not None:
         vector = VectorSearch(embedder, MatrixIndex.open(conn, table))
     scores = evaluate(conn, dataset, modes, vector, options_for)
-    counts = conn.execute(
-        "SELECT (SELECT count(*) FROM documents), (SELECT count(*) FROM chunks)"
-    ).fetchone()
+    counts = index_counts(conn)
     conn.close()
     return {
         "dataset": str(dataset.root),

@@ -28,6 +28,7 @@ from kb_search.errors import EvalError
 from kb_search.evaluate.metrics import percentile
 from kb_search.search.results import Result, SearchResponse
 from kb_search.store.db import Connection
+from kb_search.store.inventory import document_locations
 
 DEPTH = 100
 _LOCATION = re.compile(r"^(?P<path>.*?)(?:#(?:L(?P<a>\d+)(?:-L?(?P<b>\d+))?|page=(?P<p>\d+)))?$")
@@ -124,7 +125,7 @@ class Indexed:
 
     @classmethod
     def load(cls, conn: Connection, questions: list[Question]) -> Indexed:
-        rows = conn.execute("SELECT id, rel_path, path FROM documents").fetchall()
+        rows = document_locations(conn)
         found: dict[str, set[int]] = {}
         for question in questions:
             for target in question.targets:

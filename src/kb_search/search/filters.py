@@ -8,6 +8,7 @@ from typing import Any
 from kb_search.cjk import has_cjk
 from kb_search.errors import SearchError
 from kb_search.search.query import Filters, ParsedQuery, date_timestamp
+from kb_search.store import retrieval
 from kb_search.store.db import Connection
 
 
@@ -16,14 +17,14 @@ def check_filter_values(conn: Connection, filters: Filters) -> None:
     an error naming the nearest values, not an empty answer. A known file type with no
     documents indexed yet is a fair question and passes."""
     checks = (
-        ("type", filters.types, "SELECT DISTINCT doc_type FROM documents", _known_types),
-        ("tag", filters.tags, "SELECT name FROM tags", tuple),
-        ("language", filters.languages, "SELECT DISTINCT language FROM documents", tuple),
+        ("type", filters.types, _known_types),
+        ("tag", filters.tags, tuple),
+        ("language", filters.languages, tuple),
     )
-    for name, values, sql, more in checks:
+    for name, values, more in checks:
         if not values:
             continue
-        present = {str(row[0]).lower() for row in conn.execute(sql) if row[0]}
+        present = retrieval.indexed_values(conn, name)
         for value in values:
             if value.lower() in present or value.lower() in more():
                 continue
@@ -47,34 +48,14 @@ def _unknown(name: str, value: str, known: list[str]) -> str:
 
 def filter_sql(filters: Filters) -> tuple[str, list[Any]]:
     """SQL conditions over `c` (chunks) and `d` (documents) for the given filters."""
-    clauses: list[str] = []
-    params: list[Any] = []
-
-    def any_of(column: str, values: list[str]) -> None:
-        clauses.append(f"{column} IN ({','.join('?' * len(values))})")
-        params.extend(values)
-
-    if filters.types:
-        any_of("d.doc_type", [t.lower() for t in filters.types])
-    if filters.languages:
-        any_of("lower(d.language)", [x.lower() for x in filters.languages])
-    if filters.tags:
-        marks = ",".join("?" * len(filters.tags))
-        clauses.append(
-            "d.id IN (SELECT dt.document_id FROM document_tags dt JOIN tags t"
-            f" ON t.id = dt.tag_id WHERE t.name IN ({marks}))"
-        )
-        params.extend(filters.tags)
-    for dates, op, pick in ((filters.after, ">=", max), (filters.before, "<", min)):
-        if dates:
-            clauses.append(f"d.mtime {op} ?")
-            params.append(pick(date_timestamp(d) for d in dates))
-    if filters.paths:
-        clauses.append(
-            "(" + " OR ".join("kb_path_match(?, d.rel_path, d.path)" for _ in filters.paths) + ")"
-        )
-        params.extend(filters.paths)
-    return " AND ".join(clauses), params
+    return retrieval.filter_clause(
+        types=filters.types,
+        languages=filters.languages,
+        tags=filters.tags,
+        after=max(date_timestamp(d) for d in filters.after) if filters.after else None,
+        before=min(date_timestamp(d) for d in filters.before) if filters.before else None,
+        paths=filters.paths,
+    )
 
 
 def allowed_chunks(conn: Connection, filters: Filters) -> set[int] | None:
@@ -82,8 +63,7 @@ def allowed_chunks(conn: Connection, filters: Filters) -> set[int] | None:
     if filters.is_empty():
         return None
     where, params = filter_sql(filters)
-    sql = f"SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id WHERE {where}"
-    return {r[0] for r in conn.execute(sql, params)}
+    return retrieval.filtered_chunk_ids(conn, where, params)
 
 
 def excluded_chunks(conn: Connection, parsed: ParsedQuery) -> set[int]:
@@ -92,15 +72,8 @@ def excluded_chunks(conn: Connection, parsed: ParsedQuery) -> set[int]:
     if not parsed.excluded or parsed.raw_fts is not None:
         return set()
     expr = " OR ".join('"' + x.replace('"', '""') + '"' for x in parsed.excluded)
-    ids = {
-        r[0] for r in conn.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", (expr,))
-    }
+    ids = retrieval.fts_match_ids(conn, expr)
     for term in parsed.excluded:
         if has_cjk(term):
-            ids |= {
-                r[0]
-                for r in conn.execute(
-                    "SELECT id FROM chunks WHERE has_cjk = 1 AND text LIKE ?", (f"%{term}%",)
-                )
-            }
+            ids |= set(retrieval.cjk_substring_ids(conn, [term]))
     return ids

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 from kb_search.errors import KbError, SearchError
 from kb_search.search.filters import allowed_chunks, filter_sql
 from kb_search.search.query import Filters, ParsedQuery
+from kb_search.store import retrieval
 from kb_search.store.db import Connection, OperationalError
 from kb_search.store.vectors import MAX_KNN
 
@@ -55,30 +56,8 @@ def _run_match(
     conn: Connection, table: str, expr: str, filters: Filters, k: int, weights: str
 ) -> tuple[Hits, int]:
     where, params = filter_sql(filters)
-    if not where:
-        # Fastest path: FTS5 alone, and a count that skips scoring.
-        rows = conn.execute(
-            f"SELECT rowid, bm25({table}{weights}) AS s FROM {table} WHERE {table} MATCH ?"
-            " ORDER BY s, rowid LIMIT ?",
-            (expr, k),
-        ).fetchall()
-        total = len(rows)
-        if total == k:
-            total = conn.execute(
-                f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (expr,)
-            ).fetchone()[0]
-        return [(r[0], lexical_score(r[1])) for r in rows], total
-    # bm25() cannot run inside a join or window query: score the matches first.
-    sql = (
-        f"WITH m AS MATERIALIZED (SELECT rowid AS id, bm25({table}{weights}) AS s FROM {table}"
-        f" WHERE {table} MATCH ?)"
-        " SELECT m.id, m.s, count(*) OVER () FROM m"
-        " JOIN chunks c ON c.id = m.id JOIN documents d ON d.id = c.document_id"
-        f" WHERE {where} ORDER BY m.s, m.id LIMIT ?"
-    )
-    rows = conn.execute(sql, [expr, *params, k]).fetchall()
-    total = rows[0][2] if rows else 0
-    return [(r[0], lexical_score(r[1])) for r in rows], total
+    rows, total = retrieval.bm25_matches(conn, table, expr, weights, k, where, params)
+    return [(cid, lexical_score(bm25)) for cid, bm25 in rows], total
 
 
 def _cjk_hits(conn: Connection, parsed: ParsedQuery, filters: Filters, k: int) -> tuple[Hits, int]:
@@ -93,14 +72,7 @@ def _cjk_hits(conn: Connection, parsed: ParsedQuery, filters: Filters, k: int) -
     if short_runs:
         # Trigrams cannot match one or two characters: scan the (few) CJK chunks instead.
         where, params = filter_sql(filters)
-        like = " OR ".join("c.text LIKE ?" for _ in short_runs)
-        sql = (
-            "SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id"
-            f" WHERE c.has_cjk = 1 AND ({like})"
-            + (f" AND {where}" if where else "")
-            + " ORDER BY c.id"
-        )
-        ids = [r[0] for r in conn.execute(sql, [*(f"%{r}%" for r in short_runs), *params])]
+        ids = retrieval.cjk_substring_ids(conn, short_runs, where, params)
         seen = {cid for cid, _ in hits}
         # Unscored substring hits rank after every BM25 match.
         floor = min((score for _, score in hits), default=1.0) * 0.5

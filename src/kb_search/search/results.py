@@ -146,13 +146,10 @@ def snippets(conn: Connection, expr: str | None, ids: list[int]) -> dict[int, st
     """FTS5 snippets (24 tokens around the matches) for chunks the expression matches."""
     if not expr or not ids:
         return {}
-    marks = ",".join("?" * len(ids))
-    sql = (
-        f"SELECT rowid, snippet(chunks_fts, 3, '{HL_OPEN}', '{HL_CLOSE}', '…', 24)"
-        f" FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ({marks})"
-    )
+    from kb_search.store.retrieval import fts_snippets
+
     try:
-        return {r[0]: r[1] for r in conn.execute(sql, [expr, *ids])}
+        return fts_snippets(conn, expr, ids, HL_OPEN, HL_CLOSE)
     except OperationalError as exc:
         if "interrupted" in str(exc):
             raise

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from kb_search.search.results import Candidate
+from kb_search.store import retrieval
 from kb_search.store.db import Connection
 
 DEFAULT_PER_FILE = 3
@@ -109,9 +110,7 @@ def _line_name(line: str) -> str | None:
 
 
 def _chunk_rows(conn: Connection, ids: list[int]) -> dict[int, tuple[str, str | None, str | None]]:
-    marks = ",".join("?" * len(ids))
-    sql = f"SELECT id, text, heading, symbol FROM chunks WHERE id IN ({marks})"
-    return {r[0]: (r[1], r[2], r[3]) for r in conn.execute(sql, ids)}
+    return retrieval.chunk_texts(conn, ids)
 
 
 def diversify(
@@ -164,10 +163,4 @@ def _merge(kept: list[Candidate], moved: list[Candidate]) -> list[Candidate]:
 
 
 def _places(conn: Connection, ids: list[int]) -> dict[int, tuple[int, str | None]]:
-    places: dict[int, tuple[int, str | None]] = {}
-    for start in range(0, len(ids), 500):
-        part = ids[start : start + 500]
-        marks = ",".join("?" * len(part))
-        sql = f"SELECT id, document_id, heading FROM chunks WHERE id IN ({marks})"
-        places.update({r[0]: (r[1], r[2]) for r in conn.execute(sql, part)})
-    return places
+    return retrieval.chunk_places(conn, ids)

@@ -8,6 +8,7 @@ import numpy as np
 
 from kb_search.errors import NotFound
 from kb_search.search.results import Candidate, SearchResponse, hydrate
+from kb_search.store import retrieval
 from kb_search.store.db import Connection
 from kb_search.store.vectors import MAX_KNN, fetch_vectors
 from kb_search.vectors.index import VectorIndex
@@ -24,7 +25,7 @@ def similar_chunks(
     conn: Connection, index: VectorIndex, table: str, chunk_id: int, top: int = 10
 ) -> SearchResponse:
     start = time.perf_counter()
-    if not conn.execute("SELECT 1 FROM chunks WHERE id = ?", (chunk_id,)).fetchone():
+    if not retrieval.chunk_exists(conn, chunk_id):
         raise NotFound(f"no chunk with id {chunk_id}")
     query = _vectors(conn, table, [chunk_id])[0]
     hits = [h for h in index.nearest(conn, query, top + 1, None) if h[0] != chunk_id][:top]
@@ -36,25 +37,14 @@ def similar_documents(
 ) -> SearchResponse:
     """Documents ranked by their best chunk's similarity to the document's mean vector."""
     start = time.perf_counter()
-    ids = [
-        r[0] for r in conn.execute("SELECT id FROM chunks WHERE document_id = ?", (document_id,))
-    ]
+    ids = retrieval.document_chunk_ids(conn, document_id)
     if not ids:
         raise NotFound(f"no document with id {document_id}")
     centroid = _vectors(conn, table, ids).mean(axis=0)
     centroid /= np.linalg.norm(centroid) or 1.0
     own = set(ids)
     hits = index.nearest(conn, centroid, min(MAX_KNN, top * 8 + len(ids)), None)
-    owners = (
-        dict(
-            conn.execute(
-                f"SELECT id, document_id FROM chunks WHERE id IN ({','.join('?' * len(hits))})",
-                [cid for cid, _ in hits],
-            ).fetchall()
-        )
-        if hits
-        else {}
-    )
+    owners = retrieval.chunk_owners(conn, [cid for cid, _ in hits])
     seen: set[int] = set()
     best: list[tuple[int, float]] = []
     for cid, score in hits:

@@ -325,3 +325,8 @@ def chunk_hashes(conn: Connection) -> list[tuple[int, str]]:
 def set_chunk_hashes(conn: Connection, hashes: list[tuple[str, int]]) -> None:
     """(content_hash, chunk id) pairs: the hash of the text a chunk's vector was made from."""
     conn.executemany("UPDATE chunks SET content_hash = ? WHERE id = ?", hashes)
+
+
+def document_locations(conn: Connection) -> list[tuple[int, str, str]]:
+    """(id, rel_path, path) of every document."""
+    return conn.execute("SELECT id, rel_path, path FROM documents").fetchall()

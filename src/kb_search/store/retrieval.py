@@ -1,0 +1,171 @@
+"""The SQL of search: filters as WHERE clauses, FTS5 BM25 matches, CJK substring hits,
+snippets, and the chunk facts the ranking stages read. The search package decides what to ask;
+this module is how it is asked."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from kb_search.store.db import Connection
+
+Rows = list[tuple[Any, ...]]
+
+
+def filter_clause(
+    types: Sequence[str] = (),
+    languages: Sequence[str] = (),
+    tags: Sequence[str] = (),
+    after: float | None = None,
+    before: float | None = None,
+    paths: Sequence[str] = (),
+) -> tuple[str, list[Any]]:
+    """SQL conditions over `c` (chunks) and `d` (documents); "" when nothing filters."""
+    clauses: list[str] = []
+    params: list[Any] = []
+
+    def any_of(column: str, values: Sequence[str]) -> None:
+        clauses.append(f"{column} IN ({','.join('?' * len(values))})")
+        params.extend(values)
+
+    if types:
+        any_of("d.doc_type", [t.lower() for t in types])
+    if languages:
+        any_of("lower(d.language)", [x.lower() for x in languages])
+    if tags:
+        marks = ",".join("?" * len(tags))
+        clauses.append(
+            "d.id IN (SELECT dt.document_id FROM document_tags dt JOIN tags t"
+            f" ON t.id = dt.tag_id WHERE t.name IN ({marks}))"
+        )
+        params.extend(tags)
+    for value, op in ((after, ">="), (before, "<")):
+        if value is not None:
+            clauses.append(f"d.mtime {op} ?")
+            params.append(value)
+    if paths:
+        matches = " OR ".join("kb_path_match(?, d.rel_path, d.path)" for _ in paths)
+        clauses.append(f"({matches})")
+        params.extend(paths)
+    return " AND ".join(clauses), params
+
+
+def filtered_chunk_ids(conn: Connection, where: str, params: list[Any]) -> set[int]:
+    sql = f"SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id WHERE {where}"
+    return {r[0] for r in conn.execute(sql, params)}
+
+
+def indexed_values(conn: Connection, what: str) -> set[str]:
+    """Every type, tag or language the index holds, lower-cased."""
+    sql = {
+        "type": "SELECT DISTINCT doc_type FROM documents",
+        "tag": "SELECT name FROM tags",
+        "language": "SELECT DISTINCT language FROM documents",
+    }[what]
+    return {str(row[0]).lower() for row in conn.execute(sql) if row[0]}
+
+
+def bm25_matches(
+    conn: Connection,
+    table: str,
+    expr: str,
+    weights: str,
+    k: int,
+    where: str = "",
+    params: Sequence[Any] = (),
+) -> tuple[list[tuple[int, float]], int]:
+    """The best `k` (rowid, bm25) of an FTS5 table for `expr` (lower bm25 is better), and how
+    many match in all, after the WHERE conditions over `c`/`d`."""
+    if not where:
+        # Fastest path: FTS5 alone, and a count that skips scoring.
+        rows = conn.execute(
+            f"SELECT rowid, bm25({table}{weights}) AS s FROM {table} WHERE {table} MATCH ?"
+            " ORDER BY s, rowid LIMIT ?",
+            (expr, k),
+        ).fetchall()
+        total = len(rows)
+        if total == k:
+            total = conn.execute(
+                f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (expr,)
+            ).fetchone()[0]
+        return [(r[0], r[1]) for r in rows], total
+    # bm25() cannot run inside a join or window query: score the matches first.
+    sql = (
+        f"WITH m AS MATERIALIZED (SELECT rowid AS id, bm25({table}{weights}) AS s FROM {table}"
+        f" WHERE {table} MATCH ?)"
+        " SELECT m.id, m.s, count(*) OVER () FROM m"
+        " JOIN chunks c ON c.id = m.id JOIN documents d ON d.id = c.document_id"
+        f" WHERE {where} ORDER BY m.s, m.id LIMIT ?"
+    )
+    rows = conn.execute(sql, [expr, *params, k]).fetchall()
+    total = rows[0][2] if rows else 0
+    return [(r[0], r[1]) for r in rows], total
+
+
+def cjk_substring_ids(
+    conn: Connection, runs: Sequence[str], where: str = "", params: Sequence[Any] = ()
+) -> list[int]:
+    """Chunks with CJK text containing any of `runs` (for runs too short for trigrams)."""
+    like = " OR ".join("c.text LIKE ?" for _ in runs)
+    sql = (
+        "SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id"
+        f" WHERE c.has_cjk = 1 AND ({like})"
+        + (f" AND {where}" if where else "")
+        + " ORDER BY c.id"
+    )
+    return [r[0] for r in conn.execute(sql, [*(f"%{r}%" for r in runs), *params])]
+
+
+def fts_match_ids(conn: Connection, expr: str) -> set[int]:
+    return {
+        r[0] for r in conn.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", (expr,))
+    }
+
+
+def fts_snippets(
+    conn: Connection, expr: str, ids: Sequence[int], open_mark: str, close_mark: str
+) -> dict[int, str]:
+    """FTS5 snippets (24 tokens around the matches) of the chunks `expr` matches."""
+    marks = ",".join("?" * len(ids))
+    sql = (
+        f"SELECT rowid, snippet(chunks_fts, 3, ?, ?, '…', 24)"
+        f" FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ({marks})"
+    )
+    return {r[0]: r[1] for r in conn.execute(sql, [open_mark, close_mark, expr, *ids])}
+
+
+def _in_parts(conn: Connection, sql: str, ids: Sequence[int]) -> Rows:
+    """`sql` with an `IN ({marks})` over ids, 500 at a time (SQLite's variable limit)."""
+    rows: Rows = []
+    for start in range(0, len(ids), 500):
+        part = list(ids[start : start + 500])
+        rows += conn.execute(sql.format(marks=",".join("?" * len(part))), part).fetchall()
+    return rows
+
+
+def chunk_texts(conn: Connection, ids: Sequence[int]) -> dict[int, tuple[str, Any, Any]]:
+    """id -> (text, heading, symbol)."""
+    sql = "SELECT id, text, heading, symbol FROM chunks WHERE id IN ({marks})"
+    rows = _in_parts(conn, sql, ids)
+    return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+
+def chunk_places(conn: Connection, ids: Sequence[int]) -> dict[int, tuple[int, Any]]:
+    """id -> (document_id, heading)."""
+    rows = _in_parts(conn, "SELECT id, document_id, heading FROM chunks WHERE id IN ({marks})", ids)
+    return {r[0]: (r[1], r[2]) for r in rows}
+
+
+def chunk_exists(conn: Connection, chunk_id: int) -> bool:
+    return conn.execute("SELECT 1 FROM chunks WHERE id = ?", (chunk_id,)).fetchone() is not None
+
+
+def document_chunk_ids(conn: Connection, document_id: int) -> list[int]:
+    rows = conn.execute("SELECT id FROM chunks WHERE document_id = ?", (document_id,))
+    return [r[0] for r in rows]
+
+
+def chunk_owners(conn: Connection, ids: Iterable[int]) -> dict[int, int]:
+    """chunk id -> its document id."""
+    rows = _in_parts(conn, "SELECT id, document_id FROM chunks WHERE id IN ({marks})", list(ids))
+    return {r[0]: r[1] for r in rows}
