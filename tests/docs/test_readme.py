@@ -62,3 +62,16 @@ def test_cli_reference_names_every_command_and_option(name):
     }
     missing = sorted(o for o in options - COMMON if not re.search(rf"{re.escape(o)}\b", text))
     assert missing == [], f"`kb {name}` options missing from docs/cli.md: {missing}"
+
+
+def test_every_local_link_in_the_readme_and_docs_resolves():
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    broken = []
+    for page in pages:
+        text = re.sub(r"`[^`\n]*`", "", page.read_text(encoding="utf-8"))  # code is not a link
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+            if "://" in target:
+                continue
+            if not (page.parent / target).exists():
+                broken.append(f"{page.relative_to(ROOT)} -> {target}")
+    assert broken == []
