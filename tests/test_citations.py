@@ -171,6 +171,17 @@ def test_get_returns_exactly_the_cited_lines_with_context(kb, numbered):
     assert relative["text"].endswith("two line 40 about the keeper's lamp and fog horn")
 
 
+def test_human_get_prints_the_lines_unwrapped(kb, numbered, environment):
+    """A terminal narrower than the file's lines: the passage keeps the file's own breaks."""
+    environment.env["COLUMNS"] = "30"
+    long = numbered / "long.txt"
+    line = "a line much wider than thirty columns, kept whole when read back " * 2
+    long.write_text(f"{line}\n{line}\n")
+    kb("add", str(long))
+    human = kb("get", f"{long}#L1-L2", "--format", "human").stdout
+    assert human.count(line.rstrip()) == 2
+
+
 def test_get_several_citations_within_a_byte_budget(kb, numbered):
     cites = [f"{numbered / n}.txt#L1-L10" for n in ("one", "two", "three")]
     whole = get(kb, *cites)

@@ -35,7 +35,7 @@ def init(
       kb init
       kb --data-dir ~/work-kb init
       kb init --model ollama:nomic-embed-text
-      kb init --model openai:text-embedding-3-small --endpoint https://api.example.com/v1
+      kb init --model openai:NAME --endpoint https://api.example.com/v1
     """
     info = app.kb().init(model, endpoint=endpoint, docling=docling)
     app.emit(

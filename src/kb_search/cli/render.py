@@ -192,6 +192,12 @@ def chunks_human(chunks: list[Any], path: str, term: Terminal) -> str:
     return term.render(*parts)
 
 
+class Verbatim(Text):
+    """Text printed with its own line breaks only (Terminal.render does not fold it)."""
+
+    verbatim = True
+
+
 def reading_human(reading: Any, term: Terminal) -> str:
     """`kb get`: each passage under its citation (the path as this directory opens it) and
     where it was read from; what the byte budget cut, last."""
@@ -202,7 +208,8 @@ def reading_human(reading: Any, term: Terminal) -> str:
         parts.append(head + Text(f"(from: {passage.from_})", style=DIM))
         if passage.note:
             parts.append(Text(f"Note: {passage.note}", style=NOTE))
-        parts += [Text(printable(passage.text, keep="\n\t")), Text("")]
+        # the lines as the file has them, never re-wrapped to the terminal's width
+        parts += [Verbatim(printable(passage.text, keep="\n\t")), Text("")]
     if reading.omitted:
         omitted = printable(", ".join(reading.omitted))
         parts.append(Text(f"Omitted by --max-bytes: {omitted}", style=NOTE))

@@ -91,7 +91,10 @@ class Terminal:
         console = self.console()
         with console.capture() as captured:
             for renderable in renderables:
-                console.print(renderable, overflow="fold")
+                if getattr(renderable, "verbatim", False):  # a file's own lines: never re-wrapped
+                    console.print(renderable, soft_wrap=True)
+                else:
+                    console.print(renderable, overflow="fold")
         # Rich pads wrapped lines to the width: trailing blanks are noise in a terminal and
         # a pipe alike
         return "\n".join(line.rstrip(" ") for line in captured.get().rstrip("\n").split("\n"))
