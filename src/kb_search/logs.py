@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from pathlib import Path
 
 LOG_NAME = "kb.log"
@@ -33,8 +34,29 @@ class _DataDirLog(logging.FileHandler):
         pass
 
 
+class _KbStderr(logging.StreamHandler):
+    """kb's own warnings (a Ray worker killed, ...) still reach the person on stderr, as they
+    did through logging's last resort before the file handler took the root logger."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setLevel(logging.WARNING)
+
+    @property
+    def stream(self):  # type: ignore[override]
+        return sys.stderr  # the stderr of the moment (tests and the CLI runner swap it)
+
+    @stream.setter
+    def stream(self, _value: object) -> None:
+        pass
+
+
 def route_library_logs(path: Path) -> None:
-    """Send warnings and errors logged through `logging` to `path`; children inherit it."""
+    """Send warnings and errors logged through `logging` to `path` (kb's own also to stderr);
+    children inherit it."""
+    own = logging.getLogger("kb_search")
+    if not any(isinstance(h, _KbStderr) for h in own.handlers):
+        own.addHandler(_KbStderr())
     root = logging.getLogger()
     target = str(Path(path).absolute())
     if any(isinstance(h, _DataDirLog) and h.baseFilename == target for h in root.handlers):
