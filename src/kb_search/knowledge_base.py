@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from kb_search.search.rerank import Reranker
     from kb_search.search.results import SearchResponse
     from kb_search.store.export import ExportResult
-    from kb_search.store.inventory import ChunkView, DocumentView
+    from kb_search.store.inventory import ChunkView, DocumentPage, DocumentView
     from kb_search.store.roots import Removal, RootSummary
     from kb_search.store.vectors import VectorTable
     from kb_search.vectors.index import VectorSearch
@@ -250,16 +250,14 @@ class KnowledgeBase:
         options.tokenizer_path = tokenizer_path(embedder)
         return ChunkEmbedder(embedder, table.name)
 
-    def _executor(self, conn: db.Connection, options: AddOptions) -> Executor | None:
-        """The Ray executor when asked for (None: the local process pool). Nothing of Ray is
-        imported, and no cluster is joined, until a file must be parsed."""
-        if options.executor != "ray":
-            return None
-        from kb_search.ingest.ray_executor import RayExecutor, require_ray
+    def _executor(self, conn: db.Connection, options: AddOptions) -> Executor:
+        """The executor `options.executor` names (ingest.executor.EXECUTORS). A remote one
+        joins no cluster, and imports nothing of it, until a file must be parsed."""
+        from kb_search.ingest.executor import make_executor
 
-        require_ray()  # before anything is written
-
-        return RayExecutor(conn, options, lambda: self._shipped_model(conn, options))
+        return make_executor(
+            options.executor, conn, options, lambda: self._shipped_model(conn, options)
+        )
 
     def _shipped_model(self, conn: db.Connection, options: AddOptions) -> Any:
         """The writing model for Ray actors (provisioned, not loaded here); without a model
@@ -465,6 +463,20 @@ class KnowledgeBase:
         from kb_search.store.inventory import list_documents
 
         return list_documents(self.reader(), doc_type, tag, limit, offset)
+
+    def document_page(
+        self,
+        doc_type: str | None = None,
+        tag: str | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> DocumentPage:
+        """Documents a page at a time, with the total and where the next page starts."""
+        from kb_search.store.inventory import DocumentPage
+
+        docs = self.documents(doc_type, tag, limit, offset)
+        total = self.document_count(doc_type, tag) if (limit or offset) else len(docs)
+        return DocumentPage(docs, total, offset)
 
     def document_count(self, doc_type: str | None = None, tag: str | None = None) -> int:
         from kb_search.store.inventory import count_documents

@@ -139,16 +139,8 @@ def list_cmd(app: App, doc_type, tag, limit, offset: int, fmt: str | None) -> No
       kb list --type pdf
       kb list --tag work --limit 50 --offset 50
     """
-    kb = app.kb()
-    docs = kb.documents(doc_type, tag, limit, offset)
-    total = kb.document_count(doc_type, tag) if (limit or offset) else len(docs)
-    shown = offset + len(docs)
-    data = {
-        "documents": [d.to_dict() for d in docs],
-        "count": len(docs),
-        "total": total,
-        "next_offset": shown if shown < total else None,
-    }
+    page = app.kb().document_page(doc_type, tag, limit, offset)
+    docs, data = page.documents, page.to_dict()
 
     def human() -> str:
         from kb_search.cli.render import table
@@ -158,8 +150,8 @@ def list_cmd(app: App, doc_type, tag, limit, offset: int, fmt: str | None) -> No
             for d in docs
         ]
         text = table(rows, ["id", "type", "chunks", "path", "tags"], empty="No documents.")
-        if data["next_offset"] is not None:
-            text += f"\n{shown} of {total}: --offset {shown} for more."
+        if page.next_offset is not None:
+            text += f"\n{page.next_offset} of {page.total}: --offset {page.next_offset} for more."
         return text
 
     app.emit(data, fmt, human, page=True)

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
+from kb_search.errors import UserInputError
 from kb_search.ingest.workers import Outcome, ParseJob, ParserPool, make_counter, parse_one
 from kb_search.parsed import ChunkSettings
 
@@ -76,6 +77,30 @@ class Executor(Protocol):
     def vectors(self, local: VectorSource | None) -> VectorSource | None:
         """What the writer embeds with: `local` (the driver's model, loaded on first use), or
         a source that takes vectors the executor computed next to the parser."""
+
+
+# Executors by the name `--executor` / `ingestion.executor` gives: "module:factory", imported
+# only when chosen (Ray's is not imported by a local run). A factory takes (conn, options,
+# shipped_model: a callable giving the model to send to remote workers) and returns an Executor.
+EXECUTORS = {
+    "local": "kb_search.ingest.executor:local_executor",
+    "ray": "kb_search.ingest.ray_executor:ray_executor",
+}
+
+
+def make_executor(
+    name: str, conn: Any, options: AddOptions, shipped_model: Callable[[], Any]
+) -> Executor:
+    import importlib
+
+    if name not in EXECUTORS:
+        raise UserInputError(f"unknown executor {name!r}: use one of {', '.join(EXECUTORS)}")
+    module, _, factory = EXECUTORS[name].partition(":")
+    return getattr(importlib.import_module(module), factory)(conn, options, shipped_model)
+
+
+def local_executor(conn: Any, options: AddOptions, shipped_model: Callable[[], Any]) -> Executor:
+    return LocalExecutor(options)
 
 
 class LocalExecutor:

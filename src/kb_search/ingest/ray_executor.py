@@ -315,6 +315,15 @@ class _Task:
     dispatched: bool = False  # reported as sent (once, whatever the attempts)
 
 
+def ray_executor(
+    conn: Connection, options: AddOptions, shipped_model: Callable[[], ShippedModel]
+) -> RayExecutor:
+    """The executor `--executor ray` names (ingest.executor.EXECUTORS); a one-line error,
+    before anything is written, when Ray is not installed."""
+    require_ray()
+    return RayExecutor(conn, options, shipped_model)
+
+
 class RayExecutor:
     """The Executor for `--executor ray`: parses and embeds on the cluster; the writer takes
     the vectors computed there (`vectors`), embedding locally only what it still lacks."""

@@ -249,17 +249,7 @@ def register_tools(server: Any, kb: KnowledgeBase) -> None:
         limit: Annotated[int, Field(ge=1, le=MAX_LIST_LIMIT)] = DEFAULT_LIST_LIMIT,
         offset: Annotated[int, Field(ge=0)] = 0,
     ) -> str:
-        docs = kb.documents(type, tag, limit, offset)
-        total = kb.document_count(type, tag)
-        shown = offset + len(docs)
-        return to_json(
-            {
-                "documents": [d.to_dict() for d in docs],
-                "count": len(docs),
-                "total": total,
-                "next_offset": shown if shown < total else None,
-            }
-        )
+        return to_json(kb.document_page(type, tag, limit, offset).to_dict())
 
     def list_tags() -> str:
         return to_json({"tags": kb.tags()})

@@ -330,3 +330,26 @@ def set_chunk_hashes(conn: Connection, hashes: list[tuple[str, int]]) -> None:
 def document_locations(conn: Connection) -> list[tuple[int, str, str]]:
     """(id, rel_path, path) of every document."""
     return conn.execute("SELECT id, rel_path, path FROM documents").fetchall()
+
+
+@dataclass
+class DocumentPage:
+    """One page of `kb list` / MCP list_documents: `next_offset` is None on the last page."""
+
+    documents: list[DocumentView]
+    total: int
+    offset: int = 0
+
+    @property
+    def next_offset(self) -> int | None:
+        shown = self.offset + len(self.documents)
+        return shown if shown < self.total else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "documents": [d.to_dict() for d in self.documents],
+            "count": len(self.documents),
+            "total": self.total,
+            "next_offset": self.next_offset,
+        }
+
