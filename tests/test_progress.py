@@ -107,6 +107,9 @@ def test_ctrl_c_during_add_stops_cleanly_and_the_rerun_resumes(tmp_path, model_c
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,  # its own process group, as a terminal's foreground job
+        # as at a terminal: Ctrl-C interrupts (a runner started in the background may have
+        # handed down SIGINT ignored, and Python then never raises KeyboardInterrupt)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and process.poll() is None:

@@ -362,6 +362,8 @@ def test_ctrl_c_while_waiting_for_the_server_exits_130(warm_kb: WarmKb) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # Ctrl-C as at a terminal, even under a runner that ignores SIGINT (a background job)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     assert arrived.wait(60), "the client never asked the socket"
     process.send_signal(signal.SIGINT)
