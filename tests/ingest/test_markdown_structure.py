@@ -59,3 +59,18 @@ def test_a_heading_in_an_html_comment_or_pre_block_is_not_a_heading():
         f"<pre>\n# not a heading\n</pre>\n\n{body('tail')}\n"
     )
     assert {c.heading for c in chunks(text)} == {"Page"}
+
+
+def test_headings_after_a_deeply_nested_list_are_still_headings():
+    """markdown-it stops building blocks past its nesting limit (20 in CommonMark): found by
+    the long fuzz profile, a 25-level list hid every heading after it."""
+    nested = "".join("  " * depth + "- item\n" for depth in range(25))
+    text = f"{nested}\n# After\n\n{body('after')}\n\n## Later\n\n{body('later')}\n"
+    found = chunks(text, 40)
+    assert {c.heading for c in found} >= {"After", "After > Later"}
+
+
+def test_a_list_nested_hundreds_deep_is_chunked_without_error():
+    nested = "".join("  " * depth + "- item\n" for depth in range(600))
+    found = chunks(f"# Top\n\n{nested}\n# End\n\nThe end words.\n", 200)
+    assert found and found[-1].heading == "End"

@@ -24,7 +24,12 @@ MAX_TITLE_CHARS = 200  # of one heading in a chain
 _FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})")
 # CommonMark (headings, fences, indented code, lists, block quotes, HTML blocks); the inline
 # rules are off: only block structure and its line map are read.
-_PARSER = MarkdownIt("commonmark").disable("inline")
+# markdown-it stops building blocks past `maxNesting` levels (20 in its CommonMark preset): a
+# deeply nested list would hide every heading after it. Nesting is allowed deep, and lines are
+# flattened before they reach it (_flatten), well below where its recursion would overflow.
+_MAX_NESTING = 256
+_PARSER = MarkdownIt("commonmark", {"maxNesting": _MAX_NESTING}).disable("inline")
+_DEEP_INDENT = re.compile(r"^[ \t>]{200,}")
 _ANCHOR = re.compile(r"\s*\{#[^}]*\}$")
 
 
@@ -159,8 +164,11 @@ def _continues(
 
 def markdown_structure(lines: list[str], body_start: int) -> _Structure:
     """Parse the body (front matter blanked, so the line map stays the file's) once."""
-    body = [""] * body_start + lines[body_start:]
-    tokens = _PARSER.parse("\n".join(body))
+    body = [""] * body_start + [_flatten(line) for line in lines[body_start:]]
+    try:
+        tokens = _PARSER.parse("\n".join(body))
+    except RecursionError:  # pathological nesting: no structure, the text is still chunked
+        return _Structure([], {})
     headings: list[tuple[int, int, int, str]] = []
     fences: dict[int, int] = {}
     for position, token in enumerate(tokens):
@@ -174,6 +182,13 @@ def markdown_structure(lines: list[str], body_start: int) -> _Structure:
         elif token.type == "fence" and _FENCE.match(lines[first]):
             fences[first] = after
     return _Structure(headings, fences)
+
+
+def _flatten(line: str) -> str:
+    """A line indented (or quoted) 200+ columns deep, cut to 200: it is deep inside lists or
+    quotes either way, and no top-level heading or fence can be there."""
+    match = _DEEP_INDENT.match(line)
+    return line[: 200] + line[match.end() :] if match else line
 
 
 def markdown_sections(
