@@ -5,7 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work="$(mktemp -d "${TMPDIR:-/tmp}/kb-user-install.XXXXXX")"
-trap 'rm -rf "$work"' EXIT
+trap 'rm -rf "$work" 2>/dev/null || true' EXIT
+# No warm search server: it would outlive the script in the folder the trap removes.
+export KB_NO_WARM=1
 python3 -m venv "$work/tools"
 "$work/tools/bin/python" -m pip install -q pipx
 export PIPX_HOME="$work/pipx" PIPX_BIN_DIR="$work/bin" PIPX_MAN_DIR="$work/man"
