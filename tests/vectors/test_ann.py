@@ -202,7 +202,9 @@ def test_saved_stamped_and_reopened_without_rebuilding(corpus: Corpus, template)
     assert reopened.graph._kb_view  # memory-mapped, not read into memory
     exact = MatrixIndex.open(conn, corpus.table)
     q = np.asarray(exact.matrix[5])
-    assert reopened.nearest(conn, q, 1, None)[0][0] == exact.ids[5]
+    # the saved graph answers (HNSW is approximate: a stored vector is among its top few, not
+    # always first; the recall test measures quality)
+    assert exact.ids[5] in ids_of(reopened.nearest(conn, q, 5, None))
 
 
 def test_stale_file_caught_up_incrementally(corpus: Corpus, data) -> None:

@@ -317,9 +317,11 @@ class AnnIndex:
             if allowed is not None:
                 keep = np.fromiter((int(c) in allowed for c in keys), dtype=bool, count=len(keys))
                 keys, sims = keys[keep], sims[keep]
-            if len(keys) >= k or count >= len(self.keys) or allowed is None:
+            if len(keys) >= k or allowed is None:
                 return ordered(keys.tolist(), np.clip(sims, 0.0, 1.0), k)
-            if count * 2 > MAX_OVERFETCH:
+            # Asked for every vector and still short: an HNSW graph need not reach every node,
+            # so a filtered search that widened this far is answered exactly.
+            if count >= len(self.keys) or count * 2 > MAX_OVERFETCH:
                 return self._exact(query, k, allowed)
             count *= 2
 
