@@ -5,9 +5,10 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import sqlean as sqlite
 
@@ -247,3 +248,15 @@ def read_snapshot(conn: Connection) -> Iterator[Connection]:
         yield conn
     finally:
         conn.execute("COMMIT")
+
+
+def rows_in(
+    conn: Connection, sql: str, values: Sequence[Any], params: Sequence[Any] = (), batch: int = 500
+) -> Iterator[tuple[Any, ...]]:
+    """Rows of `sql`, whose `{marks}` is an IN list over `values`, `batch` values at a time
+    (SQLite caps the parameters of one statement); `params` come before them."""
+    values = list(values)
+    for start in range(0, len(values), batch):
+        part = values[start : start + batch]
+        yield from conn.execute(sql.format(marks=",".join("?" * len(part))), [*params, *part])
+

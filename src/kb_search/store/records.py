@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from kb_search.store.db import Connection
+from kb_search.store.db import Connection, rows_in
 
 _CHUNK_SELECT = (
     "SELECT c.id, c.document_id, c.chunk_index, c.text, c.heading, c.symbol, c.line_start,"
@@ -60,14 +60,8 @@ def citation(
 
 
 def chunks_by_id(conn: Connection, chunk_ids: Iterable[int]) -> dict[int, StoredChunk]:
-    ids = list(chunk_ids)
-    out: dict[int, StoredChunk] = {}
-    for start in range(0, len(ids), 900):  # SQLite's parameter limit
-        part = ids[start : start + 900]
-        marks = ",".join("?" * len(part))
-        for row in conn.execute(f"{_CHUNK_SELECT} WHERE c.id IN ({marks})", part):
-            out[row[0]] = StoredChunk(*row)
-    return out
+    rows = rows_in(conn, _CHUNK_SELECT + " WHERE c.id IN ({marks})", chunk_ids, batch=900)
+    return {row[0]: StoredChunk(*row) for row in rows}
 
 
 def document_chunks(

@@ -7,9 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from kb_search.store.db import Connection
-
-Rows = list[tuple[Any, ...]]
+from kb_search.store.db import Connection, rows_in
 
 
 def filter_clause(
@@ -134,25 +132,16 @@ def fts_snippets(
     return {r[0]: r[1] for r in conn.execute(sql, [open_mark, close_mark, expr, *ids])}
 
 
-def _in_parts(conn: Connection, sql: str, ids: Sequence[int]) -> Rows:
-    """`sql` with an `IN ({marks})` over ids, 500 at a time (SQLite's variable limit)."""
-    rows: Rows = []
-    for start in range(0, len(ids), 500):
-        part = list(ids[start : start + 500])
-        rows += conn.execute(sql.format(marks=",".join("?" * len(part))), part).fetchall()
-    return rows
-
-
 def chunk_texts(conn: Connection, ids: Sequence[int]) -> dict[int, tuple[str, Any, Any]]:
     """id -> (text, heading, symbol)."""
     sql = "SELECT id, text, heading, symbol FROM chunks WHERE id IN ({marks})"
-    rows = _in_parts(conn, sql, ids)
+    rows = rows_in(conn, sql, ids)
     return {r[0]: (r[1], r[2], r[3]) for r in rows}
 
 
 def chunk_places(conn: Connection, ids: Sequence[int]) -> dict[int, tuple[int, Any]]:
     """id -> (document_id, heading)."""
-    rows = _in_parts(conn, "SELECT id, document_id, heading FROM chunks WHERE id IN ({marks})", ids)
+    rows = rows_in(conn, "SELECT id, document_id, heading FROM chunks WHERE id IN ({marks})", ids)
     return {r[0]: (r[1], r[2]) for r in rows}
 
 
@@ -167,5 +156,5 @@ def document_chunk_ids(conn: Connection, document_id: int) -> list[int]:
 
 def chunk_owners(conn: Connection, ids: Iterable[int]) -> dict[int, int]:
     """chunk id -> its document id."""
-    rows = _in_parts(conn, "SELECT id, document_id FROM chunks WHERE id IN ({marks})", list(ids))
+    rows = rows_in(conn, "SELECT id, document_id FROM chunks WHERE id IN ({marks})", list(ids))
     return {r[0]: r[1] for r in rows}

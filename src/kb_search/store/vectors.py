@@ -13,7 +13,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kb_search.errors import DBError
-from kb_search.store.db import Connection, get_meta, load_vec_extension, set_meta, transaction
+from kb_search.store.db import (
+    Connection,
+    get_meta,
+    load_vec_extension,
+    rows_in,
+    set_meta,
+    transaction,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -241,15 +248,12 @@ def probe(conn: Connection, table: str) -> None:
 def vectors_by_hash(conn: Connection, table: str, hashes: list[str]) -> dict[str, bytes]:
     """Stored vectors for chunks with these content hashes (re-embedding only what changed)."""
     found: dict[str, bytes] = {}
-    for start in range(0, len(hashes), 500):
-        part = hashes[start : start + 500]
-        marks = ",".join("?" * len(part))
-        for digest, blob in conn.execute(
-            f"SELECT c.content_hash, v.embedding FROM chunks c JOIN {table} v ON v.rowid = c.id"
-            f" WHERE c.content_hash IN ({marks})",
-            part,
-        ):
-            found.setdefault(digest, blob)
+    sql = (
+        f"SELECT c.content_hash, v.embedding FROM chunks c JOIN {table} v ON v.rowid = c.id"
+        " WHERE c.content_hash IN ({marks})"
+    )
+    for digest, blob in rows_in(conn, sql, hashes):
+        found.setdefault(digest, blob)
     return found
 
 
