@@ -258,7 +258,7 @@ def explain(
         )
     if query.parsed.left_out:
         notes.append(
-            f"not searched for by keyword: {query.parsed.left_out!r} (the request excludes"
+            f"not searched for: {query.parsed.left_out!r} (the request excludes"
             " it); to drop chunks that contain a word, put -word in the query"
         )
     if dropped:
