@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 from pathlib import Path
 
 LOG_NAME = "kb.log"
@@ -34,29 +33,15 @@ class _DataDirLog(logging.FileHandler):
         pass
 
 
-class _KbStderr(logging.StreamHandler):
-    """kb's own warnings (a Ray worker killed, ...) still reach the person on stderr, as they
-    did through logging's last resort before the file handler took the root logger."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.setLevel(logging.WARNING)
-
-    @property
-    def stream(self):  # type: ignore[override]
-        return sys.stderr  # the stderr of the moment (tests and the CLI runner swap it)
-
-    @stream.setter
-    def stream(self, _value: object) -> None:
-        pass
-
-
 def route_library_logs(path: Path) -> None:
     """Send warnings and errors logged through `logging` to `path` (kb's own also to stderr);
     children inherit it."""
+    # kb's own warnings (a Ray worker killed) still reach the person on stderr through the
+    # handler that printed them before the root logger had one: logging's last resort (the
+    # stderr of the moment, WARNING and up, the message alone)
     own = logging.getLogger("kb_search")
-    if not any(isinstance(h, _KbStderr) for h in own.handlers):
-        own.addHandler(_KbStderr())
+    if logging.lastResort is not None and logging.lastResort not in own.handlers:
+        own.addHandler(logging.lastResort)
     root = logging.getLogger()
     target = str(Path(path).absolute())
     if any(isinstance(h, _DataDirLog) and h.baseFilename == target for h in root.handlers):
