@@ -357,10 +357,7 @@ def shell_expanded(words: tuple[str, ...], cwd: Path) -> list[str]:
     of an unquoted * or ?: a name with a dot or a slash, or two such names in a row."""
     if len(words) < 2:
         return []
-    try:
-        names = set(os.listdir(cwd))
-    except OSError:
-        return []
-    hits = [w for w in words if w in names or (("/" in w) and os.path.lexists(cwd / w))]
+    # a stat per word, not a listing of the folder (a home directory can hold thousands)
+    hits = [w for w in words if w.strip() and os.path.lexists(cwd / w)]
     looks_expanded = len(hits) >= 2 or any("." in w.strip(".") or "/" in w for w in hits)
     return hits if looks_expanded else []
