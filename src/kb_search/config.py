@@ -360,6 +360,10 @@ class Config:
     def __getitem__(self, key: str) -> Any:
         return self.values[key]
 
+    def override(self, key: str, value: Any, source: str = "flag") -> None:
+        """Set `key` for this run, as a command-line flag does."""
+        self.values[key], self.sources[key] = value, source
+
     def as_rows(self) -> list[tuple[str, Any, str]]:
         rows = [
             ("data_dir", str(self.data_dir), self.sources["data_dir"]),

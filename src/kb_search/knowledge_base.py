@@ -8,23 +8,19 @@ call one method and render the result; they hold no wiring of their own.
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import functools
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kb_search.config import Config
 from kb_search.errors import (
-    ConfigError,
-    EndpointError,
     KbError,
-    ModelUnavailable,
     NotFound,
     SearchError,
     UserInputError,
@@ -34,23 +30,20 @@ from kb_search.store import db
 
 if TYPE_CHECKING:
     from kb_search.doctor import Check
-    from kb_search.ingest.batch_writer import LazyVectors
-    from kb_search.ingest.executor import AddOptions, Executor
+    from kb_search.ingest.executor import AddOptions
     from kb_search.ingest.summary import AddSummary
     from kb_search.ingest.sync import SyncSummary
     from kb_search.ingest.watch import WatchBatch, WatchPlan, WatchThread
     from kb_search.reading import Reading
     from kb_search.search.pipeline import SearchOptions
-    from kb_search.search.rerank import Reranker
+    from kb_search.search.rerank import LoadedRerankers, Reranker
     from kb_search.search.results import SearchResponse
     from kb_search.store.export import ExportResult
     from kb_search.store.inventory import ChunkView, DocumentPage, DocumentView
     from kb_search.store.roots import Removal, RootSummary
-    from kb_search.store.vectors import VectorTable
-    from kb_search.vectors.index import VectorSearch
+    from kb_search.vectors.loaded import LoadedModels, VectorLegState
     from kb_search.vectors.model import TextEmbedder
     from kb_search.vectors.reindex import ReindexSummary
-    from kb_search.vectors.writer import ChunkEmbedder
 
 ERROR_LOG = "ingest-errors.log"
 
@@ -60,15 +53,6 @@ ERROR_LOG = "ingest-errors.log"
 SEARCH_CANCELLED: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar(
     "kb_search_cancelled", default=None
 )
-
-
-@dataclass
-class VectorLegState:
-    """The vector leg of this KB, or why there is none."""
-
-    search: VectorSearch | None
-    table: VectorTable | None
-    unavailable: str | None
 
 
 class KnowledgeBase:
@@ -98,14 +82,10 @@ class KnowledgeBase:
         self._local = threading.local()
         self._readers: list[db.Connection] = []
         self._writer: db.Connection | None = None
-        self._vector: VectorLegState | None = None
-        self._rerankers: dict[str, Reranker | None] = {}  # by name, built once
-        self._rerank_lock = threading.Lock()
-        self._lock = threading.Lock()  # the vector leg loads once
-        self.model_load_ms = 0.0  # how long opening the vector leg (model + index) took
         self._readers_lock = threading.Lock()
-        self._models: dict[str, TextEmbedder] = {}  # long-lived: each model loads once
-        self._models_lock = threading.Lock()
+        self._models: LoadedModels | None = None
+        self._rerankers: LoadedRerankers | None = None
+        self._lazy_lock = threading.Lock()
 
     # ---- lifetime ----------------------------------------------------------------------------
 
@@ -147,7 +127,8 @@ class KnowledgeBase:
         if self._writer is not None:
             self._writer.close()
             self._writer = None
-        self._vector = None
+        if self._models is not None:  # the next search opens the leg anew
+            self._models.forget_leg()
 
     def companion(self) -> KnowledgeBase:
         """Another KB over the same files with its own connections, sharing this one's loaded
@@ -159,7 +140,7 @@ class KnowledgeBase:
             cwd=self.cwd,
             warn=self.warn,
         )
-        other._models, other._models_lock = self._models, self._models_lock
+        other._models = self.models.sharing(other._model_records)
         return other
 
     def __enter__(self) -> KnowledgeBase:
@@ -168,154 +149,53 @@ class KnowledgeBase:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # ---- the model ---------------------------------------------------------------------------
+    # ---- the models --------------------------------------------------------------------------
+
+    @property
+    def models(self) -> LoadedModels:
+        """The embedding models and the vector leg, loaded when first needed."""
+        with self._lazy_lock:  # the MCP server's threads: one holder, so each model loads once
+            if self._models is None:
+                from kb_search.vectors.loaded import LoadedModels
+
+                self._models = LoadedModels(
+                    self.config,
+                    long_lived=self.long_lived,
+                    answers_as_one_shot=self.answers_as_one_shot,
+                    injected=self._embedder,
+                    warn=self.warn,
+                    records=self._model_records,
+                )
+            return self._models
+
+    def _model_records(self) -> db.Connection | None:
+        """Where the DB records its models: None while no DB exists."""
+        if self._writer is not None:
+            return self._writer
+        return self.reader() if self.db_path.exists() else None
 
     def embedder_for(self, name: str, queries_only: bool = False) -> TextEmbedder:
-        """The model called `name` (the injected one when it has that name). `queries_only`
-        in a one-shot process loads it fast, for a query or two."""
-        from kb_search.vectors.model import load_embedder
-
-        if self._embedder is not None and self._embedder.name == name:
-            return self._embedder
-        if not self.long_lived:
-            recorded = self._recorded_binding(name)
-            return load_embedder(self.config, name, one_shot=queries_only, recorded=recorded)
-        with self._models_lock:  # `kb watch` syncs many times, the server searches many times
-            if name not in self._models:
-                recorded = self._recorded_binding(name)
-                self._models[name] = load_embedder(self.config, name, recorded=recorded)
-            return self._models[name]
-
-    def _recorded_binding(self, name: str) -> Any:
-        """What the DB records of model `name` (a remote model's dimension and server), None
-        when it has no record or no DB exists yet."""
-        from kb_search.store.vectors import recorded_binding
-        from kb_search.vectors.model import is_remote
-
-        if not is_remote(name) or (self._writer is None and not self.db_path.exists()):
-            return None
-        try:
-            return recorded_binding(self._writer or self.reader(), name)
-        except db.DatabaseError:
-            return None
-
-    def _model_choice(self) -> Any:
-        from kb_search.vectors.model import ModelChoice, configured_model
-
-        if self._embedder is not None:
-            return ModelChoice(self._embedder.name, True)
-        return configured_model(self.config)
-
-    def _writing_embedder(self, conn: db.Connection) -> TextEmbedder:
-        """The model new vectors come from: the DB's own, else the configured one.
-        ModelMismatch when an explicit choice contradicts the DB."""
-        from kb_search.vectors.model import resolve_db_model
-
-        choice = self._model_choice()
-        return self.embedder_for(resolve_db_model(conn, choice) or choice.name)
-
-    def _lazy_vectors(self, conn: db.Connection, options: AddOptions) -> LazyVectors:
-        """What new chunks are embedded with, loaded only when a chunk must be embedded. The
-        model's tokenizer (it sizes chunks, and unchanged files are recognised by it) is
-        found without loading the model when the model is already provisioned."""
-        from kb_search.ingest.batch_writer import LazyVectors
-        from kb_search.vectors.model import provisioned_tokenizer, resolve_db_model, tokenizer_path
-
-        choice = self._model_choice()
-        name = resolve_db_model(conn, choice) or choice.name
-        if self._embedder is not None and self._embedder.name == name:
-            known, options.tokenizer_path = True, tokenizer_path(self._embedder)
-        else:
-            known, options.tokenizer_path = provisioned_tokenizer(self.config, name)
-        lazy = LazyVectors(lambda: self._writing_vectors(conn, options))
-        if not known:
-            lazy.load()  # not provisioned yet (or no model at all): find out now
-        return lazy
-
-    def _writing_vectors(self, conn: db.Connection, options: AddOptions) -> ChunkEmbedder | None:
-        """What new chunks are embedded with, or None (with a warning) when no model can be
-        had: the ingest then goes on for lexical search."""
-        from kb_search.vectors.model import bind, tokenizer_path
-        from kb_search.vectors.writer import ChunkEmbedder
-
-        try:
-            embedder = self._writing_embedder(conn)
-        except ModelUnavailable as exc:
-            self.warn(
-                f"no embedding model ({exc}); indexing for lexical search only."
-                " Run `kb reindex` once the model is available."
-            )
-            return None
-        table = bind(conn, embedder)
-        options.tokenizer_path = tokenizer_path(embedder)
-        return ChunkEmbedder(embedder, table.name)
-
-    def _executor(self, conn: db.Connection, options: AddOptions) -> Executor:
-        """The executor `options.executor` names (ingest.executor.EXECUTORS). A remote one
-        joins no cluster, and imports nothing of it, until a file must be parsed."""
-        from kb_search.ingest.executor import make_executor
-
-        return make_executor(
-            options.executor, conn, options, lambda: self._shipped_model(conn, options)
-        )
-
-    def _shipped_model(self, conn: db.Connection, options: AddOptions) -> Any:
-        """The writing model for Ray actors (provisioned, not loaded here); without a model
-        file (an in-process model, no model at all) only the tokenizer goes, and this
-        process embeds."""
-        from kb_search.ingest.ray_executor import ship_model
-        from kb_search.vectors.model import provisioned_info, resolve_db_model
-
-        choice = self._model_choice()
-        name = resolve_db_model(conn, choice) or choice.name
-        info = None
-        if self._embedder is None or self._embedder.name != name:
-            try:
-                info = provisioned_info(self.config, name)
-            except ModelUnavailable:
-                info = None  # the local source warns and indexes for lexical search
-        return ship_model(info, options.tokenizer_path)
+        """The model called `name` (the injected one when it has that name)."""
+        return self.models.embedder(name, queries_only)
 
     def vector_leg(self) -> VectorLegState:
         """The vector leg (model + index over the DB's vectors), loaded once."""
-        if self._vector is None:
-            with self._lock:
-                if self._vector is None:
-                    started = time.perf_counter()
-                    self._vector = self._open_vector_leg()
-                    self.model_load_ms = (time.perf_counter() - started) * 1000
-        return self._vector
+        return self.models.vector_leg(self.reader)
 
-    def _open_vector_leg(self) -> VectorLegState:
-        from kb_search.errors import DBError
-        from kb_search.vectors import open_index
-        from kb_search.vectors.index import VectorSearch
-        from kb_search.vectors.model import NO_MODEL, readable_table, resolve_db_model
+    @property
+    def model_load_ms(self) -> float:
+        """How long opening the vector leg (model + index) took."""
+        return self.models.load_ms
 
-        conn = self.reader()
-        name = resolve_db_model(conn, self._model_choice())
-        if name is None:
-            return VectorLegState(None, None, NO_MODEL)
-        try:
-            table = readable_table(conn, name)
-            embedder = self.embedder_for(name, queries_only=True)
-        except (DBError, ModelUnavailable, ConfigError) as exc:
-            return VectorLegState(None, None, str(exc))
-        index = open_index(conn, table, self._index_backend(conn), note=self.warn)
-        if self.long_lived:
-            # The first ONNX run is slow; pay it now. A remote model's server that is down now
-            # may answer later: each query tries it, and says so in `legs` when it fails.
-            with contextlib.suppress(EndpointError):
-                embedder.embed_query("warm up")
-        return VectorLegState(VectorSearch(embedder, index), table, None)
+    def _reranker(self, name: str | None = None) -> Reranker | None:
+        """The rerank stage called `name` (default: the configured one), built once."""
+        with self._lazy_lock:
+            if self._rerankers is None:
+                from kb_search.search.rerank import LoadedRerankers
+                from kb_search.vectors.model import model_cache_dir
 
-    def _index_backend(self, conn: db.Connection) -> str:
-        from kb_search.vectors import choose_backend
-
-        setting, threshold = self.config["vectors.index"], self.config["vectors.ann_min_chunks"]
-        return choose_backend(
-            conn, setting, self.long_lived, threshold, as_one_shot=self.answers_as_one_shot
-        )
+                self._rerankers = LoadedRerankers(lambda: model_cache_dir(self.config))
+        return self._rerankers.named(name or self.config["search.reranker"])
 
     # ---- reading -----------------------------------------------------------------------------
 
@@ -329,7 +209,7 @@ class KnowledgeBase:
         from kb_search.search.pipeline import Trace, search
 
         started = time.perf_counter()
-        loaded_before = self._vector is not None
+        loaded_before = self.models.leg_loaded
         if options.mode == "lexical":
             vector, why = None, None
         else:
@@ -407,17 +287,6 @@ class KnowledgeBase:
         given.setdefault("filters", Filters())
         return SearchOptions(**given)
 
-    def _reranker(self, name: str | None = None) -> Reranker | None:
-        """The rerank stage called `name` (default: the configured one), built once."""
-        name = name or self.config["search.reranker"]
-        with self._rerank_lock:  # the warm server's threads: one model, built once
-            if name not in self._rerankers:
-                from kb_search.search.rerank import reranker_named
-                from kb_search.vectors.model import model_cache_dir
-
-                self._rerankers[name] = reranker_named(name, model_cache_dir(self.config))
-            return self._rerankers[name]
-
     def similar(self, ref: str, *, chunk: bool = False, top: int = 10) -> SearchResponse:
         from kb_search.search.similar import similar_chunks, similar_documents
 
@@ -440,9 +309,7 @@ class KnowledgeBase:
             self.reader(), ref, with_chunks=with_chunks, cwd=self.cwd, offset=offset, limit=limit
         )
 
-    def get(
-        self, citations: list[str], context: int = 0, max_bytes: int | None = None
-    ) -> Reading:
+    def get(self, citations: list[str], context: int = 0, max_bytes: int | None = None) -> Reading:
         """The cited passages (`kb get`), only from indexed documents."""
         from kb_search.reading import read_citations
 
@@ -548,10 +415,10 @@ class KnowledgeBase:
         from kb_search.vectors.model import bind
 
         if model:
-            self.config.values["model"], self.config.sources["model"] = model, "flag"
+            self.config.override("model", model)
         self._use_endpoint(endpoint)
         conn = self.writer(create=True, adopt_empty=True)
-        embedder = self._writing_embedder(conn)
+        embedder = self.models.writing_embedder(conn)
         bind(conn, embedder)
         info = stats(conn, self.db_path)
         if docling:
@@ -653,15 +520,16 @@ class KnowledgeBase:
         """What `add` and `sync` share: the error log, the lazily loaded model, the executor,
         and the notes their summary gets afterwards."""
         from kb_search.ingest.summary import ErrorLog
+        from kb_search.ingest.writing_model import executor_for, lazy_vectors
 
         log = ErrorLog(self.error_log)
-        vectors = self._lazy_vectors(conn, options)
+        vectors = lazy_vectors(self.models, conn, options)
         summary = run(
             options,
             vectors=vectors,
             error_log=log,
             progress=progress or NoProgress(),
-            executor=self._executor(conn, options),
+            executor=executor_for(self.models, conn, options),
         )
         summary.model_loaded = vectors.model_loaded
         return _with_ocr_note(_with_log_problem(summary, log), conn, options.ocr)
@@ -792,29 +660,18 @@ class KnowledgeBase:
         """Embed chunks without vectors (resumable); `model` switches the DB to another
         (`endpoint`: a remote model's server). With the Ray executor, batches of chunks are
         embedded on the cluster."""
+        from kb_search.ingest.writing_model import reindex_embedder
         from kb_search.store.vectors import db_model
         from kb_search.vectors.model import canonical
-        from kb_search.vectors.reindex import BATCH, reindex
+        from kb_search.vectors.reindex import reindex
 
         progress = progress or NoProgress()
         self._use_endpoint(endpoint)
         conn = self.writer()
-        if model:
-            name = canonical(model)
-        elif self._embedder is not None:
-            name = db_model(conn) or self._embedder.name
-        else:
-            name = db_model(conn) or canonical(self.config["model"])
-        with contextlib.ExitStack() as stack:
-            if (executor or self.config["ingestion.executor"]) == "ray":
-                address = ray_address or self.config["ingestion.ray_address"]
-                remote = stack.enter_context(self._ray_embedder(name, address))
-                # several batches for every actor at once
-                embedder, batch = remote, BATCH * 4 * remote.parallel
-            else:
-                embedder = self.embedder_for(name)
-                # a remote model: one round of concurrent requests per commit
-                batch = getattr(embedder, "round_size", BATCH)
+        name = canonical(model) if model else db_model(conn) or self.models.choice().name
+        executor = executor or self.config["ingestion.executor"]
+        address = ray_address or self.config["ingestion.ray_address"]
+        with reindex_embedder(self.models, name, executor, address) as (embedder, batch):
             return reindex(
                 conn,
                 embedder,
@@ -827,28 +684,7 @@ class KnowledgeBase:
     def _use_endpoint(self, endpoint: str | None) -> None:
         """A remote model's server given on the command line (recorded when the DB binds)."""
         if endpoint:
-            self.config.values["embedding.endpoint"] = endpoint
-            self.config.sources["embedding.endpoint"] = "flag"
-
-    @contextlib.contextmanager
-    def _ray_embedder(self, name: str, address: str | None) -> Iterator[Any]:
-        """A RemoteEmbedder on the cluster at `address` (batches embedded by its actors)."""
-        from kb_search.ingest.ray_executor import Cluster, RemoteEmbedder, ship_model
-        from kb_search.vectors.model import provisioned_info
-
-        info = provisioned_info(self.config, name)
-        if info is None:
-            raise UserInputError(f"{name} is made in this process: reindex without --executor ray")
-        cluster = Cluster(address)
-        try:
-            stall_s = self.config["ingestion.ray_stall_s"]
-            embedder = RemoteEmbedder(cluster, ship_model(info, None), stall_s=stall_s)
-            try:
-                yield embedder
-            finally:
-                embedder.close()
-        finally:
-            cluster.close()
+            self.config.override("embedding.endpoint", endpoint)
 
     # ---- health and quality --------------------------------------------------------------------
 
@@ -862,7 +698,7 @@ class KnowledgeBase:
             conn = self.writer()
         except DBError:
             conn = self.reader()  # a read-only database: every check that only reads still runs
-        models = model_checks(conn, self._model_choice(), self.embedder_for)
+        models = model_checks(conn, self.models.choice(), self.embedder_for)
         depth = self.config["search.rerank_depth"]
         rerank = reranker_check(self.config["search.reranker"], depth, self._reranker)
         policy = (self.config["vectors.index"], self.config["vectors.ann_min_chunks"])
@@ -899,7 +735,7 @@ class KnowledgeBase:
         progress = progress or NoProgress()
         embedder = None
         if set(modes) - {"lexical"}:
-            embedder = self.embedder_for(self._model_choice().name)
+            embedder = self.embedder_for(self.models.choice().name)
         corpus = Path(target) / "corpus.jsonl"
         total = sum(1 for _ in corpus.open(encoding="utf-8")) if corpus.is_file() else 0
         progress.start(total, "documents")

@@ -9,6 +9,7 @@ cache, or the hub when online) or a local directory holding one.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -58,6 +59,21 @@ class CrossEncoderReranker:
         for candidate, score in zip(candidates, scores):
             candidate.score = float(score)
         return sorted(candidates, key=lambda c: (-c.score, c.chunk_id))
+
+
+class LoadedRerankers:
+    """Each reranker a process uses, built once (the warm server's threads share them)."""
+
+    def __init__(self, cache_dir: Callable[[], Path]):
+        self._cache_dir = cache_dir
+        self._by_name: dict[str, Reranker | None] = {}
+        self._lock = threading.Lock()
+
+    def named(self, name: str) -> Reranker | None:
+        with self._lock:
+            if name not in self._by_name:
+                self._by_name[name] = reranker_named(name, self._cache_dir())
+            return self._by_name[name]
 
 
 def reranker_named(name: str, cache_dir: Path) -> Reranker | None:
