@@ -13,6 +13,7 @@ from mcp import Client
 from kb_search.config import load_config
 from kb_search.knowledge_base import KnowledgeBase
 from kb_search.mcp.server import build_server
+from kb_search.mcp.tools import TOOLS, KbTools
 from kb_search.search.fusion import FUSIONS
 from kb_testing import HashEmbedder
 
@@ -75,6 +76,15 @@ def test_instructions_come_from_the_index(tmp_path: Path):
     assert roots and all(r in text for r in roots)
     assert "ops" in text and HashEmbedder.name in text
     assert "variants" in text and "compact=true" in text
+
+
+def test_every_tool_method_is_listed_once_and_every_listed_tool_has_a_method(tmp_path: Path):
+    methods = {name for name in vars(KbTools) if not name.startswith("_")}
+    table = [name for name, _ in TOOLS]
+    assert sorted(table) == sorted(methods)
+    with make_kb(tmp_path) as kb:
+        tools, _ = listed(kb)
+    assert [t["name"] for t in tools] == table
 
 
 @pytest.mark.parametrize("fusion", FUSIONS)

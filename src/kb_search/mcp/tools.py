@@ -162,12 +162,16 @@ def document_dict(
         ) from exc
 
 
-def register_tools(server: Any, kb: KnowledgeBase) -> None:
-    from mcp_types import ToolAnnotations
+class KbTools:
+    """The MCP tools over one knowledge base. Each method is a tool of the same name: the SDK
+    builds the tool's input schema from the method's parameters (names, annotations,
+    defaults, Field descriptions), so they are the public contract."""
 
-    read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+    def __init__(self, kb: KnowledgeBase) -> None:
+        self.kb = kb
 
     def search(
+        self,
         query: Query,
         variants: Variants = None,
         mode: Mode = "hybrid",
@@ -177,9 +181,10 @@ def register_tools(server: Any, kb: KnowledgeBase) -> None:
         fields: Fields = None,
         explain: Explain = None,
     ) -> str:
-        return run_search(kb, query, mode, top, variants, compact, fields, files, explain)
+        return run_search(self.kb, query, mode, top, variants, compact, fields, files, explain)
 
     def get_document(
+        self,
         id: Annotated[int | None, Field(description="source.document_id")] = None,
         path: Annotated[str | None, Field(description="Or an indexed path or citation.")] = None,
         include_chunks: Annotated[bool, Field(description="With chunk texts.")] = True,
@@ -191,9 +196,10 @@ def register_tools(server: Any, kb: KnowledgeBase) -> None:
         if (id is None) == (path is None):
             raise _tool_error("give exactly one of `id` or `path`")
         ref = str(id) if id is not None else path or ""
-        return to_json(document_dict(kb, ref, include_chunks, offset, limit))
+        return to_json(document_dict(self.kb, ref, include_chunks, offset, limit))
 
     def get(
+        self,
         citations: Annotated[
             list[str],
             Field(
@@ -210,21 +216,23 @@ def register_tools(server: Any, kb: KnowledgeBase) -> None:
         ] = DEFAULT_GET_BYTES,
     ) -> str:
         try:
-            return to_json(kb.get(citations, context, max_bytes).to_dict())
+            return to_json(self.kb.get(citations, context, max_bytes).to_dict())
         except KbError as exc:
             raise _tool_error(str(exc)) from exc
 
     def get_chunk(
+        self,
         chunk_id: int,
         context: Annotated[int, Field(ge=0, le=MAX_CONTEXT)] = 0,
     ) -> str:
         try:
-            chunks = kb.chunk(chunk_id, context)
+            chunks = self.kb.chunk(chunk_id, context)
         except KbError as exc:
             raise _tool_error(f"{exc}: take chunk ids from search results") from exc
         return to_json({"chunk_id": chunk_id, "chunks": [c.to_dict() for c in chunks]})
 
     def similar(
+        self,
         document_id: int | None = None,
         chunk_id: int | None = None,
         top: Annotated[int, Field(ge=1, le=MAX_SIMILAR)] = 10,
@@ -236,71 +244,75 @@ def register_tools(server: Any, kb: KnowledgeBase) -> None:
             raise _tool_error("give exactly one of `document_id` or `chunk_id`")
         try:
             if chunk_id is not None:
-                response = kb.similar(str(chunk_id), chunk=True, top=top)
+                response = self.kb.similar(str(chunk_id), chunk=True, top=top)
             else:
-                response = kb.similar(str(document_id), top=top)
+                response = self.kb.similar(str(document_id), top=top)
         except KbError as exc:
             raise _tool_error(str(exc)) from exc
         return to_json(project(response, COMPACT) if compact else response.to_dict())
 
     def list_documents(
+        self,
         type: str | None = None,
         tag: str | None = None,
         limit: Annotated[int, Field(ge=1, le=MAX_LIST_LIMIT)] = DEFAULT_LIST_LIMIT,
         offset: Annotated[int, Field(ge=0)] = 0,
     ) -> str:
-        return to_json(kb.document_page(type, tag, limit, offset).to_dict())
+        return to_json(self.kb.document_page(type, tag, limit, offset).to_dict())
 
-    def list_tags() -> str:
-        return to_json({"tags": kb.tags()})
+    def list_tags(self) -> str:
+        return to_json({"tags": self.kb.tags()})
 
-    def stats() -> str:
-        return to_json(kb.stats())
+    def stats(self) -> str:
+        return to_json(self.kb.stats())
 
-    tools = [
-        (
-            search,
-            "search",
-            "Search the indexed documents: keywords (BM25) and meaning (embeddings) fused. "
-            + scores_text(kb.config["search.fusion"])
-            + " Returns results[] (citation, score, text, source, found_by...), legs (ok, "
-            "empty or error: why), notes.",
-        ),
-        (
-            get_document,
-            "get_document",
-            "An indexed document by id or path: metadata and its chunks with citations,"
-            " `limit` at a time from `offset` (next_offset: the next page).",
-        ),
-        (
-            get,
-            "get",
-            "Exactly the cited lines or pages, several within max_bytes (`omitted`: what did"
-            " not fit).",
-        ),
-        (
-            get_chunk,
-            "get_chunk",
-            "A chunk by chunk_id with `context` neighbours each side, in order, with citations.",
-        ),
-        (
-            list_documents,
-            "list_documents",
-            "Indexed documents a page at a time (offset = previous next_offset; null: done).",
-        ),
-        (
-            similar,
-            "similar",
-            "Passages like a chunk (chunk_id) or documents like a document (document_id).",
-        ),
-        (list_tags, "list_tags", "Tags with document counts (filter a search with tag:NAME)."),
-        (stats, "stats", "Counts by type, tags, roots, embedding model, database size."),
-    ]
-    for fn, name, description in tools:
+
+# (KbTools method, description) in the order tools/list shows them. {scores} is filled at
+# registration from the search.fusion setting, which decides what a hybrid score means.
+TOOLS: tuple[tuple[str, str], ...] = (
+    (
+        "search",
+        "Search the indexed documents: keywords (BM25) and meaning (embeddings) fused. {scores}"
+        " Returns results[] (citation, score, text, source, found_by...), legs (ok, empty or"
+        " error: why), notes.",
+    ),
+    (
+        "get_document",
+        "An indexed document by id or path: metadata and its chunks with citations,"
+        " `limit` at a time from `offset` (next_offset: the next page).",
+    ),
+    (
+        "get",
+        "Exactly the cited lines or pages, several within max_bytes (`omitted`: what did not fit).",
+    ),
+    (
+        "get_chunk",
+        "A chunk by chunk_id with `context` neighbours each side, in order, with citations.",
+    ),
+    (
+        "list_documents",
+        "Indexed documents a page at a time (offset = previous next_offset; null: done).",
+    ),
+    (
+        "similar",
+        "Passages like a chunk (chunk_id) or documents like a document (document_id).",
+    ),
+    ("list_tags", "Tags with document counts (filter a search with tag:NAME)."),
+    ("stats", "Counts by type, tags, roots, embedding model, database size."),
+)
+
+
+def register_tools(server: Any, kb: KnowledgeBase) -> None:
+    from mcp_types import ToolAnnotations
+
+    read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+    tools = KbTools(kb)
+    scores = scores_text(kb.config["search.fusion"])
+    for name, description in TOOLS:
         server.add_tool(
-            fn,
+            getattr(tools, name),
             name=name,
-            description=description,
+            description=description.format(scores=scores),
             annotations=read_only,
             structured_output=False,  # the JSON goes once, as text
         )
