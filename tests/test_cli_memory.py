@@ -30,8 +30,8 @@ def parses(monkeypatch, environment):
 
 @pytest.fixture
 def loads(monkeypatch):
-    """Model loads in this test (KnowledgeBase loads embedders through vectors.model)."""
-    import kb_search.vectors.model as model
+    """Model loads in this test (KnowledgeBase loads embedders through vectors.loaded)."""
+    import kb_search.vectors.loaded as model
 
     names: list[str] = []
     real = model.load_embedder

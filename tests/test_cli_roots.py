@@ -63,7 +63,7 @@ def test_remove_nothing_matching_is_an_error_and_changes_nothing(kb, tmp_path):
 
 def test_remove_is_one_transaction(kb, tmp_path, monkeypatch):
     """A failure part-way through removes nothing: no half-removed folder."""
-    import kb_search.store.documents as documents
+    import kb_search.ingest.remove as documents  # where `kb remove` calls it from
 
     notes = make_folder(tmp_path / "notes", ["a.md", "b.md", "c.md"])
     kb("add", str(notes))

@@ -8,9 +8,7 @@ call one method and render the result; they hold no wiring of their own.
 
 from __future__ import annotations
 
-import contextvars
 import functools
-import os
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -21,11 +19,11 @@ from typing import TYPE_CHECKING, Any
 from kb_search.config import Config
 from kb_search.errors import (
     KbError,
-    NotFound,
     SearchError,
     UserInputError,
 )
 from kb_search.progress import NoProgress, Progress
+from kb_search.search.budget import SearchBudget
 from kb_search.store import db
 
 if TYPE_CHECKING:
@@ -44,15 +42,6 @@ if TYPE_CHECKING:
     from kb_search.vectors.loaded import LoadedModels, VectorLegState
     from kb_search.vectors.model import TextEmbedder
     from kb_search.vectors.reindex import ReindexSummary
-
-ERROR_LOG = "ingest-errors.log"
-
-# Set by whoever runs a search on a request's behalf (the MCP server, per tool call): once the
-# event is set (the client cancelled or went away), the search stops at its next check. A
-# context variable, as the call reaches `search` through the MCP library's worker thread.
-SEARCH_CANCELLED: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar(
-    "kb_search_cancelled", default=None
-)
 
 
 class KnowledgeBase:
@@ -95,6 +84,8 @@ class KnowledgeBase:
 
     @property
     def error_log(self) -> Path:
+        from kb_search.ingest.summary import ERROR_LOG
+
         return self.config.data_dir / ERROR_LOG
 
     def reader(self) -> db.Connection:
@@ -216,29 +207,14 @@ class KnowledgeBase:
             leg = self.vector_leg()
             vector, why = leg.search, leg.unavailable
         conn = self.reader()
-        budget = self.config["search.timeout_s"]
-        deadline = time.monotonic() + budget
-        late = SearchError(
-            f"the search ran past its {budget:g} s budget and was stopped: narrow it"
-            " (fewer words, a filter) or raise search.timeout_s"
-        )
-        cancelled = SEARCH_CANCELLED.get()
-
-        def should_stop() -> bool:
-            return time.monotonic() > deadline or (cancelled is not None and cancelled.is_set())
-
-        def stopped_error() -> SearchError:
-            if cancelled is not None and cancelled.is_set():
-                return SearchError("the search was cancelled: its client went away")
-            return late
-
+        budget = SearchBudget(self.config["search.timeout_s"])
         options = replace(
             options,
-            deadline=deadline,
-            should_stop=should_stop,
+            deadline=budget.deadline,
+            should_stop=budget.spent,
             max_query_chars=self.config["search.max_query_chars"],
         )
-        conn.set_progress_handler(should_stop, 1000)
+        conn.set_progress_handler(budget.spent, 1000)
         try:
             trace = Trace() if explain is not None else None
             response = search(
@@ -247,15 +223,15 @@ class KnowledgeBase:
             if trace is not None and explain is not None:
                 response.explanation = self._explain(conn, explain, options, trace, response)
         except (db.OperationalError, SearchError) as exc:
-            if not should_stop():
+            if not budget.spent():
                 raise
-            raise stopped_error() from exc
+            raise budget.stopped() from exc
         finally:
             conn.set_progress_handler(None, 0)
         # A leg stopped by the budget reports it in `legs`; with none left, it is an error.
         legs = response.legs.values()
-        if should_stop() and all(s.startswith("error") for s in legs):
-            raise stopped_error()
+        if budget.spent() and all(s.startswith("error") for s in legs):
+            raise budget.stopped()
         if options.mode != "lexical" and not loaded_before:
             response.timings_ms["model_load"] = self.model_load_ms
         response.timings_ms["total"] = (time.perf_counter() - started) * 1000
@@ -427,39 +403,6 @@ class KnowledgeBase:
             info["docling_models"] = str(fetch_docling_models())
         return {"data_dir": str(self.config.data_dir), "db": str(self.db_path), **info}
 
-    def add_options(
-        self,
-        workers: int | None = None,
-        executor: str | None = None,
-        ray_address: str | None = None,
-        **overrides: Any,
-    ) -> AddOptions:
-        """The ingestion options every writing command uses (`add`, `sync`, the git hook);
-        `executor`/`ray_address` override the configured ones."""
-        from kb_search.ingest.executor import AddOptions
-
-        return AddOptions(
-            executor=executor or self.config["ingestion.executor"],
-            ray_address=ray_address or self.config["ingestion.ray_address"],
-            ray_stall_s=self.config["ingestion.ray_stall_s"],
-            settings=self.chunk_settings(),
-            max_file_bytes=int(self.config["ingestion.max_file_mb"] * 1_000_000),
-            follow_symlinks=self.config["ingestion.follow_symlinks"],
-            ocr=self.config["ingestion.enable_ocr"],
-            workers=self.config["ingestion.workers"] if workers is None else workers,
-            timeout_s=self.config["ingestion.timeout_s"],
-            memory_mb=self.config["ingestion.max_memory_mb"],
-            **overrides,
-        )
-
-    def chunk_settings(self) -> Any:
-        from kb_search.parsed import ChunkSettings
-
-        return ChunkSettings(
-            max_tokens=self.config["chunking.max_tokens"],
-            min_tokens=self.config["chunking.min_tokens"],
-        )
-
     def add(
         self,
         paths: Iterable[Path],
@@ -474,6 +417,7 @@ class KnowledgeBase:
     ) -> AddSummary:
         """Ingest files and folders. A path that does not exist is a UserInputError before
         anything is written; the model loads only when a chunk must be embedded."""
+        from kb_search.ingest.executor import add_options
         from kb_search.ingest.pipeline import add_paths
 
         paths = [Path(p) for p in paths]
@@ -481,7 +425,8 @@ class KnowledgeBase:
             if not path.expanduser().exists():
                 why = "broken symlink" if path.is_symlink() else "no such file or directory"
                 raise UserInputError(f"{path}: {why}")
-        options = self.add_options(
+        options = add_options(
+            self.config,
             workers,
             executor,
             ray_address,
@@ -503,9 +448,12 @@ class KnowledgeBase:
         ray_address: str | None = None,
     ) -> SyncSummary:
         """Rescan what was added; the model loads only when a file must be embedded."""
+        from kb_search.ingest.executor import add_options
         from kb_search.ingest.sync import sync
 
-        options = self.add_options(workers, executor, ray_address, retry_failed=retry_failed)
+        options = add_options(
+            self.config, workers, executor, ray_address, retry_failed=retry_failed
+        )
         conn = self.writer()
         chosen = list(paths) if paths is not None else None
         return self._ingest(conn, options, progress, functools.partial(sync, conn, chosen))
@@ -519,7 +467,7 @@ class KnowledgeBase:
     ) -> Any:
         """What `add` and `sync` share: the error log, the lazily loaded model, the executor,
         and the notes their summary gets afterwards."""
-        from kb_search.ingest.summary import ErrorLog
+        from kb_search.ingest.summary import ErrorLog, with_closing_notes
         from kb_search.ingest.writing_model import executor_for, lazy_vectors
 
         log = ErrorLog(self.error_log)
@@ -532,7 +480,7 @@ class KnowledgeBase:
             executor=executor_for(self.models, conn, options),
         )
         summary.model_loaded = vectors.model_loaded
-        return _with_ocr_note(_with_log_problem(summary, log), conn, options.ocr)
+        return with_closing_notes(summary, log, conn, options.ocr)
 
     def watch(
         self,
@@ -546,87 +494,25 @@ class KnowledgeBase:
         """Follow the roots (or `paths` under them) with file-system events until `stop` is
         set, syncing each debounced batch of changed paths with `sync`. Call it on the thread
         that owns this KB's writer; a long-lived KB keeps the model between batches."""
-        from kb_search.ingest.watch import EventFilter, follow, light_batch, plan_targets
-        from kb_search.store.roots import load_roots
+        from kb_search.ingest.watch import watch
 
-        conn = self.writer()
-        plan = plan_targets(conn, list(paths) if paths is not None else None)
-        roots = load_roots(conn)
-
-        def sync_batch(batch: list[Path] | None) -> SyncSummary:
-            chosen = workers
-            if chosen is None and batch is not None and light_batch(batch):
-                chosen = 0  # parse a small save here: a parser process costs more
-            return self.sync(batch, workers=chosen)
-
-        follow(
-            plan,
-            EventFilter(plan, roots, self.config.data_dir, self.db_path),
-            roots,
-            sync_batch,
+        return watch(
+            self.writer(),
+            list(paths) if paths is not None else None,
+            lambda batch, chosen: self.sync(batch, workers=chosen),
             on_batch,
             stop,
-            on_ready=(lambda: on_ready(plan)) if on_ready else None,
+            workers=workers,
+            ignored=(self.config.data_dir, self.db_path),
+            on_ready=on_ready,
         )
-        return plan
 
     def remove(self, refs: Iterable[str]) -> Removal:
-        """Delete documents by id or path, or every document under a folder (an added folder
-        is forgotten too, so `kb sync` will not bring it back). One transaction: all of it or
-        nothing. Refs that match nothing are reported, not fatal, unless none matched. A file
-        under a root that stays is remembered as removed: `kb sync` leaves it out until it is
-        added by name."""
-        from kb_search.ingest.roots import deepest_root
-        from kb_search.store.db import transaction
-        from kb_search.store.documents import delete_document
-        from kb_search.store.roots import Removal, forget_roots, load_roots
-        from kb_search.store.skipped import remember_removed
+        """Delete documents by id or path, or every document under a folder, forgetting an
+        added folder (ingest.remove); all of it or nothing."""
+        from kb_search.ingest.remove import remove
 
-        conn = self.writer()
-        result, paths, roots_gone = Removal(), {}, set()
-        for ref in refs:
-            matched = self._match_removal(conn, ref)
-            if matched is None:
-                result.not_found.append(ref)
-                continue
-            documents, folder_roots = matched
-            paths.update(documents)
-            roots_gone.update(folder_roots)
-        if not paths and not roots_gone:
-            raise NotFound(
-                "nothing indexed matches "
-                + ", ".join(repr(r) for r in result.not_found)
-                + " (see `kb list` and `kb roots`)"
-            )
-        with transaction(conn):
-            result.removed = [doc_id for doc_id in paths if delete_document(conn, doc_id)]
-            forget_roots(conn, sorted(roots_gone))
-            result.forgotten_roots = sorted(roots_gone)
-            roots = load_roots(conn)
-            remember_removed(
-                conn, [paths[i] for i in result.removed if deepest_root(Path(paths[i]), roots)]
-            )
-        return result
-
-    def _match_removal(self, conn, ref: str) -> tuple[dict[int, str], list[str]] | None:
-        """The documents and added folders `ref` names: a document, or a folder."""
-        from kb_search.store.roots import documents_under, roots_at_or_under
-
-        try:
-            doc_id = self._document_id(conn, ref)
-        except NotFound:
-            given = os.path.abspath(os.path.join(self.cwd or Path.cwd(), os.path.expanduser(ref)))
-            # The real path first; then the path as typed: an added folder that is a symlink
-            # now (which sync does not follow) is removed by the name it was added under.
-            for folder in dict.fromkeys((os.path.realpath(given), given)):
-                documents = dict(documents_under(conn, folder))
-                roots = roots_at_or_under(conn, folder)
-                if documents or roots:
-                    return documents, roots
-            return None
-        from kb_search.store.inventory import document_path
-
-        return {doc_id: document_path(conn, doc_id) or ""}, []
+        return remove(self.writer(), refs, self.cwd)
 
     def tag(self, ref: str, names: list[str]) -> tuple[int, list[str]]:
         """Add tags; returns the document id and its tags now."""
@@ -716,57 +602,22 @@ class KnowledgeBase:
         under the data dir, kept and reused), or on a questions file over this KB. `fusion`
         overrides `search.fusion` for the hybrid mode, `reranker` the `search.reranker`
         setting ("none": no rerank stage); the report names the ones used."""
+        from kb_search.evaluate.metrics import DEPTH
+
         fusion = fusion or self.config["search.fusion"]
         if reranker and reranker != "none":  # a directory on the command line: from its cwd
             from kb_search.config import absolute_dir
 
             reranker = absolute_dir(reranker, self.cwd)
-        reranker = reranker or self.config["search.reranker"]
-        rerank = self._reranker(reranker)
+        rerank = self._reranker(reranker or self.config["search.reranker"])
         used = {
             "fusion": fusion,
             "reranker": rerank.name if rerank is not None else "none",
             "rerank_depth": self.config["search.rerank_depth"] if rerank is not None else None,
         }
-        if Path(target).is_file():
-            return {**self._eval_questions(Path(target), modes, fusion, rerank), **used}
-        from kb_search.evaluate.beir import DEPTH, run_eval
 
-        progress = progress or NoProgress()
-        embedder = None
-        if set(modes) - {"lexical"}:
-            embedder = self.embedder_for(self.models.choice().name)
-        corpus = Path(target) / "corpus.jsonl"
-        total = sum(1 for _ in corpus.open(encoding="utf-8")) if corpus.is_file() else 0
-        progress.start(total, "documents")
-        report = run_eval(
-            Path(target),
-            self.config.data_dir / "eval",
-            self.chunk_settings(),
-            modes,
-            embedder=embedder,
-            progress=lambda n: progress.advance(n),
-            options_for=lambda mode: self.search_options(
-                mode=mode, top=DEPTH, snippets=False, fusion=fusion, reranker=rerank
-            ),
-        )
-        return {"kind": "beir", **report, **used}
-
-    def _eval_questions(
-        self, path: Path, modes: list[str], fusion: str, rerank: Reranker | None
-    ) -> dict[str, Any]:
-        from kb_search.evaluate.questions import (
-            DEPTH,
-            evaluate_questions,
-            load_questions,
-            scored_modes,
-        )
-
-        questions = load_questions(path)
-        conn = self.reader()
-
-        def run(text: str, mode: str, variants: tuple[str, ...]) -> SearchResponse:
-            options = self.search_options(
+        def options_for(mode: str, variants: tuple[str, ...] = ()) -> SearchOptions:
+            return self.search_options(
                 mode=mode,
                 top=DEPTH,
                 snippets=False,
@@ -774,21 +625,41 @@ class KnowledgeBase:
                 reranker=rerank,
                 variants=variants,
             )
-            return self.search(text, options)
 
-        scores = evaluate_questions(conn, questions, scored_modes(questions, modes), run)
-        from kb_search.store.inventory import counts as index_counts
+        if Path(target).is_file():
+            from kb_search.evaluate.questions import questions_report
 
-        counts = index_counts(conn)
-        return {
-            "kind": "questions",
-            "questions_file": str(path),
-            "questions": len(questions),
-            "documents": counts[0],
-            "chunks": counts[1],
-            "model": self.stats()["model"],
-            "scores": scores,
-        }
+            def run(text: str, mode: str, variants: tuple[str, ...]) -> SearchResponse:
+                return self.search(text, options_for(mode, variants))
+
+            return {**questions_report(self.reader(), Path(target), modes, run), **used}
+        return {**self._eval_beir(Path(target), modes, progress, options_for), **used}
+
+    def _eval_beir(
+        self,
+        target: Path,
+        modes: list[str],
+        progress: Progress | None,
+        options_for: Callable[[str], SearchOptions],
+    ) -> dict[str, Any]:
+        from kb_search.evaluate.beir import corpus_size, run_eval
+        from kb_search.parsed import chunk_settings
+
+        progress = progress or NoProgress()
+        embedder = None
+        if set(modes) - {"lexical"}:
+            embedder = self.embedder_for(self.models.choice().name)
+        progress.start(corpus_size(target), "documents")
+        report = run_eval(
+            target,
+            self.config.data_dir / "eval",
+            chunk_settings(self.config),
+            modes,
+            embedder=embedder,
+            progress=lambda n: progress.advance(n),
+            options_for=options_for,
+        )
+        return {"kind": "beir", **report}
 
     # ---- references ----------------------------------------------------------------------------
 
@@ -802,22 +673,6 @@ class KnowledgeBase:
         from kb_search.sanitize import parse_id
 
         return parse_id(ref, "chunk id")
-
-
-def _with_log_problem(summary: Any, log: Any) -> Any:
-    if log.problem:
-        summary.notes.append(f"{log.problem}; the failures are in this summary only")
-    return summary
-
-
-def _with_ocr_note(summary: Any, conn: db.Connection, ocr_mode: str) -> Any:
-    """Scanned pages no OCR engine read: said once per run, with what to install."""
-    from kb_search.ingest.ocr_notice import unread_note
-
-    note = unread_note(conn, ocr_mode)
-    if note:
-        summary.notes.append(note)
-    return summary
 
 
 def explain_error(exc: BaseException) -> KbError | None:

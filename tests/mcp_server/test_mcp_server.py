@@ -361,7 +361,7 @@ def test_vectors_load_in_the_background_and_a_failure_says_lexical_only(tmp_path
     with KnowledgeBase(config, embedder=HashEmbedder(), long_lived=True) as kb:
         assert start_line(kb) == f"model {HashEmbedder.name}"
         load_vectors(kb).join(timeout=60)
-        assert kb._vector is not None and kb._vector.search is not None
+        assert kb.models.leg_loaded and kb.vector_leg().search is not None
     assert capsys.readouterr().err == ""
     conn = db.connect(config.db_path)
     with db.transaction(conn):  # bound to a model this machine does not have

@@ -81,7 +81,8 @@ def test_a_cancelled_search_stops(tmp_path: Path, kb, environment) -> None:
     client goes away: the search stops at its next check instead of running on."""
     from kb_search.config import load_config
     from kb_search.errors import SearchError
-    from kb_search.knowledge_base import SEARCH_CANCELLED, KnowledgeBase
+    from kb_search.knowledge_base import KnowledgeBase
+    from kb_search.search.budget import SEARCH_CANCELLED
 
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -296,8 +297,8 @@ def test_a_cancelled_tool_call_tells_its_search_to_stop() -> None:
     import anyio
     import anyio.to_thread
 
-    from kb_search.knowledge_base import SEARCH_CANCELLED
     from kb_search.mcp.server import cancellable_call
+    from kb_search.search.budget import SEARCH_CANCELLED
 
     seen: list[str] = []
 

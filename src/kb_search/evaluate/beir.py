@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from kb_search.errors import EvalError
-from kb_search.evaluate.metrics import mrr_at, ndcg_at, percentile, recall_at
+from kb_search.evaluate.metrics import DEPTH, mrr_at, ndcg_at, percentile, recall_at
 from kb_search.ingest.batch_writer import BatchWriter
 from kb_search.ingest.changes import CHUNKER_VERSION
 from kb_search.ingest.executor import VectorSource
@@ -26,7 +26,6 @@ from kb_search.store.inventory import document_paths
 
 Qrels = dict[str, dict[str, int]]
 EVAL_FORMAT = 1  # bump when the way a corpus is indexed changes
-DEPTH = 100  # results per query: Recall@100 needs them
 OptionsFor = Callable[[str], SearchOptions]  # mode -> the options a query runs with
 
 
@@ -214,6 +213,15 @@ def evaluate(
             )
         )
     return scores
+
+
+def corpus_size(dataset_dir: Path) -> int:
+    """How many documents the dataset's corpus holds (0 when it has none)."""
+    corpus = dataset_dir / "corpus.jsonl"
+    if not corpus.is_file():
+        return 0
+    with corpus.open(encoding="utf-8") as lines:
+        return sum(1 for _ in lines)
 
 
 def run_eval(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+DEPTH = 100  # results per query a run asks for: Recall@100 needs them
+
 
 def ndcg_at(ranking: list[str], relevant: dict[str, int], k: int = 10) -> float:
     """nDCG with linear gains (as trec_eval / pytrec_eval compute it for BEIR)."""

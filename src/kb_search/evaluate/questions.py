@@ -30,7 +30,6 @@ from kb_search.search.results import Result, SearchResponse
 from kb_search.store.db import Connection
 from kb_search.store.inventory import document_locations
 
-DEPTH = 100
 _LOCATION = re.compile(r"^(?P<path>.*?)(?:#(?:L(?P<a>\d+)(?:-L?(?P<b>\d+))?|page=(?P<p>\d+)))?$")
 
 
@@ -280,3 +279,28 @@ def evaluate_questions(
             )
         )
     return out
+
+
+def questions_report(
+    conn: Connection,
+    path: Path,
+    modes: list[str],
+    run: Callable[[str, str, tuple[str, ...]], SearchResponse],
+) -> dict[str, Any]:
+    """The questions file at `path` scored over the KB `conn` reads, `run` searching it (see
+    `evaluate_questions`), with what the index held."""
+    from kb_search.store.inventory import counts
+    from kb_search.store.vectors import db_model
+
+    questions = load_questions(path)
+    scores = evaluate_questions(conn, questions, scored_modes(questions, modes), run)
+    documents, chunks = counts(conn)
+    return {
+        "kind": "questions",
+        "questions_file": str(path),
+        "questions": len(questions),
+        "documents": documents,
+        "chunks": chunks,
+        "model": db_model(conn),
+        "scores": scores,
+    }

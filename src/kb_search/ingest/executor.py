@@ -14,9 +14,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from kb_search.config import Config
 from kb_search.errors import UserInputError
 from kb_search.ingest.workers import Outcome, ParseJob, ParserPool, make_counter, parse_one
-from kb_search.parsed import ChunkSettings
+from kb_search.parsed import ChunkSettings, chunk_settings
 
 if TYPE_CHECKING:
     from kb_search.ingest.walk import Found
@@ -41,6 +42,31 @@ class AddOptions:
     executor: str = "local"  # "local": the process pool below; "ray": ingest/ray_executor.py
     ray_address: str | None = None  # "auto", "ray://host:port"; None: a local Ray for the run
     ray_stall_s: float = 900.0  # a Ray worker silent this long is hung: killed, file sent again
+
+
+def add_options(
+    config: Config,
+    workers: int | None = None,
+    executor: str | None = None,
+    ray_address: str | None = None,
+    **overrides: Any,
+) -> AddOptions:
+    """The ingestion options every writing command uses (`add`, `sync`, the git hook) from the
+    `ingestion.*` and `chunking.*` settings; `executor`/`ray_address` override the configured
+    ones."""
+    return AddOptions(
+        executor=executor or config["ingestion.executor"],
+        ray_address=ray_address or config["ingestion.ray_address"],
+        ray_stall_s=config["ingestion.ray_stall_s"],
+        settings=chunk_settings(config),
+        max_file_bytes=int(config["ingestion.max_file_mb"] * 1_000_000),
+        follow_symlinks=config["ingestion.follow_symlinks"],
+        ocr=config["ingestion.enable_ocr"],
+        workers=config["ingestion.workers"] if workers is None else workers,
+        timeout_s=config["ingestion.timeout_s"],
+        memory_mb=config["ingestion.max_memory_mb"],
+        **overrides,
+    )
 
 
 class VectorSource(Protocol):

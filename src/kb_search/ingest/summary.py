@@ -6,9 +6,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from kb_search.sanitize import log_field
 from kb_search.text import plural
+
+if TYPE_CHECKING:
+    from kb_search.store.db import Connection
 
 ERROR_LOG = "ingest-errors.log"
 
@@ -127,3 +131,15 @@ class ErrorLog:
                 fh.write(f"{stamp}\t{log_field(failure.path)}\t{log_field(reason)}\n")
         except OSError as exc:
             self.problem = f"cannot write {self.path}: {exc.strerror or exc}"
+
+
+def with_closing_notes(summary: Any, log: ErrorLog, conn: Connection, ocr_mode: str) -> Any:
+    """What a run's summary says once it is over: an error log it could not write, and the
+    scanned pages no OCR engine read (once per run, with what to install)."""
+    from kb_search.ingest.ocr_notice import unread_note
+
+    if log.problem:
+        summary.notes.append(f"{log.problem}; the failures are in this summary only")
+    if note := unread_note(conn, ocr_mode):
+        summary.notes.append(note)
+    return summary

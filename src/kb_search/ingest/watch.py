@@ -357,6 +357,41 @@ def follow(
             break
 
 
+def watch(
+    conn: Connection,
+    paths: list[Path] | None,
+    sync: Callable[[list[Path] | None, int | None], SyncSummary],
+    on_batch: Callable[[WatchBatch], None],
+    stop: threading.Event,
+    *,
+    workers: int | None,
+    ignored: tuple[Path, Path],
+    on_ready: Callable[[WatchPlan], None] | None = None,
+) -> WatchPlan:
+    """Follow the roots (or `paths` under them) until `stop` is set, each batch synced by
+    `sync(paths, workers)`; `ignored`: the data dir and the database, whose own writes must
+    not start a batch."""
+    plan = plan_targets(conn, paths)
+    roots = load_roots(conn)
+
+    def sync_batch(batch: list[Path] | None) -> SyncSummary:
+        chosen = workers
+        if chosen is None and batch is not None and light_batch(batch):
+            chosen = 0  # parse a small save here: a parser process costs more
+        return sync(batch, chosen)
+
+    follow(
+        plan,
+        EventFilter(plan, roots, *ignored),
+        roots,
+        sync_batch,
+        on_batch,
+        stop,
+        on_ready=(lambda: on_ready(plan)) if on_ready else None,
+    )
+    return plan
+
+
 class WatchThread:
     """`kb serve --watch`: a daemon thread that runs `watch(stop)` (a KnowledgeBase.watch with
     its own writer) and reports a failure instead of dying silently."""

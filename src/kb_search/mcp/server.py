@@ -69,7 +69,7 @@ async def cancellable_call(call: Any) -> Any:
     ended): a watcher task, cancelled with the request, tells the search to stop."""
     import anyio
 
-    from kb_search.knowledge_base import SEARCH_CANCELLED
+    from kb_search.search.budget import SEARCH_CANCELLED
 
     cancelled = threading.Event()
 
