@@ -643,7 +643,7 @@ class KnowledgeBase:
         options_for: Callable[[str], SearchOptions],
     ) -> dict[str, Any]:
         from kb_search.evaluate.beir import corpus_size, run_eval
-        from kb_search.parsed import chunk_settings
+        from kb_search.ingest.executor import chunk_settings
 
         progress = progress or NoProgress()
         embedder = None

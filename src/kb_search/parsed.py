@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kb_search.config import Config
 from kb_search.errors import EmptyFile, IngestError  # noqa: F401 - re-exported
 
 
@@ -23,13 +22,6 @@ class ChunkSettings:
     @property
     def char_limit(self) -> int:
         return self.max_chars or 20 * self.max_tokens
-
-
-def chunk_settings(config: Config) -> ChunkSettings:
-    """The chunk sizes the `chunking.*` settings ask for."""
-    return ChunkSettings(
-        max_tokens=config["chunking.max_tokens"], min_tokens=config["chunking.min_tokens"]
-    )
 
 
 @dataclass
@@ -59,3 +51,4 @@ class ParsedDocument:
     page_count: int | None = None
     # Warnings for the ingest log ("truncated after 5000 chunks"); parsers cannot log.
     notes: list[str] = field(default_factory=list)
+

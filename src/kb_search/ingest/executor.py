@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from kb_search.config import Config
 from kb_search.errors import UserInputError
 from kb_search.ingest.workers import Outcome, ParseJob, ParserPool, make_counter, parse_one
-from kb_search.parsed import ChunkSettings, chunk_settings
+from kb_search.parsed import ChunkSettings
 
 if TYPE_CHECKING:
     from kb_search.ingest.walk import Found
@@ -42,6 +42,13 @@ class AddOptions:
     executor: str = "local"  # "local": the process pool below; "ray": ingest/ray_executor.py
     ray_address: str | None = None  # "auto", "ray://host:port"; None: a local Ray for the run
     ray_stall_s: float = 900.0  # a Ray worker silent this long is hung: killed, file sent again
+
+
+def chunk_settings(config: Config) -> ChunkSettings:
+    """The chunk sizes the `chunking.*` settings ask for."""
+    return ChunkSettings(
+        max_tokens=config["chunking.max_tokens"], min_tokens=config["chunking.min_tokens"]
+    )
 
 
 def add_options(
