@@ -17,8 +17,10 @@ from kb_search.errors import UserInputError
 SQLITE_MAX_INT = 2**63 - 1
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # C0, DEL and C1: a terminal acts on them (ESC starts colours, titles, hyperlinks, screen
-# clears; U+009B is CSI on its own); a log line or a table cell must not.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\\]")
+# clears; U+009B is CSI on its own); a log line or a table cell must not. The bidirectional
+# embeddings, overrides and isolates (U+202A-E, U+2066-9) reorder what follows them: a name
+# like "invoice<U+202E>fdp.exe" shows as "invoiceexe.pdf" (the "Trojan Source" characters).
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\\\u202a-\u202e\u2066-\u2069]")
 _ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\"}
 
 
@@ -63,15 +65,16 @@ def printable(text: object, keep: str = "") -> str:
 
 def escape_controls(text: str, keep: str = "", backslashes: bool = False) -> str:
     """`text`, valid, with C0/DEL/C1 control characters (except those in `keep`) written as
-    `\\n`, `\\t`, `\\r` or `\\xNN`; backslashes doubled too when asked (a log entry that
-    must read back unambiguously)."""
+    `\\n`, `\\t`, `\\r` or `\\xNN` and bidirectional overrides as `\\uNNNN`; backslashes
+    doubled too when asked (a log entry that must read back unambiguously)."""
     text = valid_text(text)
 
     def escaped(match: re.Match[str]) -> str:
         char = match.group(0)
         if char in keep or (char == "\\" and not backslashes):
             return char
-        return _ESCAPES.get(char, f"\\x{ord(char):02x}")
+        code = ord(char)
+        return _ESCAPES.get(char, f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
 
     return _CONTROL.sub(escaped, text)
 

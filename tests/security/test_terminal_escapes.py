@@ -76,6 +76,35 @@ def test_hostile_names_and_content_never_reach_the_terminal_raw(kb, hostile, col
         assert (hostile / HOSTILE_NAME).as_uri() in shown
 
 
+BIDI = ("\u202e", "\u2066", "\u2067", "\u2069", "\u202a")
+
+
+@pytest.mark.parametrize("color", ["never", "always"])
+def test_bidi_overrides_in_names_and_content_are_shown_escaped(kb, tmp_path, color):
+    """A right-to-left override makes "invoice<U+202E>dm.exe" read as "invoiceexe.md" at a
+    terminal; kb shows it as `\\u202e`. Right-to-left text itself (and its marks) stays."""
+    root = tmp_path / "bills"
+    root.mkdir()
+    name = "invoice\u202edm.exe.md"
+    body = "# Paid \u2067lanternfish\u2069\n\nשלום\u200f lanternfish \u202aref\u202c here.\n"
+    (root / name).write_text(body, encoding="utf-8")
+    human = ("--format", "human", "--color", color)
+    outputs = [
+        kb("add", str(root), *human).stdout,
+        kb("list", *human).stdout,
+        kb("search", "lanternfish", "--mode", "lexical", *human).stdout,
+    ]
+    doc_id = kb.json("list")["documents"][0]["document_id"]
+    outputs.append(kb("show", str(doc_id), *human).stdout)
+    for out in outputs:
+        assert not any(char in out for char in BIDI), out
+    assert "invoice\\u202edm.exe.md" in outputs[1]
+    assert "\\u2067lanternfish\\u2069" in outputs[2]
+    assert "שלום\u200f" in outputs[3]  # a mark, not an override: kept
+    # JSON is data, not terminal text: the name is as it is on disk
+    assert kb.json("list")["documents"][0]["path"].endswith(name)
+
+
 def test_error_messages_escape_the_paths_they_echo(kb, tmp_path):
     missing = tmp_path / f"gone{TITLE}{CLEAR}"
     result = kb("add", str(missing), "--format", "human", ok=False)
