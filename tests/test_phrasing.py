@@ -197,6 +197,8 @@ def test_at_most_three_chunks_of_a_file_before_other_files(tmp_path: Path):
         barely = paths.index("docs/barely.md")
         assert paths[:barely].count("docs/backups.md") == 3
         assert paths[barely + 1 : barely + 4] == ["docs/backups.md"] * 3
+        scores = [r.score for r in capped.results]
+        assert scores == sorted(scores, reverse=True)  # the moved ones score below "barely"
 
 
 def test_a_capped_chunk_gives_way_only_to_close_matches():
@@ -205,7 +207,9 @@ def test_a_capped_chunk_gives_way_only_to_close_matches():
 
     kept = [Candidate(1, 0.9, {}), Candidate(2, 0.5, {}), Candidate(3, 0.2, {})]
     moved = [Candidate(4, 0.6, {}, cut_by=["diversity: 3 chunk(s) of this file rank above it"])]
-    assert [c.chunk_id for c in _merge(kept, moved)] == [1, 2, 4, 3]
+    merged = _merge(kept, moved)
+    assert [c.chunk_id for c in merged] == [1, 2, 4, 3]
+    assert [c.score for c in merged] == [0.9, 0.5, 0.5, 0.2]  # read in the results' order
 
 
 def test_files_mode_returns_each_file_once_with_its_best_chunk(tmp_path: Path):

@@ -152,14 +152,23 @@ def diversify(
 def _merge(kept: list[Candidate], moved: list[Candidate]) -> list[Candidate]:
     """The moved chunks back in order, each ahead of the first kept chunk that scores under
     DEMOTE_FLOOR of its own score: a capped chunk gives way to other files' close matches,
-    not to chunks that barely match."""
+    not to chunks that barely match. A moved chunk scores no higher than the one before it,
+    so the scores read in the order of the results (as a promoted definition's do)."""
     out: list[Candidate] = []
     waiting = list(moved)
+
+    def place(candidate: Candidate) -> None:
+        if out:
+            candidate.score = min(candidate.score, out[-1].score)
+        out.append(candidate)
+
     for candidate in kept:
         while waiting and candidate.score < waiting[0].score * DEMOTE_FLOOR:
-            out.append(waiting.pop(0))
+            place(waiting.pop(0))
         out.append(candidate)
-    return out + waiting
+    for candidate in waiting:
+        place(candidate)
+    return out
 
 
 def _places(conn: Connection, ids: list[int]) -> dict[int, tuple[int, str | None]]:
