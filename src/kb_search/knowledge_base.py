@@ -214,20 +214,18 @@ class KnowledgeBase:
             should_stop=budget.spent,
             max_query_chars=self.config["search.max_query_chars"],
         )
-        conn.set_progress_handler(budget.spent, 1000)
+        trace = Trace() if explain is not None else None
         try:
-            trace = Trace() if explain is not None else None
-            response = search(
-                conn, query, options, vector=vector, vector_unavailable=why, trace=trace
-            )
-            if trace is not None and explain is not None:
-                response.explanation = self._explain(conn, explain, options, trace, response)
+            with db.progress_handler(conn, budget.spent):
+                response = search(
+                    conn, query, options, vector=vector, vector_unavailable=why, trace=trace
+                )
+                if trace is not None and explain is not None:
+                    response.explanation = self._explain(conn, explain, options, trace, response)
         except (db.OperationalError, SearchError) as exc:
             if not budget.spent():
                 raise
             raise budget.stopped() from exc
-        finally:
-            conn.set_progress_handler(None, 0)
         # A leg stopped by the budget reports it in `legs`; with none left, it is an error.
         legs = response.legs.values()
         if budget.spent() and all(s.startswith("error") for s in legs):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -192,6 +192,19 @@ def explain(exc: BaseException) -> DBError | None:
         if needle in text:
             return DBError(message)
     return None
+
+
+@contextmanager
+def progress_handler(
+    conn: Connection, handler: Callable[[], int | bool], every: int = 1000
+) -> Iterator[Connection]:
+    """`handler()` called every `every` SQLite VM steps while inside; a true return aborts the
+    statement running (OperationalError "interrupted"): a search past its budget, Ctrl-C."""
+    conn.set_progress_handler(handler, every)
+    try:
+        yield conn
+    finally:
+        conn.set_progress_handler(None, 0)
 
 
 @contextmanager

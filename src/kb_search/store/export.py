@@ -161,15 +161,13 @@ def _vacuum_into(conn: db.Connection, temp: Path, progress: Progress) -> None:
             return 1  # a non-zero return aborts the statement
         return 0
 
-    conn.set_progress_handler(report, _CHECK_EVERY)
     try:
-        conn.execute("VACUUM INTO ?", (str(temp),))
+        with db.progress_handler(conn, report, _CHECK_EVERY):
+            conn.execute("VACUUM INTO ?", (str(temp),))
     except db.OperationalError:
         if interrupted:
             raise KeyboardInterrupt from None
         raise
-    finally:
-        conn.set_progress_handler(None, 0)
     if interrupted:
         raise KeyboardInterrupt
 
