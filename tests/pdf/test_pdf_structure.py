@@ -15,7 +15,9 @@ pytest.importorskip("reportlab")
 from pdf_samples import HEIGHT, PageSpec, body, lines_of, words, write_pdf  # noqa: E402
 from reportlab.pdfgen.canvas import Canvas  # noqa: E402
 
-from kb_search.formats.pdf import _heading_level, _Line, parse_pdf  # noqa: E402
+from kb_search.formats.pdf import parse_pdf  # noqa: E402
+from kb_search.formats.pdf_layout import Line  # noqa: E402
+from kb_search.formats.pdf_structure import heading_level  # noqa: E402
 from kb_search.parsed import ChunkSettings  # noqa: E402
 
 SETTINGS = ChunkSettings(max_tokens=200, min_tokens=40)
@@ -116,10 +118,10 @@ def test_date_line_under_the_title_is_not_a_heading(tmp_path: Path) -> None:
 
 def test_small_capitals_are_a_label_not_a_heading() -> None:
     """Capitals or bold make a heading at the body's size, not in a 7pt caption."""
-    label = _Line("SOURCE NATIONAL ARCHIVES", 1, 72, 200, 200, 207, 7.0, False, 0)
-    assert _heading_level(label, 10.0, []) is None
+    label = Line("SOURCE NATIONAL ARCHIVES", 1, 72, 200, 200, 207, 7.0, False, 0)
+    assert heading_level(label, 10.0, []) is None
     label.size = 10.0
-    assert _heading_level(label, 10.0, []) == 1
+    assert heading_level(label, 10.0, []) == 1
 
 
 def test_real_headings_still_make_the_chain(tmp_path: Path) -> None:

@@ -1,0 +1,388 @@
+"""PDF document structure: ordered lines -> title, headings, paragraphs, chunks.
+
+Drops running headers, footers and page numbers, rejoins words hyphenated across lines and
+pages, ranks headings by font size, bold, capitals and numbering, picks the title, groups lines
+into paragraphs and cuts them under the shared rules of ``chunking/units.py``.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections import Counter
+from dataclasses import dataclass
+from itertools import pairwise
+from pathlib import Path
+
+from kb_search.chunking.segment import Cut
+from kb_search.chunking.tokens import TokenCounter
+from kb_search.chunking.units import Passage, chunk_passages
+from kb_search.formats import pdf_front as front
+from kb_search.formats.pdf_layout import TABLE_CELLS, Line, Page
+from kb_search.parsed import ChunkSettings
+
+HYPHENS = "-\u00ad\u2010\u2011"
+LINE_END_HYPHEN_RE = re.compile(r"(\w+)([-\u00ad\u2010\u2011\u2013])$")
+BULLET_RE = re.compile(r"^([\u2022\u00b7\u25aa\u25e6\u2023\u2013*-]|\(?\d{1,2}[.)]|\(?[a-z][.)])\s")
+NUMBERED_HEADING_RE = re.compile(r"^((\d+(\.\d+)*)\.?|[IVX]{1,5}\.|[A-H]\.)\s+\S")
+NUMBER_PREFIX_RE = re.compile(r"^((\d+(\.\d+)*)\.?|[IVX]{1,5}\.|[A-H]\.)\s+")
+# A line that starts with one of these continues a sentence from the line above.
+CONTINUATION_WORDS = frozenset(
+    {"a", "an", "and", "as", "at", "but", "by", "for", "from", "in", "is", "it", "of", "on"}
+    | {"or", "that", "the", "to", "was", "we", "which", "with"}
+)
+SENTENCE_BREAK_RE = re.compile(r"[^\W\d_]{3,}[.!?]\s+[A-Z]")
+PAGE_NUMBER_RE = re.compile(
+    r"^[-\u2013\s]*(page\s+)?(\d{1,4}|[ivxlc]{1,6})(\s*(/|of)\s*\d{1,4})?[-\u2013\s]*$", re.I
+)
+WORD_RE = re.compile(r"[^\W\d_][\w\-\u2010]*\w|\w+", re.UNICODE)
+MEANINGLESS_TITLE_RE = re.compile(
+    r"^(untitled|title|document\d*|microsoft (word|powerpoint).*"
+    r"|.*\.(docx?|pdf|tex|dvi|rtf|odt|pptx?|xlsx?|indd|exe|e?ps|txt|html?|qxd|wpd))$",
+    re.I,
+)
+
+
+@dataclass
+class Para:
+    text: str
+    page: int
+    heading_level: int | None = None
+    chain: str | None = None
+
+
+# --------------------------------------------------------------------------- cleanup
+
+
+def body_size(pages: list[Page]) -> float:
+    sizes: Counter[float] = Counter()
+    for page in pages:
+        for line in page.lines:
+            if line.size > 0:
+                sizes[round(line.size * 2) / 2] += len(line.text)
+    return sizes.most_common(1)[0][0] if sizes else 0.0
+
+
+def _edge_lines(page: Page) -> list[Line]:
+    """The two topmost and two bottom-most lines, when they sit in the page margins."""
+    ordered = sorted(page.lines, key=lambda ln: ln.y0)
+    picked = ordered[:2] + ordered[-2:]
+    margin = 0.15 * page.height
+    return [ln for ln in picked if ln.y1 <= margin or ln.y0 >= page.height - margin]
+
+
+def remove_headers_footers(pages: list[Page]) -> None:
+    counts: Counter[str] = Counter()
+    for page in pages:
+        counts.update({_norm_key(ln.text) for ln in _edge_lines(page)})
+    threshold = max(3, 0.3 * len(pages))
+    repeated = {k for k, n in counts.items() if n >= threshold} if len(pages) >= 3 else set()
+    for page in pages:
+        drop = {
+            id(ln)
+            for ln in _edge_lines(page)
+            if _norm_key(ln.text) in repeated or PAGE_NUMBER_RE.match(ln.text)
+        }
+        if drop and len(drop) < len(page.lines):
+            page.lines = [ln for ln in page.lines if id(ln) not in drop]
+
+
+def _norm_key(text: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"\d+", "#", text.lower())).strip()
+
+
+def fix_page_break_hyphens(paras: list[Para]) -> None:
+    """'infor-' at the foot of one page and 'mation' atop the next become one word."""
+    for prev, nxt in pairwise(paras):
+        if prev.page == nxt.page or prev.heading_level or nxt.heading_level:
+            continue
+        m = re.search(r"(\s|^)(\w+)[" + HYPHENS + r"]$", prev.text)
+        if m and nxt.text[:1].islower():
+            prev.text = prev.text[: m.start(2)].rstrip()
+            nxt.text = m.group(2) + nxt.text
+    paras[:] = [p for p in paras if p.text]
+
+
+# --------------------------------------------------------------------------- headings, title
+
+
+def heading_level(line: Line, body_size: float, heading_sizes: list[float]) -> int | None:
+    text = line.text
+    words = text.split()
+    if line.cells >= TABLE_CELLS or not _could_be_heading(text, words):
+        return None
+    numbered = NUMBERED_HEADING_RE.match(text)
+    larger = body_size > 0 and line.size >= 1.15 * body_size
+    if text[-1] == "." and not (numbered and len(words) <= 2):
+        return None
+    letters = [c for c in text if c.isalpha()]
+    # bold or capitals make a heading only at the body's size or above: a short line in small
+    # capitals is a label, a caption or a running header
+    body_or_larger = body_size == 0 or line.size >= 0.95 * body_size
+    caps = len(letters) >= 4 and all(c.isupper() for c in letters) and len(words) <= 8
+    caps = caps and body_or_larger
+    bold = line.bold and len(words) <= 10 and body_or_larger
+    dotted = numbered is not None and ("." in numbered.group(1) or not numbered.group(2))
+    if numbered and (larger or line.bold or caps or (dotted and _title_case(words[1:]))):
+        return numbered.group(1).rstrip(".").count(".") + 1 if numbered.group(2) else 1
+    if larger:
+        return _size_level(line.size, heading_sizes)
+    if caps or bold:
+        return len(heading_sizes) + 1
+    return None
+
+
+def _could_be_heading(text: str, words: list[str]) -> bool:
+    if not (1 <= len(words) <= 15 and len(text) <= 120) or text[-1] in ",;" or text.count(",") > 1:
+        return False
+    return _wordy(text) and not PAGE_NUMBER_RE.match(text) and not _reads_like_prose(text)
+
+
+def _reads_like_prose(text: str) -> bool:
+    """A line of running text, whatever its font: it goes on from the line above ('and the
+    largest ...'), holds the end of one sentence and the start of another ('invent. They'),
+    or is a date."""
+    rest = NUMBER_PREFIX_RE.sub("", text, count=1)
+    first = re.match(r"\W*([^\W\d_]+)", rest)
+    if first and first.group(1) in CONTINUATION_WORDS:
+        return True
+    return SENTENCE_BREAK_RE.search(text) is not None or front.DATE_RE.match(text) is not None
+
+
+def _wordy(text: str) -> bool:
+    visible = [c for c in text if not c.isspace()]
+    letters = sum(c.isalpha() for c in visible)
+    return letters >= 2 and letters >= 0.5 * len(visible)
+
+
+def _size_level(size: float, heading_sizes: list[float]) -> int:
+    for level, head in enumerate(heading_sizes, start=1):
+        if size >= 0.92 * head:
+            return level
+    return len(heading_sizes) + 1
+
+
+def _title_case(words: list[str]) -> bool:
+    significant = [w for w in words if len(w) >= 4 and w[0].isalpha()]
+    return bool(significant) and all(w[0].isupper() for w in significant)
+
+
+def _heading_sizes(pages: list[Page], body_size: float) -> list[float]:
+    """Distinct heading font sizes, largest first; sizes within 8% count as one."""
+    if body_size <= 0:
+        return []
+    sizes = sorted(
+        (
+            ln.size
+            for p in pages
+            for ln in p.lines
+            if ln.size >= 1.15 * body_size and _could_be_heading(ln.text, ln.text.split())
+        ),
+        reverse=True,
+    )
+    heads: list[float] = []
+    for size in sizes:
+        if not heads or size < 0.92 * heads[-1]:
+            heads.append(size)
+    return heads[:4]
+
+
+def choose_title(meta_title: str | None, pages: list[Page], body: float, path: Path) -> str:
+    """The Title field when sane, else the largest lines atop the first page with text that
+    are not authors' e-mails, affiliations, dates, table rows or a generic 'Contents'."""
+    if meta_title and _meaningful_title(meta_title, path):
+        return meta_title
+    first = next((p for p in pages if p.lines), None)
+    if first is not None:
+        top = sorted(first.lines, key=lambda ln: ln.y0)[:15]
+        named = [ln for ln in top if _could_name_document(ln)]
+        big = [ln for ln in named if body > 0 and ln.size >= 1.15 * body]
+        if big:
+            return _title_lines(top, max(big, key=lambda ln: ln.size))
+        sizes = _heading_sizes(pages, body)
+        for line in named:
+            if heading_level(line, body, sizes) is not None:
+                return line.text[:200]
+    return path.stem
+
+
+def _could_name_document(line: Line) -> bool:
+    text = line.text
+    return (
+        len(text) <= 150
+        and line.cells < TABLE_CELLS
+        and _wordy(text)
+        and not front.is_front_matter(text)
+        and not front.is_generic_heading(text)
+    )
+
+
+def _title_lines(top: list[Line], largest: Line) -> str:
+    """The largest line on page 1 plus the lines it wraps onto (same block and size, close)."""
+    index = top.index(largest)
+    lines = [largest]
+    for line in top[index + 1 : index + 3]:
+        prev = lines[-1]
+        same = line.block == prev.block and abs(line.size - prev.size) <= 0.05 * prev.size
+        if not same or line.y0 - prev.y1 > 0.8 * prev.size or not _could_name_document(line):
+            break
+        lines.append(line)
+    return " ".join(ln.text for ln in lines)[:200]
+
+
+def _meaningful_title(title: str, path: Path) -> bool:
+    t = title.strip()
+    if len(t) < 3 or not re.search(r"[^\W\d_]{2}", t):
+        return False
+    return not (
+        MEANINGLESS_TITLE_RE.match(t) or t.lower() == path.stem.lower() or front.is_default_title(t)
+    )
+
+
+# --------------------------------------------------------------------------- paragraphs
+
+
+def paragraphs(pages: list[Page], body_size: float, title: str) -> list[Para]:
+    sizes = _heading_sizes(pages, body_size)
+    vocab, hyphenated = _vocabulary(pages)
+    paras: list[Para] = []
+    stack: list[tuple[int, str]] = []
+    for page in pages:
+        for group in _group_lines(page.lines, body_size, sizes):
+            first = group[0]
+            if first.cells >= TABLE_CELLS:
+                text = "\n".join(ln.text for ln in group)
+            else:
+                text = _join_lines([ln.text for ln in group], vocab, hyphenated)
+            if first.heading_level is not None:
+                if text == title:
+                    paras.append(Para(text, page.number, None, _chain(stack)))
+                    continue
+                while stack and stack[-1][0] >= first.heading_level:
+                    stack.pop()
+                stack.append((first.heading_level, text[:80]))
+            paras.append(Para(text, page.number, first.heading_level, _chain(stack)))
+    return paras
+
+
+def _chain(stack: list[tuple[int, str]]) -> str | None:
+    return " > ".join(text for _level, text in stack) or None
+
+
+def _group_lines(lines: list[Line], body_size: float, sizes: list[float]) -> list[list[Line]]:
+    """Split a page's lines (already in reading order) into paragraphs."""
+    for line in lines:
+        line.heading_level = heading_level(line, body_size, sizes)
+    _demote_long_heading_runs(lines)
+    pitch = _typical_pitch(lines)
+    groups: list[list[Line]] = []
+    for line in lines:
+        prev = groups[-1][-1] if groups else None
+        if prev is None or _starts_paragraph(prev, line, pitch):
+            groups.append([line])
+        else:
+            groups[-1].append(line)
+    return groups
+
+
+def _demote_long_heading_runs(lines: list[Line]) -> None:
+    """More than three heading-like lines in a row at one size is body text, e.g. a big abstract."""
+    run: list[Line] = []
+    for line in [*lines, None]:
+        if (
+            line is not None
+            and line.heading_level is not None
+            and (not run or (run[-1].block == line.block and abs(run[-1].size - line.size) < 0.5))
+        ):
+            run.append(line)
+            continue
+        if len(run) > 3 and not any(NUMBERED_HEADING_RE.match(ln.text) for ln in run[1:]):
+            for ln in run:
+                ln.heading_level = None
+        run = [line] if line is not None and line.heading_level is not None else []
+
+
+def _typical_pitch(lines: list[Line]) -> float:
+    pitches = [
+        b.y0 - a.y0
+        for a, b in pairwise(lines)
+        if a.block == b.block and b.y0 > a.y0 and a.heading_level is None
+    ]
+    return statistics.median(pitches) if pitches else 0.0
+
+
+def _starts_paragraph(prev: Line, line: Line, pitch: float) -> bool:
+    if line.block != prev.block or line.y0 < prev.y0:
+        return True
+    if (line.cells >= TABLE_CELLS) != (prev.cells >= TABLE_CELLS):
+        return True
+    if (line.heading_level is None) != (prev.heading_level is None):
+        return True
+    if line.heading_level is not None:
+        # a heading wrapped over two lines continues; a new heading starts a new paragraph
+        return line.heading_level != prev.heading_level or line.y0 - prev.y1 > 0.6 * line.size
+    if pitch and line.y0 - prev.y0 > 1.4 * pitch:
+        return True
+    if prev.size and abs(line.size - prev.size) > 0.2 * prev.size:
+        return True
+    if BULLET_RE.match(line.text):
+        return True
+    indent = line.size or 8.0
+    return (
+        line.x0 - prev.x0 > 0.8 * indent
+        and prev.text[-1:] in ".!?:"
+        and not BULLET_RE.match(prev.text)
+    )
+
+
+def _vocabulary(pages: list[Page]) -> tuple[set[str], set[str]]:
+    """Words seen in the text, and hyphenated words seen inside lines (not at their ends)."""
+    words: set[str] = set()
+    hyphenated: set[str] = set()
+    for page in pages:
+        for line in page.lines:
+            for word in WORD_RE.findall(line.text.lower()):
+                words.add(word)
+                if "-" in word.strip("-"):
+                    hyphenated.add(word)
+    return words, hyphenated
+
+
+def _join_lines(texts: list[str], vocab: set[str], hyphenated: set[str]) -> str:
+    out = texts[0]
+    for text in texts[1:]:
+        m = LINE_END_HYPHEN_RE.search(out)
+        if m is None:
+            out = f"{out} {text}"
+        elif text[:1].islower() and m.group(2) != "\u2013":
+            out = out[: m.end(1)] + _hyphen_kept(m.group(1), text, vocab, hyphenated) + text
+        else:  # "737–" + "9", "Lucene-" + "BM25": a real dash, but no space after it
+            out = out + text
+    return out.replace("\u00ad", "")
+
+
+def _hyphen_kept(head: str, text: str, vocab: set[str], hyphenated: set[str]) -> str:
+    """'-' when the document writes this word with a hyphen elsewhere and never without."""
+    tail = re.match(r"\w+", text)
+    tail_word = tail.group(0) if tail else ""
+    joined = (head + tail_word).lower()
+    return "-" if f"{head}-{tail_word}".lower() in hyphenated and joined not in vocab else ""
+
+
+# --------------------------------------------------------------------------- chunking
+
+
+def chunk(paras: list[Para], settings: ChunkSettings, count: TokenCounter) -> Cut:
+    """The shared chunking rules (headings glued to their text, no small chunks, table rows
+    whole), preferring page boundaries."""
+    passages = [
+        Passage(
+            text=p.text,
+            chain=tuple(p.chain.split(" > ")) if p.chain else (),
+            page=p.page,
+            heading=p.heading_level is not None,
+            rows="\n" in p.text,
+        )
+        for p in paras
+    ]
+    return chunk_passages(passages, settings, count)
