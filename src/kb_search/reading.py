@@ -357,9 +357,9 @@ def _disk_passage(
 def _chunks_over_lines(
     conn: Connection, document: IndexedDocument, lines: tuple[int, int] | None, context: int
 ) -> list[StoredChunk]:
-    """The chunks that hold the lines: those inside the range, and those reaching into it
-    with a line no chunk inside holds (two chunks of a converted page may share the source
-    line where one ends and the other starts)."""
+    """The chunks that hold the lines: the chunk a search cited by exactly these lines; else
+    those inside the range, and those reaching into it with a line no chunk inside holds (the
+    chunks of a converted page may share source lines: one HTML paragraph split in two)."""
     chunks = document_chunks(conn, document.document_id)
     if lines is None:
         return chunks
@@ -370,6 +370,9 @@ def _chunks_over_lines(
     ]  # fmt: skip
     if not meeting:
         raise NotFound(f"no indexed chunk of {document.path} covers lines {lines[0]}-{lines[1]}")
+    exact = [c for c in meeting if (c.line_start, _end(c)) == (first, last)]
+    if exact:
+        return exact
     inside = [c for c in meeting if first <= c.line_start and _end(c) <= last]
     hits = [
         c for c in meeting
@@ -507,12 +510,31 @@ def _index_passage(
         document_id=document.document_id,
         path=document.path,
         from_="index",
-        text="\n\n".join(c.text for c in chunks),
+        text=joined(chunks),
         lines=lines,
         pages=pages,
         chunk_ids=[c.chunk_id for c in chunks],
         note=why,
     )
+
+
+def joined(chunks: list[StoredChunk]) -> str:
+    """Consecutive chunks as one text, each heading line once: a chunk that starts inside a
+    section repeats the section's heading line on top (it must stand alone in search), which a
+    read of its neighbours shows already."""
+    parts: list[str] = []
+    seen: set[str] = set()
+    for chunk in chunks:
+        text = chunk.text
+        first, _, rest = text.partition("\n")
+        heading = markdown_heading(first)
+        title = heading[1] if heading else first.strip()
+        own = (chunk.heading or "").split(" > ")[-1]
+        if parts and own and title == own and first in seen:
+            text = rest.lstrip("\n")
+        parts.append(text)
+        seen.update(text.split("\n"))
+    return "\n\n".join(part for part in parts if part)
 
 
 def _chunk_passage(conn: Connection, given: str, chunk_id: int, request: ReadRequest) -> Passage:
