@@ -57,7 +57,7 @@ def indexed_document(conn: Connection, path: str, cwd: Path | None) -> IndexedDo
     candidates = candidate_paths(conn, path, cwd)
     # The real path too: a file reached through a symlinked folder is indexed by its real
     # path. Only an indexed document is ever found, so this tells nothing about other files.
-    real = [os.path.realpath(c) for c in candidates]
+    real = [r for r in map(_real, candidates) if r is not None]
     for candidate in dict.fromkeys([path, *candidates, *real]):
         row = readable_document(conn, candidate)
         if row:
@@ -77,11 +77,18 @@ def under_roots(conn: Connection, path: str, cwd: Path | None) -> tuple[Path, Pa
         lexical = Path(candidate)
         if _deepest(lexical, roots) is None:
             continue
-        real = Path(os.path.realpath(candidate))
-        root = _deepest(real, roots)
-        if root is not None:
-            return real, root
+        real = _real(candidate)
+        root = None if real is None else _deepest(Path(real), roots)
+        if real is not None and root is not None:
+            return Path(real), root
     return None
+
+
+def _real(path: str) -> str | None:
+    try:
+        return os.path.realpath(path)
+    except OSError:  # a link it may not read (/proc/1/root): no answer about that path
+        return None
 
 
 def _deepest(path: Path, roots: list[Path]) -> Path | None:

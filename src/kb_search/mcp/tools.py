@@ -135,7 +135,7 @@ def run_search(
         options = kb.search_options(
             mode=mode, top=top, variants=tuple(variants or ()), files=files
         )
-        response = kb.search(query, options, explain=explain)
+        response = kb.search(query, options, explain=explain, relative_to_roots=True)
     except KbError as exc:
         raise _tool_error(str(exc)) from exc
     return to_json(project(response, selected) if selected else response.to_dict())
@@ -149,7 +149,10 @@ def document_dict(
     if not ref.strip() or "\x00" in ref:
         raise _tool_error("give a document id or the path of an indexed document")
     try:
-        view = kb.document(ref.strip(), with_chunks=with_chunks, offset=offset, limit=limit)
+        view = kb.document(
+            ref.strip(), with_chunks=with_chunks, offset=offset, limit=limit,
+            relative_to_roots=True,
+        )  # fmt: skip
         data = view.to_dict()
         if view.chunks is not None and limit is not None:
             shown = offset + len(view.chunks)
@@ -216,7 +219,8 @@ class KbTools:
         ] = DEFAULT_GET_BYTES,
     ) -> str:
         try:
-            return to_json(self.kb.get(citations, context, max_bytes).to_dict())
+            reading = self.kb.get(citations, context, max_bytes, relative_to_roots=True)
+            return to_json(reading.to_dict())
         except KbError as exc:
             raise _tool_error(str(exc)) from exc
 
