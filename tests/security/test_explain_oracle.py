@@ -21,6 +21,10 @@ from kb_search.mcp.server import build_server
 from kb_testing import HashEmbedder
 
 OUTSIDE = "not under any added folder"
+HOST_PATHS = (
+    "/etc/shadow", "/etc/no-such-file", "/proc/1/root/x", "/proc/self/cwd/notes/unindexed.xyz",
+    "~", "~/.ssh/id_rsa",
+)  # fmt: skip
 
 
 @pytest.fixture
@@ -48,8 +52,7 @@ def test_an_outside_path_gets_the_same_answer_whether_it_exists_or_not(added, tm
     with kb:
         there = _explain(kb, str(outside / "secret.txt"))
         not_there = _explain(kb, str(outside / "no-such-file.txt"))
-        host = [_explain(kb, p) for p in ("/etc/shadow", "/etc/no-such-file", "/proc/1/root/x",
-                                          "/proc/self/cwd/notes/unindexed.xyz", "~", "~/.ssh/id_rsa")]  # fmt: skip
+        host = [_explain(kb, p) for p in HOST_PATHS]
     for answer in (there, not_there, *host):
         assert answer["indexed"] is False and answer["status"] == "not indexed", answer
         assert answer["reason"] == OUTSIDE, answer
