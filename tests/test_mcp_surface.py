@@ -75,7 +75,7 @@ def test_instructions_come_from_the_index(tmp_path: Path):
     assert "2 documents (1 markdown, 1 text)" in text
     assert roots and all(r in text for r in roots)
     assert "ops" in text and HashEmbedder.name in text
-    assert "variants" in text and "compact=true" in text
+    assert "variants" in text and "compact" in text
 
 
 def test_every_tool_method_is_listed_once_and_every_listed_tool_has_a_method(tmp_path: Path):
@@ -105,7 +105,8 @@ def test_one_search_tool_takes_mode_variants_and_files(tmp_path: Path):
         async def main() -> tuple[dict[str, Any], dict[str, Any], str]:
             async with Client(server) as client:
                 both = await client.call_tool(
-                    "search", {"query": "roll back", "variants": ["lex: backoff jitter"]}
+                    "search",
+                    {"query": "roll back", "variants": ["lex: backoff jitter"], "compact": False},
                 )
                 lexical = await client.call_tool(
                     "search", {"query": "retry", "mode": "lexical", "files": True}
