@@ -194,7 +194,7 @@ def _file_text(document: IndexedDocument, request: ReadRequest) -> tuple[str | N
     if not request.raw and document.doc_type not in SOURCE_LINE_TYPES:
         return None, None
     if document.document_id not in request.disk:
-        request.disk[document.document_id] = current_text(document)
+        request.disk[document.document_id] = current_text(document, request.raw)
     file_text, why = request.disk[document.document_id]
     if request.raw and file_text is None:
         raise UserInputError(
@@ -302,15 +302,15 @@ def _member_of(chunk: StoredChunk, wanted: str) -> bool:
 # ---- the file on disk ---------------------------------------------------------------------
 
 
-def current_text(document: IndexedDocument) -> tuple[str | None, str | None]:
+def current_text(document: IndexedDocument, raw: bool = False) -> tuple[str | None, str | None]:
     """(the file's text, None) when it is a regular text file that still hashes to what was
     indexed; else (None, why not). Documents located by pages only (PDF, slides) or nothing
-    (HTML until its chunks carry lines) are served from the index."""
+    are served from the index, unless `raw` asks for the file's text whatever it is."""
     from kb_search.formats.reader import SNIFF_BYTES, decode_bytes, looks_binary
     from kb_search.regular import read_regular
     from kb_search.store.documents import content_hash
 
-    if not document.has_lines:
+    if not document.has_lines and not raw:
         return None, None
     if document.size > MAX_DISK_BYTES:
         return None, None

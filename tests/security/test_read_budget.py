@@ -14,13 +14,14 @@ from pathlib import Path
 
 import pytest
 
+import kb_search
 from kb_search.config import load_config
 from kb_search.errors import SearchError
 from kb_search.knowledge_base import KnowledgeBase
 from kb_search.search.budget import SEARCH_CANCELLED
 from kb_testing import HashEmbedder
 
-SRC = Path(__file__).resolve().parents[2] / "src"
+SRC = Path(kb_search.__file__).resolve().parents[1]  # the kb_search under test
 
 
 def _kb(tmp_path: Path, lines: list[str]) -> KnowledgeBase:
