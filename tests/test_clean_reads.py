@@ -9,9 +9,9 @@ import json
 from pathlib import Path
 
 import pytest
+
 from formats.test_format_archives import ODT_BODY, make_epub, odf
 from formats.test_format_documents import notebook
-
 from kb_search.config import load_config
 from kb_search.errors import NotFound, UserInputError
 from kb_search.knowledge_base import KnowledgeBase
@@ -26,7 +26,8 @@ SPHINX_HTML = """<!DOCTYPE html>
 <div class="body">
 <h1>Throttling<a class="headerlink" href="#throttling">¶</a></h1>
 <p>Throttling is similar to permissions, in that it determines if a request should be
-authorized. Set the <code class="docutils literal"><span class="pre">DEFAULT_THROTTLE_RATES</span></code>
+authorized. Set the <code class="docutils literal">
+<span class="pre">DEFAULT_THROTTLE_RATES</span></code>
 setting to limit the rate of requests a client may make.</p>
 <h2>Setting the policy<a class="headerlink" href="#setting-the-policy">¶</a></h2>
 <p>The default throttling policy may be set globally, using the
