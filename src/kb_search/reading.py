@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kb_search.errors import NotFound, SearchError, UserInputError
 from kb_search.formats.registry import SOURCE_LINE_TYPES
@@ -108,6 +108,9 @@ class Reading:
         }
 
 
+if TYPE_CHECKING:
+    from kb_search.formats.code_symbols import Symbol
+
 Stop = Callable[[], bool]
 
 
@@ -168,11 +171,11 @@ def read_one(conn: Connection, given: str, request: ReadRequest) -> Passage:
     if match := _CHUNK.fullmatch(text):
         return _chunk_passage(conn, given, int(match[1]), request)
     document, fragment = resolve_citation(conn, text, request.cwd)
-    if fragment.anchor and document.doc_type == "code":
-        fragment = Fragment(lines=symbol_lines(conn, document, fragment.anchor))
-    elif request.symbol:
-        fragment = Fragment(lines=enclosing_symbol(conn, document, fragment))
     file_text, why = _file_text(document, request)
+    if document.doc_type == "code" and (fragment.anchor or request.symbol):
+        fragment = _symbol_fragment(conn, document, fragment, file_text, request.symbol)
+    elif request.symbol:
+        raise UserInputError("--symbol needs a line of a code file: path.py:120 or path.py#L120")
     if fragment.anchor and file_text is not None:
         section = heading_section(file_text, fragment.anchor, request)
         if section is not None:
@@ -186,6 +189,22 @@ def read_one(conn: Connection, given: str, request: ReadRequest) -> Passage:
         return passage
     chunks = _chunks_over_lines(conn, document, fragment.lines, request.context)
     return _index_passage(given, document, chunks, fragment, why)
+
+
+def _symbol_fragment(
+    conn: Connection,
+    document: IndexedDocument,
+    fragment: Fragment,
+    file_text: str | None,
+    around: bool,
+) -> Fragment:
+    """`path.py#Class.method`, or with `around` (`--symbol`) a line widened to its function."""
+    symbols = code_symbols(conn, document, file_text)
+    if fragment.anchor:
+        return Fragment(lines=symbol_lines(symbols, fragment.anchor, document.path))
+    if not fragment.lines:
+        raise UserInputError("--symbol needs a line: path.py:120 or path.py#L120")
+    return Fragment(lines=enclosing_symbol(symbols, fragment.lines[0], document.path))
 
 
 def _file_text(document: IndexedDocument, request: ReadRequest) -> tuple[str | None, str | None]:
@@ -250,53 +269,57 @@ def resolve_citation(
 # ---- code symbols -------------------------------------------------------------------------
 
 
-def symbol_lines(conn: Connection, document: IndexedDocument, wanted: str) -> tuple[int, int]:
-    """The lines of the definition named `wanted` (`Class.method`, `function`, `Class`: a
-    class with its members): its chunks' first line to their last. A name that ends one
-    definition's qualified name (`method` for `Class.method`) works when it is the only one."""
-    chunks = [c for c in document_chunks(conn, document.document_id) if c.line_start]
-    exact = [c for c in chunks if wanted in _symbols(c) or _member_of(c, wanted)]
-    if not exact:
-        tails = {s for c in chunks for s in _symbols(c) if s.endswith("." + wanted)}
-        if len(tails) == 1:
-            return symbol_lines(conn, document, tails.pop())
-        known = sorted({s for c in chunks for s in _symbols(c)})
-        shown = ", ".join(known[:12]) + (", ..." if len(known) > 12 else "")
-        more = f": it defines {shown}" if known else ": it has no symbols"
-        if len(tails) > 1:
-            more = f": {wanted!r} ends {', '.join(sorted(tails))}; give the whole name"
-        raise NotFound(f"{document.path} has no definition {wanted!r}{more}")
-    return min(c.line_start for c in exact), max(c.line_end or c.line_start for c in exact)
+def code_symbols(
+    conn: Connection, document: IndexedDocument, file_text: str | None
+) -> list[Symbol]:
+    """The file's definitions read from its text when it is unchanged (every method, also in a
+    class that fit one chunk); else the symbols its stored chunks carry."""
+    from kb_search.formats.code_symbols import Symbol, file_symbols
+    from kb_search.formats.registry import format_for
+
+    if file_text is not None:
+        found = format_for(Path(document.path), sniff=False)
+        symbols = file_symbols(file_text, Path(document.path), found.language if found else None)
+        if symbols:
+            return symbols
+    spans: dict[str, tuple[int, int]] = {}
+    for chunk in document_chunks(conn, document.document_id):
+        if chunk.line_start is None:
+            continue
+        for name in (s.strip() for s in (chunk.symbol or "").split(",")):
+            if name:
+                first, last = spans.get(name, (chunk.line_start, _end(chunk)))
+                spans[name] = (min(first, chunk.line_start), max(last, _end(chunk)))
+    return [Symbol(name, first, last) for name, (first, last) in spans.items()]
 
 
-def enclosing_symbol(
-    conn: Connection, document: IndexedDocument, fragment: Fragment
-) -> tuple[int, int]:
-    """The lines of the innermost function or class around the cited line (`--symbol`)."""
-    if document.doc_type != "code" or not fragment.lines:
-        raise UserInputError("--symbol needs a line of a code file: path.py:120 or path.py#L120")
-    line = fragment.lines[0]
-    chunks = [c for c in document_chunks(conn, document.document_id) if c.line_start]
-    around = [
-        c for c in chunks
-        if c.symbol and c.line_start <= line <= (c.line_end or c.line_start)
-    ]  # fmt: skip
+def symbol_lines(symbols: list[Symbol], wanted: str, path: str) -> tuple[int, int]:
+    """The lines of the definition named `wanted` (`Class.method`, `function`, `Class` with
+    its members); a name that ends one definition's qualified name (`method` for
+    `Class.method`) when it ends only one."""
+    exact = [s for s in symbols if s.name == wanted or s.name.startswith(wanted + ".")]
+    if exact:
+        return min(s.first for s in exact), max(s.last for s in exact)
+    tails = sorted({s.name for s in symbols if s.name.endswith("." + wanted)})
+    if len(tails) == 1:
+        return symbol_lines(symbols, tails[0], path)
+    if tails:
+        raise NotFound(f"{path}: {wanted!r} ends {', '.join(tails)}; give the whole name")
+    known = sorted({s.name for s in symbols})
+    shown = ", ".join(known[:12]) + (", ..." if len(known) > 12 else "")
+    raise NotFound(
+        f"{path} has no definition {wanted!r}: "
+        + (f"it defines {shown}" if known else "it has no symbols")
+    )
+
+
+def enclosing_symbol(symbols: list[Symbol], line: int, path: str) -> tuple[int, int]:
+    """The lines of the innermost definition around `line` (`--symbol`)."""
+    around = [s for s in symbols if s.first <= line <= s.last]
     if not around:
-        raise NotFound(f"line {line} of {document.path} is outside every function and class")
-    innermost = min(around, key=lambda c: (c.line_end or c.line_start) - c.line_start)
-    name = _symbols(innermost)[0] if "," not in (innermost.symbol or "") else None
-    if name is None:  # a chunk that packs several small definitions: this one chunk
-        return innermost.line_start, innermost.line_end or innermost.line_start
-    return symbol_lines(conn, document, name)
-
-
-def _symbols(chunk: StoredChunk) -> list[str]:
-    """A chunk's symbol names (a pack of small definitions lists them, comma-separated)."""
-    return [s.strip() for s in (chunk.symbol or "").split(",") if s.strip()]
-
-
-def _member_of(chunk: StoredChunk, wanted: str) -> bool:
-    return any(s.startswith(wanted + ".") for s in _symbols(chunk))
+        raise NotFound(f"line {line} of {path} is outside every function and class")
+    innermost = min(around, key=lambda s: (s.last - s.first, -s.first))
+    return innermost.first, innermost.last
 
 
 # ---- the file on disk ---------------------------------------------------------------------
