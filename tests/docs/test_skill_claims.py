@@ -68,6 +68,9 @@ def corpus(tmp_path: Path) -> Path:
     )
     (root / "retry.py").write_text(RETRY)
     (root / "wal.html").write_text(PAGE)
+    sections = [f"## Part {n}\n\nPart {n} of the log rotation policy." for n in range(6)]
+    (root / "rotation.md").write_text("# Rotation\n\n" + "\n\n".join(sections) + "\n")
+    (root / "ops" / "logs.md").write_text("# Logs\n\nLog rotation keeps a week of files.\n")
     return root
 
 
@@ -152,8 +155,31 @@ def test_query_syntax(indexed):
     assert defined["score_breakdown"].get("defines")
 
 
+def test_per_file_cap(kb, corpus, environment):
+    environment.env["KB_CHUNK_MIN_TOKENS"] = "1"  # one chunk per section of rotation.md
+    environment.env["KB_CHUNK_MAX_TOKENS"] = "16"
+    kb("add", str(corpus))
+    said(
+        "At most 3 chunks of one file come before other files' chunks (`--per-file N` changes"
+        " it, `0` lifts it)",
+    )
+
+    def order(*args: str) -> list[str]:
+        found = search(kb, "log rotation policy", "--mode", "lexical", *args)["results"]
+        return [r["source"]["rel_path"] for r in found]
+
+    capped = order()
+    assert capped.count("notes/rotation.md") > 3
+    first_other = next(i for i, p in enumerate(capped) if p != "notes/rotation.md")
+    assert first_other <= 3
+    assert next(i for i, p in enumerate(order("--per-file", "1")) if p != "notes/rotation.md") <= 1
+
+
 def test_phrasings_and_scores(indexed):
     said(
+        "a chunk found by one leg only scores at most 0.5, or 0.55 when it is among that leg's"
+        " first 3.",
+        "`legs`: `ok`, `empty` (ran, found nothing) or `error: why`",
         "Each result's `found_by` lists `[phrasing, leg, rank]` for every phrasing that found it"
         " (0 = the query, 1.. = the variants in order); the full JSON's `variants` lists them with"
         " each leg's status.",
@@ -166,6 +192,13 @@ def test_phrasings_and_scores(indexed):
     hit = next(r for r in answer["results"] if r["source"]["rel_path"] == "notes/git.md")
     assert any(found[0] == 1 and found[1] == "lexical" for found in hit["found_by"])
     assert all(0 <= r["score"] <= 1 for r in answer["results"])
+    plain = search(indexed, "install git backups retention")
+    assert set(plain["legs"].values()) <= {"ok", "empty"}
+    for result in plain["results"]:
+        legs = result["score_breakdown"]
+        if (legs.get("fts") is None) != (legs.get("vector") is None):
+            rank = legs.get("fts_rank") or legs.get("vector_rank")
+            assert result["score"] <= (0.55 if rank <= 3 else 0.5) + 1e-9, result
     meaning = search(indexed, "zzyzx quorble")
     assert meaning["total_matches"] == 0
 
