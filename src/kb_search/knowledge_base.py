@@ -11,7 +11,8 @@ from __future__ import annotations
 import functools
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -283,11 +284,11 @@ class KnowledgeBase:
         leg = self.vector_leg()
         if leg.search is None or leg.table is None:
             raise UserInputError(f"similarity needs vectors: {leg.unavailable}")
-        conn = self.reader()
         index, table = leg.search.index, leg.table.name
-        if chunk:
-            return similar_chunks(conn, index, table, self._chunk_id(ref), top)
-        return similar_documents(conn, index, table, self._document_id(conn, ref), top)
+        with self.budgeted("similarity query") as (conn, _):
+            if chunk:
+                return similar_chunks(conn, index, table, self._chunk_id(ref), top)
+            return similar_documents(conn, index, table, self._document_id(conn, ref), top)
 
     def document(
         self,
@@ -302,15 +303,15 @@ class KnowledgeBase:
         from kb_search.locating import indexed_document
         from kb_search.store.inventory import get_document
 
-        conn = self.reader()
-        if relative_to_roots and not str(ref).strip().isdigit():
-            found = indexed_document(conn, str(ref).strip().split("#", 1)[0], None)
-            if found is None:
-                raise NotFound(f"no indexed document matches {ref!r}")
-            ref = str(found.document_id)
-        return get_document(
-            conn, ref, with_chunks=with_chunks, cwd=self.cwd, offset=offset, limit=limit
-        )
+        with self.budgeted("document read") as (conn, _):
+            if relative_to_roots and not str(ref).strip().isdigit():
+                found = indexed_document(conn, str(ref).strip().split("#", 1)[0], None)
+                if found is None:
+                    raise NotFound(f"no indexed document matches {ref!r}")
+                ref = str(found.document_id)
+            return get_document(
+                conn, ref, with_chunks=with_chunks, cwd=self.cwd, offset=offset, limit=limit
+            )
 
     def get(
         self,
@@ -329,24 +330,33 @@ class KnowledgeBase:
         with `relative_to_roots`."""
         from kb_search.reading import read_citations
 
+        cwd = None if relative_to_roots else self.cwd
+        with self.budgeted("read") as (conn, budget):
+            return read_citations(
+                conn, citations, context, max_bytes, cwd,
+                raw=raw, symbol=symbol, should_stop=budget.spent,
+            )  # fmt: skip
+
+    @contextmanager
+    def budgeted(self, what: str) -> Iterator[tuple[db.Connection, SearchBudget]]:
+        """The reader connection inside one request's budget, as a search has: its SQL stops
+        past `search.timeout_s` or when the client cancels, and the error says `what` ran
+        past its budget (a read, a document page, a similarity query)."""
         conn = self.reader()
         budget = SearchBudget(self.config["search.timeout_s"])
-        cwd = None if relative_to_roots else self.cwd
         try:
             with db.progress_handler(conn, budget.spent):
-                return read_citations(
-                    conn, citations, context, max_bytes, cwd,
-                    raw=raw, symbol=symbol, should_stop=budget.spent,
-                )  # fmt: skip
+                yield conn, budget
         except (db.OperationalError, SearchError) as exc:
             if not budget.spent():
                 raise
-            raise budget.stopped("read") from exc
+            raise budget.stopped(what) from exc
 
     def chunk(self, chunk_id: int | str, context: int = 0) -> list[ChunkView]:
         from kb_search.store.inventory import get_chunk
 
-        return get_chunk(self.reader(), self._chunk_id(chunk_id), context)
+        with self.budgeted("chunk read") as (conn, _):
+            return get_chunk(conn, self._chunk_id(chunk_id), context)
 
     def documents(
         self,
