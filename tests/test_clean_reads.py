@@ -189,3 +189,31 @@ def test_compact_results_of_code_are_headed_by_their_symbol(tmp_path, folder):
         by_citation = {r["citation"]: r["heading"] for r in compact}
         hit = next(r for r in response.results if r.source.symbol == "Retry.backoff")
         assert by_citation[hit.citation] == "Retry.backoff"
+
+
+GO = """package badge
+
+// Handler serves badges.
+type Handler struct {
+	namespace string
+}
+
+// ServeHTTP writes the badge.
+func (h *Handler) ServeHTTP(w int, r int) {
+	_ = w
+	_ = r
+}
+"""
+
+
+def test_go_code_is_read_by_symbol_with_its_doc_comment(tmp_path):
+    code = tmp_path / "code"
+    code.mkdir()
+    (code / "badge.go").write_text(GO)
+    with _kb(tmp_path) as kb:
+        kb.add([code])
+        method = kb.get([f"{code}/badge.go#ServeHTTP"]).passages[0]
+        assert method.text.startswith("// ServeHTTP writes the badge.\nfunc (h *Handler)")
+        assert method.text.rstrip().endswith("}")
+        around = kb.get([f"{code}/badge.go:10"], symbol=True).passages[0]
+        assert around.lines == method.lines

@@ -17,7 +17,7 @@ from kb_search.formats.code_outline import Definition, read_outline
 @dataclass(frozen=True)
 class Symbol:
     name: str  # qualified: "Class.method"
-    first: int  # 1-based, the signature (decorators included)
+    first: int  # 1-based: the signature, with its decorators or leading doc comment
     last: int  # 1-based, inclusive
 
 
@@ -57,5 +57,5 @@ def _python_symbols(text: str) -> list[Symbol] | None:
 
 def _flatten(definitions: list[Definition], found: list[Symbol]) -> None:
     for definition in definitions:
-        found.append(Symbol(definition.symbol, definition.head + 1, max(definition.end, 1)))
+        found.append(Symbol(definition.symbol, definition.start + 1, max(definition.end, 1)))
         _flatten(definition.children, found)
