@@ -298,11 +298,11 @@ def test_explain_files_that_are_not_indexed(kb, corpus, tmp_path):
                            ("failed", corpus / "broken.pdf"))  # fmt: skip
     }
     assert all(not e["indexed"] and e["status"] == "not indexed" for e in reasons.values())
-    assert "never added" in reasons["never"]["reason"]
+    assert reasons["never"]["reason"] == "not under any added folder"
     assert ".kbignore" in reasons["ignored"]["reason"]
     assert reasons["failed"]["reason"].startswith("it failed to index: ")
     human = kb("search", "fog horn", "--explain", str(outside), "--format", "human").stdout
-    assert "outside.md: not indexed: never added" in human
+    assert "outside.md: not indexed: not under any added folder" in human
 
 
 def test_stats_say_where_the_paths_of_a_db_built_elsewhere_point(kb, numbered, tmp_path):

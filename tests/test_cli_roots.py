@@ -104,12 +104,19 @@ def test_unknown_command_and_option_suggest_the_near_one(kb):
 def test_unknown_filter_values_are_errors_with_suggestions(kb, tmp_path):
     notes = make_folder(tmp_path / "notes", ["a.md"])
     kb("add", str(notes), "--tag", "git")
-    typo = kb("search", "burrows", "--type", "pfd", ok=False)
-    assert typo.exit_code == 1 and "did you mean 'pdf'?" in typo.stderr
+    typo = kb("search", "burrows", "--type", "mrakdown", ok=False)
+    assert typo.exit_code == 1 and "did you mean 'markdown'?" in typo.stderr
     inline = kb("search", "burrows tag:gti", ok=False)
     assert inline.exit_code == 1 and "did you mean 'git'?" in inline.stderr
-    # A known type with nothing indexed yet is a fair question: an empty answer.
-    assert kb.json("search", "burrows", "--type", "pdf")["results"] == []
+    # One rule for every filter: a type kb reads but the index does not hold is an error that
+    # lists what the index holds (not an empty answer, not the 19 types kb can read).
+    absent = kb("search", "burrows", "--type", "pdf", ok=False)
+    assert absent.exit_code == 1
+    assert "no type 'pdf' in the index: (it has types: markdown)" in absent.stderr
+    pfd = kb("search", "burrows", "--type", "pfd", ok=False)
+    assert "(it has types: markdown)" in pfd.stderr and "'pdf'" not in pfd.stderr.split(":", 1)[1]
+    lang = kb("search", "burrows", "--lang", "en", ok=False)
+    assert "no language 'en' in the index: (it has languages of code: none)" in lang.stderr
     assert kb.json("search", "burrows", "--tag", "git")["results"]
 
 

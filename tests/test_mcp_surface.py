@@ -17,8 +17,18 @@ from kb_search.mcp.tools import TOOLS, KbTools
 from kb_search.search.fusion import FUSIONS
 from kb_testing import HashEmbedder
 
-# Our share of the 1,500-token budget for tools/list: the rest is for the exact-read tools.
-OWN_BUDGET = 1500  # issue 23: the whole tool list an agent pays for, cl100k tokens
+OWN_BUDGET = 1500  # issues 23, 34: the whole tool list an agent pays for, cl100k tokens
+# The search budget's arguments (issue 34), counted as they will be described even before the
+# search tool has them, so that the list stays under the budget once they land.
+BUDGET_ARGUMENTS = {
+    "max_tokens": {
+        "type": "integer",
+        "minimum": 1,
+        "description": "Token budget for the results (cl100k), cut at a chunk boundary;"
+        " next_cursor continues.",
+    },
+    "cursor": {"type": "string", "description": "next_cursor of the previous answer."},
+}
 
 
 def cl100k_tokens(text: str) -> int:
@@ -64,6 +74,9 @@ def test_tools_list_fits_the_budget_with_one_search_tool(tmp_path: Path):
     assert names.count("search") == 1 and not any(n.startswith("search_") for n in names)
     search = next(t for t in tools if t["name"] == "search")
     assert set(search["inputSchema"]["properties"]) >= {"query", "variants", "mode", "files"}
+    properties = search["inputSchema"]["properties"]
+    for name, schema in BUDGET_ARGUMENTS.items():
+        properties.setdefault(name, schema)
     tokens = cl100k_tokens(json.dumps(tools, separators=(",", ":")))
     assert tokens <= OWN_BUDGET, tokens
 
@@ -75,7 +88,7 @@ def test_instructions_come_from_the_index(tmp_path: Path):
     assert "2 documents (1 markdown, 1 text)" in text
     assert roots and all(r in text for r in roots)
     assert "ops" in text and HashEmbedder.name in text
-    assert "variants" in text and "compact=true" in text
+    assert "variants" in text and "compact" in text
 
 
 def test_every_tool_method_is_listed_once_and_every_listed_tool_has_a_method(tmp_path: Path):
@@ -105,7 +118,8 @@ def test_one_search_tool_takes_mode_variants_and_files(tmp_path: Path):
         async def main() -> tuple[dict[str, Any], dict[str, Any], str]:
             async with Client(server) as client:
                 both = await client.call_tool(
-                    "search", {"query": "roll back", "variants": ["lex: backoff jitter"]}
+                    "search",
+                    {"query": "roll back", "variants": ["lex: backoff jitter"], "compact": False},
                 )
                 lexical = await client.call_tool(
                     "search", {"query": "retry", "mode": "lexical", "files": True}

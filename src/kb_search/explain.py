@@ -8,11 +8,13 @@ and what removed them: a filter, an exclusion, the leg depth, the score threshol
 
 from __future__ import annotations
 
-import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kb_search.errors import KbError
+from kb_search.locating import NOT_UNDER_ROOTS, under_roots
+from kb_search.sanitize import valid_text
 from kb_search.search.filters import filter_sql
 from kb_search.search.legs import LegResult, VectorLeg, lexical_leg, vector_leg
 from kb_search.search.pipeline import SearchOptions, Trace
@@ -62,14 +64,15 @@ def explain_path(
     trace: Trace,
     returned: list[int],
     vector: VectorLeg | None,
-    cwd: Path,
+    cwd: Path | None,
 ) -> Explanation:
-    """Where `path`'s chunks stood at each stage of the search `trace` recorded."""
+    """Where `path`'s chunks stood at each stage of the search `trace` recorded. `cwd` None:
+    a relative path is relative to the added folders (`locating`)."""
     from kb_search.reading import resolve_citation
 
     try:
         document, _ = resolve_citation(conn, path, cwd)
-    except Exception:  # noqa: BLE001 - NotFound or a bad fragment: the file is not indexed
+    except KbError:  # NotFound or a bad fragment: the file is not indexed
         return not_indexed(conn, path, cwd)
     chunk_ids = document_chunk_ids(conn, document.document_id)
     query = trace.query
@@ -202,17 +205,20 @@ def failed_filters(conn: Connection, document_id: int, filters: Filters) -> list
     return failed
 
 
-def not_indexed(conn: Connection, path: str, cwd: Path) -> Explanation:
-    """Why a file is not in the index, from what kb remembers and the file system."""
-    full = Path(os.path.realpath(os.path.join(cwd, os.path.expanduser(path.split("#")[0]))))
-    return Explanation(str(full), False, "not indexed", why_not_indexed(conn, full))
+def not_indexed(conn: Connection, path: str, cwd: Path | None) -> Explanation:
+    """Why a file is not in the index, from what kb remembers and the file system; only for
+    a path under an added folder (of any other, not even whether it exists)."""
+    given = path.split("#")[0]
+    found = under_roots(conn, given, cwd)
+    if found is None:
+        return Explanation(valid_text(given), False, "not indexed", NOT_UNDER_ROOTS)
+    full, root = found
+    return Explanation(str(full), False, "not indexed", why_not_indexed(conn, full, root))
 
 
-def why_not_indexed(conn: Connection, path: Path) -> str:
+def why_not_indexed(conn: Connection, path: Path, root: Path) -> str:
     from kb_search.formats.registry import format_for
-    from kb_search.ingest.pipeline import deepest_root
     from kb_search.ingest.walk import IgnoreRules
-    from kb_search.store.roots import load_roots
     from kb_search.store.skipped import skipped_entry
 
     skipped = skipped_entry(conn, str(path))
@@ -222,11 +228,11 @@ def why_not_indexed(conn: Connection, path: Path) -> str:
         if skipped.kind == "empty":
             return "it held no text to index"
         return "it was removed with `kb remove`"
-    if not path.is_file():
-        return "no such file here"
-    root = deepest_root(path, load_roots(conn))
-    if root is None:
-        return f"never added: no added folder holds it (`kb add {path}`)"
+    try:
+        if not path.is_file():
+            return "no such file here"
+    except OSError as exc:
+        return f"it cannot be read here ({exc.strerror or type(exc).__name__})"
     if IgnoreRules(root).ignored_path(path):
         return f"ignored by a .kbignore (or a default ignore) under {root}"
     if format_for(path) is None:

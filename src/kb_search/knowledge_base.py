@@ -11,7 +11,8 @@ from __future__ import annotations
 import functools
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from kb_search.config import Config
 from kb_search.errors import (
     KbError,
+    NotFound,
     SearchError,
     UserInputError,
 )
@@ -191,12 +193,18 @@ class KnowledgeBase:
     # ---- reading -----------------------------------------------------------------------------
 
     def search(
-        self, query: str, options: SearchOptions, explain: str | None = None
+        self,
+        query: str,
+        options: SearchOptions,
+        explain: str | None = None,
+        relative_to_roots: bool = False,
     ) -> SearchResponse:
         """One query, stopped after `search.timeout_s` so no request can stall the others. Its
         `timings_ms.total` covers everything this call did: when it loaded the model (the first
         vector search of a process), `model_load` says how long that took. `explain`: a path
-        whose place at each stage the response explains (`explanation`)."""
+        whose place at each stage the response explains (`explanation`), relative to this KB's
+        cwd, or to the added folders with `relative_to_roots` (a caller with no directory of
+        its own: an MCP client)."""
         from kb_search.search.pipeline import Trace, search
 
         started = time.perf_counter()
@@ -221,7 +229,10 @@ class KnowledgeBase:
                     conn, query, options, vector=vector, vector_unavailable=why, trace=trace
                 )
                 if trace is not None and explain is not None:
-                    response.explanation = self._explain(conn, explain, options, trace, response)
+                    cwd = None if relative_to_roots else self.cwd
+                    response.explanation = self._explain(
+                        conn, explain, options, trace, response, cwd
+                    )
         except (db.OperationalError, SearchError) as exc:
             if not budget.spent():
                 raise
@@ -236,13 +247,19 @@ class KnowledgeBase:
         return response
 
     def _explain(
-        self, conn: db.Connection, path: str, options: SearchOptions, trace: Any, response: Any
+        self,
+        conn: db.Connection,
+        path: str,
+        options: SearchOptions,
+        trace: Any,
+        response: Any,
+        cwd: Path | None,
     ) -> Any:
         from kb_search.explain import explain_path
 
         vector = None if options.mode == "lexical" else self.vector_leg().search
         returned = [r.chunk_id for r in response.results]
-        return explain_path(conn, path, options, trace, returned, vector, self.cwd)
+        return explain_path(conn, path, options, trace, returned, vector, cwd)
 
     def search_options(self, **values: Any) -> SearchOptions:
         """SearchOptions with this KB's defaults for what is not given (None = default; but
@@ -267,32 +284,79 @@ class KnowledgeBase:
         leg = self.vector_leg()
         if leg.search is None or leg.table is None:
             raise UserInputError(f"similarity needs vectors: {leg.unavailable}")
-        conn = self.reader()
         index, table = leg.search.index, leg.table.name
-        if chunk:
-            return similar_chunks(conn, index, table, self._chunk_id(ref), top)
-        return similar_documents(conn, index, table, self._document_id(conn, ref), top)
+        with self.budgeted("similarity query") as (conn, _):
+            if chunk:
+                return similar_chunks(conn, index, table, self._chunk_id(ref), top)
+            return similar_documents(conn, index, table, self._document_id(conn, ref), top)
 
     def document(
-        self, ref: str, with_chunks: bool = True, offset: int = 0, limit: int | None = None
+        self,
+        ref: str,
+        with_chunks: bool = True,
+        offset: int = 0,
+        limit: int | None = None,
+        relative_to_roots: bool = False,
     ) -> DocumentView:
-        """A document; with its chunks from `offset`, at most `limit` of them."""
+        """A document; with its chunks from `offset`, at most `limit` of them. A path is
+        relative to this KB's cwd, or to the added folders with `relative_to_roots`."""
+        from kb_search.locating import indexed_document
         from kb_search.store.inventory import get_document
 
-        return get_document(
-            self.reader(), ref, with_chunks=with_chunks, cwd=self.cwd, offset=offset, limit=limit
-        )
+        with self.budgeted("document read") as (conn, _):
+            if relative_to_roots and not str(ref).strip().isdigit():
+                found = indexed_document(conn, str(ref).strip().split("#", 1)[0], None)
+                if found is None:
+                    raise NotFound(f"no indexed document matches {ref!r}")
+                ref = str(found.document_id)
+            return get_document(
+                conn, ref, with_chunks=with_chunks, cwd=self.cwd, offset=offset, limit=limit
+            )
 
-    def get(self, citations: list[str], context: int = 0, max_bytes: int | None = None) -> Reading:
-        """The cited passages (`kb get`), only from indexed documents."""
+    def get(
+        self,
+        citations: list[str],
+        context: int = 0,
+        max_bytes: int | None = None,
+        *,
+        raw: bool = False,
+        symbol: bool = False,
+        relative_to_roots: bool = False,
+    ) -> Reading:
+        """The cited passages (`kb get`), only from indexed documents, as the clean text that
+        was indexed (`raw`: a text file's own lines; `symbol`: a code line widened to the
+        function or class around it), within the search budget (`search.timeout_s`, the
+        client's cancellation). Paths are relative to this KB's cwd, or to the added folders
+        with `relative_to_roots`."""
         from kb_search.reading import read_citations
 
-        return read_citations(self.reader(), citations, context, max_bytes, cwd=self.cwd)
+        cwd = None if relative_to_roots else self.cwd
+        with self.budgeted("read") as (conn, budget):
+            return read_citations(
+                conn, citations, context, max_bytes, cwd,
+                raw=raw, symbol=symbol, should_stop=budget.spent,
+            )  # fmt: skip
+
+    @contextmanager
+    def budgeted(self, what: str) -> Iterator[tuple[db.Connection, SearchBudget]]:
+        """The reader connection inside one request's budget, as a search has: its SQL stops
+        past `search.timeout_s` or when the client cancels, and the error says `what` ran
+        past its budget (a read, a document page, a similarity query)."""
+        conn = self.reader()
+        budget = SearchBudget(self.config["search.timeout_s"])
+        try:
+            with db.progress_handler(conn, budget.spent):
+                yield conn, budget
+        except (db.OperationalError, SearchError) as exc:
+            if not budget.spent():
+                raise
+            raise budget.stopped(what) from exc
 
     def chunk(self, chunk_id: int | str, context: int = 0) -> list[ChunkView]:
         from kb_search.store.inventory import get_chunk
 
-        return get_chunk(self.reader(), self._chunk_id(chunk_id), context)
+        with self.budgeted("chunk read") as (conn, _):
+            return get_chunk(conn, self._chunk_id(chunk_id), context)
 
     def documents(
         self,

@@ -1,20 +1,26 @@
 """`kb get`: exact reads of cited passages, only from indexed documents.
 
-A citation (`/abs/a.md#L10-L24`, `a.md#page=3`, `a.md#anchor`, `a.md:10`, a plain indexed
-path, or `chunk:ID`) resolves to an indexed document, never to an arbitrary file. Lines are
-read from the file on disk when it is a regular file whose bytes still hash to what was
-indexed; otherwise from the stored chunks, and each passage says which (`from_`).
+A citation (`/abs/a.md#L10-L24`, `a.md#page=3`, `a.md#anchor`, `a.py#Class.method`,
+`a.md:10`, a plain indexed path, or `chunk:ID`) resolves to an indexed document, never to an
+arbitrary file (`locating`). A read serves the text that was indexed: the file's own lines
+for the formats whose chunks are its lines (Markdown, text, code, CSV) when it is a regular
+file whose bytes still hash to what was indexed; the stored chunks otherwise (the clean text of
+a converted format: HTML, EPUB, office, PDF, ..., located by their source lines or pages; or
+a file that changed). Each passage says which (`from_`); `raw` reads a text file's own lines
+whatever its format. Every read runs inside the request's budget (`should_stop`).
 """
 
 from __future__ import annotations
 
-import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kb_search.errors import NotFound, UserInputError
+from kb_search.errors import NotFound, SearchError, UserInputError
+from kb_search.formats.registry import SOURCE_LINE_TYPES
+from kb_search.locating import IndexedDocument, indexed_document
 from kb_search.sanitize import SQLITE_MAX_INT, valid_text
 from kb_search.store.db import Connection
 from kb_search.store.records import (
@@ -23,8 +29,6 @@ from kb_search.store.records import (
     chunks_by_id,
     citation,
     document_chunks,
-    readable_document,
-    readable_documents_at_rel_path,
 )
 
 MAX_CITATIONS = 50
@@ -38,7 +42,8 @@ _PAGES = re.compile(r"page=(\d+)(?:-(\d+))?")
 _COLON_LINES = re.compile(r"(.+):(\d+)(?:-(\d+))?")
 _CHUNK = re.compile(r"chunk:(\d+)")
 _SLUG_DROP = re.compile(r"[^\w\- ]")
-_MD_HEADING = re.compile(r" {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+# How many lines a scan reads between two looks at the request's budget.
+BUDGET_LINES = 4096
 
 
 @dataclass
@@ -103,13 +108,29 @@ class Reading:
         }
 
 
+if TYPE_CHECKING:
+    from kb_search.formats.code_symbols import Symbol
+
+Stop = Callable[[], bool]
+
+
 @dataclass
-class _Document:
-    document_id: int
-    path: str
-    content_hash: str
-    size: int
-    has_lines: bool  # its chunks carry lines of the file: the file is text to read lines of
+class ReadRequest:
+    """How a call reads: `context` lines (or chunks) around each citation; `cwd` the caller's
+    directory (None: paths are relative to the added folders, as over MCP); `raw` the file's own
+    lines whatever its format; `symbol` a line widened to the function or class around it;
+    `should_stop` the request's budget, looked at between citations and while scanning."""
+
+    context: int = 0
+    cwd: Path | None = None
+    raw: bool = False
+    symbol: bool = False
+    should_stop: Stop | None = None
+    disk: dict[int, tuple[str | None, str | None]] = field(default_factory=dict)
+
+    def check(self) -> None:
+        if self.should_stop is not None and self.should_stop():
+            raise SearchError("the read ran past its time budget (search.timeout_s): stopped")
 
 
 def read_citations(
@@ -118,6 +139,10 @@ def read_citations(
     context: int = 0,
     max_bytes: int | None = None,
     cwd: Path | None = None,
+    *,
+    raw: bool = False,
+    symbol: bool = False,
+    should_stop: Stop | None = None,
 ) -> Reading:
     """Each citation's passage with `context` lines around it (neighbouring chunks for a
     page, an anchor or a chunk that has no lines), cut to `max_bytes` of text in all: whole
@@ -130,42 +155,73 @@ def read_citations(
         raise UserInputError(f"context must be 0..{MAX_CONTEXT}")
     if max_bytes is not None and max_bytes < 1:
         raise UserInputError("the byte budget must be at least 1")
-    disk: dict[int, tuple[str | None, str | None]] = {}
-    passages = [read_one(conn, c, context, cwd or Path.cwd(), disk) for c in citations]
+    request = ReadRequest(context, cwd, raw, symbol, should_stop)
+    passages = []
+    for given in citations:
+        request.check()
+        passages.append(read_one(conn, given, request))
     return within_budget(passages, max_bytes)
 
 
-def read_one(
-    conn: Connection,
-    given: str,
-    context: int,
-    cwd: Path,
-    disk: dict[int, tuple[str | None, str | None]] | None = None,
-) -> Passage:
-    """One citation's passage (`disk` caches each document's file text within a call)."""
+def read_one(conn: Connection, given: str, request: ReadRequest) -> Passage:
+    """One citation's passage (`request.disk` caches each document's file text in a call)."""
     text = valid_text(given).strip()
     if not text or "\x00" in text:
         raise UserInputError("an empty citation: give path#L10-L24, path#page=3 or chunk:ID")
     if match := _CHUNK.fullmatch(text):
-        return _chunk_passage(conn, given, int(match[1]), context, cwd, disk or {})
-    document, fragment = resolve_citation(conn, text, cwd)
-    cache = disk if disk is not None else {}
-    if document.document_id not in cache:
-        cache[document.document_id] = current_text(document)
-    file_text, why = cache[document.document_id]
+        return _chunk_passage(conn, given, int(match[1]), request)
+    document, fragment = resolve_citation(conn, text, request.cwd)
+    file_text, why = _file_text(document, request)
+    if document.doc_type == "code" and (fragment.anchor or request.symbol):
+        fragment = _symbol_fragment(conn, document, fragment, file_text, request.symbol)
+    elif request.symbol:
+        raise UserInputError("--symbol needs a line of a code file: path.py:120 or path.py#L120")
     if fragment.anchor and file_text is not None:
-        section = heading_section(file_text, fragment.anchor)
+        section = heading_section(file_text, fragment.anchor, request)
         if section is not None:
             fragment = Fragment(lines=section)
     if fragment.pages or fragment.anchor:
-        chunks = _section_chunks(conn, document, fragment, context)
+        chunks = _section_chunks(conn, document, fragment, request.context)
         return _index_passage(given, document, chunks, fragment, None)
     if file_text is not None:
-        passage = _disk_passage(given, document, file_text, fragment.lines, context)
+        passage = _disk_passage(given, document, file_text, fragment.lines, request.context)
         passage.chunk_ids = _chunk_ids_over(conn, document.document_id, passage.lines)
         return passage
-    chunks = _chunks_over_lines(conn, document, fragment.lines, context)
+    chunks = _chunks_over_lines(conn, document, fragment.lines, request.context)
     return _index_passage(given, document, chunks, fragment, why)
+
+
+def _symbol_fragment(
+    conn: Connection,
+    document: IndexedDocument,
+    fragment: Fragment,
+    file_text: str | None,
+    around: bool,
+) -> Fragment:
+    """`path.py#Class.method`, or with `around` (`--symbol`) a line widened to its function."""
+    symbols = code_symbols(conn, document, file_text)
+    if fragment.anchor:
+        return Fragment(lines=symbol_lines(symbols, fragment.anchor, document.path))
+    if not fragment.lines:
+        raise UserInputError("--symbol needs a line: path.py:120 or path.py#L120")
+    return Fragment(lines=enclosing_symbol(symbols, fragment.lines[0], document.path))
+
+
+def _file_text(document: IndexedDocument, request: ReadRequest) -> tuple[str | None, str | None]:
+    """The file's text when a read serves it (its own lines are what was indexed, or `raw`),
+    else (None, why the index is read instead, or None when it always is)."""
+    if not request.raw and document.doc_type not in SOURCE_LINE_TYPES:
+        return None, None
+    if document.document_id not in request.disk:
+        request.disk[document.document_id] = current_text(document, request.raw)
+    file_text, why = request.disk[document.document_id]
+    if request.raw and file_text is None:
+        raise UserInputError(
+            f"{document.path}: no source text to read raw"
+            f" ({why or f'a {document.doc_type} file is read as the text indexed from it'});"
+            " read it without --raw"
+        )
+    return file_text, why
 
 
 # ---- citations -> documents ---------------------------------------------------------------
@@ -186,19 +242,21 @@ def _ordered(first: int, last: int) -> tuple[int, int]:
     return first, last
 
 
-def resolve_citation(conn: Connection, text: str, cwd: Path) -> tuple[_Document, Fragment]:
+def resolve_citation(
+    conn: Connection, text: str, cwd: Path | None
+) -> tuple[IndexedDocument, Fragment]:
     """The indexed document a citation names, and the fragment. A `#` may be part of a file
     name, so the whole text is tried as a path first."""
-    document = _indexed_document(conn, text, cwd)
+    document = indexed_document(conn, text, cwd)
     if document is not None:
         return document, Fragment()
     if "#" in text:
         path, fragment = text.rsplit("#", 1)
-        document = _indexed_document(conn, path, cwd)
+        document = indexed_document(conn, path, cwd)
         if document is not None:
             return document, parse_fragment(fragment)
     elif match := _COLON_LINES.fullmatch(text):  # `path:10` as the human output prints it
-        document = _indexed_document(conn, match[1], cwd)
+        document = indexed_document(conn, match[1], cwd)
         if document is not None:
             return document, Fragment(lines=_ordered(int(match[2]), int(match[3] or match[2])))
     shown = text if len(text) <= 120 else text[:117] + "..."
@@ -208,30 +266,74 @@ def resolve_citation(conn: Connection, text: str, cwd: Path) -> tuple[_Document,
     )
 
 
-def _indexed_document(conn: Connection, path: str, cwd: Path) -> _Document | None:
-    """By indexed (absolute) path, a path relative to `cwd`, or a citation path (rel_path)
-    that names one document."""
-    absolute = os.path.realpath(os.path.join(cwd, os.path.expanduser(path))) if path else ""
-    for candidate in dict.fromkeys((path, absolute)):
-        row = readable_document(conn, candidate)
-        if row:
-            return _Document(*row[:4], bool(row[4]))
-    rows = readable_documents_at_rel_path(conn, path)
-    return _Document(*rows[0][:4], bool(rows[0][4])) if len(rows) == 1 else None
+# ---- code symbols -------------------------------------------------------------------------
+
+
+def code_symbols(
+    conn: Connection, document: IndexedDocument, file_text: str | None
+) -> list[Symbol]:
+    """The file's definitions read from its text when it is unchanged (every method, also in a
+    class that fit one chunk); else the symbols its stored chunks carry."""
+    from kb_search.formats.code_symbols import Symbol, file_symbols
+    from kb_search.formats.registry import format_for
+
+    if file_text is not None:
+        found = format_for(Path(document.path), sniff=False)
+        symbols = file_symbols(file_text, Path(document.path), found.language if found else None)
+        if symbols:
+            return symbols
+    spans: dict[str, tuple[int, int]] = {}
+    for chunk in document_chunks(conn, document.document_id):
+        if chunk.line_start is None:
+            continue
+        for name in (s.strip() for s in (chunk.symbol or "").split(",")):
+            if name:
+                first, last = spans.get(name, (chunk.line_start, _end(chunk)))
+                spans[name] = (min(first, chunk.line_start), max(last, _end(chunk)))
+    return [Symbol(name, first, last) for name, (first, last) in spans.items()]
+
+
+def symbol_lines(symbols: list[Symbol], wanted: str, path: str) -> tuple[int, int]:
+    """The lines of the definition named `wanted` (`Class.method`, `function`, `Class` with
+    its members); a name that ends one definition's qualified name (`method` for
+    `Class.method`) when it ends only one."""
+    exact = [s for s in symbols if s.name == wanted or s.name.startswith(wanted + ".")]
+    if exact:
+        return min(s.first for s in exact), max(s.last for s in exact)
+    tails = sorted({s.name for s in symbols if s.name.endswith("." + wanted)})
+    if len(tails) == 1:
+        return symbol_lines(symbols, tails[0], path)
+    if tails:
+        raise NotFound(f"{path}: {wanted!r} ends {', '.join(tails)}; give the whole name")
+    known = sorted({s.name for s in symbols})
+    shown = ", ".join(known[:12]) + (", ..." if len(known) > 12 else "")
+    raise NotFound(
+        f"{path} has no definition {wanted!r}: "
+        + (f"it defines {shown}" if known else "it has no symbols")
+    )
+
+
+def enclosing_symbol(symbols: list[Symbol], line: int, path: str) -> tuple[int, int]:
+    """The lines of the innermost definition around `line` (`--symbol`)."""
+    around = [s for s in symbols if s.first <= line <= s.last]
+    if not around:
+        raise NotFound(f"line {line} of {path} is outside every function and class")
+    innermost = min(around, key=lambda s: (s.last - s.first, -s.first))
+    return innermost.first, innermost.last
 
 
 # ---- the file on disk ---------------------------------------------------------------------
 
 
-def current_text(document: _Document) -> tuple[str | None, str | None]:
+def current_text(document: IndexedDocument, raw: bool = False) -> tuple[str | None, str | None]:
     """(the file's text, None) when it is a regular text file that still hashes to what was
     indexed; else (None, why not). Documents located by pages only (PDF, slides) or nothing
-    (HTML until its chunks carry lines) are served from the index."""
+    are served from the index, unless `raw` asks for the file's text whatever it is."""
     from kb_search.formats.reader import SNIFF_BYTES, decode_bytes, looks_binary
     from kb_search.regular import read_regular
     from kb_search.store.documents import content_hash
 
-    if not document.has_lines:
+    if not document.has_lines and not raw:
         return None, None
     if document.size > MAX_DISK_BYTES:
         return None, None
@@ -250,7 +352,7 @@ def current_text(document: _Document) -> tuple[str | None, str | None]:
 
 
 def _disk_passage(
-    given: str, document: _Document, text: str, lines: tuple[int, int] | None, context: int
+    given: str, document: IndexedDocument, text: str, lines: tuple[int, int] | None, context: int
 ) -> Passage:
     all_lines = text.split("\n")
     if all_lines and all_lines[-1] == "":
@@ -276,19 +378,37 @@ def _disk_passage(
 
 
 def _chunks_over_lines(
-    conn: Connection, document: _Document, lines: tuple[int, int] | None, context: int
+    conn: Connection, document: IndexedDocument, lines: tuple[int, int] | None, context: int
 ) -> list[StoredChunk]:
+    """The chunks that hold the lines: the chunk a search cited by exactly these lines; else
+    those inside the range, and those reaching into it with a line no chunk inside holds (the
+    chunks of a converted page may share source lines: one HTML paragraph split in two)."""
     chunks = document_chunks(conn, document.document_id)
     if lines is None:
         return chunks
     first, last = lines[0] - context, lines[1] + context
-    hits = [
+    meeting = [
         c for c in chunks
         if c.line_start is not None and c.line_start <= last and (c.line_end or 0) >= first
     ]  # fmt: skip
-    if not hits:
+    if not meeting:
         raise NotFound(f"no indexed chunk of {document.path} covers lines {lines[0]}-{lines[1]}")
+    exact = [c for c in meeting if (c.line_start, _end(c)) == (first, last)]
+    if exact:
+        return exact
+    inside = [c for c in meeting if first <= c.line_start and _end(c) <= last]
+    hits = [
+        c for c in meeting
+        if c in inside or not any(
+            i.line_start <= max(c.line_start, first) and min(_end(c), last) <= _end(i)
+            for i in inside
+        )
+    ]  # fmt: skip
     return hits
+
+
+def _end(chunk: StoredChunk) -> int:
+    return chunk.line_end or chunk.line_start or 0
 
 
 def _chunk_ids_over(conn: Connection, document_id: int, lines: list[int] | None) -> list[int]:
@@ -298,7 +418,7 @@ def _chunk_ids_over(conn: Connection, document_id: int, lines: list[int] | None)
 
 
 def _section_chunks(
-    conn: Connection, document: _Document, fragment: Fragment, context: int
+    conn: Connection, document: IndexedDocument, fragment: Fragment, context: int
 ) -> list[StoredChunk]:
     """The chunks of the cited pages or the anchored section, plus `context` neighbouring
     chunks on each side."""
@@ -327,26 +447,49 @@ def slug(heading: str) -> str:
     return _SLUG_DROP.sub("", heading.strip().lower()).replace(" ", "-")
 
 
-def heading_section(text: str, anchor: str) -> tuple[int, int] | None:
+def heading_section(
+    text: str, anchor: str, request: ReadRequest | None = None
+) -> tuple[int, int] | None:
     """The lines of the Markdown section whose heading's slug is the anchor: from the heading
-    to the line before the next heading of the same or a higher level."""
+    to the line before the next heading of the same or a higher level. Linear in the text,
+    and stopped by the request's budget."""
     wanted, start, level, fenced = slug(anchor), None, 0, False
     lines = text.split("\n")
     for number, line in enumerate(lines, start=1):
+        if request is not None and number % BUDGET_LINES == 0:
+            request.check()
         if line.lstrip().startswith(("```", "~~~")):
             fenced = not fenced
-        match = None if fenced else _MD_HEADING.match(line)
-        if match is None:
+        heading = None if fenced else markdown_heading(line)
+        if heading is None:
             continue
-        depth = len(match[1])
+        depth, title = heading
         if start is not None and depth <= level:
             return start, number - 1
-        if start is None and slug(match[2]) == wanted:
+        if start is None and slug(title) == wanted:
             start, level = number, depth
     if start is None:
         return None
     last = len(lines) - (1 if lines[-1] == "" else 0)
     return start, max(start, last)
+
+
+def markdown_heading(line: str) -> tuple[int, str] | None:
+    """(level, title) of an ATX heading line (up to 3 spaces, 1-6 `#`, a space, the title, an
+    optional closing run of `#`), else None. String operations only: a regex with two lazy
+    and greedy runs of spaces backtracked cubically on a long run of spaces."""
+    body = line.lstrip(" ")
+    if len(line) - len(body) > 3:
+        return None
+    hashes = len(body) - len(body.lstrip("#"))
+    rest = body[hashes:]
+    if not 1 <= hashes <= 6 or not rest[:1].isspace():
+        return None
+    title = rest.strip()
+    closed = title.rstrip("#")
+    if closed != title and (not closed or closed[-1].isspace()):
+        title = closed.rstrip()
+    return hashes, title
 
 
 def _anchored(chunks: list[StoredChunk], anchor: str) -> list[int]:
@@ -364,7 +507,7 @@ def _anchored(chunks: list[StoredChunk], anchor: str) -> list[int]:
 
 def _index_passage(
     given: str,
-    document: _Document,
+    document: IndexedDocument,
     chunks: list[StoredChunk],
     fragment: Fragment | None,
     why: str | None,
@@ -390,7 +533,7 @@ def _index_passage(
         document_id=document.document_id,
         path=document.path,
         from_="index",
-        text="\n\n".join(c.text for c in chunks),
+        text=joined(chunks),
         lines=lines,
         pages=pages,
         chunk_ids=[c.chunk_id for c in chunks],
@@ -398,24 +541,37 @@ def _index_passage(
     )
 
 
-def _chunk_passage(
-    conn: Connection,
-    given: str,
-    chunk_id: int,
-    context: int,
-    cwd: Path,
-    disk: dict[int, tuple[str | None, str | None]],
-) -> Passage:
-    """`chunk:ID`: its lines from the file when it has them, else the chunk and `context`
+def joined(chunks: list[StoredChunk]) -> str:
+    """Consecutive chunks as one text, each heading line once: a chunk that starts inside a
+    section repeats the section's heading line on top (it must stand alone in search), which a
+    read of its neighbours shows already."""
+    parts: list[str] = []
+    seen: set[str] = set()
+    for chunk in chunks:
+        text = chunk.text
+        first, _, rest = text.partition("\n")
+        heading = markdown_heading(first)
+        title = heading[1] if heading else first.strip()
+        own = (chunk.heading or "").split(" > ")[-1]
+        if parts and own and title == own and first in seen:
+            text = rest.lstrip("\n")
+        parts.append(text)
+        seen.update(text.split("\n"))
+    return "\n\n".join(part for part in parts if part)
+
+
+def _chunk_passage(conn: Connection, given: str, chunk_id: int, request: ReadRequest) -> Passage:
+    """`chunk:ID`: read by its lines when it has them, else the chunk and `context`
     neighbouring chunks."""
     chunk = chunks_by_id(conn, [chunk_id]).get(chunk_id) if chunk_id <= SQLITE_MAX_INT else None
     if chunk is None:
         raise NotFound(f"no chunk with id {chunk_id}: take chunk ids from search results")
     if chunk.lines and chunk.page is None:
-        passage = read_one(conn, chunk.citation, context, cwd, disk)
+        passage = read_one(conn, chunk.citation, request)
     else:
-        document = _indexed_document(conn, chunk.path, cwd)
+        document = indexed_document(conn, chunk.path, None)
         assert document is not None  # the chunk's own document
+        context = request.context
         neighbours = document_chunks(
             conn, chunk.document_id, chunk.chunk_index - context, chunk.chunk_index + context
         )

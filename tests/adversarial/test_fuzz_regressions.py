@@ -77,7 +77,9 @@ def test_mcp_tools_refuse_arguments_they_do_not_have(tmp_path: Path):
     with make_kb(tmp_path) as kb:
         kb.add([tmp_path / "docs"])
         limit, odd = anyio.run(main, build_server(kb))
-    assert limit.endswith("invalid arguments for search: `limit` is not an argument of this tool")
+    assert "invalid arguments for search: `limit` is not an argument of this tool" in limit
+    valid = limit.rsplit("(its arguments: ", 1)[1].rstrip(")").split(", ")
+    assert {"query", "top", "variants", "explain"} <= set(valid)
     assert "`a\\nb" in odd and "` is not an argument" in odd and "\n" not in odd
 
 

@@ -81,7 +81,7 @@ async def every_tool(client: Client) -> None:
     assert {t.name for t in listed.tools} == TOOLS
     assert all(len(t.description or "") > 40 for t in listed.tools)
 
-    hybrid = await call(client, "search", query="install git from source", top=3)
+    hybrid = await call(client, "search", query="install git from source", top=3, compact=False)
     jsonschema.validate(hybrid, SCHEMA)
     assert hybrid["legs"] == {"lexical": "ok", "vector": "ok"}
     best = hybrid["results"][0]
@@ -89,13 +89,17 @@ async def every_tool(client: Client) -> None:
     assert best["source"]["path"].endswith("docs/git.md")
     assert 0 < best["score"] <= 1
 
-    keyword = await call(client, "search", query='"force pushes" tag:demo', mode="lexical")
+    keyword = await call(
+        client, "search", query='"force pushes" tag:demo', mode="lexical", compact=False
+    )
     jsonschema.validate(keyword, SCHEMA)
     assert keyword["mode"] == "lexical" and keyword["results"]
-    semantic = await call(client, "search", query="how do I make spaghetti", top=1, mode="vector")
+    semantic = await call(
+        client, "search", query="how do I make spaghetti", top=1, mode="vector", compact=False
+    )
     jsonschema.validate(semantic, SCHEMA)
     assert semantic["results"][0]["source"]["rel_path"] == "docs/pasta.txt"
-    typed = await call(client, "search", query="readers writer type:markdown")
+    typed = await call(client, "search", query="readers writer type:markdown", compact=False)
     assert {r["source"]["type"] for r in typed["results"]} == {"markdown"}
 
     chunk = await call(client, "get_chunk", chunk_id=best["chunk_id"], context=2)
@@ -116,7 +120,9 @@ async def every_tool(client: Client) -> None:
     assert got["passages"][0]["from"] == "disk" and "git" in got["passages"][0]["text"]
     cut = await call(client, "get", citations=[best["citation"]] * 3, max_bytes=40)
     assert cut["bytes"] <= 40 and cut["omitted"] == [best["citation"]] * 2
-    why = await call(client, "search", query="install git", explain=best["source"]["path"])
+    why = await call(
+        client, "search", query="install git", explain=best["source"]["path"], compact=False
+    )
     jsonschema.validate(why, SCHEMA)
     assert why["explain"]["status"] == "returned" and why["explain"]["chunks"][0]["returned"] == 1
 
@@ -128,7 +134,8 @@ async def every_tool(client: Client) -> None:
     paths = [d["rel_path"] for d in page["documents"] + rest["documents"]]
     assert paths == sorted(paths) and len(set(paths)) == 3
 
-    compact = await call(client, "search", query="install git from source", top=3, compact=True)
+    # compact is the default where an agent calls
+    compact = await call(client, "search", query="install git from source", top=3)
     assert compact["results"][0] == {
         k: (round(best[k], 3) if k == "score" else best[k])
         for k in ("chunk_id", "citation", "score", "text")
@@ -136,9 +143,9 @@ async def every_tool(client: Client) -> None:
     assert "legs" not in compact and "timings_ms" not in compact
     picked = await call(client, "search", query="pasta", top=1, fields=["chunk_id", "title"])
     assert set(picked["results"][0]) == {"chunk_id", "title"}
-    like = await call(client, "similar", chunk_id=best["chunk_id"], top=2)
+    like = await call(client, "similar", chunk_id=best["chunk_id"], top=2, compact=False)
     assert like["results"] and best["chunk_id"] not in [r["chunk_id"] for r in like["results"]]
-    docs_like = await call(client, "similar", document_id=doc_id, top=2, compact=True)
+    docs_like = await call(client, "similar", document_id=doc_id, top=2)
     assert set(docs_like["results"][0]) == {"chunk_id", "citation", "heading", "score", "text"}
     assert (await call(client, "list_tags"))["tags"] == [{"tag": "demo", "documents": 3}]
     assert (await call(client, "stats"))["documents"] == 3
@@ -202,7 +209,6 @@ def test_bad_queries_are_tool_errors(http_server: HttpServer) -> None:
         assert "`query` is required" in missing and "`top` must be an integer" in missing
         for text in (fuzzy, zero, missing):
             assert "pydantic" not in text and "http" not in text and "\n" not in text
-        assert "not both" in await refused(client, "search", query="x", compact=True, fields="text")
         assert "unknown field" in await refused(client, "search", query="x", fields=["nope"])
 
     run(http_client(http_server), check)
@@ -219,7 +225,7 @@ def test_schema_offers_mode_as_an_enum_and_a_navigate_prompt(http_server: HttpSe
         assert [p.name for p in prompts] == ["navigate"]
         got = await client.get_prompt("navigate", {"question": "how are releases rolled back?"})
         text = got.messages[0].content.text
-        assert "how are releases rolled back?" in text and "compact=true" in text
+        assert "how are releases rolled back?" in text and "variants" in text and "get(" in text
 
     run(http_client(http_server), check)
 
@@ -283,8 +289,10 @@ def test_documents_added_while_serving_are_found(index: Index, http_server: Http
     index.kb("add", str(extra))
 
     async def check(client: Client) -> None:
-        found = await call(client, "search", query="paddling a boat on a fjord", mode="vector")
-        assert found["results"][0]["source"]["rel_path"] == "later/kayak.md"
+        found = await call(
+            client, "search", query="paddling a boat on a fjord", mode="vector", fields="rel_path"
+        )
+        assert found["results"][0]["rel_path"] == "later/kayak.md"
         assert (await call(client, "stats"))["documents"] == 4
 
     try:

@@ -71,21 +71,43 @@ def _emit_reading(app: App, reading, fmt: str | None) -> None:
     type=click.IntRange(min=1),
     help="Byte budget for all passages: whole ones first, the last cut, the rest omitted.",
 )
+@click.option(
+    "--raw",
+    is_flag=True,
+    help="The file's own lines (HTML source, ...) instead of the clean text that was indexed.",
+)
+@click.option(
+    "--symbol",
+    is_flag=True,
+    help="Widen a line of code to the function or class around it (path.py:120 --symbol).",
+)
 @click.option("--format", "fmt", type=FORMATS)
 @common_options
-def get(app: App, citations: tuple[str, ...], context: int, max_bytes, fmt: str | None) -> None:
-    """Exactly the cited passages of indexed documents, each with its citation.
+def get(
+    app: App,
+    citations: tuple[str, ...],
+    context: int,
+    max_bytes,
+    raw: bool,
+    symbol: bool,
+    fmt: str | None,
+) -> None:
+    """Exactly the cited passages of indexed documents, as the clean text that was indexed.
 
-    A citation as `kb search` prints it (path#L10-L24, path#page=3, path#anchor), a path
-    relative to the current directory, path:10 or chunk:ID. Lines come from the file when it
-    is unchanged since indexing (from: disk), else from the index (from: index).
+    A citation as `kb search` prints it (path#L10-L24, path#page=3, path#anchor), a code
+    symbol (path.py#Class.method), a path relative to the current directory, path:10 or
+    chunk:ID. Markdown, text and code come from the file when it is unchanged since indexing
+    (from: disk); converted formats (HTML, PDF, EPUB, office, ...) and changed files from the
+    index (from: index), with the source lines or pages they came from.
 
     \b
     Examples:
       kb get /home/me/notes/git.md#L15-L19 -C 3
       kb get chunk:18 "docs/manual.pdf#page=3" --max-bytes 4000
+      kb get src/app.py#Retry.backoff          kb get src/app.py:120 --symbol
     """
-    _emit_reading(app, app.kb().get(list(citations), context, max_bytes), fmt)
+    reading = app.kb().get(list(citations), context, max_bytes, raw=raw, symbol=symbol)
+    _emit_reading(app, reading, fmt)
 
 
 @click.command()

@@ -328,25 +328,32 @@ def _fields(fields: str | None, compact: bool) -> list[str] | None:
 @click.argument("ref")
 @click.option("--chunk", "is_chunk", is_flag=True, help="REF is a chunk id: similar chunks.")
 @click.option("--top", type=click.IntRange(min=1, max=200), default=10, show_default=True)
+@click.option(
+    "--compact", is_flag=True, help="JSON with only chunk_id, citation, heading, score, text."
+)
 @click.option("--format", "fmt", type=FORMATS)
 @common_options
-def similar(app: App, ref: str, is_chunk: bool, top: int, fmt: str | None) -> None:
+def similar(
+    app: App, ref: str, is_chunk: bool, top: int, compact: bool, fmt: str | None
+) -> None:
     """Nearest documents to a document (id or path), or chunks to a chunk (--chunk).
 
     \b
     Examples:
       kb similar docs/git-admin.md
-      kb similar 42 --chunk --top 5
+      kb similar 42 --chunk --top 5 --compact
     """
+    from kb_search.search.fields import COMPACT, project
 
     response = app.kb().similar(ref, chunk=is_chunk, top=top)
+    data = project(response, COMPACT) if compact else response.to_dict()
 
     def human() -> str:
         from kb_search.cli.render import search_human
 
         return search_human(response, app.terminal)
 
-    app.emit(response.to_dict(), fmt, human, page=True)
+    app.emit(data, fmt, human, page=True)
 
 
 COMMANDS = [search, similar]

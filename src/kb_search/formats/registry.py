@@ -174,6 +174,11 @@ FORMATS: list[Format] = [
     Format("code", "config_files:parse_toml_source", frozenset({".toml"}), language="toml"),
 ]  # fmt: skip
 
+# Types whose chunks are the file's own lines: a read of their lines from the file is the text
+# that was indexed. Every other type is converted (HTML, EPUB, office, notebooks, e-mail, PDF,
+# ...): a read serves the clean text of its chunks, located by the source lines they came from.
+SOURCE_LINE_TYPES = frozenset({"markdown", "text", "code", "csv"})
+
 _BY_EXTENSION: dict[str, Format] = {}
 _BY_FILENAME: dict[str, Format] = {}
 _BY_LANGUAGE: dict[str, Format] = {}

@@ -37,8 +37,11 @@ _TYPE_WORDS = {
 }
 
 
-def invalid_arguments(tool: str, errors: list[dict[str, Any]]) -> str:
-    """A validation failure in words: which argument, what it must be (no library text)."""
+def invalid_arguments(
+    tool: str, errors: list[dict[str, Any]], valid: list[str] | None = None
+) -> str:
+    """A validation failure in words: which argument, what it must be (no library text); an
+    unknown argument name comes with the `valid` ones."""
     problems = []
     for error in errors:
         # A client's own key names are echoed: one line, valid text, not a page long.
@@ -60,7 +63,10 @@ def invalid_arguments(tool: str, errors: list[dict[str, Any]]) -> str:
         else:
             what = str(error.get("msg", "is not valid")).split("\n")[0]
         problems.append(f"`{where}` {what}")
-    return f"invalid arguments for {tool}: " + "; ".join(problems)
+    text = f"invalid arguments for {tool}: " + "; ".join(problems)
+    if valid is not None and any(e.get("type") == "extra_forbidden" for e in errors):
+        text += f" (its arguments: {', '.join(valid) or 'none'})"
+    return text
 
 
 async def cancellable_call(call: Any) -> Any:
@@ -117,7 +123,7 @@ def _server_class() -> type:
                 extra = [key for key in arguments or {} if key not in known]
                 if extra:
                     errors = [{"loc": (key,), "type": "extra_forbidden"} for key in extra]
-                    raise ToolError(invalid_arguments(name, errors))
+                    raise ToolError(invalid_arguments(name, errors, list(known)))
             try:
                 return await cancellable_call(super().call_tool(name, arguments, *args, **kw))
             except ToolError as exc:

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from kb_search.errors import KbError, NotFound, UserInputError
+from kb_search.errors import KbError, NotFound
 from kb_search.knowledge_base import KnowledgeBase
 
 DEFAULT_TOP = 10
@@ -32,12 +32,13 @@ MAX_GET_CONTEXT = 200
 
 INSTRUCTIONS_HEAD = """\
 Search a local knowledge base the user indexed with `kb add`; only indexed content is served,
-never other files. Call `search` with compact=true; each result has a `citation`
-(/abs/path#L10-L24 or /abs/path#page=N) to quote and a chunk_id. Add `variants` when the words
+never other files. `search` answers compact (chunk_id, citation, heading, score, text); quote a
+result's `citation` (/abs/path#L10-L24 or /abs/path#page=N). Add `variants` when the words
 may differ from the documents': the keywords the answer would use ("lex: ..."), likely
-identifiers ("lex: max_connections"), a rephrasing ("vec: ..."). Read exactly the cited lines
-with get(citations, context=N), around a hit with get_chunk, widen with similar;
-search(explain=PATH) says why a file is not in the results."""
+identifiers ("lex: max_connections"), a rephrasing ("vec: ..."). Read cited passages (the
+clean text that was indexed) with get(citations), code by symbol with get(["a.py#Cls.method"]),
+around a hit with get_chunk, widen with similar; search(explain=PATH) says why a file is not
+in the results. A relative path is relative to an added folder."""
 
 
 def instructions(stats: dict[str, Any], tags: list[dict[str, Any]]) -> str:
@@ -80,8 +81,7 @@ Variants = Annotated[
     list[str] | None,
     Field(
         description="Up to 4 more phrasings, fused with the query (which weighs most): "
-        "'lex: keywords', 'vec: a rephrasing', or plain for both. Each result's found_by "
-        "is [phrasing, leg, rank]; 0 = query."
+        "'lex: keywords', 'vec: a rephrasing', or plain for both."
     ),
 ]
 Top = Annotated[int, Field(ge=1, le=MAX_TOP, description="Results (default 10).")]
@@ -90,12 +90,12 @@ Mode = Annotated[
     Field(description="hybrid (default), lexical (exact words only), vector (meaning only)."),
 ]
 Compact = Annotated[
-    bool, Field(description="Only chunk_id, citation, heading, score, text per result (use it).")
+    bool, Field(description="Per result only chunk_id, citation, heading, score, text (default).")
 ]
 Files = Annotated[bool, Field(description="Each file once, with its best chunk.")]
 Fields = Annotated[
     list[str] | str | None,
-    Field(description="Result fields instead of compact, e.g. chunk_id, citation, text, path."),
+    Field(description="Result fields instead, e.g. chunk_id, citation, text, path, source."),
 ]
 
 Explain = Annotated[
@@ -121,7 +121,7 @@ def run_search(
     mode: str = "hybrid",
     top: int = DEFAULT_TOP,
     variants: list[str] | None = None,
-    compact: bool = False,
+    compact: bool = True,
     fields: list[str] | str | None = None,
     files: bool = False,
     explain: str | None = None,
@@ -129,13 +129,12 @@ def run_search(
     from kb_search.search.fields import COMPACT, parse_fields, project
 
     try:
-        if compact and fields:
-            raise UserInputError("give `compact` or `fields`, not both")
-        selected = list(COMPACT) if compact else parse_fields(fields) if fields else None
+        # `fields` replaces the compact default; `compact: false` asks for the whole contract.
+        selected = parse_fields(fields) if fields else list(COMPACT) if compact else None
         options = kb.search_options(
             mode=mode, top=top, variants=tuple(variants or ()), files=files
         )
-        response = kb.search(query, options, explain=explain)
+        response = kb.search(query, options, explain=explain, relative_to_roots=True)
     except KbError as exc:
         raise _tool_error(str(exc)) from exc
     return to_json(project(response, selected) if selected else response.to_dict())
@@ -149,7 +148,10 @@ def document_dict(
     if not ref.strip() or "\x00" in ref:
         raise _tool_error("give a document id or the path of an indexed document")
     try:
-        view = kb.document(ref.strip(), with_chunks=with_chunks, offset=offset, limit=limit)
+        view = kb.document(
+            ref.strip(), with_chunks=with_chunks, offset=offset, limit=limit,
+            relative_to_roots=True,
+        )  # fmt: skip
         data = view.to_dict()
         if view.chunks is not None and limit is not None:
             shown = offset + len(view.chunks)
@@ -176,7 +178,7 @@ class KbTools:
         variants: Variants = None,
         mode: Mode = "hybrid",
         top: Top = DEFAULT_TOP,
-        compact: Compact = False,
+        compact: Compact = True,
         files: Files = False,
         fields: Fields = None,
         explain: Explain = None,
@@ -203,7 +205,7 @@ class KbTools:
         citations: Annotated[
             list[str],
             Field(
-                description="As search returns them, or chunk:ID.",
+                description="As search returns them, path.py#Class.method, or chunk:ID.",
                 min_length=1,
                 max_length=MAX_GET_CITATIONS,
             ),
@@ -216,7 +218,8 @@ class KbTools:
         ] = DEFAULT_GET_BYTES,
     ) -> str:
         try:
-            return to_json(self.kb.get(citations, context, max_bytes).to_dict())
+            reading = self.kb.get(citations, context, max_bytes, relative_to_roots=True)
+            return to_json(reading.to_dict())
         except KbError as exc:
             raise _tool_error(str(exc)) from exc
 
@@ -236,7 +239,7 @@ class KbTools:
         document_id: int | None = None,
         chunk_id: int | None = None,
         top: Annotated[int, Field(ge=1, le=MAX_SIMILAR)] = 10,
-        compact: Compact = False,
+        compact: Compact = True,
     ) -> str:
         from kb_search.search.fields import COMPACT, project
 
@@ -273,8 +276,8 @@ TOOLS: tuple[tuple[str, str], ...] = (
     (
         "search",
         "Search the indexed documents: keywords (BM25) and meaning (embeddings) fused. {scores}"
-        " Returns results[] (citation, score, text, source, found_by...), legs (ok, empty or"
-        " error: why), notes.",
+        " Returns results[] (chunk_id, citation, heading, score, text; compact=false: the"
+        " whole JSON contract), notes, legs when one failed (error: why).",
     ),
     (
         "get_document",
@@ -283,7 +286,8 @@ TOOLS: tuple[tuple[str, str], ...] = (
     ),
     (
         "get",
-        "Exactly the cited lines or pages, several within max_bytes (`omitted`: what did not fit).",
+        "The cited passages as the clean text that was indexed, with their lines or pages;"
+        " several within max_bytes (`omitted`: what did not fit).",
     ),
     (
         "get_chunk",
@@ -316,17 +320,40 @@ def register_tools(server: Any, kb: KnowledgeBase) -> None:
             annotations=read_only,
             structured_output=False,  # the JSON goes once, as text
         )
+        tool = server._tool_manager.get_tool(name)
+        tool.parameters = lean_schema(tool.parameters)
+
+
+def lean_schema(schema: Any) -> Any:
+    """An input schema as an agent pays for it: without the titles the library derives from
+    argument names (`"title": "Top"` says nothing the key does not), and an optional argument
+    as its type (`anyOf [T, null]` with a null default is T, not required). Arguments are
+    still validated against the full signature."""
+    if isinstance(schema, list):
+        return [lean_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    lean = {k: lean_schema(v) for k, v in schema.items() if k != "title"}
+    if "properties" in schema:  # an object's properties are names, not a schema's keywords
+        lean["properties"] = {k: lean_schema(v) for k, v in schema["properties"].items()}
+    options = lean.get("anyOf")
+    if lean.get("default", 0) is None and isinstance(options, list):
+        kept = [o for o in options if o != {"type": "null"}]
+        lean.pop("anyOf")
+        lean.pop("default")
+        lean.update(kept[0] if len(kept) == 1 else {"anyOf": kept})
+    return lean
 
 
 NAVIGATE = """\
 Answer this from my knowledge base, with citations: {question}
 
 How to work:
-1. Call `search` with compact=true, the question, and `variants`: the keywords the answer
-   would use ("lex: ..."), likely identifiers, a rephrasing ("vec: ..."). Try other words
-   before concluding nothing is there.
-2. When a hit starts or ends mid-thought, read around it: `get_chunk(chunk_id, context=2)`
-   (ask `search` with fields=["chunk_id","citation","text"] to get chunk ids).
+1. Call `search` with the question and `variants`: the keywords the answer would use
+   ("lex: ..."), likely identifiers, a rephrasing ("vec: ..."). Try other words before
+   concluding nothing is there.
+2. Read a hit's passage with `get([citation])`; when it starts or ends mid-thought, read
+   around it: `get_chunk(chunk_id, context=2)`.
 3. For related material, `similar(chunk_id=...)`; for the whole source, `get_document`.
 4. Answer from what you read only. Put each result's `citation` next to what you took from
    it. If the knowledge base has nothing on it, say so instead of guessing."""

@@ -29,11 +29,12 @@ class SearchBudget:
         cancelled = self.cancelled is not None and self.cancelled.is_set()
         return cancelled or time.monotonic() > self.deadline
 
-    def stopped(self) -> SearchError:
-        """Why the search stopped, to raise."""
+    def stopped(self, what: str = "search") -> SearchError:
+        """Why the search (or another request: `what`) stopped, to raise."""
         if self.cancelled is not None and self.cancelled.is_set():
-            return SearchError("the search was cancelled: its client went away")
+            return SearchError(f"the {what} was cancelled: its client went away")
+        advice = "narrow it (fewer words, a filter) or " if what == "search" else ""
         return SearchError(
-            f"the search ran past its {self.seconds:g} s budget and was stopped: narrow it"
-            " (fewer words, a filter) or raise search.timeout_s"
+            f"the {what} ran past its {self.seconds:g} s budget and was stopped: {advice}raise"
+            " search.timeout_s"
         )

@@ -3,8 +3,9 @@
 The full contract (`SearchResponse.to_dict`) spends most of its tokens on what an agent rarely
 reads (the snippet repeats the text; absolute and relative paths; per-leg scores). A field
 list keeps what it needs; `COMPACT` (chunk_id, citation, heading, score, text) is the profile
-SKILL.md teaches: an openable citation, and the id `kb chunk`/`kb get chunk:ID` take. Source
-fields are named without their `source.` prefix.
+SKILL.md teaches: an openable citation, and the id `kb chunk`/`kb get chunk:ID` take; a
+chunk of code, which has no heading, is headed by its symbol (`Class.method`). Source fields
+are named without their `source.` prefix.
 """
 
 from __future__ import annotations
@@ -78,6 +79,8 @@ def project(response: SearchResponse, fields: Sequence[str]) -> dict[str, Any]:
             value = result[name] if name in RESULT_FIELDS else source[name]
             if name == "score":
                 value = round(value, SCORE_DIGITS)
+            elif name == "heading" and value is None:
+                value = source["symbol"]  # code has no headings: its definition names it
             row[name] = value
         results.append(row)
     data: dict[str, Any] = {

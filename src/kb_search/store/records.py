@@ -92,12 +92,13 @@ def document_tags(conn: Connection, document_ids: set[int]) -> dict[int, list[st
 
 _READABLE = (
     "SELECT id, path, content_hash, size, EXISTS(SELECT 1 FROM chunks c WHERE"
-    " c.document_id = documents.id AND c.line_start IS NOT NULL) FROM documents WHERE "
+    " c.document_id = documents.id AND c.line_start IS NOT NULL), doc_type FROM documents WHERE "
 )
 
 
 def readable_document(conn: Connection, path: str) -> tuple | None:
-    """(id, path, content_hash, size, has line ranges) of the document indexed at `path`."""
+    """(id, path, content_hash, size, has line ranges, doc_type) of the document indexed at
+    `path`."""
     return conn.execute(_READABLE + "path = ?", (path,)).fetchone()
 
 

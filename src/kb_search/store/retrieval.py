@@ -54,11 +54,12 @@ def filtered_chunk_ids(conn: Connection, where: str, params: list[Any]) -> set[i
 
 
 def indexed_values(conn: Connection, what: str) -> set[str]:
-    """Every type, tag or language the index holds, lower-cased."""
+    """Every type, tag or language (of code: the programming languages `lang:` filters on)
+    the index holds, lower-cased."""
     sql = {
         "type": "SELECT DISTINCT doc_type FROM documents",
         "tag": "SELECT name FROM tags",
-        "language": "SELECT DISTINCT language FROM documents",
+        "language": "SELECT DISTINCT language FROM documents WHERE doc_type = 'code'",
     }[what]
     return {str(row[0]).lower() for row in conn.execute(sql) if row[0]}
 
