@@ -22,6 +22,7 @@ from kb_search.errors import (
     SearchError,
     UserInputError,
 )
+from kb_search.net import time_limit
 from kb_search.progress import NoProgress, Progress
 from kb_search.search.budget import SearchBudget
 from kb_search.store import db
@@ -216,7 +217,8 @@ class KnowledgeBase:
         )
         trace = Trace() if explain is not None else None
         try:
-            with db.progress_handler(conn, budget.spent):
+            # the budget holds for the network too (a remote model's query embedding)
+            with db.progress_handler(conn, budget.spent), time_limit(budget.deadline):
                 response = search(
                     conn, query, options, vector=vector, vector_unavailable=why, trace=trace
                 )

@@ -22,9 +22,13 @@ import contextvars
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import httpx2 as httpx
+if TYPE_CHECKING:
+    import httpx2 as httpx
+
+# httpx is imported by the functions that need it, not here: a search of a local model's
+# index (which sets `time_limit`) must not pay for loading it.
 
 REDACTED = "***"
 T = TypeVar("T")
@@ -76,6 +80,8 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
 def redact_url(url: str | httpx.URL) -> str:
     """The URL without its userinfo and with the values of key-like query parameters hidden;
     a text that is not a URL is redacted as text."""
+    import httpx2 as httpx
+
     text = str(url)
     try:
         parsed = httpx.URL(text)
@@ -119,8 +125,28 @@ def _redact_authority(text: str) -> str:
 # ---- total deadline ----------------------------------------------------------------------------
 
 
-class DeadlineExceeded(httpx.TimeoutException):
-    """The request's total time ran out (a timeout, so code that retries timeouts sees one)."""
+_EXCEEDED: list[type[Exception]] = []
+
+
+def _exceeded() -> type[Exception]:
+    """DeadlineExceeded, made on first use (it subclasses httpx's TimeoutException)."""
+    if not _EXCEEDED:
+        import httpx2 as httpx
+
+        class DeadlineExceeded(httpx.TimeoutException):
+            """The request's total time ran out (a timeout, so code that retries timeouts
+            sees one)."""
+
+        DeadlineExceeded.__module__ = __name__
+        DeadlineExceeded.__qualname__ = "DeadlineExceeded"
+        _EXCEEDED.append(DeadlineExceeded)
+    return _EXCEEDED[0]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "DeadlineExceeded":  # `from kb_search.net import DeadlineExceeded`
+        return _exceeded()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Deadline:
@@ -131,14 +157,14 @@ class Deadline:
         if not seconds > 0:  # also refuses NaN
             raise ValueError(f"a deadline needs a positive number of seconds, not {seconds!r}")
         self.seconds = float(seconds)
-        end = time.monotonic() + self.seconds
-        self.end = end if not_after is None else min(end, not_after)
+        ends = [time.monotonic() + self.seconds, not_after, _LIMIT.get()]
+        self.end = min(e for e in ends if e is not None)
 
     def remaining(self) -> float:
         """Seconds left (> 0); DeadlineExceeded once it is spent."""
         left = self.end - time.monotonic()
         if left <= 0:
-            raise DeadlineExceeded(f"no complete answer within {self.seconds:g} s")
+            raise _exceeded()(f"no complete answer within {self.seconds:g} s")
         return left
 
     @property
@@ -149,6 +175,34 @@ class Deadline:
         """`timeout` (None: none) cut to what is left; DeadlineExceeded when nothing is."""
         left = self.remaining()
         return left if timeout is None else min(timeout, left)
+
+
+# A limit every Deadline made in this context keeps too (`time_limit`: a search's budget).
+_LIMIT: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "kb_search_net_limit", default=None
+)
+
+
+@contextlib.contextmanager
+def time_limit(until: float | None) -> Iterator[None]:
+    """Within it, every Deadline also ends by `until` (a `time.monotonic()` value; None: no
+    limit): a caller's budget over the network calls made on its behalf."""
+    current = _LIMIT.get()
+    if until is None or current is None:
+        limit = until if current is None else current
+    else:
+        limit = min(until, current)
+    token = _LIMIT.set(limit)
+    try:
+        yield
+    finally:
+        _LIMIT.reset(token)
+
+
+def limit_spent() -> bool:
+    """Whether the `time_limit` this code runs under has passed (no more retries then)."""
+    until = _LIMIT.get()
+    return until is not None and time.monotonic() >= until
 
 
 # The deadline of the request the current thread is sending or reading; the sockets of a
@@ -240,6 +294,8 @@ def deadline_client(**options: Any) -> httpx.Client:
     """An httpx Client (the same options; redirects off unless asked) whose sockets honour, to
     the moment, the deadline of the request they serve."""
     options.setdefault("follow_redirects", False)  # a redirect could carry a key elsewhere
+    import httpx2 as httpx
+
     client = httpx.Client(**options)
     # The one place kb reaches inside httpx: each transport's connection pool (its proxies'
     # too) gets the deadline-aware network backend before it opens a connection.
@@ -263,12 +319,15 @@ def _cap_request(request: httpx.Request, deadline: Deadline) -> None:
 
 def _under(deadline: Deadline, step: Callable[[], T]) -> T:
     """`step()` with the deadline active; a timeout once it is spent is DeadlineExceeded."""
+    import httpx2 as httpx
+
+    exceeded = _exceeded()
     token = _ACTIVE.set(deadline)
     try:
         return step()
     except httpx.TimeoutException as exc:
-        if deadline.expired and not isinstance(exc, DeadlineExceeded):
-            raise DeadlineExceeded(
+        if deadline.expired and not isinstance(exc, exceeded):
+            raise exceeded(
                 f"no complete answer within {deadline.seconds:g} s", request=exc.request
             ) from None
         raise
@@ -297,6 +356,8 @@ def read_body(
     """The rest of a streamed response's body, read before `deadline`; kept as its content
     (`.text`, `.json()` work after). Longer than `max_bytes`: httpx.DecodingError, before the
     rest is read."""
+    import httpx2 as httpx
+
     body = bytearray()
     chunks = response.iter_bytes()
     while (chunk := _under(deadline, lambda: next(chunks, None))) is not None:
@@ -329,6 +390,8 @@ def iter_lines(
 ) -> Iterator[str]:
     """The lines of a streamed response's body (SSE, NDJSON; without their line ends), each
     read before `deadline`; a line longer than `max_line_bytes` is httpx.DecodingError."""
+    import httpx2 as httpx
+
     chunks = response.iter_text()
     pending = ""
     while (chunk := _under(deadline, lambda: next(chunks, None))) is not None:
@@ -356,6 +419,8 @@ def stream_lines(
     """The lines of the answer to `request`, all before `deadline`. An answer that is not 2xx
     is httpx.HTTPStatusError with its body (at most `max_error_bytes`) read: redact it before
     showing it."""
+    import httpx2 as httpx
+
     with open_stream(client, request, deadline) as response:
         if not response.is_success:
             read_body(response, deadline, max_bytes=max_error_bytes)
