@@ -161,7 +161,7 @@ def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     flat: dict[str, Any] = {}
     for key, value in data.items():
         name = f"{prefix}{key}"
-        if isinstance(value, Mapping):
+        if isinstance(value, Mapping) and name not in SETTINGS_BY_KEY and name not in PLACES:
             flat.update(_flatten(value, f"{name}."))
         else:
             flat[name] = value

@@ -66,9 +66,9 @@ class Number(Kind):
     def __init__(self, low: float, high: float, above: bool = False) -> None:
         self.low, self.high, self.above = low, high, above
         self.allowed = (
-            f"a number above {low:g} and at most {high:g}"
+            f"a number above {_shown(low)} and at most {_shown(high)}"
             if above
-            else f"a number from {low:g} to {high:g}"
+            else f"a number from {_shown(low)} to {_shown(high)}"
         )
 
     def convert(self, value: Any) -> float:
@@ -83,6 +83,10 @@ class Number(Kind):
         if not (low_ok and number <= self.high):
             raise ValueError("out of range")
         return number
+
+
+def _shown(number: float) -> str:
+    return f"{int(number):,}" if float(number).is_integer() else f"{number:g}"
 
 
 class Choice(Kind):
@@ -149,7 +153,7 @@ class Url(Text):
 
 
 NAME = Text(300)  # a model id, a provider or index name
-PATH = Text(4096)
+PATH = Text(4096, one_line=False)  # a file name may hold any character but NUL
 
 
 class Setting:
@@ -409,9 +413,6 @@ SETTINGS: tuple[Setting, ...] = (
 )
 SETTINGS_BY_KEY = {s.key: s for s in SETTINGS}
 SECRET_SETTINGS = frozenset({"embedding.api_key"})
-# Where kb's files go: set in a config file or the environment, not by a Setting's precedence
-# alone (a project file's relative path is taken from its folder); validated as PATH.
-PATH_KEYS = ("data_dir", "db")
 
 
 def check(setting: Setting, value: Any, origin: str) -> Any:
