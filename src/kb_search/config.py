@@ -154,7 +154,13 @@ class Config:
     def shown(self, key: str) -> Any:
         """The value as `kb config` may print it: a secret only as whether it is set."""
         value = self.values[key]
-        return "(set)" if key in SECRET_SETTINGS and value else value
+        if key in SECRET_SETTINGS and value:
+            return "(set)"
+        if isinstance(value, str) and "@" in value:  # a URL's userinfo (user:password@)
+            from kb_search.net import redact
+
+            return redact(value)
+        return value
 
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:

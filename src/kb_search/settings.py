@@ -263,7 +263,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "search.timeout_s",
         10.0,
-        Number(0, HOUR, above=True),
+        Number(0, HOUR),  # 0: every search stops at its first check
         ("KB_SEARCH_TIMEOUT",),
         "a search stops after this",
     ),

@@ -120,9 +120,7 @@ def test_chunk_sizes_that_empty_or_explode_documents_are_refused(tmp_path, value
     one_line_config_error(repo, tmp_path, "chunking.max_tokens", "an integer from 32 to 8,192")
 
 
-def test_kb_sync_in_a_hostile_repo_drops_no_document_of_another_root(
-    kb, environment, tmp_path
-):
+def test_kb_sync_in_a_hostile_repo_drops_no_document_of_another_root(kb, environment, tmp_path):
     """On the old code `kb sync` in a repo whose .kb.yaml says max_tokens: 0 re-parsed the
     changed notes of a root outside the repo and dropped them: 2 documents -> 0."""
     notes = tmp_path / "notes"
@@ -258,3 +256,34 @@ def test_config_show_and_add_in_a_symlinked_repo(kb, environment, tmp_path):
     added = kb("add", ".", "--format", "json")
     assert not (repo / "kbdata").exists()
     assert "symbolic link" in added.stderr
+
+
+# ---- break 4: secrets in `kb config show` and the log ---------------------------------------
+
+
+def test_config_show_and_the_log_never_show_url_userinfo(kb, environment, tmp_path, monkeypatch):
+    environment.env["KB_EMBEDDING_ENDPOINT"] = "http://alice:pw-hunter2@127.0.0.1:8000/v1"
+    environment.env["KB_API_KEY"] = "sk-live-0123456789abcdef"
+    shown = kb("config", "show", "--format", "json").stdout
+    assert "pw-hunter2" not in shown and "sk-live" not in shown
+    assert json.loads(shown)["embedding.endpoint"]["value"] == "http://***@127.0.0.1:8000/v1"
+    human = kb("config", "show", "--format", "human").stdout
+    assert "pw-hunter2" not in human and "alice" not in human
+
+    import logging
+
+    from kb_search.logs import LOG_FILE_ENV, route_library_logs
+
+    monkeypatch.setenv(LOG_FILE_ENV, "")  # restored after the test
+    root_handlers = list(logging.getLogger().handlers)
+    log = tmp_path / "kb.log"
+    route_library_logs(log)
+    logging.getLogger("some.library").warning(
+        "retrying http://bob:s3cr3t-pw@host/x with Authorization: Bearer sk-abcdefgh12345678"
+    )
+    for handler in logging.getLogger().handlers:
+        if handler not in root_handlers:
+            logging.getLogger().removeHandler(handler)
+            handler.close()
+    text = log.read_text()
+    assert "retrying http://***@host/x" in text and "s3cr3t" not in text and "sk-abc" not in text
