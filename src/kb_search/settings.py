@@ -153,6 +153,7 @@ class Url(Text):
 
 
 NAME = Text(300)  # a model id, a provider or index name
+PREFIX = Text(1000, one_line=False)  # instruction prefixes may hold a newline
 PATH = Text(4096, one_line=False)  # a file name may hold any character but NUL
 
 
@@ -179,8 +180,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("model", DEFAULT_MODEL, NAME, ("KB_MODEL",), "embedding model name"),
     Setting("model_source", None, PATH, ("KB_MODEL_SOURCE",), "local model directory"),
     Setting("model_cache", None, PATH, ("KB_MODEL_CACHE",), "converted models (<data_dir>/models)"),
-    Setting("query_prefix", "", Text(1000), ("KB_QUERY_PREFIX",), "text put before queries (e5)"),
-    Setting("passage_prefix", "", Text(1000), ("KB_PASSAGE_PREFIX",), "text put before passages"),
+    Setting("query_prefix", "", PREFIX, ("KB_QUERY_PREFIX",), "text put before queries (e5)"),
+    Setting("passage_prefix", "", PREFIX, ("KB_PASSAGE_PREFIX",), "text put before passages"),
     # A remote embedding model (`openai:NAME`, `ollama:NAME`; docs/models.md): these send data
     # off the machine. The key is never shown (`kb config`), logged or stored in the DB.
     Setting("embedding.endpoint", None, Url(), ("KB_EMBEDDING_ENDPOINT",), "embedding server URL"),

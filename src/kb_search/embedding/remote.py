@@ -78,7 +78,7 @@ def endpoint_for(name: str, configured: str | None, recorded: str | None) -> str
             f"this database was built with {name} at {shown}; kb sends text only to a server"
             f" you name: --endpoint {shown} (or embedding.endpoint / KB_EMBEDDING_ENDPOINT)"
         )
-    if recorded and not configured and REDACTED_USERINFO in recorded:
+    if recorded and not configured and "***" in recorded:  # its secrets were left out
         raise ConfigError(
             f"this database was built with {name} at {redact_url(recorded)}, whose credentials"
             " kb does not store: name it again with them (--endpoint URL, embedding.endpoint or"
@@ -101,9 +101,6 @@ def endpoint_for(name: str, configured: str | None, recorded: str | None) -> str
             f"embedding endpoint {redact_url(endpoint)!r} must be an http:// or https:// URL"
         )
     return endpoint.rstrip("/")
-
-
-REDACTED_USERINFO = "://***@"
 
 
 def recordable(endpoint: str) -> str:
