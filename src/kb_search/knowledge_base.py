@@ -217,8 +217,10 @@ class KnowledgeBase:
         )
         trace = Trace() if explain is not None else None
         try:
-            # the budget holds for the network too (a remote model's query embedding)
-            with db.progress_handler(conn, budget.spent), time_limit(budget.deadline):
+            # The budget holds for the network too: a remote model's query embedding stops
+            # at 80% of it, so a stalled server costs the vector leg, not the lexical answer.
+            network_until = budget.deadline - 0.2 * budget.seconds
+            with db.progress_handler(conn, budget.spent), time_limit(network_until):
                 response = search(
                     conn, query, options, vector=vector, vector_unavailable=why, trace=trace
                 )

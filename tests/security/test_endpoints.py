@@ -211,9 +211,12 @@ def test_a_search_keeps_its_budget_against_a_dripping_server(server, run, tmp_pa
         pytest.fail("kb search was still waiting after 60 s with a 4 s budget")
     elapsed = time.monotonic() - started
     assert elapsed < 20, elapsed
-    # the budget holds for the embedding request too: one line, as for any search that ran out
-    assert done.returncode == 1 and "ran past its 4 s budget" in done.stderr, done.stderr
-    assert len(done.stderr.strip().splitlines()) == 1
+    # the query embedding gets 80% of the budget: the lexical leg still answers in time, and
+    # the vector leg says why it did not
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert answer["results"], answer
+    assert "no answer within the time left to the search" in answer["legs"]["vector"]
 
 
 # ---- break 10: a published context length of 1e999 ---------------------------------------------
