@@ -8,10 +8,19 @@ its other settings are ignored and listed in Config.ignored.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 from kb_search.errors import ConfigError  # noqa: F401 - re-exported
+from kb_search.settings import (  # noqa: F401 - re-exported: the schema lives in settings.py
+    DEFAULT_MODEL,
+    PATH,
+    SECRET_SETTINGS,
+    SETTINGS,
+    SETTINGS_BY_KEY,
+    Setting,
+    check,
+)
 
 # Plain classes and no runtime typing here: a piped `kb search` resolves its config before the
 # CLI loads, and dataclasses (inspect, ast) and typing cost it ~20 ms on every call.
@@ -19,246 +28,9 @@ TYPE_CHECKING = False  # typing's, without importing typing
 if TYPE_CHECKING:
     from typing import Any
 
-DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 PROJECT_FILE = ".kb.yaml"
-
-
-def _to_bool(value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in {"1", "true", "yes", "on"}:
-        return True
-    if text in {"0", "false", "no", "off"}:
-        return False
-    raise ValueError(f"not a boolean: {value!r}")
-
-
-def _int_range(low: int, high: int) -> Callable[[Any], int]:
-    def convert(value: Any) -> int:
-        number = int(value)
-        if not low <= number <= high:
-            raise ValueError(f"{number} is outside {low}..{high}")
-        return number
-
-    return convert
-
-
-def _not_negative(value: Any) -> float:
-    number = float(value)
-    if number < 0:
-        raise ValueError(f"{number:g} is negative")
-    return number
-
-
-def _positive(value: Any) -> float:
-    number = float(value)
-    if not 0 < number < float("inf"):
-        raise ValueError(f"{number:g} is not a positive number")
-    return number
-
-
-def _choice(*options: str) -> Callable[[Any], str]:
-    def convert(value: Any) -> str:
-        text = str(value).strip().lower()
-        if text not in options:
-            raise ValueError(f"{value!r} is not one of {', '.join(options)}")
-        return text
-
-    return convert
-
-
-class Setting:
-    """One setting: its dotted name as in config.yaml (e.g. "search.default_top"), default,
-    converter, environment variables and help."""
-
-    __slots__ = ("key", "default", "convert", "env", "help")
-
-    def __init__(
-        self, key: str, default: Any, convert: Callable[[Any], Any], env: tuple[str, ...], help: str
-    ) -> None:
-        self.key, self.default, self.convert, self.env, self.help = key, default, convert, env, help
-
-    def __repr__(self) -> str:
-        return f"Setting({self.key!r}, default={self.default!r})"
-
-
-SETTINGS: tuple[Setting, ...] = (
-    Setting("model", DEFAULT_MODEL, str, ("KB_MODEL",), "embedding model name"),
-    Setting("model_source", None, str, ("KB_MODEL_SOURCE",), "local model directory"),
-    Setting("model_cache", None, str, ("KB_MODEL_CACHE",), "converted models (<data_dir>/models)"),
-    Setting("query_prefix", "", str, ("KB_QUERY_PREFIX",), "text put before queries (e5)"),
-    Setting("passage_prefix", "", str, ("KB_PASSAGE_PREFIX",), "text put before passages"),
-    # A remote embedding model (`openai:NAME`, `ollama:NAME`; docs/models.md): these send data
-    # off the machine. The key is never shown (`kb config`), logged or stored in the DB.
-    Setting("embedding.endpoint", None, str, ("KB_EMBEDDING_ENDPOINT",), "embedding server URL"),
-    Setting("embedding.api_key", None, str, ("KB_API_KEY", "OPENAI_API_KEY"), "its API key"),
-    Setting("embedding.batch_size", 32, _int_range(1, 2048), ("KB_EMBEDDING_BATCH",), "texts/call"),
-    Setting("embedding.concurrency", 4, _int_range(1, 64), ("KB_EMBEDDING_CONCURRENCY",), "calls"),
-    Setting("embedding.timeout_s", 60.0, float, ("KB_EMBEDDING_TIMEOUT",), "s per call"),
-    Setting("embedding.retries", 5, _int_range(0, 20), ("KB_EMBEDDING_RETRIES",), "on 429/5xx"),
-    Setting(
-        "embedding.provider",
-        "auto",
-        str,
-        ("KB_PROVIDER",),
-        "onnxruntime execution provider: auto (CUDA, CoreML, DirectML, else CPU), cpu, cuda, ...",
-    ),
-    Setting(
-        "search.default_top",
-        10,
-        _int_range(1, 1000),
-        ("KB_DEFAULT_TOP", "KB_SEARCH_DEFAULT_TOP"),
-        "results",
-    ),
-    Setting(
-        "search.default_mode",
-        "hybrid",
-        _choice("hybrid", "lexical", "vector"),
-        ("KB_DEFAULT_MODE", "KB_SEARCH_DEFAULT_MODE"),
-        "mode when --mode is not given",
-    ),
-    Setting(
-        "search.fusion",
-        "convex",
-        _choice("convex", "rrf"),
-        ("KB_FUSION",),
-        "hybrid: convex (min-max scores, equal weights) or rrf (reciprocal rank)",
-    ),
-    Setting("search.rrf_k", 60, int, ("KB_RRF_K",), "Reciprocal Rank Fusion constant (rrf)"),
-    Setting(
-        "search.reranker",
-        "none",
-        str,
-        ("KB_RERANKER",),
-        "rerank stage: none, or a cross-encoder (model id or local directory)",
-    ),
-    Setting(
-        "search.rerank_depth",
-        30,
-        _int_range(1, 200),
-        ("KB_RERANK_DEPTH",),
-        "fused candidates the reranker reads (each costs a model pass)",
-    ),
-    Setting("search.timeout_s", 10.0, float, ("KB_SEARCH_TIMEOUT",), "a search stops after this"),
-    Setting(
-        "search.max_query_chars",
-        4000,
-        _int_range(1, 10_000_000),
-        ("KB_MAX_QUERY_CHARS",),
-        "longer queries are refused (FTS5's parse time grows with the square of the terms)",
-    ),
-    Setting(
-        "serve.max_connections",
-        64,
-        _int_range(4, 100_000),
-        ("KB_SERVE_MAX_CONNECTIONS",),
-        "kb serve --transport http: open connections at once (at most 1/4 of the fd limit)",
-    ),
-    Setting(
-        "serve.request_timeout_s",
-        10.0,
-        _positive,
-        ("KB_SERVE_REQUEST_TIMEOUT",),
-        "kb serve --transport http: a client has this long to send a whole request",
-    ),
-    Setting(
-        "serve.max_body_bytes",
-        262_144,
-        _int_range(1024, 64 << 20),
-        ("KB_SERVE_MAX_BODY",),
-        "kb serve --transport http: larger request bodies get 413",
-    ),
-    Setting(
-        "serve.max_sessions",
-        32,
-        _int_range(1, 100_000),
-        ("KB_SERVE_MAX_SESSIONS",),
-        "kb serve --transport http: MCP sessions at once (the longest idle makes room)",
-    ),
-    Setting(
-        "serve.session_idle_s",
-        600.0,
-        _positive,
-        ("KB_SERVE_SESSION_IDLE",),
-        "kb serve --transport http: an MCP session idle this long ends",
-    ),
-    Setting(
-        "serve.max_line_bytes",
-        1 << 20,
-        _int_range(1024, 1 << 30),
-        ("KB_SERVE_MAX_LINE",),
-        "kb serve (stdio): a longer message line is dropped with an error",
-    ),
-    Setting(
-        "search.warm",
-        True,
-        _to_bool,
-        ("KB_WARM",),
-        "kb search keeps a warm per-DB search server (model loaded once); KB_NO_WARM=1 is off",
-    ),
-    Setting(
-        "search.warm_idle_s",
-        300.0,
-        float,
-        ("KB_WARM_IDLE_S",),
-        "the warm search server exits after this many idle seconds",
-    ),
-    Setting(
-        "vectors.index",
-        "auto",
-        str,
-        ("KB_VECTOR_INDEX",),
-        "auto (ann from vectors.ann_min_chunks chunks; below it sqlite-vec one-shot,"
-        " live-matrix in servers, sqlite-vec-shortlist in the warm server), sqlite-vec,"
-        " sqlite-vec-shortlist, matrix, live-matrix, ann",
-    ),
-    Setting(
-        "vectors.ann_min_chunks",
-        200_000,
-        _int_range(0, 10**12),
-        ("KB_ANN_MIN_CHUNKS",),
-        "auto uses the approximate index from this many chunks (0: never)",
-    ),
-    Setting("chunking.max_tokens", 200, int, ("KB_CHUNK_MAX_TOKENS",), "largest chunk"),
-    Setting("chunking.min_tokens", 40, int, ("KB_CHUNK_MIN_TOKENS",), "smallest section"),
-    Setting("ingestion.workers", 1, int, ("KB_WORKERS",), "parser processes (0: in-process)"),
-    Setting("ingestion.timeout_s", 120.0, float, ("KB_PARSE_TIMEOUT",), "per-file parse limit"),
-    Setting("ingestion.max_memory_mb", 4096, int, ("KB_PARSE_MEMORY_MB",), "per parser process"),
-    Setting("ingestion.max_file_mb", 20.0, float, ("KB_MAX_FILE_MB",), "larger files skipped"),
-    Setting(
-        "ingestion.enable_ocr",
-        "auto",
-        _choice("auto", "always", "never"),
-        ("KB_ENABLE_OCR",),
-        "OCR for pages without text",
-    ),
-    Setting("ingestion.follow_symlinks", False, _to_bool, ("KB_FOLLOW_SYMLINKS",), "walk links"),
-    Setting(
-        "ingestion.executor",
-        "local",
-        _choice("local", "ray"),
-        ("KB_EXECUTOR",),
-        "where files are parsed and embedded: local processes, or a Ray cluster (kb-search[ray])",
-    ),
-    Setting(
-        "ingestion.ray_stall_s",
-        900.0,
-        _not_negative,
-        ("KB_RAY_STALL_S",),
-        "a Ray worker that answers nothing for this long is taken as hung: killed, its file"
-        " sent again (0: no limit)",
-    ),
-    Setting(
-        "ingestion.ray_address",
-        None,
-        str,
-        ("KB_RAY_ADDRESS",),
-        "Ray cluster: auto, ray://host:port, host:port; unset starts a local Ray for the run",
-    ),
-)
-SETTINGS_BY_KEY = {s.key: s for s in SETTINGS}
-SECRET_SETTINGS = frozenset({"embedding.api_key"})
+MAX_CONFIG_BYTES = 256 << 10  # a config file is a few lines; a bigger one is refused unread
+MAX_YAML_DEPTH = 8  # `section: {key: value}` is 2 deep
 
 # What an untrusted project .kb.yaml may set: how search ranks and how text is cut, never what
 # runs, where data goes or what leaves the machine. Everything not listed here needs trust:
@@ -333,6 +105,7 @@ class Config:
         # trusted, or not asked (it set nothing that needs trust)
         self.project_trusted: bool | None = None
         self.ignored: list[str] = []  # project settings left out: the file is not trusted
+        self.project_linked = False  # the project file is a symlink: never trusted
 
     def ignored_line(self) -> str:
         """The one line that says which project settings were ignored, and how to trust."""
@@ -341,6 +114,12 @@ class Config:
         from kb_search.sanitize import printable
 
         path = printable(self.project_file)
+        if self.project_linked:
+            return (
+                f"ignored {', '.join(self.ignored)} from {path}: it is a symbolic link, and kb"
+                " trusts only a regular file in the folder it governs (copy the file there,"
+                " review it, then `kb config trust`)"
+            )
         why = (
             "it changed since you trusted it"
             if self.project_trusted is False
@@ -375,14 +154,20 @@ class Config:
     def shown(self, key: str) -> Any:
         """The value as `kb config` may print it: a secret only as whether it is set."""
         value = self.values[key]
-        return "(set)" if key in SECRET_SETTINGS and value else value
+        if key in SECRET_SETTINGS and value:
+            return "(set)"
+        if isinstance(value, str) and "@" in value:  # a URL's userinfo (user:password@)
+            from kb_search.net import redact
+
+            return redact(value)
+        return value
 
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     flat: dict[str, Any] = {}
     for key, value in data.items():
         name = f"{prefix}{key}"
-        if isinstance(value, Mapping):
+        if isinstance(value, Mapping) and name not in SETTINGS_BY_KEY and name not in PLACES:
             flat.update(_flatten(value, f"{name}."))
         else:
             flat[name] = value
@@ -395,31 +180,75 @@ def read_yaml_file(path: Path) -> dict[str, Any]:
 
 
 def read_config_bytes(path: Path) -> bytes:
+    """A config file's bytes: a regular file (never a FIFO or device, which could block or
+    never end) of at most MAX_CONFIG_BYTES, read from the descriptor that was checked."""
+    from kb_search.regular import NotRegularFile, read_regular
+    from kb_search.sanitize import printable
+
     try:
-        return Path(path).read_bytes()
+        raw = read_regular(path, MAX_CONFIG_BYTES + 1)
+    except NotRegularFile as exc:
+        raise ConfigError(f"cannot read config {printable(path)}: {exc.strerror}") from None
     except OSError as exc:
-        raise ConfigError(f"cannot read config {path}: {exc.strerror or exc}") from exc
+        raise ConfigError(f"cannot read config {printable(path)}: {exc.strerror or exc}") from exc
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(
+            f"config {printable(path)} is larger than {MAX_CONFIG_BYTES >> 10} KiB:"
+            " kb reads config files up to that size"
+        )
+    return raw
 
 
 def parse_config(raw: bytes, path: Path) -> dict[str, Any]:
-    """A config file's bytes as dotted keys (the bytes are what trust is recorded for)."""
+    """A config file's bytes as dotted keys (the bytes are what trust is recorded for).
+    Aliases are refused and nesting is bounded before YAML builds anything: a few hundred
+    bytes of nested aliases would otherwise expand to gigabytes, before any trust check."""
     import yaml  # only paid for when a config file exists
 
+    from kb_search.sanitize import printable
+
+    shown = printable(path)
     try:
-        data = yaml.safe_load(raw.decode("utf-8")) or {}
-    except (UnicodeDecodeError, yaml.YAMLError) as exc:
+        text = raw.decode("utf-8")
+        _check_yaml_shape(yaml, text, shown)
+        data = yaml.safe_load(text) or {}
+    except (UnicodeDecodeError, yaml.YAMLError, RecursionError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ConfigError(f"cannot read config {path}: {first}") from exc
+        raise ConfigError(f"cannot read config {shown}: {printable(first[:200])}") from None
     if not isinstance(data, Mapping):
-        raise ConfigError(f"config {path} must be a mapping of settings")
+        raise ConfigError(f"config {shown} must be a mapping of settings")
     flat = _flatten(data)
     unknown = sorted(k for k in flat if k not in SETTINGS_BY_KEY and k not in {"data_dir", "db"})
     if unknown:
-        raise ConfigError(f"unknown setting(s) in {path}: {', '.join(unknown)}")
+        named = ", ".join(printable(k[:80]) for k in unknown[:5])
+        more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+        raise ConfigError(f"unknown setting(s) in {shown}: {named}{more}")
     return flat
 
 
+def _check_yaml_shape(yaml: Any, text: str, shown: str) -> None:
+    """ConfigError for a YAML alias (`*name`) or nesting deeper than MAX_YAML_DEPTH, found
+    in the event stream (which builds nothing), before the document is loaded."""
+    depth = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.AliasEvent):
+            raise ConfigError(
+                f"config {shown} uses a YAML alias (*{event.anchor}): kb reads config files"
+                " without aliases; write the value out"
+            )
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            depth += 1
+            if depth > MAX_YAML_DEPTH:
+                raise ConfigError(
+                    f"config {shown} nests deeper than {MAX_YAML_DEPTH} levels:"
+                    " kb config files are `section: {key: value}`"
+                )
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
+
+
 def find_project_file(cwd: Path) -> Path | None:
+    """The first .kb.yaml walking up from `cwd` (a symlink too: it is read, never trusted)."""
     for directory in (cwd, *cwd.parents):
         candidate = directory / PROJECT_FILE
         if candidate.is_file():
@@ -428,12 +257,20 @@ def find_project_file(cwd: Path) -> Path | None:
 
 
 def _convert(setting: Setting, value: Any, origin: str) -> Any:
-    if value is None:
-        return None
+    """The value checked against the settings schema; ConfigError naming origin, key and
+    what is allowed."""
+    from kb_search.sanitize import printable
+
     try:
-        return setting.convert(value)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"bad value for {setting.key} from {origin}: {exc}") from exc
+        return check(setting, value, printable(origin))
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+PLACES = {
+    "data_dir": Setting("data_dir", None, PATH, ("KB_DATA_DIR",), "the data directory"),
+    "db": Setting("db", None, PATH, ("KB_DB",), "the database file"),
+}
 
 
 def load_config(
@@ -453,27 +290,33 @@ def load_config(
     project: dict[str, Any] = {}
     ignored: list[str] = []
     trusted: bool | None = None
+    linked = False
     if project_file is not None:
         raw = read_config_bytes(project_file)
         project = parse_config(raw, project_file)
         sensitive = sorted(key for key in project if needs_trust(key))
         if sensitive:
-            from kb_search.trust import is_trusted
+            from kb_search.trust import is_link, is_trusted
 
+            linked = is_link(project_file)
             trusted = is_trusted(project_file, raw, env, home)
             if not trusted:
                 ignored = sensitive
                 project = {k: v for k, v in project.items() if k not in sensitive}
 
+    def place(key: str, value: Any, origin: str) -> Path:
+        return Path(_convert(PLACES[key], value, origin)).expanduser()
+
     def pick_path(key: str, env_name: str, default: Path) -> tuple[Path, str]:
         # Relative to the caller's cwd, made absolute here: a warm server (another process,
         # another cwd) must open the same file.
         if key in flags:
-            return cwd / Path(flags[key]).expanduser(), "flag"
+            return cwd / place(key, str(flags[key]), "flag"), "flag"
         if env.get(env_name):
-            return cwd / Path(env[env_name]).expanduser(), f"env {env_name}"
+            return cwd / place(key, env[env_name], f"env {env_name}"), f"env {env_name}"
         if key in project and project_file is not None:
-            value = Path(str(project[key])).expanduser()
+            # relative to the folder the (trusted, regular) project file governs
+            value = place(key, project[key], str(project_file))
             return (project_file.parent / value).resolve(), str(project_file)
         return default, "default"
 
@@ -483,15 +326,16 @@ def load_config(
         raise ConfigError(f"config file not found: {config_file}")
     user = read_yaml_file(config_file) if config_file.is_file() else {}
     if data_src == "default" and "data_dir" in user:
-        data_dir, data_src = Path(str(user["data_dir"])).expanduser(), str(config_file)
+        data_dir, data_src = place("data_dir", user["data_dir"], str(config_file)), str(config_file)
     db_path, db_src = pick_path("db", "KB_DB", data_dir / "kb.db")
     if db_src == "default" and "db" in user:
-        db_path, db_src = Path(str(user["db"])).expanduser(), str(config_file)
+        db_path, db_src = place("db", user["db"], str(config_file)), str(config_file)
 
     cfg = Config(data_dir=data_dir, db_path=db_path)
     cfg.sources.update(data_dir=data_src, db=db_src)
     cfg.files = [p for p in (config_file, project_file) if p is not None and p.is_file()]
     cfg.project_file, cfg.project_trusted, cfg.ignored = project_file, trusted, ignored
+    cfg.project_linked = linked
     for setting in SETTINGS:
         value, origin = setting.default, "default"
         if setting.key in user:
@@ -542,13 +386,16 @@ class TrustState:
     TRUSTED = "trusted"
     UNTRUSTED = "not trusted"
     CHANGED = "changed since trusted"
+    LINKED = "not trusted (a symbolic link)"
 
 
 def trust_state(path: Path, env: Mapping[str, str], home: Path) -> str:
     """TrustState of the project file at `path` as it is now."""
-    from kb_search.trust import is_trusted
+    from kb_search.trust import is_link, is_trusted
 
     trusted = is_trusted(path, read_config_bytes(path), env, home)
+    if is_link(path):
+        return TrustState.LINKED
     if trusted is None:
         return TrustState.UNTRUSTED
     return TrustState.TRUSTED if trusted else TrustState.CHANGED
@@ -560,7 +407,10 @@ def trust_project_file(path: Path, env: Mapping[str, str], home: Path) -> dict[s
     if not path.is_file():
         raise ConfigError(f"not a config file: {path}")
     raw = read_config_bytes(path)
-    settings = sorted(key for key in parse_config(raw, path) if needs_trust(key))
+    values = parse_config(raw, path)
+    for key, value in values.items():  # a file that would not load is not trusted either
+        _convert(PLACES.get(key) or SETTINGS_BY_KEY[key], value, str(path))
+    settings = sorted(key for key in values if needs_trust(key))
     from kb_search.trust import record_key, store_path, trust
 
     sha256 = trust(path, raw, env, home)

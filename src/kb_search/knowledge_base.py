@@ -24,6 +24,7 @@ from kb_search.errors import (
     SearchError,
     UserInputError,
 )
+from kb_search.net import time_limit
 from kb_search.progress import NoProgress, Progress
 from kb_search.search.budget import SearchBudget
 from kb_search.store import db
@@ -224,7 +225,10 @@ class KnowledgeBase:
         )
         trace = Trace() if explain is not None else None
         try:
-            with db.progress_handler(conn, budget.spent):
+            # The budget holds for the network too: a remote model's query embedding stops
+            # at 80% of it, so a stalled server costs the vector leg, not the lexical answer.
+            network_until = budget.deadline - 0.2 * budget.seconds
+            with db.progress_handler(conn, budget.spent), time_limit(network_until):
                 response = search(
                     conn, query, options, vector=vector, vector_unavailable=why, trace=trace
                 )

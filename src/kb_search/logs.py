@@ -25,6 +25,11 @@ class _DataDirLog(logging.FileHandler):
         self.setLevel(logging.WARNING)
         self.setFormatter(logging.Formatter(FORMAT))
 
+    def format(self, record: logging.LogRecord) -> str:
+        from kb_search.net import redact  # a library may log a URL with its password
+
+        return redact(super().format(record))
+
     def _open(self):  # type: ignore[no-untyped-def]
         Path(self.baseFilename).parent.mkdir(parents=True, exist_ok=True)
         return super()._open()

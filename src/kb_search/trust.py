@@ -1,4 +1,5 @@
-"""Which project `.kb.yaml` files the user trusts, by absolute path and content hash.
+"""Which project `.kb.yaml` files the user trusts, by the folder it governs, its name and its
+content hash.
 
 A project file is found by walking up from the working directory, so it may come with a cloned
 repository or a downloaded folder. Until `kb config trust` records it here, with the SHA-256 of
@@ -37,7 +38,17 @@ def digest(data: bytes) -> str:
 
 
 def record_key(path: Path) -> str:
-    return os.path.realpath(path)
+    """The file *and* the folder it governs: the real path of its folder, then its own name,
+    never the target of a symlink (a repo's `.kb.yaml -> ../trusted/.kb.yaml` is its own
+    entry, and never trusted)."""
+    path = Path(os.path.abspath(path))
+    return os.path.join(os.path.realpath(path.parent), path.name)
+
+
+def is_link(path: Path) -> bool:
+    """A symlinked project file: read, but never trusted, since it would carry another
+    folder's trust into this one (where its relative paths would resolve)."""
+    return os.path.islink(path)
 
 
 def read_records(store: Path, strict: bool = False) -> dict[str, str]:
@@ -64,6 +75,8 @@ def read_records(store: Path, strict: bool = False) -> dict[str, str]:
 def is_trusted(path: Path, data: bytes, env: Mapping[str, str], home: Path) -> bool | None:
     """True: `path` is trusted with exactly these bytes; False: it was, with other bytes (it
     changed); None: never trusted."""
+    if is_link(path):
+        return None
     recorded = read_records(store_path(env, home)).get(record_key(path))
     if recorded is None:
         return None
@@ -87,7 +100,15 @@ def write_records(store: Path, records: Mapping[str, str]) -> None:
 
 
 def trust(path: Path, data: bytes, env: Mapping[str, str], home: Path) -> str:
-    """Record `path` as trusted with content `data`; returns the hash recorded."""
+    """Record `path` as trusted with content `data`; returns the hash recorded. A symlink is
+    refused (ConfigError)."""
+    if is_link(path):
+        from kb_search.sanitize import printable
+
+        raise ConfigError(
+            f"{printable(path)} is a symbolic link: kb trusts only a regular file in the folder"
+            " it governs (copy the file there, review it, then trust it)"
+        )
     store = store_path(env, home)
     records = read_records(store, strict=True)
     records[record_key(path)] = digest(data)

@@ -9,13 +9,18 @@ the model's context length (/api/show).
 
 Texts go in batches of `batch_size`, up to `concurrency` requests at a time; a 429 or 5xx, a
 timeout or a dropped connection is retried with exponential backoff and jitter (a Retry-After
-is honoured). The API key travels only in the Authorization header: no message, log line or
-database row carries it.
+is honoured). Each request has a total deadline (`embedding.timeout_s`, connecting to the
+last byte: a server that drips its answer is cut there; a search's budget cuts it sooner). The
+API key travels only in the Authorization header: every message passes through
+`net.redact` (URL userinfo, the key itself, whatever a server echoes of it), and the URL a
+database records carries no userinfo. What a server answers is checked before use: vector
+count, dimension, finite and non-zero values, a context length that is a sane integer.
 """
 
 from __future__ import annotations
 
 import email.utils
+import math
 import random
 import threading
 import time
@@ -29,6 +34,14 @@ import numpy as np
 
 from kb_search.embedding import split_remote
 from kb_search.errors import ConfigError, EndpointError
+from kb_search.net import (
+    Deadline,
+    deadline_client,
+    limit_spent,
+    redact,
+    redact_url,
+    send_with_deadline,
+)
 
 OLLAMA_ENDPOINT = "http://localhost:11434"
 PROBE_TEXT = "kb probes this model once: how long is one of its vectors?"
@@ -36,6 +49,9 @@ BACKOFF_BASE_S = 0.5
 BACKOFF_CAP_S = 20.0
 RETRY_AFTER_CAP_S = 60.0
 QUERY_ATTEMPTS = 2  # a search must answer soon: one quick retry, then the lexical leg alone
+MAX_DIM = 16_384  # longer vectors than any embedding model makes: a bad answer
+MAX_CONTEXT = 10_000_000  # a published context length past this is not believed
+INFO_BYTES = 8 << 20  # /api/show, /v1/models answers (Ollama's carries the model's license)
 
 
 @dataclass(frozen=True)
@@ -57,9 +73,16 @@ def endpoint_for(name: str, configured: str | None, recorded: str | None) -> str
     if recorded and not configured and not _on_this_machine(recorded):
         # A database file can come from someone else (`kb export`): the address it records
         # must not decide where this user's notes and queries are sent.
+        shown = redact_url(recorded)
         raise ConfigError(
-            f"this database was built with {name} at {recorded}; kb sends text only to a server"
-            f" you name: --endpoint {recorded} (or embedding.endpoint / KB_EMBEDDING_ENDPOINT)"
+            f"this database was built with {name} at {shown}; kb sends text only to a server"
+            f" you name: --endpoint {shown} (or embedding.endpoint / KB_EMBEDDING_ENDPOINT)"
+        )
+    if recorded and not configured and "***" in recorded:  # its secrets were left out
+        raise ConfigError(
+            f"this database was built with {name} at {redact_url(recorded)}, whose credentials"
+            " kb does not store: name it again with them (--endpoint URL, embedding.endpoint or"
+            " KB_EMBEDDING_ENDPOINT)"
         )
     endpoint = configured or recorded or (OLLAMA_ENDPOINT if scheme == "ollama" else None)
     if not endpoint:
@@ -70,26 +93,40 @@ def endpoint_for(name: str, configured: str | None, recorded: str | None) -> str
     try:
         url = httpx.URL(endpoint)
     except (httpx.InvalidURL, TypeError, ValueError) as exc:
-        raise ConfigError(f"embedding endpoint {endpoint!r} is not a URL: {exc}") from None
+        raise ConfigError(
+            f"embedding endpoint {redact_url(endpoint)!r} is not a URL: {redact(str(exc))}"
+        ) from None
     if url.scheme not in ("http", "https") or not url.host:
-        raise ConfigError(f"embedding endpoint {endpoint!r} must be an http:// or https:// URL")
+        raise ConfigError(
+            f"embedding endpoint {redact_url(endpoint)!r} must be an http:// or https:// URL"
+        )
     return endpoint.rstrip("/")
 
 
+def recordable(endpoint: str) -> str:
+    """The endpoint as a database may record it: no userinfo, no key in its query (what
+    `net.redact_url` shows), so neither `kb export` nor a stolen kb.db carries a secret."""
+    return redact_url(endpoint)
+
+
 def _on_this_machine(endpoint: str) -> bool:
-    """A loopback address: a server on this machine (what Ollama and local servers use)."""
+    """A loopback address: a server on this machine (what Ollama and local servers use):
+    localhost, 127.0.0.0/8, ::1, and IPv4-mapped loopback, written any way a URL allows."""
     import ipaddress
 
     try:
         host = httpx.URL(endpoint).host
     except (httpx.InvalidURL, TypeError, ValueError):
         return False
+    host = host.strip("[]").rstrip(".").lower()
     if host == "localhost":
         return True
     try:
-        return ipaddress.ip_address(host).is_loopback
+        address = ipaddress.ip_address(host.split("%", 1)[0])
     except ValueError:
         return False
+    mapped = getattr(address, "ipv4_mapped", None)
+    return address.is_loopback or (mapped is not None and mapped.is_loopback)
 
 
 class RemoteEmbedder:
@@ -118,17 +155,23 @@ class RemoteEmbedder:
         if count is not None:
             self.count_tokens = count
         headers = {"Authorization": f"Bearer {settings.api_key}"} if settings.api_key else {}
-        self._client = httpx.Client(
+        self._client = deadline_client(
             headers=headers,
             timeout=settings.timeout_s,
             limits=httpx.Limits(max_connections=settings.concurrency),
             follow_redirects=False,  # a redirect could carry the key to another host
         )
+        # the URL's userinfo and the key are secrets: every message shows the URL as this
+        self.shown_url = redact_url(self.embed_url)
+        self.recorded_endpoint = recordable(self.endpoint)
 
     @property
     def source(self) -> str:
         """Where the vectors come from, for `kb doctor` (never the key)."""
-        return f"endpoint {self.embed_url}"
+        return f"endpoint {self.shown_url}"
+
+    def _redact(self, text: str) -> str:
+        return redact(text, [self.settings.api_key])
 
     @property
     def embed_url(self) -> str:
@@ -156,11 +199,20 @@ class RemoteEmbedder:
         return self._max_tokens
 
     def probe(self) -> None:
-        """Embed one text to learn the vector length (once, when the DB has no record)."""
+        """Embed one text to learn the vector length (when the DB has no record), or to
+        check that this server answers with the recorded one (a server named anew)."""
         vectors = self._request([PROBE_TEXT], self.settings.retries + 1)
-        self._dim = len(vectors[0])
-        if self._dim == 0:
-            raise EndpointError(f"{self.name} at {self.embed_url} returned empty vectors")
+        if self._dim is not None:
+            self._checked(vectors)
+            return
+        dim = vectors.shape[1]
+        if not 0 < dim <= MAX_DIM:
+            raise EndpointError(
+                f"{self.name} at {self.shown_url} returned {dim}-dimension vectors"
+                f" (kb takes 1 to {MAX_DIM:,})"
+            )
+        self._dim = dim
+        self._checked(vectors)
 
     def embed_query(self, text: str) -> np.ndarray:
         return self._checked(self._request([self.settings.query_prefix + text], QUERY_ATTEMPTS))[0]
@@ -216,16 +268,30 @@ class RemoteEmbedder:
     ) -> np.ndarray:
         """POST one batch, retrying what may pass (429, 5xx, timeouts, dropped connections)."""
         reason = ""
+        tried = 0
         for attempt in range(attempts):
             if stop is not None and stop.is_set():
-                raise EndpointError(f"embedding endpoint {self.embed_url}: another batch failed")
+                raise EndpointError(f"embedding endpoint {self.shown_url}: another batch failed")
+            if limit_spent():  # the caller's budget (a search's) is spent: no more tries
+                break
             delay = backoff(attempt)
+            tried += 1
             try:
-                response = self._client.post(self.embed_url, json=self._body(texts))
+                deadline = Deadline(self.settings.timeout_s)
+                request = self._client.build_request("POST", self.embed_url, json=self._body(texts))
+                response = send_with_deadline(
+                    self._client, request, deadline, max_bytes=answer_limit(len(texts))
+                )
             except httpx.TimeoutException:
                 reason = f"no answer within {self.settings.timeout_s:g} s"
+                if limit_spent():
+                    reason = "no answer within the time left to the search"
+            except httpx.DecodingError as exc:
+                raise EndpointError(
+                    f"embedding endpoint {self.shown_url}: {self._redact(_first_line(exc))}"
+                ) from None
             except httpx.TransportError as exc:
-                reason = _first_line(exc) or type(exc).__name__
+                reason = self._redact(_first_line(exc) or type(exc).__name__)
             else:
                 if response.status_code == 200:
                     return self._vectors(response, len(texts))
@@ -235,8 +301,8 @@ class RemoteEmbedder:
                 delay = retry_after(response) or delay
             if attempt + 1 < attempts and not (stop is not None and stop.is_set()):
                 self._sleep(delay)
-        tries = f"{attempts} tries" if attempts > 1 else "1 try"
-        raise EndpointError(f"embedding endpoint {self.embed_url} failed ({tries}): {reason}")
+        tries = f"{tried} tries" if tried != 1 else "1 try"
+        raise EndpointError(f"embedding endpoint {self.shown_url} failed ({tries}): {reason}")
 
     def _refused(self, response: httpx.Response) -> str:
         status = response.status_code
@@ -245,8 +311,8 @@ class RemoteEmbedder:
             hint = ": check the API key (KB_API_KEY, OPENAI_API_KEY or embedding.api_key)"
         elif status == 404:
             hint = f": is {self.model!r} served there, and is the URL the API's base?"
-        detail = _first_line(response.text)[:200]
-        return f"embedding endpoint {self.embed_url} answered HTTP {status}{hint} ({detail})"
+        detail = self._redact(_first_line(response.text)[:200])
+        return f"embedding endpoint {self.shown_url} answered HTTP {status}{hint} ({detail})"
 
     def _vectors(self, response: httpx.Response, count: int) -> np.ndarray:
         try:
@@ -258,12 +324,13 @@ class RemoteEmbedder:
             matrix = np.asarray(rows, dtype=np.float32)
         except (ValueError, KeyError, TypeError) as exc:
             raise EndpointError(
-                f"embedding endpoint {self.embed_url} answered something that is not an"
-                f" embeddings response ({type(exc).__name__}: {_first_line(exc)[:120]})"
+                f"embedding endpoint {self.shown_url} answered something that is not an"
+                f" embeddings response ({type(exc).__name__}:"
+                f" {self._redact(_first_line(exc)[:120])})"
             ) from None
         if matrix.ndim != 2 or len(matrix) != count:
             raise EndpointError(
-                f"embedding endpoint {self.embed_url} returned {len(matrix)} vectors for"
+                f"embedding endpoint {self.shown_url} returned {len(matrix)} vectors for"
                 f" {count} texts"
             )
         return matrix
@@ -272,31 +339,59 @@ class RemoteEmbedder:
         """The vectors, unit length (cosine is all kb does with them), of the DB's dimension."""
         if self._dim is not None and matrix.shape[1] != self._dim:
             raise EndpointError(
-                f"{self.name} at {self.embed_url} returned {matrix.shape[1]}-dimension vectors,"
+                f"{self.name} at {self.shown_url} returned {matrix.shape[1]}-dimension vectors,"
                 f" but this database holds {self._dim}-dimension ones for it: is another model"
                 " served there? (`kb reindex --model` switches models)"
             )
         if not np.isfinite(matrix).all():
-            raise EndpointError(f"{self.name} at {self.embed_url} returned NaN or infinite values")
+            raise EndpointError(f"{self.name} at {self.shown_url} returned NaN or infinite values")
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-        return (matrix / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
+        if (zero := np.flatnonzero(norms[:, 0] == 0)).size:
+            # no direction: it would match nothing, silently (a server's fault, not the text's)
+            raise EndpointError(
+                f"{self.name} at {self.shown_url} returned {zero.size} all-zero vector(s)"
+                f" (of {len(matrix)}): a vector with no direction cannot be searched"
+            )
+        return (matrix / norms).astype(np.float32, copy=False)
 
     def _published_max_input(self) -> int:
         """The context length the server publishes (Ollama /api/show; vLLM's /v1/models
-        max_model_len), one try, no retries; 0 when it publishes none."""
+        max_model_len), one try, no retries; 0 when it publishes none, or nothing that is a
+        whole number of tokens from 1 to MAX_CONTEXT (1e999, -5, "lots")."""
         try:
             if self.scheme == "ollama":
                 base = self.endpoint.removesuffix("/api/embed")
-                info = self._client.post(f"{base}/api/show", json={"model": self.model}).json()
+                info = self._info("POST", f"{base}/api/show", json={"model": self.model})
                 details = info.get("model_info", {})
                 lengths = [v for k, v in details.items() if k.endswith(".context_length")]
-                return int(lengths[0]) if lengths else 0
+                return context_length(lengths[0]) if lengths else 0
             base = self.endpoint.removesuffix("/embeddings")
-            models = self._client.get(f"{base}/models").json().get("data", [])
+            models = self._info("GET", f"{base}/models").get("data", [])
             found = [m.get("max_model_len") for m in models if m.get("id") == self.model]
-            return int(found[0]) if found and found[0] else 0
+            return context_length(found[0]) if found else 0
         except (httpx.HTTPError, ValueError, TypeError, AttributeError):
             return 0
+
+    def _info(self, method: str, url: str, **body: Any) -> Any:
+        request = self._client.build_request(method, url, **body)
+        deadline = Deadline(self.settings.timeout_s)
+        return send_with_deadline(self._client, request, deadline, max_bytes=INFO_BYTES).json()
+
+
+def context_length(value: object) -> int:
+    """A published context length: a whole number from 1 to MAX_CONTEXT, else 0 (unknown)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        return 0
+    number = int(value)
+    return number if 0 < number <= MAX_CONTEXT else 0
+
+
+def answer_limit(texts: int) -> int:
+    """The most bytes an embeddings answer for `texts` texts may take (JSON floats of up to
+    MAX_DIM dimensions, with room to spare)."""
+    return (1 << 20) + texts * MAX_DIM * 32
 
 
 def backoff(attempt: int) -> float:

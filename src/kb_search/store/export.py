@@ -182,6 +182,20 @@ def _live_files(conn: db.Connection) -> set[str]:
     return files
 
 
+def _redact_secrets(copy: db.Connection) -> None:
+    """No secret leaves in a copy: an endpoint an older kb recorded with its userinfo
+    (`http://user:key@host`) is written without it, and the old bytes are zeroed
+    (secure_delete), not left in a free page."""
+    from kb_search.net import redact_url
+
+    row = copy.execute("SELECT value FROM meta WHERE key = 'model_endpoint'").fetchone()
+    if row and row[0] and redact_url(row[0]) != row[0]:
+        copy.execute("PRAGMA secure_delete = ON")
+        copy.execute(
+            "UPDATE meta SET value = ? WHERE key = 'model_endpoint'", (redact_url(row[0]),)
+        )
+
+
 def _finish_copy(path: Path) -> tuple[int, int]:
     """Rollback-journal mode, integrity verified; returns (documents, chunks)."""
     from kb_search.store.db import sqlite
@@ -189,6 +203,7 @@ def _finish_copy(path: Path) -> tuple[int, int]:
     copy = sqlite.connect(str(path), isolation_level=None)
     try:
         copy.execute("PRAGMA journal_mode = DELETE")
+        _redact_secrets(copy)
         result = [r[0] for r in copy.execute("PRAGMA integrity_check")]
         if result != ["ok"]:
             raise ExportError(f"the copy failed its integrity check: {'; '.join(result[:3])}")

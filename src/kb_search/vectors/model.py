@@ -241,7 +241,10 @@ def readable_table(conn: db.Connection, name: str) -> VectorTable:
 
 
 def bind(conn: db.Connection, embedder: TextEmbedder) -> VectorTable:
-    """Make sure the embedder's vector table exists; bind an unbound DB to the model."""
+    """Make sure the embedder's vector table exists; bind an unbound DB to the model. A
+    remote model's server is recorded only once it has answered with vectors of the DB's
+    dimension (a first bind probes it; a server named anew is probed here): a `kb add` whose
+    endpoint does not answer leaves the recorded one as it was."""
     table = tables.ensure_table(conn, embedder.name, embedder.dim)
     bound = tables.db_model(conn)
     endpoint = endpoint_of(embedder)
@@ -249,8 +252,12 @@ def bind(conn: db.Connection, embedder: TextEmbedder) -> VectorTable:
         with db.transaction(conn):
             tables.set_db_model(conn, embedder.name, embedder.dim, embedder.max_tokens, endpoint)
     elif bound == embedder.name and endpoint:
-        with db.transaction(conn):  # the server may have moved (`kb init --endpoint`)
-            tables.set_db_endpoint(conn, endpoint)
+        recorded = tables.recorded_binding(conn, bound)
+        if recorded is None or recorded.endpoint != endpoint:
+            if (probe := getattr(embedder, "probe", None)) is not None:
+                probe()  # EndpointError when it does not answer as this DB needs
+            with db.transaction(conn):  # the server moved (`kb init --endpoint`)
+                tables.set_db_endpoint(conn, endpoint)
     return table
 
 
@@ -264,8 +271,9 @@ def switch_model(conn: db.Connection, embedder: TextEmbedder) -> str | None:
 
 
 def endpoint_of(embedder: TextEmbedder) -> str | None:
-    """A remote model's server (recorded in the DB binding); None for a local model."""
-    return getattr(embedder, "endpoint", None)
+    """A remote model's server as the DB binding records it (no userinfo, no key); None for
+    a local model."""
+    return getattr(embedder, "recorded_endpoint", None) or getattr(embedder, "endpoint", None)
 
 
 def vector_sync_detail(conn: db.Connection, name: str) -> tuple[bool, str]:
