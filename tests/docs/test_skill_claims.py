@@ -68,7 +68,10 @@ def corpus(tmp_path: Path) -> Path:
     )
     (root / "retry.py").write_text(RETRY)
     (root / "wal.html").write_text(PAGE)
-    sections = [f"## Part {n}\n\nPart {n} of the log rotation policy." for n in range(6)]
+    sections = [
+        f"## Part {n}\n\nPart {n} of the log rotation policy: what it keeps, for how long, and"
+        " where the older files go." for n in range(6)
+    ]
     (root / "rotation.md").write_text("# Rotation\n\n" + "\n\n".join(sections) + "\n")
     (root / "ops" / "logs.md").write_text("# Logs\n\nLog rotation keeps a week of files.\n")
     return root
@@ -157,7 +160,7 @@ def test_query_syntax(indexed):
 
 def test_per_file_cap(kb, corpus, environment):
     environment.env["KB_CHUNK_MIN_TOKENS"] = "1"  # one chunk per section of rotation.md
-    environment.env["KB_CHUNK_MAX_TOKENS"] = "16"
+    environment.env["KB_CHUNK_MAX_TOKENS"] = "32"
     kb("add", str(corpus))
     said(
         "At most 3 chunks of one file come before other files' chunks (`--per-file N` changes"
