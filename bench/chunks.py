@@ -17,7 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 from bench import harness
-from kb_search.ingest import parse_file
+from kb_search.ingest.parse import parse_file
 from kb_search.ingest.workers import make_counter
 from kb_search.parsed import ChunkSettings, IngestError
 

@@ -23,7 +23,8 @@ from itertools import islice
 from pathlib import Path
 from typing import TextIO
 
-from kb_search.ingest import detect_type, parse_file
+from kb_search.ingest import detect_type
+from kb_search.ingest.parse import parse_file
 
 try:
     from kb_search.parsed import ChunkSettings, IngestError

@@ -19,9 +19,9 @@ from pathlib import Path
 
 from bench import harness
 from kb_search.chunking.tokens import count_tokens
-from kb_search.formats.code import syntax_chunks
-from kb_search.formats.code_regex import regex_chunks
-from kb_search.formats.python_code import parse_python
+from kb_search.formats.code.parse import syntax_chunks
+from kb_search.formats.code.python import parse_python
+from kb_search.formats.code.regex import regex_chunks
 from kb_search.formats.registry import language_for
 from kb_search.parsed import ChunkSettings, ParsedChunk
 

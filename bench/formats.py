@@ -26,7 +26,7 @@ from pathlib import Path
 import yaml
 
 from bench import harness
-from kb_search.ingest import parse_file
+from kb_search.ingest.parse import parse_file
 from kb_search.parsed import ChunkSettings
 
 LIBRARIES = {

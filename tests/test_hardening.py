@@ -250,7 +250,7 @@ def test_a_rename_that_changes_the_title_matches_a_clean_ingest(folder, tmp_path
 
 
 def test_utf16_text_without_a_bom_is_read(tmp_path):
-    from kb_search.ingest import parse_file
+    from kb_search.ingest.parse import parse_file
     from kb_search.parsed import ChunkSettings
 
     path = tmp_path / "notes.txt"

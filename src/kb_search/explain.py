@@ -15,10 +15,11 @@ from typing import Any
 from kb_search.errors import KbError
 from kb_search.locating import NOT_UNDER_ROOTS, under_roots
 from kb_search.sanitize import valid_text
-from kb_search.search.filters import filter_sql
+from kb_search.search.filters import store_filter
 from kb_search.search.legs import LegResult, VectorLeg, lexical_leg, vector_leg
 from kb_search.search.pipeline import SearchOptions, Trace
 from kb_search.search.query import Filters
+from kb_search.store.chunk_filter import NO_FILTER, ChunkFilter
 from kb_search.store.db import Connection
 from kb_search.store.records import chunks_by_id, document_chunk_ids, document_passes
 
@@ -78,8 +79,8 @@ def explain_path(
     query = trace.query
     assert query is not None  # the pipeline recorded it
     filtered = failed_filters(conn, document.document_id, query.filters)
-    deep_filters = Filters() if filtered else query.filters
-    deep = deep_legs(conn, trace, options, deep_filters, vector)
+    deep_filter = NO_FILTER if filtered else query.chunk_filter
+    deep = deep_legs(conn, trace, options, deep_filter, vector)
     places = {name: ranks(leg.hits) for name, leg in deep.items()}
     places["fused"] = ranks([(c.chunk_id, c.score) for c in trace.ranked])
     traces = [
@@ -99,7 +100,7 @@ def deep_legs(
     conn: Connection,
     trace: Trace,
     options: SearchOptions,
-    filters: Filters,
+    chunk_filter: ChunkFilter,
     vector: VectorLeg | None,
 ) -> dict[str, LegResult]:
     """Each leg the search ran, again `EXPLAIN_DEPTH` deep (without the filters when they
@@ -109,11 +110,12 @@ def deep_legs(
     depth = max(EXPLAIN_DEPTH, options.depth())
     legs: dict[str, LegResult] = {}
     if "lexical" in trace.legs:
-        legs["lexical"] = lexical_leg(conn, query.parsed, filters, depth, query.excluded)
+        legs["lexical"] = lexical_leg(conn, query.parsed, chunk_filter, depth, query.excluded)
     if "vector" in trace.legs:
         legs["vector"] = vector_leg(
-            conn, query.parsed, filters, depth, vector, "no embedding model", {}, query.excluded
-        )
+            conn, query.parsed, chunk_filter, depth, vector, "no embedding model", {},
+            query.excluded,
+        )  # fmt: skip
     return legs
 
 
@@ -199,8 +201,7 @@ def failed_filters(conn: Connection, document_id: int, filters: Filters) -> list
         given = getattr(filters, name)
         if not given:
             continue
-        where, params = filter_sql(Filters(**{name: list(given)}))
-        if not document_passes(conn, document_id, where, params):
+        if not document_passes(conn, document_id, store_filter(Filters(**{name: list(given)}))):
             failed.append(f"the {value} filter ({', '.join(map(str, given))})")
     return failed
 

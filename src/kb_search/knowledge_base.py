@@ -26,7 +26,7 @@ from kb_search.errors import (
 )
 from kb_search.net import time_limit
 from kb_search.progress import NoProgress, Progress
-from kb_search.search.budget import SearchBudget
+from kb_search.search.budget import SEARCH_CANCELLED, SearchBudget
 from kb_search.store import db
 
 if TYPE_CHECKING:
@@ -355,6 +355,18 @@ class KnowledgeBase:
             if not budget.spent():
                 raise
             raise budget.stopped(what) from exc
+
+    @staticmethod
+    @contextmanager
+    def cancelled_by(event: threading.Event) -> Iterator[None]:
+        """Every search and budgeted read started in this context (and the worker threads
+        that copy it) stops at its next check once `event` is set: the MCP server sets it
+        when a tool call's client cancels or goes away."""
+        token = SEARCH_CANCELLED.set(event)
+        try:
+            yield
+        finally:
+            SEARCH_CANCELLED.reset(token)
 
     def chunk(self, chunk_id: int | str, context: int = 0) -> list[ChunkView]:
         from kb_search.store.inventory import get_chunk

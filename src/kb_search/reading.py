@@ -109,7 +109,7 @@ class Reading:
 
 
 if TYPE_CHECKING:
-    from kb_search.formats.code_symbols import Symbol
+    from kb_search.formats.code.symbols import Symbol
 
 Stop = Callable[[], bool]
 
@@ -274,7 +274,7 @@ def code_symbols(
 ) -> list[Symbol]:
     """The file's definitions read from its text when it is unchanged (every method, also in a
     class that fit one chunk); else the symbols its stored chunks carry."""
-    from kb_search.formats.code_symbols import Symbol, file_symbols
+    from kb_search.formats.code.symbols import Symbol, file_symbols
     from kb_search.formats.registry import format_for
 
     if file_text is not None:

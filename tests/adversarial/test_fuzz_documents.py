@@ -19,7 +19,7 @@ from kb_search.chunking.tokens import count_tokens
 from kb_search.doctor import storage_checks
 from kb_search.errors import KbError
 from kb_search.formats.markdown import front_matter
-from kb_search.ingest import parse_file
+from kb_search.ingest.parse import parse_file
 from kb_search.parsed import ChunkSettings
 
 SETTINGS = ChunkSettings(max_tokens=64, min_tokens=12)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kb_search.ingest import parse_file
+from kb_search.ingest.parse import parse_file
 from kb_search.parsed import ChunkSettings
 
 BILLION_LAUGHS = "\n".join(

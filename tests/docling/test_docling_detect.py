@@ -74,7 +74,7 @@ def test_pdf_report_with_models_and_pipeline_names_docling(clean_env, monkeypatc
 
 def test_pdf_falls_back_to_text_layer_when_docling_fails(tmp_path, monkeypatch):
     canvas = pytest.importorskip("reportlab.pdfgen.canvas")
-    from kb_search.ingest import parse_file
+    from kb_search.ingest.parse import parse_file
     from kb_search.parsed import ChunkSettings, IngestError
 
     path = tmp_path / "one.pdf"

@@ -15,7 +15,7 @@ openpyxl = pytest.importorskip("openpyxl")
 
 from kb_search.formats import docling as docling_convert  # noqa: E402
 from kb_search.formats.docling import convert_with_docling, docling_available  # noqa: E402
-from kb_search.ingest import parse_file  # noqa: E402
+from kb_search.ingest.parse import parse_file  # noqa: E402
 from kb_search.parsed import ChunkSettings, IngestError  # noqa: E402
 
 pytestmark = pytest.mark.skipif(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kb_search.ingest import parse_file
+from kb_search.ingest.parse import parse_file
 from kb_search.parsed import ChunkSettings, IngestError
 
 TIGHT = ChunkSettings(max_tokens=60, min_tokens=1)

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from kb_search.formats.registry import format_for, sniff_extension
-from kb_search.ingest import SUPPORTED_EXTENSIONS, detect_type, parse_file
+from kb_search.ingest import SUPPORTED_EXTENSIONS, detect_type
+from kb_search.ingest.parse import parse_file
 from kb_search.parsed import ChunkSettings
 
 BY_NAME = {

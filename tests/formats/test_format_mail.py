@@ -7,7 +7,7 @@ from email.message import EmailMessage
 
 import pytest
 
-from kb_search.ingest import parse_file
+from kb_search.ingest.parse import parse_file
 from kb_search.parsed import ChunkSettings, IngestError
 
 PNG = bytes(range(256)) * 40  # binary: its base64 must never reach a chunk

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kb_search.ingest import parse_file
+from kb_search.ingest.parse import parse_file
 from kb_search.parsed import ChunkSettings
 
 TIGHT = ChunkSettings(max_tokens=60, min_tokens=1)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from kb_search.formats.registry import FORMATS
-from kb_search.ingest import parse_file
+from kb_search.ingest.parse import parse_file
 from kb_search.parsed import ChunkSettings
 
 WORD = "burrows"

@@ -17,7 +17,7 @@ from chunk_invariants import check_document
 
 from kb_search.chunking.tokens import count_tokens
 from kb_search.formats.markdown import front_matter, parse_markdown
-from kb_search.ingest import parse_file
+from kb_search.ingest.parse import parse_file
 from kb_search.parsed import ChunkSettings
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

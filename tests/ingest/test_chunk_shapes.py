@@ -14,7 +14,7 @@ from kb_search.chunking.tokens import count_tokens
 from kb_search.chunking.units import Passage, chunk_passages
 from kb_search.formats.markdown import parse_markdown
 from kb_search.formats.text import parse_text
-from kb_search.ingest import parse_file
+from kb_search.ingest.parse import parse_file
 from kb_search.parsed import ChunkSettings, ParsedChunk, ParsedDocument
 
 SETTINGS = ChunkSettings()  # 200 / 40, the defaults

@@ -11,7 +11,7 @@ from pathlib import Path
 from kb_search.formats.cleaning import clean_markdown_lines
 from kb_search.formats.converted import MarkdownBuilder
 from kb_search.formats.html import parse_html
-from kb_search.ingest import parse_file
+from kb_search.ingest.parse import parse_file
 from kb_search.parsed import ChunkSettings
 
 # The shape of a page of the PostgreSQL manual (DocBook XSL output), shortened.

@@ -7,7 +7,8 @@ import pytest
 
 from kb_search.formats import docling as docling_convert
 from kb_search.formats.html import html_to_markdown, parse_html
-from kb_search.ingest import SUPPORTED_EXTENSIONS, detect_type, parse_file
+from kb_search.ingest import SUPPORTED_EXTENSIONS, detect_type
+from kb_search.ingest.parse import parse_file
 from kb_search.parsed import ChunkSettings, EmptyFile, IngestError
 
 

@@ -4,7 +4,8 @@ import pytest
 
 import kb_search.formats.pdf as pdf_module
 from kb_search.chunking.tokens import count_tokens
-from kb_search.ingest import SUPPORTED_EXTENSIONS, detect_type, parse_file
+from kb_search.ingest import SUPPORTED_EXTENSIONS, detect_type
+from kb_search.ingest.parse import parse_file
 from kb_search.parsed import ChunkSettings, IngestError, ParsedChunk, ParsedDocument
 
 SETTINGS = ChunkSettings(max_tokens=60, min_tokens=10)

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from kb_search.config import load_config
-from kb_search.ingest import parse_file
+from kb_search.ingest.parse import parse_file
 from kb_search.knowledge_base import KnowledgeBase
 from kb_search.parsed import ChunkSettings, IngestError
 

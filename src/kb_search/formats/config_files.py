@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import yaml
 
-from kb_search.formats.code import parse_code_source
+from kb_search.formats.code.parse import parse_code_source
 from kb_search.formats.keytree import KeyNode, LineIndex, chunk_tree
 from kb_search.formats.registry import Source
 from kb_search.parsed import ParsedDocument

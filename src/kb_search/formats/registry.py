@@ -137,7 +137,7 @@ def _code_formats() -> list[Format]:
     for name, language in CODE_FILENAMES.items():
         by_language.setdefault(language, (set(), set()))[1].add(name)
     return [
-        Format("code", "code:parse_code_source", frozenset(exts), frozenset(names), language)
+        Format("code", "code.parse:parse_code_source", frozenset(exts), frozenset(names), language)
         for language, (exts, names) in sorted(by_language.items())
     ]
 
@@ -158,7 +158,7 @@ FORMATS: list[Format] = [
     Format("email", "mail:parse_eml_source", frozenset({".eml"})),
     Format("email", "mail:parse_mbox_source", frozenset({".mbox", ".mbx"})),
     Format("csv", "delimited:parse_delimited_source", frozenset({".csv", ".tsv", ".tab"})),
-    Format("code", "python_code:parse_python_source", frozenset({".py", ".pyi", ".pyw"}),
+    Format("code", "code.python:parse_python_source", frozenset({".py", ".pyi", ".pyw"}),
            language="python"),
     Format("pdf", "pdf:parse_pdf_source", frozenset({".pdf"})),
     Format("html", "html:parse_html_source", frozenset({".html", ".htm", ".xhtml"})),

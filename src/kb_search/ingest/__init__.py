@@ -4,72 +4,21 @@ pipeline that walks, parses in worker processes and writes (`pipeline`, `walk`, 
 
 from __future__ import annotations
 
-from pathlib import Path
+import importlib
+from typing import Any
 
-from kb_search.chunking.caps import cap_document
-from kb_search.chunking.tokens import TokenCounter, count_tokens
-from kb_search.formats.reader import (
-    SNIFF_BYTES,
-    open_user_file,
-    read_user_file,
-    scrub_document,
-)
-from kb_search.formats.registry import (
-    SUPPORTED_EXTENSIONS,
-    Format,
-    Source,
-    detect_type,
-    format_by_content,
-    format_for,
-)
-from kb_search.parsed import ChunkSettings, EmptyFile, IngestError, ParsedDocument
-from kb_search.regular import NotRegularFile
+# Loaded on first use, so importing one ingest module does not load the format registry.
+_WHERE = {
+    "SUPPORTED_EXTENSIONS": "kb_search.formats.registry",
+    "Source": "kb_search.formats.registry",
+    "detect_type": "kb_search.formats.registry",
+    "format_for": "kb_search.formats.registry",
+}
 
-_PLAIN_TEXT = Format("text", "text:parse_text_source")
+__all__ = ["SUPPORTED_EXTENSIONS", "Source", "detect_type", "format_for"]
 
 
-def parse_file(
-    path: Path,
-    settings: ChunkSettings,
-    count: TokenCounter = count_tokens,
-    max_bytes: int = 20_000_000,
-    ocr: str = "auto",
-) -> ParsedDocument:
-    """Parse one file; raises IngestError with a one-line reason when it cannot be ingested.
-
-    A file of no known format (named explicitly by the user) is read as plain text, or as
-    code when its first line is a `#!` of a known interpreter."""
-    path = Path(path)
-    _refuse_non_regular(path)
-    source = Source(path, settings, count, max_bytes, ocr)
-    fmt = format_for(path) or _by_content(source)
-    source.language, source.doc_type = fmt.language, fmt.doc_type
-    document = fmt.load_parser()(source)
-    if not document.chunks:
-        raise EmptyFile("no indexable text")
-    return scrub_document(cap_document(document, settings, count))
-
-
-def _refuse_non_regular(path: Path) -> None:
-    """A FIFO, device or symlink swapped in since the walk fails here, before a parser that
-    opens files by path itself (mailbox, Docling) could wait on it; the parsers that read
-    through `reader` check again on the descriptor they read."""
-    try:
-        open_user_file(path).close()
-    except NotRegularFile as exc:
-        raise IngestError(exc.strerror) from exc
-    except OSError:
-        pass  # missing or unreadable: the parser gives its own one-line reason
-
-
-def _by_content(source: Source) -> Format:
-    """A file named explicitly whose extension is unknown: its first bytes decide (a PDF
-    called `paper.data`, a mail saved as `message.out`), else it is read as text."""
-    try:
-        head = read_user_file(source.path, SNIFF_BYTES)
-    except OSError:
-        return _PLAIN_TEXT  # reading the text gives the one-line reason
-    return format_by_content(head) or _PLAIN_TEXT
-
-
-__all__ = ["SUPPORTED_EXTENSIONS", "Source", "detect_type", "format_for", "parse_file"]
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module 'kb_search.ingest' has no attribute {name!r}")
+    return getattr(importlib.import_module(_WHERE[name]), name)

@@ -18,6 +18,7 @@ from kb_search.config import Config
 from kb_search.errors import UserInputError
 from kb_search.ingest.workers import Outcome, ParseJob, ParserPool, make_counter, parse_one
 from kb_search.parsed import ChunkSettings
+from kb_search.registry import Registry
 
 if TYPE_CHECKING:
     from kb_search.ingest.walk import Found
@@ -112,24 +113,26 @@ class Executor(Protocol):
         a source that takes vectors the executor computed next to the parser."""
 
 
-# Executors by the name `--executor` / `ingestion.executor` gives: "module:factory", imported
-# only when chosen (Ray's is not imported by a local run). A factory takes (conn, options,
-# shipped_model: a callable giving the model to send to remote workers) and returns an Executor.
-EXECUTORS = {
-    "local": "kb_search.ingest.executor:local_executor",
-    "ray": "kb_search.ingest.ray_executor:ray_executor",
-}
+# A factory takes (conn, options, shipped_model: a callable giving the model to send to remote
+# workers) and returns an Executor.
+ExecutorFactory = Callable[[Any, AddOptions, Callable[[], Any]], Executor]
+
+# Executors by the name `--executor` / `ingestion.executor` gives, imported only when chosen
+# (Ray's is not imported by a local run).
+EXECUTORS: Registry[ExecutorFactory] = Registry(
+    "executor",
+    {
+        "local": "kb_search.ingest.executor:local_executor",
+        "ray": "kb_search.ingest.ray_executor:ray_executor",
+    },
+    UserInputError,
+)
 
 
 def make_executor(
     name: str, conn: Any, options: AddOptions, shipped_model: Callable[[], Any]
 ) -> Executor:
-    import importlib
-
-    if name not in EXECUTORS:
-        raise UserInputError(f"unknown executor {name!r}: use one of {', '.join(EXECUTORS)}")
-    module, _, factory = EXECUTORS[name].partition(":")
-    return getattr(importlib.import_module(module), factory)(conn, options, shipped_model)
+    return EXECUTORS.load(name)(conn, options, shipped_model)
 
 
 def local_executor(conn: Any, options: AddOptions, shipped_model: Callable[[], Any]) -> Executor:

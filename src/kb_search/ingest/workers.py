@@ -61,7 +61,7 @@ def make_counter(tokenizer_path: str | None) -> Callable[[str], int]:
 
 
 def parse_one(path: Path, job: ParseJob, count: Callable[[str], int]) -> Outcome:
-    from kb_search.ingest import parse_file
+    from kb_search.ingest.parse import parse_file
 
     try:
         document = parse_file(path, job.settings, count=count, max_bytes=job.max_bytes, ocr=job.ocr)

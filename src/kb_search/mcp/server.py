@@ -75,8 +75,6 @@ async def cancellable_call(call: Any) -> Any:
     ended): a watcher task, cancelled with the request, tells the search to stop."""
     import anyio
 
-    from kb_search.search.budget import SEARCH_CANCELLED
-
     cancelled = threading.Event()
 
     async def watch() -> None:
@@ -93,14 +91,11 @@ async def cancellable_call(call: Any) -> Any:
         except Exception as exc:  # noqa: BLE001 - raised below, outside the task group
             outcome.append(exc)
 
-    token = SEARCH_CANCELLED.set(cancelled)
-    try:
+    with KnowledgeBase.cancelled_by(cancelled):
         async with anyio.create_task_group() as group:
             group.start_soon(watch)
             await run()
             group.cancel_scope.cancel()
-    finally:
-        SEARCH_CANCELLED.reset(token)
     if outcome and isinstance(outcome[0], Exception):
         raise outcome[0]
     return outcome[0]

@@ -1,14 +1,14 @@
-"""Filters in SQL (type, tag, path glob, language, dates) and the chunk sets for legs that
-cannot filter in SQL (the vector leg): applied before ranking on every leg."""
+"""Filters (type, tag, path glob, language, dates): their values checked against the index,
+turned into the typed `ChunkFilter` store filters by, and the chunk sets for legs that cannot
+filter in SQL (the vector leg): applied before ranking on every leg."""
 
 from __future__ import annotations
-
-from typing import Any
 
 from kb_search.cjk import has_cjk
 from kb_search.errors import SearchError
 from kb_search.search.query import Filters, ParsedQuery, date_timestamp
 from kb_search.store import retrieval
+from kb_search.store.chunk_filter import ChunkFilter
 from kb_search.store.db import Connection
 
 
@@ -37,24 +37,24 @@ def _unknown(name: str, value: str, known: list[str]) -> str:
     return f"no {name} {value!r} in the index: {hint}(it has {what}: {listed or 'none'})"
 
 
-def filter_sql(filters: Filters) -> tuple[str, list[Any]]:
-    """SQL conditions over `c` (chunks) and `d` (documents) for the given filters."""
-    return retrieval.filter_clause(
-        types=filters.types,
-        languages=filters.languages,
-        tags=filters.tags,
+def store_filter(filters: Filters) -> ChunkFilter:
+    """The filters as the typed value store filters by (built once per search): the latest
+    `after` date and the earliest `before` date bound the modification time."""
+    return ChunkFilter(
+        types=tuple(filters.types),
+        languages=tuple(filters.languages),
+        tags=tuple(filters.tags),
         after=max(date_timestamp(d) for d in filters.after) if filters.after else None,
         before=min(date_timestamp(d) for d in filters.before) if filters.before else None,
-        paths=filters.paths,
+        paths=tuple(filters.paths),
     )
 
 
-def allowed_chunks(conn: Connection, filters: Filters) -> set[int] | None:
-    """Chunk ids passing the filters (None = no filter), for legs that cannot filter in SQL."""
-    if filters.is_empty():
+def allowed_chunks(conn: Connection, chunk_filter: ChunkFilter) -> set[int] | None:
+    """Chunk ids passing the filter (None = no filter), for legs that cannot filter in SQL."""
+    if chunk_filter.is_empty():
         return None
-    where, params = filter_sql(filters)
-    return retrieval.filtered_chunk_ids(conn, where, params)
+    return retrieval.filtered_chunk_ids(conn, chunk_filter)
 
 
 def excluded_chunks(conn: Connection, parsed: ParsedQuery) -> set[int]:

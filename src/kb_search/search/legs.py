@@ -10,9 +10,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from kb_search.errors import KbError, SearchError
-from kb_search.search.filters import allowed_chunks, filter_sql
-from kb_search.search.query import Filters, ParsedQuery
+from kb_search.search.filters import allowed_chunks
+from kb_search.search.query import ParsedQuery
 from kb_search.store import retrieval
+from kb_search.store.chunk_filter import ChunkFilter
 from kb_search.store.db import Connection, OperationalError
 from kb_search.store.vectors import MAX_KNN
 
@@ -53,14 +54,15 @@ def lexical_score(bm25: float) -> float:
 
 
 def _run_match(
-    conn: Connection, table: str, expr: str, filters: Filters, k: int, weights: str
+    conn: Connection, table: str, expr: str, chunk_filter: ChunkFilter, k: int, weights: str
 ) -> tuple[Hits, int]:
-    where, params = filter_sql(filters)
-    rows, total = retrieval.bm25_matches(conn, table, expr, weights, k, where, params)
+    rows, total = retrieval.bm25_matches(conn, table, expr, weights, k, chunk_filter)
     return [(cid, lexical_score(bm25)) for cid, bm25 in rows], total
 
 
-def _cjk_hits(conn: Connection, parsed: ParsedQuery, filters: Filters, k: int) -> tuple[Hits, int]:
+def _cjk_hits(
+    conn: Connection, parsed: ParsedQuery, chunk_filter: ChunkFilter, k: int
+) -> tuple[Hits, int]:
     runs = parsed.cjk_runs()
     long_runs = [r for r in runs if len(r) >= 3]
     short_runs = [r for r in runs if len(r) < 3]
@@ -68,11 +70,10 @@ def _cjk_hits(conn: Connection, parsed: ParsedQuery, filters: Filters, k: int) -
     total = 0
     if long_runs:
         expr = " OR ".join('"' + r + '"' for r in long_runs)
-        hits, total = _run_match(conn, "chunks_cjk", expr, filters, k, "")
+        hits, total = _run_match(conn, "chunks_cjk", expr, chunk_filter, k, "")
     if short_runs:
         # Trigrams cannot match one or two characters: scan the (few) CJK chunks instead.
-        where, params = filter_sql(filters)
-        ids = retrieval.cjk_substring_ids(conn, short_runs, where, params)
+        ids = retrieval.cjk_substring_ids(conn, short_runs, chunk_filter)
         seen = {cid for cid, _ in hits}
         # Unscored substring hits rank after every BM25 match.
         floor = min((score for _, score in hits), default=1.0) * 0.5
@@ -82,20 +83,20 @@ def _cjk_hits(conn: Connection, parsed: ParsedQuery, filters: Filters, k: int) -
 
 
 def lexical_leg(
-    conn: Connection, parsed: ParsedQuery, filters: Filters, k: int, excluded: set[int]
+    conn: Connection, parsed: ParsedQuery, chunk_filter: ChunkFilter, k: int, excluded: set[int]
 ) -> LegResult:
     expr = parsed.fts_expression()
     if expr is None:
         return LegResult(status="empty")
     weights = "," + ",".join(str(w) for w in BM25_WEIGHTS)
     try:
-        hits, total = _run_match(conn, "chunks_fts", expr, filters, k, weights)
+        hits, total = _run_match(conn, "chunks_fts", expr, chunk_filter, k, weights)
     except OperationalError as exc:
         if parsed.raw_fts is not None:
             raise SearchError(f"invalid FTS5 expression {parsed.raw_fts!r}: {exc}") from exc
         raise
     if parsed.cjk_runs() and parsed.raw_fts is None:
-        cjk, cjk_total = _cjk_hits(conn, parsed, filters, k)
+        cjk, cjk_total = _cjk_hits(conn, parsed, chunk_filter, k)
         best = dict(hits)
         for cid, score in cjk:
             best[cid] = max(score, best.get(cid, 0.0))
@@ -109,7 +110,7 @@ def lexical_leg(
 def vector_leg(
     conn: Connection,
     parsed: ParsedQuery,
-    filters: Filters,
+    chunk_filter: ChunkFilter,
     k: int,
     vector: VectorLeg | None,
     unavailable: str | None,
@@ -132,7 +133,7 @@ def vector_leg(
             return LegResult(status="empty")
         # Excluded chunks can take at most len(excluded) places: ask for that many more.
         wanted = min(k + len(excluded), MAX_KNN)
-        hits = vector.nearest(conn, qvec, wanted, allowed_chunks(conn, filters))
+        hits = vector.nearest(conn, qvec, wanted, allowed_chunks(conn, chunk_filter))
         hits = [h for h in hits if h[0] not in excluded][:k]
     except KbError as exc:  # already in our words
         return LegResult(status=f"error: {first_line(exc)}")

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from kb_search.errors import SearchError
 from kb_search.sanitize import valid_text
-from kb_search.search.filters import check_filter_values, excluded_chunks
+from kb_search.search.filters import check_filter_values, excluded_chunks, store_filter
 from kb_search.search.fusion import (
     DEFAULT_FUSION,
     FUSIONS,
@@ -41,6 +41,7 @@ from kb_search.search.query import (
 from kb_search.search.rerank import Reranker, apply_reranker
 from kb_search.search.results import Candidate, SearchResponse, hydrate, snippets
 from kb_search.search.shaping import DEFAULT_PER_FILE, diversify, promote_definitions
+from kb_search.store.chunk_filter import ChunkFilter
 from kb_search.store.db import Connection, OperationalError
 
 MODES = ("hybrid", "lexical", "vector")
@@ -103,6 +104,7 @@ class Query:
     text: str
     parsed: ParsedQuery
     filters: Filters
+    chunk_filter: ChunkFilter  # the filters as store filters by, built once
     excluded: set[int]
     variants: list[tuple[Phrasing, ParsedQuery]] = field(default_factory=list)
 
@@ -129,7 +131,7 @@ def prepare(conn: Connection, query: str, options: SearchOptions) -> Query:
         raise SearchError(
             f"cannot apply the exclusions ({first_line(exc)}): check the index with `kb doctor`"
         ) from exc
-    return Query(query, parsed, filters, excluded, variants)
+    return Query(query, parsed, filters, store_filter(filters), excluded, variants)
 
 
 def retrieve(
@@ -146,7 +148,7 @@ def retrieve(
     if options.mode in ("hybrid", "lexical"):
         t0 = time.perf_counter()
         try:
-            legs["lexical"] = lexical_leg(conn, query.parsed, query.filters, k, query.excluded)
+            legs["lexical"] = lexical_leg(conn, query.parsed, query.chunk_filter, k, query.excluded)
         except OperationalError as exc:
             if options.mode == "lexical":
                 raise SearchError(f"lexical search failed: {first_line(exc)}") from exc
@@ -154,7 +156,7 @@ def retrieve(
         timings["lexical"] = (time.perf_counter() - t0) * 1000
     if options.mode in ("hybrid", "vector"):
         legs["vector"] = vector_leg(
-            conn, query.parsed, query.filters, k, vector, vector_unavailable, timings,
+            conn, query.parsed, query.chunk_filter, k, vector, vector_unavailable, timings,
             query.excluded,
         )  # fmt: skip
         if options.mode == "vector" and legs["vector"].status.startswith("error"):
@@ -179,12 +181,12 @@ def retrieve_variants(
         legs: dict[str, LegResult] = {}
         if options.mode != "vector" and phrasing.searches("lexical"):
             try:
-                legs["lexical"] = lexical_leg(conn, parsed, query.filters, k, query.excluded)
+                legs["lexical"] = lexical_leg(conn, parsed, query.chunk_filter, k, query.excluded)
             except (OperationalError, SearchError) as exc:
                 legs["lexical"] = LegResult(status=f"error: {first_line(exc)}")
         if options.mode != "lexical" and phrasing.searches("vector"):
             legs["vector"] = vector_leg(
-                conn, parsed, query.filters, k, vector, vector_unavailable, {}, query.excluded
+                conn, parsed, query.chunk_filter, k, vector, vector_unavailable, {}, query.excluded
             )
         out.append(legs)
     if query.variants:

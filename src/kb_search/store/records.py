@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from kb_search.store.chunk_filter import ChunkFilter, where_sql
 from kb_search.store.db import Connection, rows_in
 
 _CHUNK_SELECT = (
@@ -124,7 +125,8 @@ def document_chunk_ids(conn: Connection, document_id: int) -> list[int]:
     return [r[0] for r in rows]
 
 
-def document_passes(conn: Connection, document_id: int, where: str, params: list) -> bool:
-    """Does the document pass a filter condition over `d` (documents)?"""
+def document_passes(conn: Connection, document_id: int, chunk_filter: ChunkFilter) -> bool:
+    """Does the document pass a filter that is not empty?"""
+    where, params = where_sql(chunk_filter)
     sql = f"SELECT 1 FROM documents d WHERE d.id = ? AND {where}"
     return conn.execute(sql, [document_id, *params]).fetchone() is not None

@@ -1,4 +1,4 @@
-"""The SQL of search: filters as WHERE clauses, FTS5 BM25 matches, CJK substring hits,
+"""The SQL of search: filtered chunk sets, FTS5 BM25 matches, CJK substring hits,
 snippets, and the chunk facts the ranking stages read. The search package decides what to ask;
 this module is how it is asked."""
 
@@ -7,48 +7,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from kb_search.store.chunk_filter import NO_FILTER, ChunkFilter, where_sql
 from kb_search.store.db import Connection, rows_in
 
 
-def filter_clause(
-    types: Sequence[str] = (),
-    languages: Sequence[str] = (),
-    tags: Sequence[str] = (),
-    after: float | None = None,
-    before: float | None = None,
-    paths: Sequence[str] = (),
-) -> tuple[str, list[Any]]:
-    """SQL conditions over `c` (chunks) and `d` (documents); "" when nothing filters."""
-    clauses: list[str] = []
-    params: list[Any] = []
-
-    def any_of(column: str, values: Sequence[str]) -> None:
-        clauses.append(f"{column} IN ({','.join('?' * len(values))})")
-        params.extend(values)
-
-    if types:
-        any_of("d.doc_type", [t.lower() for t in types])
-    if languages:
-        any_of("lower(d.language)", [x.lower() for x in languages])
-    if tags:
-        marks = ",".join("?" * len(tags))
-        clauses.append(
-            "d.id IN (SELECT dt.document_id FROM document_tags dt JOIN tags t"
-            f" ON t.id = dt.tag_id WHERE t.name IN ({marks}))"
-        )
-        params.extend(tags)
-    for value, op in ((after, ">="), (before, "<")):
-        if value is not None:
-            clauses.append(f"d.mtime {op} ?")
-            params.append(value)
-    if paths:
-        matches = " OR ".join("kb_path_match(?, d.rel_path, d.path)" for _ in paths)
-        clauses.append(f"({matches})")
-        params.extend(paths)
-    return " AND ".join(clauses), params
-
-
-def filtered_chunk_ids(conn: Connection, where: str, params: list[Any]) -> set[int]:
+def filtered_chunk_ids(conn: Connection, chunk_filter: ChunkFilter) -> set[int]:
+    """Chunk ids passing a filter that is not empty."""
+    where, params = where_sql(chunk_filter)
     sql = f"SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id WHERE {where}"
     return {r[0] for r in conn.execute(sql, params)}
 
@@ -70,11 +35,11 @@ def bm25_matches(
     expr: str,
     weights: str,
     k: int,
-    where: str = "",
-    params: Sequence[Any] = (),
+    chunk_filter: ChunkFilter = NO_FILTER,
 ) -> tuple[list[tuple[int, float]], int]:
     """The best `k` (rowid, bm25) of an FTS5 table for `expr` (lower bm25 is better), and how
-    many match in all, after the WHERE conditions over `c`/`d`."""
+    many match in all, of the chunks `chunk_filter` lets through."""
+    where, params = where_sql(chunk_filter)
     if not where:
         # Fastest path: FTS5 alone, and a count that skips scoring.
         rows = conn.execute(
@@ -102,9 +67,11 @@ def bm25_matches(
 
 
 def cjk_substring_ids(
-    conn: Connection, runs: Sequence[str], where: str = "", params: Sequence[Any] = ()
+    conn: Connection, runs: Sequence[str], chunk_filter: ChunkFilter = NO_FILTER
 ) -> list[int]:
-    """Chunks with CJK text containing any of `runs` (for runs too short for trigrams)."""
+    """Chunks with CJK text containing any of `runs` (for runs too short for trigrams) that
+    `chunk_filter` lets through."""
+    where, params = where_sql(chunk_filter)
     like = " OR ".join("c.text LIKE ?" for _ in runs)
     sql = (
         "SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id"

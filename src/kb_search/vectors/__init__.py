@@ -2,7 +2,8 @@
 (`exact`, `matrix`, `ann`), embedding new chunks (`writer`) and `reindex`.
 
 An index backend is one class with `open(conn, table)` and `nearest(...)` (see
-`index.VectorIndex`), listed in BACKENDS under the name the `vectors.index` setting uses.
+`index.VectorIndex`), listed in BACKENDS under the name the `vectors.index` setting uses;
+every backend's `open` takes `note` (a one-line message for the user), used or not.
 """
 
 from __future__ import annotations
@@ -10,54 +11,28 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from kb_search.errors import ConfigError
+from kb_search.registry import Registry
+
 if TYPE_CHECKING:
     from kb_search.store.db import Connection
     from kb_search.store.vectors import VectorTable
-    from kb_search.vectors.index import VectorIndex
+    from kb_search.vectors.index import IndexOpener, VectorIndex
 
-
-def _sqlite_vec() -> Callable:
-    from kb_search.vectors.exact import SqliteVecIndex
-
-    return SqliteVecIndex.open
-
-
-def _shortlist() -> Callable:
-    from kb_search.vectors.exact import ShortlistIndex
-
-    return ShortlistIndex.open_loading
-
-
-def _matrix() -> Callable:
-    from kb_search.vectors.matrix import MatrixIndex
-
-    return MatrixIndex.open
-
-
-def _live_matrix() -> Callable:
-    from kb_search.vectors.matrix import LiveMatrixIndex
-
-    return LiveMatrixIndex.open
-
-
-def _ann() -> Callable:
-    from kb_search.vectors.ann import AnnIndex
-
-    return AnnIndex.open
-
-
-# name -> a function returning the backend's `open(conn, table)`; imported on first use.
-BACKENDS: dict[str, Callable[[], Callable[[Connection, VectorTable], VectorIndex]]] = {
-    "sqlite-vec": _sqlite_vec,
-    # sqlite-vec's answers from memory: what the warm server uses where a one-shot call
-    # would use sqlite-vec (see KnowledgeBase(answers_as_one_shot=True))
-    "sqlite-vec-shortlist": _shortlist,
-    "matrix": _matrix,
-    "live-matrix": _live_matrix,
-    "ann": _ann,
-}
-# backends whose `open` also takes `note` (a one-line message for the user, e.g. "building")
-TAKES_NOTE = {"ann", "sqlite-vec-shortlist"}
+# name -> the backend's `open` (one signature: `index.IndexOpener`), imported on first use.
+BACKENDS: Registry[IndexOpener] = Registry(
+    "vector index",
+    {
+        "sqlite-vec": "kb_search.vectors.exact:SqliteVecIndex.open",
+        # sqlite-vec's answers from memory: what the warm server uses where a one-shot call
+        # would use sqlite-vec (see KnowledgeBase(answers_as_one_shot=True))
+        "sqlite-vec-shortlist": "kb_search.vectors.exact:ShortlistIndex.open_loading",
+        "matrix": "kb_search.vectors.matrix:MatrixIndex.open",
+        "live-matrix": "kb_search.vectors.matrix:LiveMatrixIndex.open",
+        "ann": "kb_search.vectors.ann:AnnIndex.open",
+    },
+    ConfigError,
+)
 
 
 def choose_backend(
@@ -92,19 +67,11 @@ def open_index(
     backend: str,
     note: Callable[[str], None] | None = None,
 ) -> VectorIndex:
-    from kb_search.errors import ConfigError
-
-    if backend not in BACKENDS:
-        raise ConfigError(
-            f"unknown vector index {backend!r}: use one of {', '.join(sorted(BACKENDS))}"
-        )
+    BACKENDS.where(backend)  # an unknown name: the error lists the backends
     if backend == "ann":
         from kb_search.vectors.ann import ann_available
 
         missing = ann_available()
         if missing is not None:
             raise ConfigError(f"vectors.index is ann but {missing}")
-    opener = BACKENDS[backend]()
-    if backend in TAKES_NOTE:
-        return opener(conn, table, note=note)
-    return opener(conn, table)
+    return BACKENDS.load(backend)(conn, table, note=note)

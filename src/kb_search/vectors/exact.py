@@ -18,7 +18,7 @@ import numpy as np
 
 from kb_search.store.db import Connection, database_file
 from kb_search.store.vectors import MAX_KNN, VectorTable, cosine_distances, knn, to_blob
-from kb_search.vectors.index import Hits, exact_subset, ordered, similarities
+from kb_search.vectors.index import Hits, Note, exact_subset, ordered, similarities
 
 if TYPE_CHECKING:
     from kb_search.vectors.matrix import LiveMatrixIndex
@@ -31,7 +31,7 @@ class SqliteVecIndex:
     table: VectorTable
 
     @classmethod
-    def open(cls, conn: Connection, table: VectorTable) -> SqliteVecIndex:
+    def open(cls, conn: Connection, table: VectorTable, note: Note | None = None) -> SqliteVecIndex:
         return cls(table)
 
     def nearest(

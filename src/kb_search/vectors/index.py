@@ -8,6 +8,7 @@ filter). Backends are listed in `kb_search.vectors.BACKENDS`; the config value
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -17,15 +18,27 @@ from kb_search.store.db import Connection
 from kb_search.store.vectors import fetch_vectors
 
 if TYPE_CHECKING:
+    from kb_search.store.vectors import VectorTable
     from kb_search.vectors.model import TextEmbedder
 
 Hits = list[tuple[int, float]]
+Note = Callable[[str], None]  # a one-line message for the user
 
 
 class VectorIndex(Protocol):
     def nearest(
         self, conn: Connection, vector: np.ndarray, k: int, allowed: set[int] | None
     ) -> Hits: ...
+
+
+class IndexOpener(Protocol):
+    """How every backend opens (`vectors.BACKENDS`): `note` tells the user something (a
+    one-line message, e.g. that an index is being built); a backend that opens at once
+    ignores it."""
+
+    def __call__(
+        self, conn: Connection, table: VectorTable, note: Note | None = None
+    ) -> VectorIndex: ...
 
 
 def similarities(distances: np.ndarray) -> np.ndarray:

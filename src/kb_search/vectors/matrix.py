@@ -11,7 +11,7 @@ import numpy as np
 from kb_search.store.db import Connection, data_version, read_snapshot
 from kb_search.store.inventory import chunk_hashes, chunk_state
 from kb_search.store.vectors import VectorTable, all_vectors, count_vectors_quickly, fetch_vectors
-from kb_search.vectors.index import Hits, top_k
+from kb_search.vectors.index import Hits, Note, top_k
 
 
 @dataclass
@@ -24,7 +24,7 @@ class MatrixIndex:
     position: dict[int, int] = field(default_factory=dict)
 
     @classmethod
-    def open(cls, conn: Connection, table: VectorTable) -> MatrixIndex:
+    def open(cls, conn: Connection, table: VectorTable, note: Note | None = None) -> MatrixIndex:
         ids, matrix = all_vectors(conn, table.name)
         return cls.from_arrays(table, np.array(ids, dtype=np.int64), matrix)
 
@@ -68,7 +68,9 @@ class LiveMatrixIndex:
     seen: threading.local = field(default_factory=threading.local)
 
     @classmethod
-    def open(cls, conn: Connection, table: VectorTable) -> LiveMatrixIndex:
+    def open(
+        cls, conn: Connection, table: VectorTable, note: Note | None = None
+    ) -> LiveMatrixIndex:
         live = cls(table)
         live.refresh(conn)
         return live

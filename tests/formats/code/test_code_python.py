@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from kb_search.formats.python_code import parse_python
+from kb_search.formats.code.python import parse_python
 from kb_search.parsed import ChunkSettings
 
 SOURCE = '''"""Spider helpers.

@@ -11,10 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from kb_search.chunking.tokens import TokenCounter, count_tokens
-from kb_search.formats.code_chunks import CodeChunker
-from kb_search.formats.code_grammars import GRAMMARS, grammar_name
-from kb_search.formats.code_outline import read_outline
-from kb_search.formats.code_regex import regex_chunks
+from kb_search.formats.code.chunks import CodeChunker
+from kb_search.formats.code.grammars import GRAMMARS, grammar_name
+from kb_search.formats.code.outline import read_outline
+from kb_search.formats.code.regex import regex_chunks
 from kb_search.formats.registry import Source, language_for
 from kb_search.parsed import ChunkSettings, ParsedChunk, ParsedDocument
 

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 
 from kb_search.chunking.tokens import TokenCounter, count_tokens
-from kb_search.formats.code_windows import span_chunk, window_chunks
+from kb_search.formats.code.windows import span_chunk, window_chunks
 from kb_search.parsed import ChunkSettings, ParsedChunk
 
 MAX_MEMBER_DEPTH = 3

@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from kb_search.formats.code import parse_code
+from kb_search.formats.code.parse import parse_code
 from kb_search.formats.registry import CODE_LANGUAGES as CODE_EXTENSIONS
 from kb_search.parsed import ChunkSettings
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kb_search.chunking.tokens import TokenCounter, count_tokens
-from kb_search.formats.code_windows import span_chunk, window_chunks
+from kb_search.formats.code.windows import span_chunk, window_chunks
 from kb_search.formats.registry import Source
 from kb_search.parsed import ChunkSettings, ParsedChunk, ParsedDocument
 

@@ -4,12 +4,12 @@ from pathlib import Path
 
 import pytest
 
-from kb_search.formats.code import parse_code
-from kb_search.formats.code_grammars import GRAMMARS, grammar_name
+from kb_search.formats.code.grammars import GRAMMARS, grammar_name
+from kb_search.formats.code.parse import parse_code
 from kb_search.formats.registry import language_for
 from kb_search.parsed import ChunkSettings
 
-SAMPLES = Path(__file__).parent.parent / "data" / "code"
+SAMPLES = Path(__file__).parents[2] / "data" / "code"
 FILES = sorted(SAMPLES.iterdir())
 
 
@@ -256,7 +256,7 @@ def test_languages_without_a_grammar_use_windows():
 def test_missing_grammar_package_falls_back_to_regex(monkeypatch):
     from dataclasses import replace
 
-    from kb_search.formats import code_grammars
+    from kb_search.formats.code import grammars as code_grammars
 
     absent = replace(code_grammars.GRAMMARS["go"], module="tree_sitter_not_installed")
     monkeypatch.setitem(code_grammars.GRAMMARS, "go", absent)

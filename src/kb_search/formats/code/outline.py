@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from kb_search.formats.code_grammars import (
+from kb_search.formats.code.grammars import (
     CLASS,
     GRAMMARS,
     NAMESPACE,

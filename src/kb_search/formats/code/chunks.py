@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kb_search.chunking.tokens import TokenCounter
-from kb_search.formats.code_outline import NAMESPACE, Definition
-from kb_search.formats.code_windows import span_chunk, window_chunks
+from kb_search.formats.code.outline import NAMESPACE, Definition
+from kb_search.formats.code.windows import span_chunk, window_chunks
 from kb_search.parsed import ChunkSettings, ParsedChunk
 
 

@@ -10,8 +10,8 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
-from kb_search.formats.code_grammars import grammar_name
-from kb_search.formats.code_outline import Definition, read_outline
+from kb_search.formats.code.grammars import grammar_name
+from kb_search.formats.code.outline import Definition, read_outline
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,65 @@
+"""One file -> one `ParsedDocument`, as a parser worker runs it: refuse what is not a regular
+file, find the format (by name, else by content, else plain text), parse, cap the chunks and
+scrub the text; a file that cannot be ingested raises `IngestError` with a one-line reason."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kb_search.chunking.caps import cap_document
+from kb_search.chunking.tokens import TokenCounter, count_tokens
+from kb_search.formats.reader import (
+    SNIFF_BYTES,
+    open_user_file,
+    read_user_file,
+    scrub_document,
+)
+from kb_search.formats.registry import Format, Source, format_by_content, format_for
+from kb_search.parsed import ChunkSettings, EmptyFile, IngestError, ParsedDocument
+from kb_search.regular import NotRegularFile
+
+_PLAIN_TEXT = Format("text", "text:parse_text_source")
+
+
+def parse_file(
+    path: Path,
+    settings: ChunkSettings,
+    count: TokenCounter = count_tokens,
+    max_bytes: int = 20_000_000,
+    ocr: str = "auto",
+) -> ParsedDocument:
+    """Parse one file; raises IngestError with a one-line reason when it cannot be ingested.
+
+    A file of no known format (named explicitly by the user) is read as plain text, or as
+    code when its first line is a `#!` of a known interpreter."""
+    path = Path(path)
+    _refuse_non_regular(path)
+    source = Source(path, settings, count, max_bytes, ocr)
+    fmt = format_for(path) or _by_content(source)
+    source.language, source.doc_type = fmt.language, fmt.doc_type
+    document = fmt.load_parser()(source)
+    if not document.chunks:
+        raise EmptyFile("no indexable text")
+    return scrub_document(cap_document(document, settings, count))
+
+
+def _refuse_non_regular(path: Path) -> None:
+    """A FIFO, device or symlink swapped in since the walk fails here, before a parser that
+    opens files by path itself (mailbox, Docling) could wait on it; the parsers that read
+    through `reader` check again on the descriptor they read."""
+    try:
+        open_user_file(path).close()
+    except NotRegularFile as exc:
+        raise IngestError(exc.strerror) from exc
+    except OSError:
+        pass  # missing or unreadable: the parser gives its own one-line reason
+
+
+def _by_content(source: Source) -> Format:
+    """A file named explicitly whose extension is unknown: its first bytes decide (a PDF
+    called `paper.data`, a mail saved as `message.out`), else it is read as text."""
+    try:
+        head = read_user_file(source.path, SNIFF_BYTES)
+    except OSError:
+        return _PLAIN_TEXT  # reading the text gives the one-line reason
+    return format_by_content(head) or _PLAIN_TEXT
