@@ -33,6 +33,16 @@ class UserError(click.ClickException):
         click.echo(f"Error: {printable(self.format_message())}", err=True)
 
 
+class UsageError(click.UsageError):
+    """click's usage error for a message that quotes what was typed: shown escaped, like
+    every other error (an argument may carry a terminal escape sequence)."""
+
+    def format_message(self) -> str:
+        from kb_search.sanitize import printable
+
+        return printable(super().format_message())
+
+
 class Interrupted(click.ClickException):
     """Ctrl-C: one line saying where the job stopped, exit 130 (128 + SIGINT)."""
 
