@@ -575,13 +575,20 @@ class KnowledgeBase:
     def doctor(self) -> list[Check]:
         """Every health check: SQLite, schema, integrity, FTS, chunks, sqlite-vec, the model and
         its vectors, and which parsers this install uses."""
-        from kb_search.doctor import model_checks, reranker_check, run_checks
+        from kb_search.doctor import Check, model_checks, reranker_check, run_checks
         from kb_search.errors import DBError
+        from kb_search.store.salvage import damage_advice
 
         try:
-            conn = self.writer()
-        except DBError:
-            conn = self.reader()  # a read-only database: every check that only reads still runs
+            try:
+                conn = self.writer()
+            except DBError:
+                conn = self.reader()  # read-only: every check that only reads still runs
+        except db.DatabaseError as exc:
+            if db.explain(exc) is None:
+                raise
+            # A file too damaged to open: the one check that matters, and what to do.
+            return [Check("sqlite", False, damage_advice(self.db_path))]
         models = model_checks(conn, self.models.choice(), self.embedder_for)
         depth = self.config["search.rerank_depth"]
         rerank = reranker_check(self.config["search.reranker"], depth, self._reranker)
