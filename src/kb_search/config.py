@@ -234,6 +234,7 @@ SETTINGS: tuple[Setting, ...] = (
         "OCR for pages without text",
     ),
     Setting("ingestion.follow_symlinks", False, _to_bool, ("KB_FOLLOW_SYMLINKS",), "walk links"),
+    Setting("trace_sql", False, _to_bool, ("KB_TRACE_SQL",), "print each SQL statement (stderr)"),
     Setting(
         "ingestion.executor",
         "local",

@@ -9,6 +9,7 @@ call one method and render the result; they hold no wiring of their own.
 from __future__ import annotations
 
 import functools
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -92,7 +93,7 @@ class KnowledgeBase:
         """A read-only connection for this thread (readers never block on a running ingest)."""
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = db.connect(self.db_path, readonly=True)
+            conn = db.connect(self.db_path, readonly=True, trace=self._sql_trace())
             self._local.conn = conn
             with self._readers_lock:
                 self._readers.append(conn)
@@ -103,8 +104,14 @@ class KnowledgeBase:
         if self._writer is None:
             if create:
                 self.config.data_dir.mkdir(parents=True, exist_ok=True)
-            self._writer = db.connect(self.db_path, create=create, adopt_empty=adopt_empty)
+            self._writer = db.connect(
+                self.db_path, create=create, adopt_empty=adopt_empty, trace=self._sql_trace()
+            )
         return self._writer
+
+    def _sql_trace(self) -> Callable[[str], None] | None:
+        """`trace_sql` (KB_TRACE_SQL=1): every statement this KB runs, on stderr."""
+        return db.sql_tracer(sys.stderr) if self.config["trace_sql"] else None
 
     def close(self) -> None:
         with self._readers_lock:
