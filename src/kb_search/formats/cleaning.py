@@ -480,7 +480,7 @@ _LINK = re.compile(
 _REF_LINK = re.compile(r"(?<!\])\[([^\[\]\n]+)\]\[[^\[\]\n]*\]")
 _AUTOLINK = re.compile(r"<((?:https?|mailto|ftp):[^>\s]+)>")
 _HTML_TAG = re.compile(r"</?(?:a|span|em|strong|b|i|u|sup|sub|br|img|font)(?:\s[^<>\n]*)?/?>", re.I)
-_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+_TICKS = re.compile(r"`+")
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[a-zA-Z][a-zA-Z0-9]{1,31});")
 _NAV_ROW = re.compile(r"^[\s|:\-]*$")
@@ -512,15 +512,37 @@ def clean_markdown_line(line: str) -> str:
         return line
     pieces, last = [], 0
     table = line.lstrip().startswith("|")
-    for span in _CODE_SPAN.finditer(line):
-        pieces.append(_clean_prose(line[last : span.start()], table))
-        pieces.append(span.group(0))
-        last = span.end()
+    for start, end in code_spans(line):
+        pieces.append(_clean_prose(line[last:start], table))
+        pieces.append(line[start:end])
+        last = end
     pieces.append(_clean_prose(line[last:], table))
     cleaned = "".join(pieces)
     if cleaned != line and _only_links(line):
         return ""
     return cleaned
+
+
+def code_spans(line: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of each code span: a run of backticks, text, and the next run of as many
+    backticks. One pass over the runs (a regex with a back-reference backtracked cubically
+    on a line of unclosed runs)."""
+    runs = [(m.start(), m.end()) for m in _TICKS.finditer(line)]
+    following: dict[int, int] = {}  # run index -> the next run of the same length
+    last_of: dict[int, int] = {}
+    for index in range(len(runs) - 1, -1, -1):
+        size = runs[index][1] - runs[index][0]
+        if size in last_of:
+            following[index] = last_of[size]
+        last_of[size] = index
+    index = 0
+    while index < len(runs):
+        close = following.get(index)
+        if close is None:
+            index += 1
+            continue
+        yield runs[index][0], runs[close][1]
+        index = close + 1
 
 
 def _clean_prose(text: str, table: bool) -> str:

@@ -158,8 +158,10 @@ def _document_label(document: yaml.Node, number: int) -> str:
     return f"document {number}"
 
 
-_TABLE_HEADER = re.compile(r"[ \t]*\[(\[)?\s*([^\[\]]+?)\s*\]\]?[ \t]*(#.*)?$")
-_TOML_KEY = re.compile(r"[ \t]*([A-Za-z0-9_.\-\"' ]+?)[ \t]*=")
+_TABLE_HEADER = re.compile(r"[ \t]*\[(\[)?([^\[\]]+)\]\]?[ \t]*(#.*)?$")  # name stripped later
+# One greedy class up to "=" (the key's spaces stripped by `_toml_path`): linear, where a lazy
+# key between two `[ \t]*` backtracked quadratically on a long line of spaces.
+_TOML_KEY = re.compile(r"([A-Za-z0-9_.\-\"' \t]+)=")
 _TOML_PART = re.compile(r'"((?:\\.|[^"\\])*)"|\'([^\']*)\'|([^.\s]+)')
 
 
