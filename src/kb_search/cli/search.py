@@ -315,13 +315,12 @@ def _warm_on(app: App) -> bool:
 
 
 def _fields(fields: str | None, compact: bool) -> list[str] | None:
-    from kb_search.search.fields import COMPACT, parse_fields
+    from kb_search.search.fields import FieldsConflict, chosen_fields
 
-    if fields and compact:
-        raise click.UsageError("--fields and --compact are two ways to say one thing: pick one")
-    if compact:
-        return list(COMPACT)
-    return parse_fields(fields) if fields is not None else None
+    try:
+        return chosen_fields(fields, compact, ("--fields", "--compact"))
+    except FieldsConflict as exc:
+        raise click.UsageError(str(exc)) from None
 
 
 @click.command()

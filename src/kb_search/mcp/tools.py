@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from kb_search.errors import KbError, NotFound, UserInputError
+from kb_search.errors import KbError, NotFound
 from kb_search.knowledge_base import KnowledgeBase
 
 DEFAULT_TOP = 10
@@ -126,12 +126,10 @@ def run_search(
     files: bool = False,
     explain: str | None = None,
 ) -> str:
-    from kb_search.search.fields import COMPACT, parse_fields, project
+    from kb_search.search.fields import chosen_fields, project
 
     try:
-        if compact and fields:
-            raise UserInputError("give `compact` or `fields`, not both")
-        selected = list(COMPACT) if compact else parse_fields(fields) if fields else None
+        selected = chosen_fields(fields or None, compact, ("`fields`", "`compact`"))
         options = kb.search_options(
             mode=mode, top=top, variants=tuple(variants or ()), files=files
         )

@@ -1,5 +1,6 @@
-"""Vectors: the tables (`tables`), the model binding (`model`), the indexes that search them
-(`exact`, `matrix`, `ann`), embedding new chunks (`writer`) and `reindex`.
+"""Vectors: the model binding (`model`) and the models a process has loaded (`loaded`), the
+indexes that search them (`exact`, `matrix`, `ann`), embedding new chunks (`writer`) and
+`reindex`; their SQL is `store/vectors.py`.
 
 An index backend is one class with `open(conn, table)` and `nearest(...)` (see
 `index.VectorIndex`), listed in BACKENDS under the name the `vectors.index` setting uses.
