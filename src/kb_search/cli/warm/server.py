@@ -12,7 +12,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import pickle
 import signal
 import socket
 import sys
@@ -253,7 +252,8 @@ class WarmServer:
         try:
             response = self._run_search(request)
         except KbError as exc:
-            send_message(client, {"status": "error"}, pickle.dumps(exc))
+            error = {"kind": type(exc).__name__, "message": str(exc)}
+            send_message(client, {"status": "error"}, json.dumps(error).encode())
             return
         except Exception as exc:  # the client falls back and reports it in-process
             log("search failed:\n" + traceback.format_exc())
@@ -262,7 +262,8 @@ class WarmServer:
         if request.get("reply") == "json":
             send_message(client, {"status": "ok"}, self._json(response, request.get("fields")))
         else:
-            send_message(client, {"status": "ok"}, pickle.dumps(response))
+            reply = json.dumps(response.to_dict(highlights=True), separators=(",", ":"))
+            send_message(client, {"status": "ok"}, reply.encode())
 
     def _json(self, response: Any, fields: list[str] | None) -> bytes:
         """What `kb search --format json` prints, before the client adds its own startup
