@@ -23,6 +23,7 @@ from kb_search.errors import (
     SearchError,
     UserInputError,
 )
+from kb_search.profile import Profile
 from kb_search.progress import NoProgress, Progress
 from kb_search.search.budget import SearchBudget
 from kb_search.store import db
@@ -46,26 +47,21 @@ if TYPE_CHECKING:
 
 
 class KnowledgeBase:
-    """One knowledge base. `long_lived` (the MCP server, eval) loads the model for many
-    queries (weight prepacking) and holds the vectors in memory; a one-shot CLI call loads
-    fast and asks sqlite-vec. `embedder` replaces the configured model (tests)."""
+    """One knowledge base. Its `profile` (`kb_search.profile`: one-shot, warm, serve), chosen
+    by the face, says how models are loaded and kept and which vector index answers.
+    `embedder` replaces the configured model (tests)."""
 
     def __init__(
         self,
         config: Config,
         *,
-        long_lived: bool = False,
+        profile: Profile = Profile.ONE_SHOT,
         embedder: TextEmbedder | None = None,
         cwd: Path | None = None,
         warn: Callable[[str], None] | None = None,
-        answers_as_one_shot: bool = False,
     ):
         self.config = config
-        self.long_lived = long_lived
-        # A process that must answer exactly as a one-shot call would (the warm server): not
-        # long_lived (no prepacked kernels: they round differently), but sqlite-vec's answers
-        # come from an in-memory shortlist instead of a full KNN scan.
-        self.answers_as_one_shot = answers_as_one_shot
+        self.profile = profile
         self.cwd = cwd or Path.cwd()
         self.warn = warn or (lambda _message: None)
         self._embedder = embedder
@@ -133,7 +129,7 @@ class KnowledgeBase:
         models: a thread that writes (`kb serve --watch`) beside one that serves."""
         other = KnowledgeBase(
             self.config,
-            long_lived=self.long_lived,
+            profile=self.profile,
             embedder=self._embedder,
             cwd=self.cwd,
             warn=self.warn,
@@ -158,8 +154,7 @@ class KnowledgeBase:
 
                 self._models = LoadedModels(
                     self.config,
-                    long_lived=self.long_lived,
-                    answers_as_one_shot=self.answers_as_one_shot,
+                    profile=self.profile,
                     injected=self._embedder,
                     warn=self.warn,
                     records=self._model_records,

@@ -160,10 +160,10 @@ def test_each_pattern_is_linear_on_its_worst_case(where: str, pattern: str, flag
             input=payload,
             capture_output=True,
             text=True,
-            timeout=LIMIT_S * 10,
+            timeout=LIMIT_S * 3,
         )
     except subprocess.TimeoutExpired:
-        pytest.fail(f"{where}: {pattern!r} ran past {LIMIT_S * 10:.0f} s on {prefix!r}+{pump!r}*n")
+        pytest.fail(f"{where}: {pattern!r} ran past {LIMIT_S * 3:.0f} s on {prefix!r}+{pump!r}*n")
     assert done.returncode == 0, done.stderr
     spent = float(done.stdout)
     assert spent < LIMIT_S, f"{where}: {pattern!r} took {spent:.2f} s on {prefix!r}+{pump!r}*n"

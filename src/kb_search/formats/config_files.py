@@ -159,9 +159,9 @@ def _document_label(document: yaml.Node, number: int) -> str:
 
 
 _TABLE_HEADER = re.compile(r"[ \t]*\[(\[)?([^\[\]]+)\]\]?[ \t]*(#.*)?$")  # name stripped later
-# One greedy class up to "=" (the key's spaces stripped by `_toml_path`): linear, where a lazy
-# key between two `[ \t]*` backtracked quadratically on a long line of spaces.
-_TOML_KEY = re.compile(r"([A-Za-z0-9_.\-\"' \t]+)=")
+# One greedy class up to "=", from the start of a run of it (the key's spaces stripped by
+# `_toml_path`): linear, where a lazy key between two `[ \t]*` backtracked quadratically.
+_TOML_KEY = re.compile(r"(?<![A-Za-z0-9_.\-\"' \t])([A-Za-z0-9_.\-\"' \t]+)=")
 _TOML_PART = re.compile(r'"((?:\\.|[^"\\])*)"|\'([^\']*)\'|([^.\s]+)')
 
 

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from kb_search.profile import Profile
     from kb_search.store.db import Connection
     from kb_search.store.vectors import VectorTable
     from kb_search.vectors.index import VectorIndex
@@ -51,7 +52,7 @@ def _ann() -> Callable:
 BACKENDS: dict[str, Callable[[], Callable[[Connection, VectorTable], VectorIndex]]] = {
     "sqlite-vec": _sqlite_vec,
     # sqlite-vec's answers from memory: what the warm server uses where a one-shot call
-    # would use sqlite-vec (see KnowledgeBase(answers_as_one_shot=True))
+    # would use sqlite-vec (Profile.WARM)
     "sqlite-vec-shortlist": _shortlist,
     "matrix": _matrix,
     "live-matrix": _live_matrix,
@@ -64,18 +65,17 @@ TAKES_NOTE = {"ann", "sqlite-vec-shortlist"}
 def choose_backend(
     conn: Connection,
     setting: str,
-    long_lived: bool,
+    profile: Profile,
     ann_min_chunks: int,
-    as_one_shot: bool = False,
 ) -> str:
     """`vectors.index`: a named backend, or `auto`: the approximate index from
     `ann_min_chunks` chunks on (0: never) when usearch is installed, else exact search
-    (sqlite-vec in a one-shot call, the live matrix in a long-lived process). `as_one_shot`
-    (the warm server): sqlite-vec's answers, shortlisted from memory, wherever a one-shot call
-    would use sqlite-vec."""
+    (sqlite-vec in a one-shot call, the live matrix in `kb serve`). The warm server gets
+    sqlite-vec's answers, shortlisted from memory, wherever a one-shot call would use
+    sqlite-vec."""
     backend = setting
     if setting == "auto":
-        backend = "live-matrix" if long_lived else "sqlite-vec"
+        backend = "live-matrix" if profile.keeps_models else "sqlite-vec"
         if ann_min_chunks > 0:
             from kb_search.store.inventory import chunk_count
 
@@ -84,7 +84,9 @@ def choose_backend(
 
                 if ann_available() is None:
                     backend = "ann"
-    return "sqlite-vec-shortlist" if as_one_shot and backend == "sqlite-vec" else backend
+    if profile.answers_as_one_shot and backend == "sqlite-vec":
+        return "sqlite-vec-shortlist"
+    return backend
 
 
 def open_index(

@@ -28,6 +28,7 @@ from kb_search.cli.warm.protocol import ProtocolError, recv_message, same_user, 
 from kb_search.config import Config
 from kb_search.errors import KbError
 from kb_search.knowledge_base import KnowledgeBase
+from kb_search.profile import Profile
 
 WORKERS = 4  # concurrent searches; each worker thread keeps its own SQLite reader
 REQUEST_WAIT_S = 1.0  # a client sends its request at once after "ready": an idle one is dropped
@@ -94,7 +95,7 @@ class WarmServer:
         # The server answers exactly as a one-shot `kb search` does (the model without weight
         # prepacking, sqlite-vec's distances), to the last digit; only faster.
         self.kb = KnowledgeBase(
-            config, answers_as_one_shot=True, warn=lambda m: log(f"warning: {m}")
+            config, profile=Profile.WARM, warn=lambda m: log(f"warning: {m}")
         )
         self.identity = identity(config)
         self.binding = self._binding()
