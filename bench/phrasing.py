@@ -27,6 +27,7 @@ from pathlib import Path
 
 from kb_search.config import load_config
 from kb_search.knowledge_base import KnowledgeBase
+from kb_search.profile import Profile
 from kb_search.search import fusion
 
 
@@ -113,7 +114,7 @@ def load_beir(data_dir: Path, directory: str, cache: Path) -> Dataset:
     index = str(built[-1])
     env = {**os.environ, "KB_DATA_DIR": str(data_dir), "KB_DB": index}
     dataset = Dataset(path.name, list(data.queries.items()), data.qrels)
-    with KnowledgeBase(load_config(env=env), long_lived=True) as eval_kb:
+    with KnowledgeBase(load_config(env=env), profile=Profile.SERVE) as eval_kb:
         collect(eval_kb, eval_kb.reader(), dataset, "rel_path", {})
     cache.mkdir(parents=True, exist_ok=True)
     cached.write_bytes(pickle.dumps(dataset))

@@ -31,6 +31,7 @@ from kb_search.config import load_config
 from kb_search.embedding.bert_onnx import read_safetensors
 from kb_search.evaluate import percentile
 from kb_search.knowledge_base import KnowledgeBase
+from kb_search.profile import Profile
 from kb_search.search.rerank import reranker_named
 
 
@@ -63,7 +64,7 @@ def main(argv: list[str] | None = None) -> None:
     lines = args.questions.read_text(encoding="utf-8").splitlines()
     queries = [json.loads(line)["question"] for line in lines if line.strip()][: args.n]
     config = load_config(env={"KB_DATA_DIR": args.data_dir, "KB_NO_WARM": "1"})
-    with tempfile.TemporaryDirectory() as tmp, KnowledgeBase(config, long_lived=True) as kb:
+    with tempfile.TemporaryDirectory() as tmp, KnowledgeBase(config, profile=Profile.SERVE) as kb:
         model = args.model or minilm_shaped_cross_encoder(Path(tmp) / "minilm-cross-encoder")
         t0 = time.perf_counter()
         reranker = reranker_named(str(model), Path(tmp) / "cache")

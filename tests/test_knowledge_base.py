@@ -11,6 +11,7 @@ import pytest
 from kb_search.config import load_config
 from kb_search.errors import ModelMismatch, NotFound, UserInputError
 from kb_search.knowledge_base import KnowledgeBase
+from kb_search.profile import Profile
 from kb_search.search.fusion import fuse
 from kb_search.search.legs import LegResult
 from kb_search.search.pipeline import SearchOptions, cut, prepare, retrieve, with_text
@@ -207,7 +208,7 @@ def test_one_shot_kb_uses_sqlite_vec_and_long_lived_the_live_matrix(kb, tmp_path
 
     assert isinstance(kb.vector_leg().search.index, SqliteVecIndex)
     kb.close()
-    with make_kb(tmp_path, long_lived=True) as server_kb:
+    with make_kb(tmp_path, profile=Profile.SERVE) as server_kb:
         assert isinstance(server_kb.vector_leg().search.index, LiveMatrixIndex)
         query = "install git from source"
         one_shot = kb.search(query, kb.search_options())

@@ -233,3 +233,46 @@ def test_exclusions_reach_cjk_and_vector_legs(kbconn):
 def test_punctuation_only_is_nothing_to_search_for(kbconn, query):
     with pytest.raises(SearchError, match="nothing to search for"):
         search(kbconn, query, SearchOptions(mode="hybrid"), vector_unavailable="none")
+
+
+def test_a_warm_reply_reads_back_as_the_response_it_was():
+    """The warm server sends the JSON contract with the snippets' highlight markers; the
+    client's `SearchResponse.from_dict` gives the renderer the same response (no pickle)."""
+    import json
+    from pathlib import Path
+
+    from kb_search.cli.render import search_human
+    from kb_search.cli.terminal import Terminal
+    from kb_search.search.results import HL_CLOSE, HL_OPEN, Result, SearchResponse, Source
+
+    source = Source(
+        document_id=3, title="Deploying", path="/n/deploy.md", type="markdown", page=None,
+        lines=[4, 9], heading="Roll back", symbol=None, chunk_index=1, total_chunks=4,
+        tags=["ops"], language="en", rel_path="n/deploy.md",
+    )  # fmt: skip
+    result = Result(
+        chunk_id=12, score=0.8125, score_breakdown={"lexical": {"rank": 1, "score": 3.5}},
+        text="To roll back, redeploy \ud800 the tag.",
+        snippet=f"To {HL_OPEN}roll back{HL_CLOSE}, redeploy",
+        citation="n/deploy.md#L4-L9", source=source, found_by=[[0, "lexical", 1]],
+    )  # fmt: skip
+    response = SearchResponse(
+        query="roll back", mode="hybrid", results=[result], total_matches=7,
+        legs={"lexical": "ok", "vector": "failed: no model"}, timings_ms={"total": 12.5},
+        notes=["a note"], variants=[{"text": "undo deploy", "use": "vec", "legs": ["vector"]}],
+    )  # fmt: skip
+    wire = json.dumps(response.to_dict(highlights=True)).encode()
+    assert wire.isascii()
+    back = SearchResponse.from_dict(json.loads(wire))
+    assert back == response
+    term = Terminal.detect(env={}, cwd=Path("/n"), is_tty=True, color="never")
+    assert search_human(back, term) == search_human(response, term)
+    assert HL_OPEN not in json.dumps(response.to_dict())  # the contract itself stays clean
+
+
+def test_the_warm_path_never_unpickles():
+    from pathlib import Path
+
+    warm = Path(__file__).resolve().parent.parent / "src" / "kb_search" / "cli" / "warm"
+    for module in warm.glob("*.py"):
+        assert "import pickle" not in module.read_text(encoding="utf-8"), module.name

@@ -78,3 +78,26 @@ def test_lone_surrogates_are_scrubbed_and_a_bad_write_does_not_stop_the_batch(co
     assert failures == ["/x/bad.txt"]
     assert [r[0] for r in conn.execute("SELECT path FROM documents")] == ["/x/ok.txt"]
     conn.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)")
+
+
+def test_connect_traces_every_statement():
+    from kb_search.store import db
+
+    seen: list[str] = []
+    conn = db.connect(":memory:", trace=seen.append)
+    conn.execute("SELECT count(*) FROM documents").fetchone()
+    conn.close()
+    assert any(s.startswith("PRAGMA") for s in seen)  # from the first: configure, migrate
+    assert any(s.startswith("CREATE TABLE documents") for s in seen)
+    assert seen[-1] == "SELECT count(*) FROM documents"
+
+
+def test_kb_trace_sql_prints_each_statement_on_stderr(kb, environment, sample):
+    quiet = kb("add", str(sample), "--format", "json")
+    assert "sql: " not in quiet.stderr
+    environment.env["KB_TRACE_SQL"] = "1"
+    traced = kb("search", "deploy", "--mode", "lexical", "--format", "json")
+    lines = traced.stderr.splitlines()
+    assert any(line.startswith("sql: SELECT") and "chunks_fts" in line for line in lines)
+    assert all("\x1b" not in line for line in lines)
+    assert "sql: " not in traced.stdout  # the JSON answer stays clean

@@ -9,6 +9,7 @@ call one method and render the result; they hold no wiring of their own.
 from __future__ import annotations
 
 import functools
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -25,6 +26,7 @@ from kb_search.errors import (
     UserInputError,
 )
 from kb_search.net import time_limit
+from kb_search.profile import Profile
 from kb_search.progress import NoProgress, Progress
 from kb_search.search.budget import SEARCH_CANCELLED, SearchBudget
 from kb_search.store import db
@@ -48,26 +50,21 @@ if TYPE_CHECKING:
 
 
 class KnowledgeBase:
-    """One knowledge base. `long_lived` (the MCP server, eval) loads the model for many
-    queries (weight prepacking) and holds the vectors in memory; a one-shot CLI call loads
-    fast and asks sqlite-vec. `embedder` replaces the configured model (tests)."""
+    """One knowledge base. Its `profile` (`kb_search.profile`: one-shot, warm, serve), chosen
+    by the face, says how models are loaded and kept and which vector index answers.
+    `embedder` replaces the configured model (tests)."""
 
     def __init__(
         self,
         config: Config,
         *,
-        long_lived: bool = False,
+        profile: Profile = Profile.ONE_SHOT,
         embedder: TextEmbedder | None = None,
         cwd: Path | None = None,
         warn: Callable[[str], None] | None = None,
-        answers_as_one_shot: bool = False,
     ):
         self.config = config
-        self.long_lived = long_lived
-        # A process that must answer exactly as a one-shot call would (the warm server): not
-        # long_lived (no prepacked kernels: they round differently), but sqlite-vec's answers
-        # come from an in-memory shortlist instead of a full KNN scan.
-        self.answers_as_one_shot = answers_as_one_shot
+        self.profile = profile
         self.cwd = cwd or Path.cwd()
         self.warn = warn or (lambda _message: None)
         self._embedder = embedder
@@ -95,7 +92,7 @@ class KnowledgeBase:
         """A read-only connection for this thread (readers never block on a running ingest)."""
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = db.connect(self.db_path, readonly=True)
+            conn = db.connect(self.db_path, readonly=True, trace=self._sql_trace())
             self._local.conn = conn
             with self._readers_lock:
                 self._readers.append(conn)
@@ -106,8 +103,14 @@ class KnowledgeBase:
         if self._writer is None:
             if create:
                 self.config.data_dir.mkdir(parents=True, exist_ok=True)
-            self._writer = db.connect(self.db_path, create=create, adopt_empty=adopt_empty)
+            self._writer = db.connect(
+                self.db_path, create=create, adopt_empty=adopt_empty, trace=self._sql_trace()
+            )
         return self._writer
+
+    def _sql_trace(self) -> Callable[[str], None] | None:
+        """`trace_sql` (KB_TRACE_SQL=1): every statement this KB runs, on stderr."""
+        return db.sql_tracer(sys.stderr) if self.config["trace_sql"] else None
 
     def close(self) -> None:
         with self._readers_lock:
@@ -129,7 +132,7 @@ class KnowledgeBase:
         models: a thread that writes (`kb serve --watch`) beside one that serves."""
         other = KnowledgeBase(
             self.config,
-            long_lived=self.long_lived,
+            profile=self.profile,
             embedder=self._embedder,
             cwd=self.cwd,
             warn=self.warn,
@@ -154,8 +157,7 @@ class KnowledgeBase:
 
                 self._models = LoadedModels(
                     self.config,
-                    long_lived=self.long_lived,
-                    answers_as_one_shot=self.answers_as_one_shot,
+                    profile=self.profile,
                     injected=self._embedder,
                     warn=self.warn,
                     records=self._model_records,
@@ -655,13 +657,20 @@ class KnowledgeBase:
     def doctor(self) -> list[Check]:
         """Every health check: SQLite, schema, integrity, FTS, chunks, sqlite-vec, the model and
         its vectors, and which parsers this install uses."""
-        from kb_search.doctor import model_checks, reranker_check, run_checks
+        from kb_search.doctor import Check, model_checks, reranker_check, run_checks
         from kb_search.errors import DBError
+        from kb_search.store.salvage import damage_advice
 
         try:
-            conn = self.writer()
-        except DBError:
-            conn = self.reader()  # a read-only database: every check that only reads still runs
+            try:
+                conn = self.writer()
+            except DBError:
+                conn = self.reader()  # read-only: every check that only reads still runs
+        except db.DatabaseError as exc:
+            if db.explain(exc) is None:
+                raise
+            # A file too damaged to open: the one check that matters, and what to do.
+            return [Check("sqlite", False, damage_advice(self.db_path))]
         models = model_checks(conn, self.models.choice(), self.embedder_for)
         depth = self.config["search.rerank_depth"]
         rerank = reranker_check(self.config["search.reranker"], depth, self._reranker)

@@ -389,6 +389,7 @@ SETTINGS: tuple[Setting, ...] = (
         "OCR for pages without text",
     ),
     Setting("ingestion.follow_symlinks", False, Boolean(), ("KB_FOLLOW_SYMLINKS",), "walk links"),
+    Setting("trace_sql", False, Boolean(), ("KB_TRACE_SQL",), "print each SQL statement (stderr)"),
     Setting(
         "ingestion.executor",
         "local",

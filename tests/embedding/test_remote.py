@@ -25,6 +25,7 @@ from kb_search.embedding import DEFAULT_MODEL, load_embedder  # noqa: E402
 from kb_search.embedding.remote import RemoteEmbedder, RemoteSettings  # noqa: E402
 from kb_search.errors import EndpointError  # noqa: E402
 from kb_search.knowledge_base import KnowledgeBase  # noqa: E402
+from kb_search.profile import Profile  # noqa: E402
 from kb_search.store import db  # noqa: E402
 
 pytestmark = pytest.mark.model
@@ -244,7 +245,7 @@ def test_endpoint_down_at_query_time_answers_lexically(
     # A long-lived KB (the MCP server) warms its model up on start: a server that is down
     # then costs the vector leg of each query, not the KB.
     config = load_config(env=environment.env, cwd=environment.cwd)
-    served = KnowledgeBase(config, long_lived=True)
+    served = KnowledgeBase(config, profile=Profile.SERVE)
     try:
         response = served.search("exponential backoff", served.search_options(mode="hybrid"))
     finally:

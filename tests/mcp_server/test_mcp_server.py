@@ -358,15 +358,16 @@ def test_vectors_load_in_the_background_and_a_failure_says_lexical_only(tmp_path
     from kb_search.config import load_config
     from kb_search.knowledge_base import KnowledgeBase
     from kb_search.mcp.server import load_vectors, start_line
+    from kb_search.profile import Profile
     from kb_search.store import db
     from kb_testing import HashEmbedder
 
     (tmp_path / "notes").mkdir()
     (tmp_path / "notes" / "a.md").write_text("# Kayaks\n\nPaddle along the fjord.\n")
     config = load_config(env={"KB_DATA_DIR": str(tmp_path / "data"), "KB_WORKERS": "0"})
-    with KnowledgeBase(config, embedder=HashEmbedder(), long_lived=True) as kb:
+    with KnowledgeBase(config, embedder=HashEmbedder(), profile=Profile.SERVE) as kb:
         kb.add([tmp_path / "notes"])
-    with KnowledgeBase(config, embedder=HashEmbedder(), long_lived=True) as kb:
+    with KnowledgeBase(config, embedder=HashEmbedder(), profile=Profile.SERVE) as kb:
         assert start_line(kb) == f"model {HashEmbedder.name}"
         load_vectors(kb).join(timeout=60)
         assert kb.models.leg_loaded and kb.vector_leg().search is not None
@@ -377,7 +378,7 @@ def test_vectors_load_in_the_background_and_a_failure_says_lexical_only(tmp_path
     conn.close()
     offline = {"KB_MODEL_CACHE": str(tmp_path / "models"), "HF_HUB_OFFLINE": "1"}
     missing = load_config(env={"KB_DATA_DIR": str(tmp_path / "data"), **offline})
-    with KnowledgeBase(missing, long_lived=True) as kb:
+    with KnowledgeBase(missing, profile=Profile.SERVE) as kb:
         load_vectors(kb).join(timeout=60)
     err = capsys.readouterr().err
     assert err.startswith("kb serve: lexical only (") and err.count("\n") == 1

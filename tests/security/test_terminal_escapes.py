@@ -123,3 +123,13 @@ def test_progress_line_names_are_escaped():
     line = status_text(tally)
     _assert_clean(line, styled=False)
     assert "\n" not in line
+
+
+@pytest.mark.parametrize("typed", [f"--bad{TITLE}cmd", f"--topp{TITLE}", f"-{CLEAR}"])
+def test_an_unknown_option_is_echoed_escaped(kb, typed):
+    """Issue 33, break 8: `kb search x $'--bad\\e]0;PWN\\acmd'` printed the raw OSC in its
+    "is not an option" error (click's own errors already escaped it)."""
+    result = kb("search", "x", typed, ok=False)
+    assert result.exit_code == 2
+    _assert_clean(result.stderr, styled=False)
+    assert "not an option" in result.stderr and "\\x1b" in result.stderr

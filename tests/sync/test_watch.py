@@ -15,6 +15,7 @@ import pytest
 from kb_search.config import load_config
 from kb_search.ingest.watch import WatchBatch
 from kb_search.knowledge_base import KnowledgeBase
+from kb_search.profile import Profile
 from kb_search.store import db
 from kb_testing import HashEmbedder
 
@@ -23,7 +24,7 @@ FOLLOW_S = 2.0  # issue 13: the index follows each change within 2 s
 
 def make_kb(data_dir: Path, cwd: Path) -> KnowledgeBase:
     config = load_config(env={"KB_DATA_DIR": str(data_dir), "KB_WORKERS": "0"})
-    return KnowledgeBase(config, embedder=HashEmbedder(), cwd=cwd, long_lived=True)
+    return KnowledgeBase(config, embedder=HashEmbedder(), cwd=cwd, profile=Profile.SERVE)
 
 
 class Watcher:

@@ -19,6 +19,7 @@ if importlib.util.find_spec("usearch") is None:
 # ONNX Runtime session created later in the same test process.
 importlib.import_module("kb_search.vectors.ann")._usearch_index()
 
+from kb_search.profile import Profile  # noqa: E402
 from kb_search.store import db  # noqa: E402
 from kb_search.store.vectors import ensure_table, insert_vectors, to_blob  # noqa: E402
 from kb_search.vectors import ann, choose_backend  # noqa: E402
@@ -286,15 +287,15 @@ def test_read_only_folder_serves_from_memory(corpus: Corpus, monkeypatch) -> Non
 
 def test_auto_uses_ann_from_the_configured_size(corpus: Corpus) -> None:
     conn = corpus.reader()
-    assert choose_backend(conn, "auto", False, 3_000) == "ann"
-    assert choose_backend(conn, "auto", False, 3_001) == "sqlite-vec"
-    assert choose_backend(conn, "auto", True, 3_001) == "live-matrix"
-    assert choose_backend(conn, "auto", True, 0) == "live-matrix"
-    assert choose_backend(conn, "matrix", False, 1) == "matrix"
+    assert choose_backend(conn, "auto", Profile.ONE_SHOT, 3_000) == "ann"
+    assert choose_backend(conn, "auto", Profile.ONE_SHOT, 3_001) == "sqlite-vec"
+    assert choose_backend(conn, "auto", Profile.SERVE, 3_001) == "live-matrix"
+    assert choose_backend(conn, "auto", Profile.SERVE, 0) == "live-matrix"
+    assert choose_backend(conn, "matrix", Profile.ONE_SHOT, 1) == "matrix"
     # the warm server answers as a one-shot call would: sqlite-vec's answers, from memory
-    assert choose_backend(conn, "auto", False, 3_001, as_one_shot=True) == "sqlite-vec-shortlist"
-    assert choose_backend(conn, "sqlite-vec", False, 1, as_one_shot=True) == "sqlite-vec-shortlist"
-    assert choose_backend(conn, "auto", False, 3_000, as_one_shot=True) == "ann"
+    assert choose_backend(conn, "auto", Profile.WARM, 3_001) == "sqlite-vec-shortlist"
+    assert choose_backend(conn, "sqlite-vec", Profile.WARM, 1) == "sqlite-vec-shortlist"
+    assert choose_backend(conn, "auto", Profile.WARM, 3_000) == "ann"
 
 
 def test_kb_search_and_doctor_with_the_ann_backend(kb, environment, sample) -> None:

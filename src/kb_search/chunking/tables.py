@@ -14,7 +14,7 @@ from kb_search.chunking.tokens import TokenCounter, split_words
 _SEPARATOR_CELL = re.compile(r"^\s*:?-+:?\s*$")
 _PIPE = re.compile(r"(?<!\\)\|")
 _PADDING_AFTER = re.compile(r"(?<!\\)\|[ \t]{2,}")
-_PADDING_BEFORE = re.compile(r"[ \t]{2,}\|")
+_PADDING_BEFORE = re.compile(r"(?<![ \t])[ \t]{2,}\|")  # from a run's start only: linear
 
 
 def is_table_line(line: str) -> bool:

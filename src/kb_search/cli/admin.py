@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from kb_search.cli.app import FORMATS, App, common_options
+from kb_search.profile import Profile
 from kb_search.sanitize import printable
 
 
@@ -253,7 +254,7 @@ def eval_cmd(
     """
     modes = list(modes) or ["lexical", "vector", "hybrid"]
     with app.progress("Indexing dataset", "rerun to resume the indexing") as progress:
-        kb = app.kb(long_lived=True)
+        kb = app.kb(Profile.SERVE)
         report = kb.eval(target, modes, progress=progress, fusion=fusion, reranker=reranker)
     data = dict(report, scores=[s.to_dict() for s in report["scores"]])
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from kb_search.environment import Environment
+from kb_search.profile import Profile
 
 if TYPE_CHECKING:
     from kb_search.cli.progress import ProgressView
@@ -31,6 +32,16 @@ class UserError(click.ClickException):
         from kb_search.sanitize import printable
 
         click.echo(f"Error: {printable(self.format_message())}", err=True)
+
+
+class UsageError(click.UsageError):
+    """click's usage error for a message that quotes what was typed: shown escaped, like
+    every other error (an argument may carry a terminal escape sequence)."""
+
+    def format_message(self) -> str:
+        from kb_search.sanitize import printable
+
+        return printable(super().format_message())
 
 
 class Interrupted(click.ClickException):
@@ -66,13 +77,16 @@ class App:
         self._terminal: Terminal | None = None
         self.progress_view: ProgressView | None = None
 
-    def kb(self, long_lived: bool = False) -> KnowledgeBase:
+    def kb(self, profile: Profile | None = None) -> KnowledgeBase:
         """The knowledge base this command works on (closed when the command ends)."""
         if self._kb is None:
             from kb_search.knowledge_base import KnowledgeBase
 
             self._kb = KnowledgeBase(
-                self.config, long_lived=long_lived, cwd=self.environment.cwd, warn=warn
+                self.config,
+                profile=profile or Profile.ONE_SHOT,
+                cwd=self.environment.cwd,
+                warn=warn,
             )
         return self._kb
 

@@ -12,15 +12,17 @@ import re
 from kb_search.search.results import HL_CLOSE, HL_OPEN
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
-_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+_RULE_CELL = re.compile(r":?-{2,}:?")
 _HEADING = re.compile(r"^\s*#{1,6}\s+")
-_HEADING_TAIL = re.compile(r"\s+#+\s*$")
+_HEADING_TAIL = re.compile(r"(?<!\s)\s+#+\s*$")  # from a run's start only: linear
 _QUOTE = re.compile(r"^\s*(>\s*)+")
-_RULE = re.compile(r"^\s*([-*_=~^#])(\s*\1){2,}\s*$")  # rules, setext/RST underlines
-_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
-_LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
-_STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
-_EMPHASIS = re.compile(r"(?<![\w*])([*_])(?=[^\s*_])(.+?)(?<=[^\s*_])\1(?![\w*])")
+# No class runs past the next opening bracket or parenthesis, and an emphasis spans at most
+# SPAN characters: a line of unclosed "![" or "**" costs linear time, not quadratic.
+SPAN = 300
+_IMAGE = re.compile(r"!\[([^\[\]]*)\]\([^()]*\)")
+_LINK = re.compile(r"\[([^\[\]]+)\]\([^()]*\)")
+_STRONG = re.compile(rf"(\*\*|__)(?=\S)(.{{1,{SPAN}}}?)(?<=\S)\1")
+_EMPHASIS = re.compile(rf"(?<![\w*])([*_])(?=[^\s*_])(.{{1,{SPAN}}}?)(?<=[^\s*_])\1(?![\w*])")
 _STRAY = re.compile(r"(?<!\w)(\*\*|__)|(\*\*|__)(?!\w)")
 _CODE = re.compile(r"`+([^`]*)`+")
 _TAG = re.compile(r"</?[a-zA-Z][^>\n]{0,40}>")
@@ -31,7 +33,7 @@ def strip_markdown(text: str) -> str:
     """`text` with Markdown noise removed, on one line."""
     lines = []
     for line in text.splitlines():
-        if _FENCE.match(line) or _TABLE_RULE.match(line) or _RULE.match(line):
+        if _FENCE.match(line) or _is_table_rule(line) or _is_rule(line):
             continue
         line = _QUOTE.sub("", _HEADING.sub("", line))
         line = _HEADING_TAIL.sub("", line)
@@ -49,6 +51,18 @@ def strip_markdown(text: str) -> str:
     text = _TAG.sub(" ", text)
     text = _MID_HEADING.sub(r"\1", text)
     return " ".join(text.split())
+
+
+def _is_table_rule(line: str) -> bool:
+    """A table's header rule (`|---|:--:|`): cells of two or more dashes, colons at the ends."""
+    cells = line.strip().strip("|").split("|")
+    return all(_RULE_CELL.fullmatch(cell.strip()) for cell in cells)
+
+
+def _is_rule(line: str) -> bool:
+    """A rule or a setext/RST underline: one of -*_=~^# three or more times, spaces between."""
+    marks = "".join(line.split())
+    return len(marks) >= 3 and marks[0] in "-*_=~^#" and marks == marks[0] * len(marks)
 
 
 def snippet_text(snippet: str, doc_type: str, text: str = "", words: int = 24) -> str:

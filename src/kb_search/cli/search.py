@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from kb_search.cli.app import FORMATS, App, common_options, warn
+from kb_search.cli.app import FORMATS, App, UsageError, common_options, warn
 from kb_search.environment import process_age_ms
 
 if TYPE_CHECKING:
@@ -66,11 +66,11 @@ class QueryCommand(click.Command):
             first = next((w for w in words if w.startswith("-")), exc.option_name)
             close = self._close_options(first)
             if close:
-                raise click.UsageError(
+                raise UsageError(
                     f"{first} is not an option: did you mean {' or '.join(close)}?", ctx
                 ) from None
             suggestion = shlex.join(["kb", ctx.info_name or "search", *options, "--", *words])
-            raise click.UsageError(
+            raise UsageError(
                 f"{first} is not an option. To search for a word that starts with '-',"
                 f" put the query after '--': {suggestion}",
                 ctx,
@@ -315,13 +315,12 @@ def _warm_on(app: App) -> bool:
 
 
 def _fields(fields: str | None, compact: bool) -> list[str] | None:
-    from kb_search.search.fields import COMPACT, parse_fields
+    from kb_search.search.fields import FieldsConflict, chosen_fields
 
-    if fields and compact:
-        raise click.UsageError("--fields and --compact are two ways to say one thing: pick one")
-    if compact:
-        return list(COMPACT)
-    return parse_fields(fields) if fields is not None else None
+    try:
+        return chosen_fields(fields, compact, ("--fields", "--compact"))
+    except FieldsConflict as exc:
+        raise click.UsageError(str(exc)) from None
 
 
 @click.command()

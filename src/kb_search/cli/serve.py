@@ -7,6 +7,7 @@ from importlib import resources
 import click
 
 from kb_search.cli.app import App, common_options
+from kb_search.profile import Profile
 
 
 @click.command()
@@ -60,7 +61,7 @@ def serve(
     from kb_search.mcp.server import serve as run_server
 
     token = token or app.environment.env.get("KB_MCP_TOKEN") or None
-    kb = app.kb(long_lived=True)
+    kb = app.kb(Profile.SERVE)
     run_server(kb, transport, host, port, token, list(allow_hosts), watch=watch)
 
 

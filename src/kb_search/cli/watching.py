@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import click
 
 from kb_search.cli.app import App, Interrupted
+from kb_search.profile import Profile
 from kb_search.sanitize import printable
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ def graceful_stop(stop: threading.Event, say: str) -> Iterator[list[int]]:
 
 
 def run_watch(app: App, paths: list[Path] | None, workers: int | None, fmt: str | None) -> None:
-    kb = app.kb(long_lived=True)  # the model, once loaded, serves every batch
+    kb = app.kb(Profile.SERVE)  # the model, once loaded, serves every batch
     stop = threading.Event()
 
     def on_batch(batch: WatchBatch) -> None:

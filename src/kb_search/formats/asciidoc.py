@@ -24,12 +24,14 @@ _BLOCK_TITLE = re.compile(r"^\.([^\s.].*)$")
 _DIRECTIVE = re.compile(r"^(include|ifdef|ifndef|ifeval|endif|toc)::")
 _PLAIN_DELIMITERS = ("====", "****", "____", "++++", "--", "|===", ",===", ":===", "!===")
 _RULES = ({"="}, {"*"}, {"_"}, {"+"})
+# Linear on any line: no class runs past the next opening bracket, and a target or URL starts
+# only after a space or "[" (else every start inside one long run would scan it again).
 _MACRO = re.compile(
-    r"\b(?:link|mailto|xref|image|footnote|kbd|btn|menu|pass):([^\[\s]*)\[([^\]]*)\]"
+    r"(?<![^\s\[])(?:link|mailto|xref|image|footnote|kbd|btn|menu|pass):([^\[\s]*)\[([^\[\]]*)\]"
 )
-_URL = re.compile(r"\b(https?://[^\s\[]+)\[([^\]]*)\]")
-_CROSS_REF = re.compile(r"<<([^,>]+)(?:,\s*([^>]+))?>>")
-_ANCHOR = re.compile(r"\[\[[^\]]*\]\]|\[#[^\]]*\]")
+_URL = re.compile(r"(?<![^\s\[])(https?://[^\s\[]+)\[([^\[\]]*)\]")
+_CROSS_REF = re.compile(r"<<([^,<>]+)(?:,\s*([^<>]+))?>>")
+_ANCHOR = re.compile(r"\[\[[^\[\]]*\]\]|\[#[^\[\]]*\]")
 METADATA_ATTRIBUTES = {"author", "email", "revdate", "revnumber", "description", "lang"}
 
 

@@ -25,6 +25,9 @@ from dataclasses import dataclass, field
 import lxml.html
 from lxml import etree
 
+from kb_search.errors import IngestError
+from kb_search.sanitize import printable
+
 # Never visible text, or site chrome.
 DROP_TAGS = frozenset(
     {
@@ -56,6 +59,9 @@ CHROME_CONTAINERS = frozenset({"div", "section", "ul", "ol", "table", "aside", "
 LINK_LIST_SHARE = 0.85
 LINK_LIST_MIN_LINKS = 3
 _SPACE = re.compile(r"\s+")
+# Levels of nesting walked as structure (the walk recurses per level); a page nested deeper
+# is read as plain paragraphs.
+MAX_WALKED_DEPTH = 200
 BREAK = "\x00"  # a <br>: the only line break inside a paragraph (source newlines are spaces)
 _CODE_LANGUAGE = re.compile(r"(?:^|\s)(?:language|lang|highlight)-([\w+#.-]+)")
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
@@ -96,6 +102,9 @@ def read_html(text: str) -> HtmlPage:
     _read_head(root, page)
     body = root.find("body")
     top = body if body is not None else root
+    if _too_deep(root):
+        page.blocks = _plain_blocks(top)
+        return page
     # A page that is nothing but a table of contents keeps it (as link text): it is the page.
     for link_lists in (False, True):
         walker = _Walker(page.blocks, link_lists)
@@ -107,15 +116,66 @@ def read_html(text: str) -> HtmlPage:
 
 
 def _parse(text: str) -> etree._Element | None:
+    """The page's tree; None for a page of nothing.
+    Raises IngestError for a page libxml2 gives up on (nested deeper than its 2,048 levels):
+    its text would be lost, and a lost page is a failure, never an empty file."""
     # lxml refuses str input that declares an encoding; keep its newlines for the line map.
     text = _XML_DECLARATION.sub(lambda m: "\n" * m.group(0).count("\n"), text, count=1)
     if not text.strip():
         return None
-    parser = lxml.html.HTMLParser(remove_comments=True, remove_pis=True, recover=True)
+    # huge_tree: libxml2's default limits (256 levels, 10 MB text nodes) drop the whole page
+    # silently; the file size cap and the worker's memory limit bound what it may hold.
+    parser = lxml.html.HTMLParser(
+        remove_comments=True, remove_pis=True, recover=True, huge_tree=True
+    )
     try:
-        return lxml.html.document_fromstring(text, parser=parser)
+        root = lxml.html.document_fromstring(text, parser=parser)
     except (etree.ParserError, ValueError):
         return None
+    fatal = [e for e in parser.error_log if e.level == etree.ErrorLevels.FATAL]
+    if fatal:
+        reason = fatal[0].message.split(",")[0].strip()
+        raise IngestError(f"cannot read this HTML: {printable(reason)} (libxml2's limit)")
+    return root
+
+
+def _too_deep(root: etree._Element) -> bool:
+    return bool(root.xpath("/".join(["*"] * MAX_WALKED_DEPTH)))
+
+
+def _plain_blocks(top: etree._Element) -> list[list[Line]]:
+    """A page nested too deep for the walk (which recurses per level) read without
+    recursion: its text in order, a paragraph per block element, chrome left out."""
+    blocks: list[list[Line]] = []
+    run: list[str] = []
+    first: list[int | None] = [None]
+
+    def flush() -> None:
+        text = _flat("".join(run))
+        if text:
+            blocks.append([Line(_escape(text), first[0], first[0])])
+        run.clear()
+        first[0] = None
+
+    walk = etree.iterwalk(top, events=("start", "end"))
+    for event, element in walk:
+        tag = _tag(element)
+        if event == "start":
+            if not tag or tag in DROP_TAGS:
+                walk.skip_subtree()
+                continue
+            if tag not in BLOCK_TAGS and tag not in HEADING_TAGS and tag not in LIST_TAGS:
+                run.append(element.text or "")
+                continue
+            flush()
+            first[0] = element.sourceline
+            run.append(element.text or "")
+        else:
+            if tag in BLOCK_TAGS or tag in HEADING_TAGS or tag in LIST_TAGS or tag == "pre":
+                flush()
+            run.append(" " + (element.tail or "") if element is not top else "")
+    flush()
+    return blocks
 
 
 def _read_head(root: etree._Element, page: HtmlPage) -> None:
@@ -420,7 +480,7 @@ _LINK = re.compile(
 _REF_LINK = re.compile(r"(?<!\])\[([^\[\]\n]+)\]\[[^\[\]\n]*\]")
 _AUTOLINK = re.compile(r"<((?:https?|mailto|ftp):[^>\s]+)>")
 _HTML_TAG = re.compile(r"</?(?:a|span|em|strong|b|i|u|sup|sub|br|img|font)(?:\s[^<>\n]*)?/?>", re.I)
-_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+_TICKS = re.compile(r"`+")
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[a-zA-Z][a-zA-Z0-9]{1,31});")
 _NAV_ROW = re.compile(r"^[\s|:\-]*$")
@@ -452,15 +512,37 @@ def clean_markdown_line(line: str) -> str:
         return line
     pieces, last = [], 0
     table = line.lstrip().startswith("|")
-    for span in _CODE_SPAN.finditer(line):
-        pieces.append(_clean_prose(line[last : span.start()], table))
-        pieces.append(span.group(0))
-        last = span.end()
+    for start, end in code_spans(line):
+        pieces.append(_clean_prose(line[last:start], table))
+        pieces.append(line[start:end])
+        last = end
     pieces.append(_clean_prose(line[last:], table))
     cleaned = "".join(pieces)
     if cleaned != line and _only_links(line):
         return ""
     return cleaned
+
+
+def code_spans(line: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of each code span: a run of backticks, text, and the next run of as many
+    backticks. One pass over the runs (a regex with a back-reference backtracked cubically
+    on a line of unclosed runs)."""
+    runs = [(m.start(), m.end()) for m in _TICKS.finditer(line)]
+    following: dict[int, int] = {}  # run index -> the next run of the same length
+    last_of: dict[int, int] = {}
+    for index in range(len(runs) - 1, -1, -1):
+        size = runs[index][1] - runs[index][0]
+        if size in last_of:
+            following[index] = last_of[size]
+        last_of[size] = index
+    index = 0
+    while index < len(runs):
+        close = following.get(index)
+        if close is None:
+            index += 1
+            continue
+        yield runs[index][0], runs[close][1]
+        index = close + 1
 
 
 def _clean_prose(text: str, table: bool) -> str:

@@ -158,8 +158,11 @@ def _document_label(document: yaml.Node, number: int) -> str:
     return f"document {number}"
 
 
-_TABLE_HEADER = re.compile(r"[ \t]*\[(\[)?\s*([^\[\]]+?)\s*\]\]?[ \t]*(#.*)?$")
-_TOML_KEY = re.compile(r"[ \t]*([A-Za-z0-9_.\-\"' ]+?)[ \t]*=")
+# The table's name is stripped later; from a run's start only: linear even when searched.
+_TABLE_HEADER = re.compile(r"(?<![ \t])[ \t]*\[(\[)?([^\[\]]+)\]\]?[ \t]*(#.*)?$")
+# One greedy class up to "=", from the start of a run of it (the key's spaces stripped by
+# `_toml_path`): linear, where a lazy key between two `[ \t]*` backtracked quadratically.
+_TOML_KEY = re.compile(r"(?<![A-Za-z0-9_.\-\"' \t])([A-Za-z0-9_.\-\"' \t]+)=")
 _TOML_PART = re.compile(r'"((?:\\.|[^"\\])*)"|\'([^\']*)\'|([^.\s]+)')
 
 

@@ -85,9 +85,6 @@ class MarkdownBuilder:
     def markdown(self) -> str:
         return "\n".join(self.lines) + "\n"
 
-    def has_text(self) -> bool:
-        return any(line.strip() for line in self.lines)
-
     def parse(
         self, path: Path, settings: ChunkSettings, count: TokenCounter = count_tokens
     ) -> ParsedDocument:

@@ -35,7 +35,7 @@ _DROPPED_MACROS = (
 _PREAMBLE_FIELDS = ("title", "author", "date", "keywords")
 _SPACES = re.compile(r"[ \t\u00a0]+")
 # Where a dropped \cite or \ref was: "hard~\cite{x}." -> "hard ." -> "hard."
-_SPACE_BEFORE_PUNCTUATION = re.compile(r"[ \t\u00a0]+([.,;:)])")
+_SPACE_BEFORE_PUNCTUATION = re.compile(r"(?<![ \t\u00a0])[ \t\u00a0]+([.,;:)])")  # linear
 MAX_BLOCK_CHARS = 200_000
 _SPECIAL_TEXT = {"~": " ", "&": " ", "``": "\u201c", "''": "\u201d"}
 _SPECIALS = re.compile(r"``|''|(?<!\\)[~&]")

@@ -30,7 +30,8 @@ _FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})")
 _MAX_NESTING = 256
 _PARSER = MarkdownIt("commonmark", {"maxNesting": _MAX_NESTING}).disable("inline")
 _DEEP_INDENT = re.compile(r"^[ \t>]{200,}")
-_ANCHOR = re.compile(r"\s*\{#[^}]*\}$")
+_CLOSING_HASHES = re.compile(r"(?<![ \t])[ \t]+#+$")  # from a run's start only: linear
+_ANCHOR = re.compile(r"(?<!\s)\s*\{#[^{}]*\}$")  # linear: see tests/security/test_regex_bounds
 
 
 def parse_markdown(
@@ -213,7 +214,7 @@ def markdown_sections(
 
 
 def _clean_title(raw: str) -> str:
-    title = re.sub(r"[ \t]+#+$", "", raw.strip())
+    title = _CLOSING_HASHES.sub("", raw.strip())
     title = "" if set(title) <= {"#"} else title
     return _ANCHOR.sub("", title).strip()
 

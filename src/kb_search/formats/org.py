@@ -27,7 +27,7 @@ _PLANNING = re.compile(r"^\s*(SCHEDULED|DEADLINE|CLOSED):")
 _COMMENT = re.compile(r"^\s*#(\s|$)")
 _RULE = re.compile(r"^\s*-{5,}\s*$")
 _TABLE_RULE = re.compile(r"^(\s*)\|[-+]+\|?\s*$")
-_LINK = re.compile(r"\[\[([^\]]+)\](?:\[([^\]]+)\])?\]")
+_LINK = re.compile(r"\[\[([^\[\]]+)\](?:\[([^\[\]]+)\])?\]")  # no class past a "[": linear
 _VERBATIM = re.compile(r"(?<![\w=~])[=~]([^\s=~](?:[^=~\n]*[^\s=~])?)[=~](?![\w=~])")
 _FENCED_BLOCKS = {"src", "example", "export", "verse"}
 _DROPPED_BLOCKS = {"comment"}

@@ -206,7 +206,7 @@ def shebang_language(head: str) -> str | None:
     match = _SHEBANG.match(head)
     if not match:
         return None
-    program = re.sub(r"[\d.]+$", "", match.group("prog"))
+    program = match.group("prog").rstrip("0123456789.")
     return SHEBANG_LANGUAGES.get(program)
 
 
@@ -218,16 +218,18 @@ _ZIP_MIMETYPES = {  # EPUB and ODF store their mimetype first, uncompressed, at 
     b"application/vnd.oasis.opendocument.presentation": ".odp",
 }
 _MBOX_FROM = re.compile(r"From \S+ +\w{3} \w{3} +\d")
-_HEADER_LINE = re.compile(r"([A-Za-z][A-Za-z0-9-]*):[ \t]")
+# Sniffing patterns start only where a run of their first class starts (`(?<!...)`): linear
+# even when searched, on any head.
+_HEADER_LINE = re.compile(r"(?<![A-Za-z0-9-])([A-Za-z][A-Za-z0-9-]*):[ \t]")
 _MAIL_HEADERS = frozenset({
     "from", "to", "cc", "subject", "date", "message-id", "received", "return-path",
     "mime-version", "delivered-to", "reply-to", "in-reply-to", "x-mailer", "sender",
 })  # fmt: skip
-_JSON_START = re.compile(r'\s*(\{\s*["}]|\[\s*([\[{"\]\d-]|true|false|null))')
-_JSON_CONTAINER = re.compile(r'\s*(\{\s*"|\[\s*[\[{"])')
+_JSON_START = re.compile(r'(?<!\s)\s*(\{\s*["}]|\[\s*([\[{"\]\d-]|true|false|null))')
+_JSON_CONTAINER = re.compile(r'(?<!\s)\s*(\{\s*"|\[\s*[\[{"])')
 _LATEX_START = re.compile(r"\\(documentclass|documentstyle)\b")
 _ORG_START = re.compile(r"#\+(title|author|filetags|startup|options|setupfile):", re.I)
-_HTML_START = re.compile(r"\s*(<!doctype html|<html[\s>])", re.I)
+_HTML_START = re.compile(r"(?<!\s)\s*(<!doctype html|<html[\s>])", re.I)
 _PLAIN_EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9_+-]{0,11}")
 
 

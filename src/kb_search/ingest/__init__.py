@@ -1,6 +1,7 @@
-"""Turning files into documents: the format registry, the parsers (`formats/`), and the
-pipeline that walks, parses in worker processes and writes (`pipeline`, `walk`, `workers`,
-`sync`)."""
+"""Turning files into documents: the pipeline that walks the added folders, parses files in
+worker processes or on an executor and writes them (`pipeline`, `walk`, `workers`,
+`executor`, `batch_writer`), and `sync`, `watch`, `remove` over what was added. The parsers
+and their registry are `formats/`."""
 
 from __future__ import annotations
 

@@ -151,7 +151,7 @@ class BatchWriter:
         for item, vecs in zip(batch, vectors):
             try:
                 tags = self.tags if item.tags is None else item.tags
-                write_document(
+                written = write_document(
                     self.conn, item.record, item.parsed, tags, item.doc_type or self.doc_type, vecs
                 )
             except (DatabaseError, ValueError, UnicodeError) as exc:
@@ -165,6 +165,6 @@ class BatchWriter:
                     raise
                 self.on_error(item.record, f"cannot store: {type(exc).__name__}: {exc}")
                 continue
-            if item.done:
+            if item.done and written is not None:  # None: its folder was removed meanwhile
                 item.done(item.parsed)
         tracker.finish()

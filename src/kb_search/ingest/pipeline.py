@@ -88,7 +88,7 @@ def add_paths(
     started = time.perf_counter()
     summary = AddSummary()
     dirs = [p for p in paths if Path(p).expanduser().is_dir()]
-    remember_roots(conn, dirs, options.tags, options.doc_type)
+    remember_roots(conn, dirs, options.tags, options.doc_type, named=paths)
     found = candidates(paths, options, load_roots(conn))
     summary.unsupported = len(found.unsupported)
     summary.unsupported_files = [str(p) for p in found.unsupported[:UNSUPPORTED_LISTED]]

@@ -16,6 +16,7 @@ from kb_search.store.roots import (
     documents_under,
     forget_roots,
     load_roots,
+    remember_removed_roots,
     roots_at_or_under,
 )
 from kb_search.store.skipped import remember_removed
@@ -46,6 +47,10 @@ def remove(conn: Connection, refs: Iterable[str], cwd: Path) -> Removal:
         forget_roots(conn, sorted(roots_gone))
         result.forgotten_roots = sorted(roots_gone)
         roots = load_roots(conn)
+        # An add or sync of these folders may still be running: it writes nothing there now.
+        remember_removed_roots(
+            conn, [r for r in result.forgotten_roots if not deepest_root(Path(r), roots)]
+        )
         remember_removed(
             conn, [paths[i] for i in result.removed if deepest_root(Path(paths[i]), roots)]
         )

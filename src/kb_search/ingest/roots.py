@@ -9,7 +9,7 @@ from pathlib import Path
 from kb_search.ingest.changes import CHUNKER_VERSION
 from kb_search.sanitize import path_text
 from kb_search.store.db import Connection, set_meta, transaction
-from kb_search.store.roots import add_roots
+from kb_search.store.roots import add_roots, lift_removed_roots
 from kb_search.store.skipped import (
     remember_root_settings,
 )
@@ -20,12 +20,16 @@ def remember_roots(
     paths: Iterable[Path],
     tags: Iterable[str] = (),
     doc_type: str | None = None,
+    named: Iterable[Path] = (),
 ) -> None:
-    """Remember the directories added, with the tags and type files under them get."""
+    """Remember the directories added, with the tags and type files under them get. Every
+    path the command `named` (folders and files) lifts the folders `kb remove` forgot at,
+    above or below it: writes there are wanted again."""
     roots = [Path(path).expanduser().resolve() for path in paths]
     with transaction(conn):
         set_meta(conn, "chunker_version", str(CHUNKER_VERSION))
         add_roots(conn, roots)
+        lift_removed_roots(conn, [path_text(Path(p).expanduser().resolve()) for p in named])
     remember_root_settings(conn, roots, tags, doc_type)
 
 

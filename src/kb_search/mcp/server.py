@@ -23,6 +23,7 @@ from kb_search.mcp.tools import (
     register_resources,
     register_tools,
 )
+from kb_search.mcp.watchdog import start_stop_watchdog
 from kb_search.sanitize import log_field
 
 if TYPE_CHECKING:
@@ -248,6 +249,7 @@ def _uvicorn_server(config: Any) -> Any:
 
 
 STOP_GRACE_S = 2.0
+WATCH_BATCH_GRACE_S = 30.0
 _exiting = threading.Event()
 
 
@@ -292,7 +294,7 @@ def _stop_on_first_interrupt(watcher: WatchThread | None = None) -> None:
         return
 
     def stop(signum: int, frame: object) -> None:
-        if watcher is not None and not watcher.close(timeout=30):
+        if watcher is not None and not watcher.close(timeout=WATCH_BATCH_GRACE_S):
             _say("kb serve: the batch in progress did not finish; rerun `kb sync`")
         _say("kb serve: stopped")
         os._exit(128 + signum)
@@ -418,6 +420,9 @@ def serve(
     mode = "watching the added folders" if watch else "read-only"
     _say(f"kb serve: {kb.db_path} ({start_line(kb)}), {mode}")
     watcher = _start_watch(kb) if watch else None
+    # The stdio server lets a watcher finish its batch (up to 30 s); http stops in 2 s.
+    grace = (WATCH_BATCH_GRACE_S if watcher and transport == "stdio" else STOP_GRACE_S) + 1
+    start_stop_watchdog(grace)
     try:
         if transport == "stdio":
             _stop_on_first_interrupt(watcher)

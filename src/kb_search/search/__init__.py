@@ -1,8 +1,8 @@
 """Search: query parsing (`query`), filters, the legs, fusion, the optional rerank stage and
 the staged pipeline that runs them (`pipeline.search`); `similar` for nearest neighbours.
 
-The names below load on first use: a warm `kb search` client unpickles a `SearchResponse`
-(`results`) without paying for the pipeline it never runs."""
+The names below load on first use: a warm `kb search` client reads a `SearchResponse`
+(`results.SearchResponse.from_dict`) without paying for the pipeline it never runs."""
 
 from __future__ import annotations
 

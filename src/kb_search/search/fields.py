@@ -49,6 +49,23 @@ FIELDS = RESULT_FIELDS + SOURCE_FIELDS
 SCORE_DIGITS = 3
 
 
+class FieldsConflict(UserInputError):
+    """Both a field list and the compact profile were asked for."""
+
+
+def chosen_fields(
+    fields: str | Iterable[str] | None, compact: bool, names: tuple[str, str]
+) -> list[str] | None:
+    """What a search answer is cut to: the compact profile, the `fields` given, or None (the
+    full contract). Both at once is FieldsConflict, naming them as the face calls them
+    (`names`: the field list's, then compact's)."""
+    if fields and compact:
+        raise FieldsConflict(f"give {names[0]} or {names[1]}, not both: two ways to say one thing")
+    if compact:
+        return list(COMPACT)
+    return parse_fields(fields) if fields is not None else None
+
+
 def parse_fields(text: str | Iterable[str]) -> list[str]:
     """ "citation, text" (or a list) -> ["citation", "text"]; UserInputError names the
     valid fields when one is unknown."""

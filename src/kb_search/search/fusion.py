@@ -69,11 +69,6 @@ def rankings_of(legs: dict[str, LegResult], phrasing: int = 0) -> list[Ranking]:
     ]
 
 
-def ran_legs(legs: dict[str, LegResult]) -> list[str]:
-    """The legs that ran (found something or nothing); a leg that failed takes no part."""
-    return [name for name, leg in legs.items() if leg.status in ("ok", "empty")]
-
-
 def fuse(legs: dict[str, LegResult], k: int = 60, method: str = DEFAULT_FUSION) -> list[Candidate]:
     """The legs' hits as one ranking, by `method` ("convex" or "rrf"; k is RRF's constant).
     Ties are broken by chunk id: the same DB and query give the same order."""

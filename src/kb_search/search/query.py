@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from kb_search.cjk import cjk_runs, has_cjk
+from kb_search.cjk import cjk_runs
 from kb_search.sanitize import valid_text
 
 FILTER_KEYS = {
@@ -359,10 +359,6 @@ def parse_variants(texts: list[str] | tuple[str, ...]) -> list[Phrasing]:
             f"{len(texts)} variants: give at most {MAX_VARIANTS} (the query is the first phrasing)"
         )
     return [parse_variant(t) for t in texts]
-
-
-def is_cjk_query(parsed: ParsedQuery) -> bool:
-    return has_cjk(parsed.text)
 
 
 def date_timestamp(date: str) -> float:

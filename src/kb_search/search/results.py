@@ -82,17 +82,37 @@ class Result:
     source: Source
     found_by: list[list[Any]] = field(default_factory=list)  # [phrasing, leg, rank]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, highlights: bool = False) -> dict[str, Any]:
+        """The contract's result; `highlights` keeps the snippet's HL_OPEN/HL_CLOSE markers
+        (the warm server's reply to the terminal renderer, read back by `from_dict`)."""
+        snippet = self.snippet if highlights else _unmarked(self.snippet)
         return {
             "chunk_id": self.chunk_id,
             "score": round(self.score, 6),
             "score_breakdown": self.score_breakdown,
             "found_by": self.found_by,
             "text": self.text,
-            "snippet": self.snippet.replace(HL_OPEN, "").replace(HL_CLOSE, ""),
+            "snippet": snippet,
             "citation": self.citation,
             "source": self.source.to_dict(),
         }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Result:
+        return cls(
+            chunk_id=data["chunk_id"],
+            score=data["score"],
+            score_breakdown=data["score_breakdown"],
+            text=data["text"],
+            snippet=data["snippet"],
+            citation=data["citation"],
+            source=Source(**data["source"]),
+            found_by=data["found_by"],
+        )
+
+
+def _unmarked(snippet: str) -> str:
+    return snippet.replace(HL_OPEN, "").replace(HL_CLOSE, "")
 
 
 @dataclass
@@ -109,13 +129,14 @@ class SearchResponse:
     variants: list[dict[str, Any]] = field(default_factory=list)
     explanation: Any = None  # kb_search.explain.Explanation, with `--explain PATH`
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, highlights: bool = False) -> dict[str, Any]:
+        """The JSON contract (`highlights`: snippets keep their markers, see Result)."""
         data = {
             "schema_version": SCHEMA_VERSION,
             "query": self.query,
             "variants": self.variants,
             "mode": self.mode,
-            "results": [r.to_dict() for r in self.results],
+            "results": [r.to_dict(highlights) for r in self.results],
             "total_matches": self.total_matches,
             "returned": len(self.results),
             "legs": self.legs,
@@ -125,6 +146,21 @@ class SearchResponse:
         if self.explanation is not None:
             data["explain"] = self.explanation.to_dict()
         return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SearchResponse:
+        """A response from its `to_dict` (the warm server's JSON reply): what the terminal
+        renderer reads. Filters and an explanation do not travel (`--explain` runs in full)."""
+        return cls(
+            query=data["query"],
+            mode=data["mode"],
+            results=[Result.from_dict(r) for r in data["results"]],
+            total_matches=data["total_matches"],
+            legs=data["legs"],
+            timings_ms=data["timings_ms"],
+            notes=data["notes"],
+            variants=data["variants"],
+        )
 
 
 @dataclass

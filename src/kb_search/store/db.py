@@ -8,12 +8,13 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import sqlean as sqlite
 
 from kb_search.errors import DBError  # noqa: F401 - re-exported
 from kb_search.regular import NotRegularFile, check_regular
+from kb_search.sanitize import printable
 from kb_search.store.migrations import MIGRATIONS
 
 Connection = sqlite.Connection
@@ -91,12 +92,17 @@ def _configure(conn: Connection) -> None:
 
 
 def connect(
-    path: Path | str, readonly: bool = False, create: bool = False, adopt_empty: bool = False
+    path: Path | str,
+    readonly: bool = False,
+    create: bool = False,
+    adopt_empty: bool = False,
+    trace: Callable[[str], None] | None = None,
 ) -> Connection:
     """Open the DB. Writers migrate it; readers open it read-only and never write.
 
     `create` makes a missing file; an existing empty file is made a kb database only with
-    `adopt_empty` (`kb init`), and a file of another program never is."""
+    `adopt_empty` (`kb init`), and a file of another program never is. `trace` is called with
+    each SQL statement the connection runs, from the first (`KB_TRACE_SQL`: `sql_tracer`)."""
     path = Path(path) if str(path) != ":memory:" else path
     if isinstance(path, Path):
         _check_regular(path)
@@ -113,6 +119,8 @@ def connect(
             )
         else:
             conn = sqlite.connect(str(path), isolation_level=None)
+        if trace is not None:
+            conn.set_trace_callback(trace)
         _configure(conn)
         version = schema_version(conn)
     except sqlite.DatabaseError as exc:
@@ -139,6 +147,17 @@ def connect(
         conn.execute("PRAGMA synchronous = NORMAL")
         migrate(conn)
     return conn
+
+
+def sql_tracer(stream: TextIO) -> Callable[[str], None]:
+    """A `trace` for `connect` that writes each statement on one line, `sql: ...`, to `stream`
+    (control characters escaped: bound values may be file content)."""
+
+    def write(statement: str) -> None:
+        stream.write(f"sql: {printable(' '.join(statement.split()))}\n")
+        stream.flush()
+
+    return write
 
 
 def _check_regular(path: Path) -> None:

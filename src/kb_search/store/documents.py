@@ -13,6 +13,7 @@ from kb_search.cjk import has_cjk
 from kb_search.parsed import ParsedChunk, ParsedDocument
 from kb_search.sanitize import valid_text
 from kb_search.store.db import Connection, transaction
+from kb_search.store.roots import removed_folder_holds
 from kb_search.store.vectors import delete_document_vectors, insert_vectors
 
 
@@ -104,15 +105,19 @@ def write_document(
     user_tags: Iterable[str] = (),
     doc_type: str | None = None,
     vectors: dict[str, Sequence[bytes | None]] | None = None,
-) -> int:
+) -> int | None:
     """Insert or replace one document with its chunks, FTS rows, tags and vectors.
 
     The document keeps its id when it is re-ingested; user tags survive, front matter tags
     are replaced. `vectors` maps a vector table to one blob per chunk (None = not embedded).
+    None, and nothing written, when `kb remove` forgot a folder holding it while this
+    writer ran (`store.roots.removed_folder_holds`: the removal wins).
     """
     now = time.time()
     metadata = json.dumps(parsed.metadata, default=str, ensure_ascii=False)
     with transaction(conn):
+        if removed_folder_holds(conn, record.path):
+            return None
         row = conn.execute("SELECT id FROM documents WHERE path = ?", (record.path,)).fetchone()
         values = (
             record.rel_path,

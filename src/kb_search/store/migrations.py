@@ -110,4 +110,13 @@ MIGRATION_3 = (
     "ALTER TABLE roots ADD COLUMN doc_type TEXT",
 )
 
-MIGRATIONS: list[tuple[str, ...]] = [MIGRATION_1, MIGRATION_2, MIGRATION_3]
+# Folders `kb remove` forgot: a writer that started before the removal (an `add` of the same
+# folder still running, a `sync`) may not write under them (store.documents.write_document).
+MIGRATION_6 = (
+    """CREATE TABLE removed_roots (
+        path TEXT PRIMARY KEY,
+        removed_at REAL NOT NULL
+    )""",
+)
+
+MIGRATIONS: list[tuple[str, ...]] = [MIGRATION_1, MIGRATION_2, MIGRATION_3, MIGRATION_6]

@@ -93,3 +93,40 @@ def add_roots(conn: Connection, roots: list[Path]) -> None:
 
 def load_roots(conn: Connection) -> list[Path]:
     return [Path(r[0]) for r in conn.execute("SELECT path FROM roots ORDER BY path")]
+
+
+# The rule every writer keeps: nothing is written under a folder `kb remove` forgot, unless
+# the folder (or a path above or below it) is added again. A removal that lands while an
+# `add` or `sync` of that folder still runs therefore sticks; the check runs inside the
+# writer's own transaction (`removed_folder_holds`), so no write slips in between.
+
+
+# The removed folder (column `path`) holds the given path: a prefix test, as in `_under`.
+_HOLDS = "substr(?, 1, length(rtrim(path, ?)) + 1) = rtrim(path, ?) || ?"
+
+
+def remember_removed_roots(conn: Connection, folders: list[str]) -> None:
+    """Mark forgotten folders as removed (call inside the removal's transaction)."""
+    now = time.time()
+    conn.executemany(
+        "INSERT OR REPLACE INTO removed_roots(path, removed_at) VALUES (?, ?)",
+        [(folder, now) for folder in folders],
+    )
+
+
+def lift_removed_roots(conn: Connection, paths: list[str]) -> None:
+    """A path added again: removed folders at, above or below it take writes again."""
+    for path in paths:
+        prefix = _prefix(path)
+        conn.execute(
+            f"DELETE FROM removed_roots WHERE path = ? OR {_under('path')} OR {_HOLDS}",
+            (path, prefix, prefix, path, os.sep, os.sep, os.sep),
+        )
+
+
+def removed_folder_holds(conn: Connection, path: str) -> bool:
+    """Whether `path` lies in a folder `kb remove` forgot (and nobody added again)."""
+    row = conn.execute(
+        f"SELECT 1 FROM removed_roots WHERE {_HOLDS} LIMIT 1", (path, os.sep, os.sep, os.sep)
+    ).fetchone()
+    return row is not None

@@ -80,15 +80,40 @@ def salvage_into(source: db.Connection, target: Path) -> Salvage:
     return report
 
 
+def damage_advice(path: Path) -> str:
+    """What to do about a damaged database file, as one line that works: salvage what reads
+    (`kb export`), or, when even the schema is unreadable, build the index again."""
+    try:
+        conn = db.sqlite.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except db.DatabaseError as exc:
+        return _beyond_salvage(path, exc)
+    try:
+        _schema(conn)
+    except ExportError as exc:
+        return str(exc)
+    finally:
+        conn.close()
+    return (
+        f"the database file is damaged: `kb export NEW.db` salvages what is readable into a new"
+        f" file; then use it (`--db NEW.db`, or move it over {path})"
+    )
+
+
+def _beyond_salvage(path: Path | None, exc: Exception) -> str:
+    where = f"move {path} aside" if path else "move the file aside"
+    return (
+        f"the database is damaged beyond salvage (its schema cannot be read: {exc}): {where}"
+        " and index again (`kb add FOLDER` for each folder you had added)"
+    )
+
+
 def _schema(source: db.Connection) -> list[tuple[str, str, str]]:
     try:
         return source.execute(
             "SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY rowid"
         ).fetchall()
     except db.DatabaseError as exc:
-        raise ExportError(
-            f"the database is damaged beyond salvage (its schema cannot be read: {exc})"
-        ) from exc
+        raise ExportError(_beyond_salvage(db.database_file(source), exc)) from exc
 
 
 def _is_virtual(sql: str) -> bool:

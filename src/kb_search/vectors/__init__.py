@@ -1,5 +1,6 @@
-"""Vectors: the tables (`tables`), the model binding (`model`), the indexes that search them
-(`exact`, `matrix`, `ann`), embedding new chunks (`writer`) and `reindex`.
+"""Vectors: the model binding (`model`) and the models a process has loaded (`loaded`), the
+indexes that search them (`exact`, `matrix`, `ann`), embedding new chunks (`writer`) and
+`reindex`; their SQL is `store/vectors.py`.
 
 An index backend is one class with `open(conn, table)` and `nearest(...)` (see
 `index.VectorIndex`), listed in BACKENDS under the name the `vectors.index` setting uses;
@@ -15,6 +16,7 @@ from kb_search.errors import ConfigError
 from kb_search.registry import Registry
 
 if TYPE_CHECKING:
+    from kb_search.profile import Profile
     from kb_search.store.db import Connection
     from kb_search.store.vectors import VectorTable
     from kb_search.vectors.index import IndexOpener, VectorIndex
@@ -25,7 +27,7 @@ BACKENDS: Registry[IndexOpener] = Registry(
     {
         "sqlite-vec": "kb_search.vectors.exact:SqliteVecIndex.open",
         # sqlite-vec's answers from memory: what the warm server uses where a one-shot call
-        # would use sqlite-vec (see KnowledgeBase(answers_as_one_shot=True))
+        # would use sqlite-vec (Profile.WARM)
         "sqlite-vec-shortlist": "kb_search.vectors.exact:ShortlistIndex.open_loading",
         "matrix": "kb_search.vectors.matrix:MatrixIndex.open",
         "live-matrix": "kb_search.vectors.matrix:LiveMatrixIndex.open",
@@ -38,18 +40,17 @@ BACKENDS: Registry[IndexOpener] = Registry(
 def choose_backend(
     conn: Connection,
     setting: str,
-    long_lived: bool,
+    profile: Profile,
     ann_min_chunks: int,
-    as_one_shot: bool = False,
 ) -> str:
     """`vectors.index`: a named backend, or `auto`: the approximate index from
     `ann_min_chunks` chunks on (0: never) when usearch is installed, else exact search
-    (sqlite-vec in a one-shot call, the live matrix in a long-lived process). `as_one_shot`
-    (the warm server): sqlite-vec's answers, shortlisted from memory, wherever a one-shot call
-    would use sqlite-vec."""
+    (sqlite-vec in a one-shot call, the live matrix in `kb serve`). The warm server gets
+    sqlite-vec's answers, shortlisted from memory, wherever a one-shot call would use
+    sqlite-vec."""
     backend = setting
     if setting == "auto":
-        backend = "live-matrix" if long_lived else "sqlite-vec"
+        backend = "live-matrix" if profile.keeps_models else "sqlite-vec"
         if ann_min_chunks > 0:
             from kb_search.store.inventory import chunk_count
 
@@ -58,7 +59,9 @@ def choose_backend(
 
                 if ann_available() is None:
                     backend = "ann"
-    return "sqlite-vec-shortlist" if as_one_shot and backend == "sqlite-vec" else backend
+    if profile.answers_as_one_shot and backend == "sqlite-vec":
+        return "sqlite-vec-shortlist"
+    return backend
 
 
 def open_index(

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from kb_search.config import Config
 from kb_search.embedding import is_remote
 from kb_search.errors import ConfigError, DBError, EndpointError, ModelUnavailable
+from kb_search.profile import Profile
 from kb_search.store import db
 from kb_search.vectors.model import (
     NO_MODEL,
@@ -43,24 +44,23 @@ class VectorLegState:
 
 
 class LoadedModels:
-    """Which model to use and the loaded ones. `long_lived` (the MCP server, `kb watch`, eval)
-    keeps each model once loaded and prepacks its weights; a one-shot call loads fast and
-    keeps nothing. `injected` replaces the configured model (tests). `records()` is the
-    connection the DB's model records are read from, None while no DB exists."""
+    """Which model to use and the loaded ones. The SERVE profile (the MCP server, `kb watch`,
+    eval) keeps each model once loaded and prepacks its weights; a one-shot call (and the warm
+    server, which answers as one) loads fast and keeps nothing. `injected` replaces the
+    configured model (tests). `records()` is the connection the DB's model records are read
+    from, None while no DB exists."""
 
     def __init__(
         self,
         config: Config,
         *,
-        long_lived: bool = False,
-        answers_as_one_shot: bool = False,
+        profile: Profile = Profile.ONE_SHOT,
         injected: TextEmbedder | None = None,
         warn: Callable[[str], None] = lambda _message: None,
         records: Callable[[], db.Connection | None] = lambda: None,
     ):
         self.config = config
-        self.long_lived = long_lived
-        self.answers_as_one_shot = answers_as_one_shot
+        self.profile = profile
         self.injected = injected
         self.warn = warn
         self._records = records
@@ -74,7 +74,7 @@ class LoadedModels:
         """Another holder over the same loaded models, with its own records and leg."""
         other = LoadedModels(
             self.config,
-            long_lived=self.long_lived,
+            profile=self.profile,
             injected=self.injected,
             warn=self.warn,
             records=records,
@@ -106,7 +106,7 @@ class LoadedModels:
         in a one-shot process loads it fast, for a query or two."""
         if injected := self.injected_named(name):
             return injected
-        if not self.long_lived:
+        if not self.profile.keeps_models:
             recorded = self._recorded_binding(name)
             return load_embedder(self.config, name, one_shot=queries_only, recorded=recorded)
         with self._by_name_lock:  # `kb watch` syncs many times, the server searches many times
@@ -163,7 +163,7 @@ class LoadedModels:
         except (DBError, ModelUnavailable, ConfigError) as exc:
             return VectorLegState(None, None, str(exc))
         index = open_index(conn, table, self._index_backend(conn), note=self.warn)
-        if self.long_lived:
+        if self.profile.keeps_models:
             # The first ONNX run is slow; pay it now. A remote model's server that is down now
             # may answer later: each query tries it, and says so in `legs` when it fails.
             with contextlib.suppress(EndpointError):
@@ -174,6 +174,4 @@ class LoadedModels:
         from kb_search.vectors import choose_backend
 
         setting, threshold = self.config["vectors.index"], self.config["vectors.ann_min_chunks"]
-        return choose_backend(
-            conn, setting, self.long_lived, threshold, as_one_shot=self.answers_as_one_shot
-        )
+        return choose_backend(conn, setting, self.profile, threshold)

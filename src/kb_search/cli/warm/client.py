@@ -126,10 +126,10 @@ class WarmClient:
         if status == "ok" and reply == "json":
             return self._json(payload)
         if status == "ok":
-            return self._unpickle(payload)
+            return self._response(payload)
         if status == "error":
-            error = self._unpickle(payload)
-            if isinstance(error, KbError):
+            error = self._error(payload)
+            if error is not None:
                 raise error
             self.debug("the server's error is not a KbError: searching in-process")
             return None
@@ -148,14 +148,26 @@ class WarmClient:
             return None
         return data if isinstance(data, dict) else None
 
-    def _unpickle(self, payload: bytes) -> Any:
-        import pickle  # human output only: the front door's replies are JSON
+    def _response(self, payload: bytes) -> SearchResponse | None:
+        """The terminal's answer: the JSON contract with highlight markers, read back."""
+        from kb_search.search.results import SearchResponse
 
+        data = self._json(payload)
         try:
-            return pickle.loads(payload)
-        except Exception as exc:  # any unpickling failure is a protocol error: fall back
+            return SearchResponse.from_dict(data) if data is not None else None
+        except (KeyError, TypeError) as exc:  # another version's reply: search in-process
             self.debug(f"unreadable reply ({type(exc).__name__}: {exc})")
             return None
+
+    def _error(self, payload: bytes) -> KbError | None:
+        """The server's KbError, of the same kind, from its JSON (None: not a KbError)."""
+        from kb_search import errors
+
+        data = self._json(payload) or {}
+        kind = getattr(errors, str(data.get("kind")), None)
+        if not (isinstance(kind, type) and issubclass(kind, KbError)):
+            return None
+        return kind(str(data.get("message", "")))
 
     def _ask(
         self,

@@ -1,9 +1,11 @@
 """Messages over the warm server's socket: a JSON header and an optional binary payload,
 each preceded by its length (4 bytes, big-endian).
 
-Requests are JSON only. A reply's payload is a pickled `SearchResponse` (or `KbError`): the
-client unpickles it only after checking that the peer runs as the same user and answered
-with the client's own identity, so it never unpickles what another user could have written.
+Requests and replies are JSON: a reply's payload is the search's JSON contract (with the
+snippets' highlight markers when the terminal asked, read back by `SearchResponse.from_dict`)
+or a KbError's kind and message. Nothing is unpickled: client and server need not share a
+code version, and the client still checks that the peer runs as the same user and answered
+with its own identity.
 """
 
 from __future__ import annotations

@@ -12,7 +12,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import pickle
 import signal
 import socket
 import sys
@@ -29,6 +28,7 @@ from kb_search.cli.warm.protocol import ProtocolError, recv_message, same_user, 
 from kb_search.config import Config
 from kb_search.errors import KbError
 from kb_search.knowledge_base import KnowledgeBase
+from kb_search.profile import Profile
 
 WORKERS = 4  # concurrent searches; each worker thread keeps its own SQLite reader
 REQUEST_WAIT_S = 1.0  # a client sends its request at once after "ready": an idle one is dropped
@@ -95,7 +95,7 @@ class WarmServer:
         # The server answers exactly as a one-shot `kb search` does (the model without weight
         # prepacking, sqlite-vec's distances), to the last digit; only faster.
         self.kb = KnowledgeBase(
-            config, answers_as_one_shot=True, warn=lambda m: log(f"warning: {m}")
+            config, profile=Profile.WARM, warn=lambda m: log(f"warning: {m}")
         )
         self.identity = identity(config)
         self.binding = self._binding()
@@ -253,7 +253,8 @@ class WarmServer:
         try:
             response = self._run_search(request)
         except KbError as exc:
-            send_message(client, {"status": "error"}, pickle.dumps(exc))
+            error = {"kind": type(exc).__name__, "message": str(exc)}
+            send_message(client, {"status": "error"}, json.dumps(error).encode())
             return
         except Exception as exc:  # the client falls back and reports it in-process
             log("search failed:\n" + traceback.format_exc())
@@ -262,7 +263,8 @@ class WarmServer:
         if request.get("reply") == "json":
             send_message(client, {"status": "ok"}, self._json(response, request.get("fields")))
         else:
-            send_message(client, {"status": "ok"}, pickle.dumps(response))
+            reply = json.dumps(response.to_dict(highlights=True), separators=(",", ":"))
+            send_message(client, {"status": "ok"}, reply.encode())
 
     def _json(self, response: Any, fields: list[str] | None) -> bytes:
         """What `kb search --format json` prints, before the client adds its own startup

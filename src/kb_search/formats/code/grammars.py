@@ -46,8 +46,19 @@ def _with_body(finder: NameFinder) -> NameFinder:
     return lambda node: finder(node) if node.child_by_field_name("body") else None
 
 
+# The receiver's type: from a word's start only, no two `\s*` side by side, no class past the
+# next "[": linear on any receiver text.
+_RECEIVER_TYPE = re.compile(r"(?<!\w)(\w+)\s*(?:\[[^\[\]]*\]\s*)?\)\s*$")
+
+
 def _strip_generics(name: str) -> str:
-    return re.sub(r"<.*>", "", name).strip()
+    """`name` less everything from its first "<" to its last ">" (on one line), as
+    `re.sub("<.*>", "", name)` would, without its quadratic backtracking on many "<"."""
+    lines = []
+    for line in name.split("\n"):
+        start, end = line.find("<"), line.rfind(">")
+        lines.append(line[:start] + line[end + 1 :] if 0 <= start < end else line)
+    return "\n".join(lines).strip()
 
 
 # --- per-language name finders -------------------------------------------------------------
@@ -55,7 +66,7 @@ def _strip_generics(name: str) -> str:
 
 def _go_method(node: Node) -> str | None:
     receiver = text_of(node.child_by_field_name("receiver"))
-    match = re.search(r"(\w+)\s*(?:\[[^\]]*\])?\s*\)\s*$", receiver)
+    match = _RECEIVER_TYPE.search(receiver)
     name = field_name(node)
     return f"{match.group(1)}.{name}" if match and name else name
 

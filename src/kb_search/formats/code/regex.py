@@ -148,7 +148,9 @@ LANGUAGES["typescript"] = LANGUAGES["javascript"]
 LANGUAGES["cpp"] = LANGUAGES["c"]
 LANGUAGES["zsh"] = LANGUAGES["bash"]
 
-_STRINGS = re.compile(r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\\n])*'|`[^`]*`")
+# A string never opens right after a backslash: an unclosed run of escaped quotes would
+# otherwise be scanned again from each of them (quadratic).
+_STRINGS = re.compile(r"(?<!\\)\"(?:\\.|[^\"\\])*\"|(?<!\\)'(?:\\.|[^'\\\n])*'|`[^`]*`")
 
 
 @dataclass
