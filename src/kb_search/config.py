@@ -235,6 +235,13 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("ingestion.follow_symlinks", False, _to_bool, ("KB_FOLLOW_SYMLINKS",), "walk links"),
     Setting(
+        "ingestion.include_generated",
+        False,
+        _to_bool,
+        ("KB_INCLUDE_GENERATED",),
+        "index minified, generated and lock files too (docs/formats.md)",
+    ),
+    Setting(
         "ingestion.executor",
         "local",
         _choice("local", "ray"),
