@@ -37,7 +37,7 @@ _SHELL_FUNCTION = re.compile(
 def name_kind(path: Path) -> str | None:
     """"bash" for a shell startup file; "hidden" for another dotfile; else None."""
     name = path.name
-    if name.lstrip(".") in SHELL_NAMES:
+    if name.lstrip(".").lower() in SHELL_NAMES:
         return "bash"
     if name.startswith("."):
         return "hidden"

@@ -65,7 +65,7 @@ DEFAULT_IGNORED_SUFFIXES = (
     ".swp",
     "~",
 )
-DEFAULT_IGNORED_FILES = frozenset({".DS_Store", "Thumbs.db", IGNORE_FILE})
+DEFAULT_IGNORED_FILES = frozenset({".DS_Store", "Thumbs.db", IGNORE_FILE, GIT_IGNORE_FILE})
 
 
 @dataclass
@@ -179,16 +179,16 @@ class IgnoreRules:
         file first, deeper files later, so they win)."""
         if self._above is None:
             self._above = []
-            top = None if (self.root / ".git").exists() else _repository_top(self.root.parent)
+            top = _repository_top(self.root)
             if top is not None:
-                folders = [top, *[p for p in reversed(self.root.parents) if top in p.parents]]
+                above = [p for p in reversed(self.root.parents) if p == top or top in p.parents]
                 files = [(top / ".git" / "info" / "exclude", top)]
-                files += [(folder / GIT_IGNORE_FILE, folder) for folder in folders]
+                files += [(folder / GIT_IGNORE_FILE, folder) for folder in above]
                 for ignore_file, folder in files:
                     spec = _load_spec(ignore_file)
                     if spec is not None:
                         prefix = self.root.relative_to(folder).as_posix() + "/"
-                        self._above.append(("", prefix, spec))
+                        self._above.append(("", "" if prefix == "./" else prefix, spec))
         return self._above
 
     def ignored(self, rel: str, is_dir: bool) -> bool:
