@@ -209,7 +209,7 @@ def not_indexed(conn: Connection, path: str, cwd: Path) -> Explanation:
 
 
 def why_not_indexed(conn: Connection, path: Path) -> str:
-    from kb_search.formats.registry import format_for
+    from kb_search.formats.registry import classify
     from kb_search.ingest.pipeline import deepest_root
     from kb_search.ingest.walk import IgnoreRules
     from kb_search.store.roots import load_roots
@@ -229,6 +229,9 @@ def why_not_indexed(conn: Connection, path: Path) -> str:
         return f"never added: no added folder holds it (`kb add {path}`)"
     if IgnoreRules(root).ignored_path(path):
         return f"ignored by a .kbignore (or a default ignore) under {root}"
-    if format_for(path) is None:
+    verdict = classify(path)
+    if verdict.format is None:
         return "not a file type kb indexes"
+    if verdict.left_out is not None:
+        return f"left out as generated ({verdict.left_out}): `kb add --include-generated` reads it"
     return "not indexed yet: run `kb sync`"
