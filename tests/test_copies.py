@@ -109,3 +109,14 @@ def test_containment_separates_copies_from_neighbours(tmp_path):
     assert containment(shingles(html_text), shingles(pdf_text)) > 0.9
     assert containment(shingles(html_text), shingles(neighbour)) < 0.2
     assert containment(shingles("too short"), shingles("too short")) == 0.0
+
+
+def test_grouping_keeps_a_top_3_the_prefix_of_a_top_10(kb, tmp_path):
+    write_guide(tmp_path / "docs")
+    (tmp_path / "docs" / "club-notes.md").write_text(NEIGHBOUR, encoding="utf-8")
+    kb("add", str(tmp_path / "docs"))
+    for query in (QUERY, "grafting scion wood rootstock", "orchard frost lime wash"):
+        top10 = kb.json("search", query, "--top", "10")["results"]
+        top3 = kb.json("search", query, "--top", "3")["results"]
+        assert [r["chunk_id"] for r in top3] == [r["chunk_id"] for r in top10[:3]]
+        assert [r["also_at"] for r in top3] == [r["also_at"] for r in top10[:3]]

@@ -175,3 +175,20 @@ def test_a_generated_file_named_on_its_own_is_indexed(tmp_path):
 def test_language_of_known_names_is_unchanged():
     assert language_for(Path("Makefile")) == "make"
     assert language_for(Path("x.py")) == "python"
+
+
+def test_the_add_summary_counts_left_out_files_by_reason(kb, tmp_path):
+    """Old code: README was 'unsupported', the lock file and the bundle were indexed."""
+    folder = tmp_path / "project"
+    write(folder / "README", "Project notes: the zebra option turns on stripes.\n")
+    write(folder / "poetry.lock", "[[package]]\nname = 'x'\n")
+    write(folder / "Cargo.lock", "[[package]]\nname = 'y'\n")
+    write(folder / "static" / "app.js", BUNDLE)
+    data = kb.json("add", str(folder))
+    assert (data["added"], data["unsupported"]) == (1, 0)
+    assert data["left_out"] == {"lock file": 2, "minified": 1}
+    assert "3 generated files left out: 2 lock files, 1 minified" in data["summary"]
+    hits = kb.json("search", "zebra stripes", "--mode", "lexical")["results"]
+    assert [Path(r["source"]["path"]).name for r in hits] == ["README"]
+    again = kb.json("add", str(folder), "--include-generated")
+    assert again["added"] == 3 and again["left_out"] == {}
