@@ -120,3 +120,16 @@ def test_grouping_keeps_a_top_3_the_prefix_of_a_top_10(kb, tmp_path):
         top3 = kb.json("search", query, "--top", "3")["results"]
         assert [r["chunk_id"] for r in top3] == [r["chunk_id"] for r in top10[:3]]
         assert [r["also_at"] for r in top3] == [r["also_at"] for r in top10[:3]]
+
+
+def test_the_shingle_index_gives_the_same_containment_as_sets():
+    from kb_search.shingles import ShingleIndex
+
+    texts = [*SECTIONS.values(), NEIGHBOUR, "\n".join(lines_of(SECTIONS["Grafting new varieties"]))]
+    index = ShingleIndex()
+    for number, text in enumerate(texts):
+        got = index.containments(shingles(text))
+        for other in range(number):
+            want = containment(shingles(text), shingles(texts[other]))
+            assert abs(got.get(other, 0.0) - want) < 1e-9
+        index.add(shingles(text))

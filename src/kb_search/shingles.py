@@ -22,8 +22,7 @@ Shingles = frozenset[tuple[str, ...]]
 def shingles(text: str) -> Shingles:
     """The text's runs of SHINGLE_WORDS words."""
     words = _WORD.findall(text.lower())
-    size = SHINGLE_WORDS
-    return frozenset(tuple(words[i : i + size]) for i in range(len(words) - size + 1))
+    return frozenset(zip(*(words[i:] for i in range(SHINGLE_WORDS))))
 
 
 def containment(a: Shingles, b: Shingles) -> float:
@@ -32,3 +31,35 @@ def containment(a: Shingles, b: Shingles) -> float:
         return 0.0
     small, large = (a, b) if len(a) <= len(b) else (b, a)
     return len(small & large) / len(small)
+
+
+class ShingleIndex:
+    """Texts added one at a time; `containments` of a new text against each of them, by one
+    pass over its shingles (not one set intersection per pair)."""
+
+    def __init__(self) -> None:
+        self._owners: dict[tuple[str, ...], list[int]] = {}
+        self._sizes: list[int] = []
+
+    def add(self, text_shingles: Shingles) -> int:
+        """Index a text; returns its number (0, 1, ...)."""
+        number = len(self._sizes)
+        self._sizes.append(len(text_shingles))
+        for shingle in text_shingles:
+            self._owners.setdefault(shingle, []).append(number)
+        return number
+
+    def containments(self, text_shingles: Shingles) -> dict[int, float]:
+        """`containment` of the text with every indexed text it shares a shingle with."""
+        size = len(text_shingles)
+        if size < MIN_SHINGLES:
+            return {}
+        shared: dict[int, int] = {}
+        for shingle in text_shingles:
+            for number in self._owners.get(shingle, ()):
+                shared[number] = shared.get(number, 0) + 1
+        return {
+            number: count / min(size, self._sizes[number])
+            for number, count in shared.items()
+            if self._sizes[number] >= MIN_SHINGLES
+        }
