@@ -192,3 +192,12 @@ def test_the_add_summary_counts_left_out_files_by_reason(kb, tmp_path):
     assert [Path(r["source"]["path"]).name for r in hits] == ["README"]
     again = kb.json("add", str(folder), "--include-generated")
     assert again["added"] == 3 and again["left_out"] == {}
+
+
+def test_a_hidden_text_file_named_on_its_own_is_read(tmp_path):
+    note = write(tmp_path / ".ideas", "Ideas for the garden: plant garlic in October.\n")
+    assert classify(note).left_out == UNSUPPORTED  # in a folder: a tool's settings, left out
+    assert classify(note, named=True).format.doc_type == "text"
+    assert [item.path.name for item in candidates([note], AddOptions()).found] == [".ideas"]
+    binary = write(tmp_path / ".cache-blob", bytes(range(256)) * 4)
+    assert classify(binary, named=True).left_out == UNSUPPORTED

@@ -303,16 +303,19 @@ def format_for(path: Path, sniff: bool = True) -> Format | None:
     return fmt
 
 
-def _unknown_format(path: Path, head_of: Callable[[Path], bytes]) -> Format | None:
+def _unknown_format(
+    path: Path, head_of: Callable[[Path], bytes], named: bool = False
+) -> Format | None:
     """A file no name or extension of the registry names: well-known names, then content
-    (magic numbers, mail, JSON, LaTeX, a `#!` line, shell functions, any text)."""
+    (magic numbers, mail, JSON, LaTeX, a `#!` line, shell functions, any text). `named`: the
+    user named the file, so any text is read (a hidden note, a `.key` that is really prose)."""
     kind = sniff.name_kind(path)
     if kind == "bash":
         return _BY_LANGUAGE["bash"]
-    if sniff.not_a_document(path):
+    if sniff.not_a_document(path) and not named:
         return None
-    # a settings dotfile is read only when its content announces a format
-    return format_by_content(head_of(path), text_fallback=kind != "hidden")
+    # a settings dotfile in a folder is read only when its content announces a format
+    return format_by_content(head_of(path), text_fallback=named or kind != "hidden")
 
 
 def format_by_content(head: bytes, text_fallback: bool = False) -> Format | None:
@@ -345,10 +348,11 @@ class Verdict:
     left_out: str | None = None  # UNSUPPORTED, or one of `generated.REASONS`
 
 
-def classify(path: Path, include_generated: bool = False) -> Verdict:
+def classify(path: Path, include_generated: bool = False, named: bool = False) -> Verdict:
     """The one decision for a file found in a folder or named on the command line: its format
     (name, extension, then content), or why it is left out: no format kb reads, or written by
-    a tool (`formats/generated.py`) unless `include_generated`."""
+    a tool (`formats/generated.py`) unless `include_generated`. A file the user `named` is
+    read whenever it is text (hidden, a style sheet, generated), never when it is binary."""
     heads: dict[Path, bytes] = {}
 
     def head_of(file: Path) -> bytes:
@@ -357,10 +361,10 @@ def classify(path: Path, include_generated: bool = False) -> Verdict:
         return heads[file]
 
     fmt = _BY_FILENAME.get(path.name) or _BY_EXTENSION.get(path.suffix.lower())
-    fmt = fmt or _unknown_format(path, head_of)
+    fmt = fmt or _unknown_format(path, head_of, named)
     if fmt is None:
         return Verdict(None, UNSUPPORTED)
-    if include_generated:
+    if include_generated or named:
         return Verdict(fmt)
     reason = generated.reason_by_name(path)
     if reason is None and fmt.doc_type in ("code", "text") and fmt.language in _MINIFIABLE:

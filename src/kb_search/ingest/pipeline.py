@@ -64,7 +64,7 @@ def candidates(
             result.failures.append(Failure(path_text(item.path), item.reason))
             continue
         named = item.path in result.explicit
-        verdict = classify(item.path, options.include_generated or named)
+        verdict = classify(item.path, options.include_generated, named)
         if verdict.format is None:
             result.unsupported.append(item.path)
             continue
