@@ -31,7 +31,7 @@ DEMOTE_FLOOR = 0.5
 COPY_DEPTH = 30  # candidates compared for copies (CPU: ~2 ms a query, docs/search.md)
 # Share of the smaller chunk's word shingles the other holds, from which it is a copy
 # (measured on PDF/HTML pairs and on different documents: docs/search.md, "Copies").
-SAME_TEXT = 0.6
+SAME_TEXT = 0.7
 LIST_LINES = 6  # a chunk with this many lines that each start with a name is a list of names
 
 _IDENTIFIER = re.compile(
