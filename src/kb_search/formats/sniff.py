@@ -26,7 +26,7 @@ SHELL_NAMES = frozenset({
 # Text, but never a document a person searches: left out even though they read as text.
 NOT_DOCUMENT_EXTENSIONS = frozenset({
     ".css", ".scss", ".sass", ".less", ".svg", ".pem", ".crt", ".cer", ".csr", ".key", ".pub",
-    ".asc", ".sig", ".gpg", ".p7s",
+    ".asc", ".sig", ".gpg", ".p7s", ".srl",
 })  # fmt: skip
 
 _SHELL_FUNCTION = re.compile(
