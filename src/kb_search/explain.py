@@ -218,7 +218,7 @@ def not_indexed(conn: Connection, path: str, cwd: Path | None) -> Explanation:
 
 
 def why_not_indexed(conn: Connection, path: Path, root: Path) -> str:
-    from kb_search.formats.registry import format_for
+    from kb_search.formats.registry import classify
     from kb_search.ingest.walk import IgnoreRules
     from kb_search.store.skipped import skipped_entry
 
@@ -236,6 +236,9 @@ def why_not_indexed(conn: Connection, path: Path, root: Path) -> str:
         return f"it cannot be read here ({exc.strerror or type(exc).__name__})"
     if IgnoreRules(root).ignored_path(path):
         return f"ignored by a .kbignore (or a default ignore) under {root}"
-    if format_for(path) is None:
+    verdict = classify(path)
+    if verdict.format is None:
         return "not a file type kb indexes"
+    if verdict.left_out is not None:
+        return f"left out as generated ({verdict.left_out}): `kb add --include-generated` reads it"
     return "not indexed yet: run `kb sync`"

@@ -494,6 +494,7 @@ class KnowledgeBase:
         progress: Progress | None = None,
         executor: str | None = None,
         ray_address: str | None = None,
+        include_generated: bool = False,
     ) -> AddSummary:
         """Ingest files and folders. A path that does not exist is a UserInputError before
         anything is written; the model loads only when a chunk must be embedded."""
@@ -513,6 +514,7 @@ class KnowledgeBase:
             tags=list(tags),
             doc_type=doc_type,
             retry_failed=retry_failed,
+            include_generated=include_generated,
         )
         conn = self.writer(create=True)
         return self._ingest(conn, options, progress, functools.partial(add_paths, conn, paths))
@@ -526,13 +528,19 @@ class KnowledgeBase:
         progress: Progress | None = None,
         executor: str | None = None,
         ray_address: str | None = None,
+        include_generated: bool = False,
     ) -> SyncSummary:
         """Rescan what was added; the model loads only when a file must be embedded."""
         from kb_search.ingest.executor import add_options
         from kb_search.ingest.sync import sync
 
         options = add_options(
-            self.config, workers, executor, ray_address, retry_failed=retry_failed
+            self.config,
+            workers,
+            executor,
+            ray_address,
+            retry_failed=retry_failed,
+            include_generated=include_generated,
         )
         conn = self.writer()
         chosen = list(paths) if paths is not None else None

@@ -391,6 +391,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("ingestion.follow_symlinks", False, Boolean(), ("KB_FOLLOW_SYMLINKS",), "walk links"),
     Setting("trace_sql", False, Boolean(), ("KB_TRACE_SQL",), "print each SQL statement (stderr)"),
     Setting(
+        "ingestion.include_generated",
+        False,
+        Boolean(),
+        ("KB_INCLUDE_GENERATED",),
+        "index minified, generated and lock files too (docs/formats.md)",
+    ),
+    Setting(
         "ingestion.executor",
         "local",
         Choice("local", "ray"),

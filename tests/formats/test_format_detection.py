@@ -72,8 +72,8 @@ def test_content_sniffing_when_the_name_says_nothing(tmp_path, name):
 def test_plain_text_is_not_mistaken_for_a_format(tmp_path, text):
     path = tmp_path / "README"
     path.write_text(text)
-    assert detect_type(path) is None
-    assert parse_file(path, ChunkSettings()).doc_type == "text"  # named explicitly: text
+    assert detect_type(path) == "text"  # text without a format of its own: plain text
+    assert parse_file(path, ChunkSettings()).doc_type == "text"
 
 
 def test_an_extension_is_trusted_over_content(tmp_path):
@@ -119,11 +119,11 @@ def test_a_sniffed_file_is_parsed_by_its_format(tmp_path):
     assert (document.doc_type, document.language) == ("code", "json")
 
 
-def test_a_file_named_explicitly_with_an_unknown_extension_is_sniffed(tmp_path):
+def test_a_file_with_an_unknown_extension_is_sniffed(tmp_path):
     path = tmp_path / "message.out"
     path.write_bytes((MAIL + "Subject: Saved mail\n\nHello.\n").encode())
-    assert detect_type(path) is None  # not picked up when walking a folder
-    assert parse_file(path, ChunkSettings()).doc_type == "email"  # but read as what it is
+    assert detect_type(path) == "email"  # in a folder as when named: one classification
+    assert parse_file(path, ChunkSettings()).doc_type == "email"
     script = tmp_path / "deploy.v2"
     script.write_text("#!/bin/sh\necho hi\n")
     assert parse_file(script, ChunkSettings()).language == "bash"

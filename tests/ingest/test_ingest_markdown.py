@@ -167,3 +167,26 @@ def test_giant_paragraph_is_split_by_words():
     assert len(doc.chunks) >= 4
     assert all(c.token_count <= 30 for c in doc.chunks)
     assert all(c.line_start >= 1 for c in doc.chunks)
+
+
+def test_a_file_without_h1_is_titled_by_front_matter_then_first_heading():
+    """Old code: the file stem ("middleware") when there is no H1."""
+    body = f"{filler(20, 'intro')}\n\n## Using middleware\n\n{filler(20, 'use')}\n"
+    assert parse_markdown(body, Path("middleware.md"), ChunkSettings()).title == (
+        "Using middleware"
+    )
+    front = "---\ntitle: Middleware guide\n---\n" + body
+    assert parse_markdown(front, Path("middleware.md"), ChunkSettings()).title == (
+        "Middleware guide"
+    )
+    h1 = "## First\n\ntext\n\n# The Title\n\nmore\n"
+    assert parse_markdown(h1, Path("x.md"), ChunkSettings()).title == "The Title"
+    assert parse_markdown(filler(20), Path("notes.md"), ChunkSettings()).title == "notes"
+
+
+def test_an_appended_section_merged_into_headless_text_names_the_chunk():
+    """Old code: the section merged into the text before it, and the chunk had heading None."""
+    body = f"{filler(40, 'intro')}\n\n## Appended Section\n\nA short note about zebras.\n"
+    chunks = parse_markdown(body, Path("x.md"), ChunkSettings()).chunks
+    assert [c.heading for c in chunks] == ["Appended Section"]
+    assert "zebras" in chunks[-1].text

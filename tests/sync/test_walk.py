@@ -62,3 +62,43 @@ def test_symlink_loops_end(tmp_path):
     assert found([tmp_path], tmp_path) == {"d/a.md"}
     items = list(walk_tree(tmp_path.resolve(), follow_symlinks=True))
     assert sum(isinstance(i, Found) for i in items) == 1
+
+
+def make_repo(root: Path) -> None:
+    (root / ".git" / "info").mkdir(parents=True)
+
+
+def test_gitignore_counts_inside_a_git_repository(tmp_path):
+    """Old code indexed what a repository's .gitignore excludes (site/, *.log)."""
+    make_repo(tmp_path)
+    touch(tmp_path, "docs/a.md", "site/index.md", "run.log", "docs/sub/b.md", "docs/sub/b.tmp")
+    (tmp_path / ".gitignore").write_text("site/\n*.log\n")
+    (tmp_path / "docs" / "sub" / ".gitignore").write_text("*.tmp\n")
+    (tmp_path / ".git" / "info" / "exclude").write_text("docs/a.md\n")
+    assert found([tmp_path], tmp_path) == {"docs/sub/b.md"}
+
+
+def test_gitignore_outside_a_repository_is_only_a_file(tmp_path):
+    touch(tmp_path, "site/index.md", "run.log")
+    (tmp_path / ".gitignore").write_text("site/\n*.log\n")
+    assert found([tmp_path], tmp_path) == {"site/index.md", "run.log"}
+
+
+def test_kbignore_overrides_gitignore(tmp_path):
+    make_repo(tmp_path)
+    touch(tmp_path, "build-notes/keep.md", "build-notes/drop.md", "notes.md")
+    (tmp_path / ".gitignore").write_text("build-notes/\n")
+    (tmp_path / "build-notes" / ".gitignore").write_text("")
+    # a .kbignore re-includes what git ignores, and excludes what git keeps
+    (tmp_path / ".kbignore").write_text("!build-notes/\nbuild-notes/drop.md\nnotes.md\n")
+    assert found([tmp_path], tmp_path) == {"build-notes/keep.md"}
+
+
+def test_gitignore_files_above_an_added_folder_apply(tmp_path):
+    make_repo(tmp_path)
+    touch(tmp_path, "docs/guide.md", "docs/_build/html/guide.md", "docs/scratch.md")
+    (tmp_path / ".gitignore").write_text("docs/_build/\n")
+    (tmp_path / "docs" / ".gitignore").write_text("scratch.md\n")
+    assert found([tmp_path / "docs"], tmp_path / "docs") == {"guide.md"}
+    rules = IgnoreRules((tmp_path / "docs").resolve())
+    assert rules.ignored_path((tmp_path / "docs" / "_build" / "html" / "guide.md").resolve())

@@ -258,4 +258,6 @@ def heading_chain(units: list[Unit]) -> tuple[str, ...]:
     strong = [chain for chain, weight in votes.items() if 4 * weight >= 3 * total]
     if strong:
         return max(strong, key=len)
-    return max(own, key=lambda chain: own[chain])  # ties: the first seen (Counter keeps order)
+    # Text before the first heading names nothing: a section merged into it names the chunk.
+    headed = Counter({chain: weight for chain, weight in own.items() if chain}) or own
+    return max(headed, key=lambda chain: headed[chain])  # ties: the first seen

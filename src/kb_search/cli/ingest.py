@@ -13,6 +13,10 @@ from kb_search.text import OCR_NOTE_PREFIX, plural
 
 WORKERS_HELP = "Parser processes (0: parse in this process; default from config)."
 RETRY_HELP = "Also parse files that failed before and have not changed since."
+GENERATED_HELP = (
+    "Also index minified, generated and lock files (left out by default; setting"
+    " ingestion.include_generated)."
+)
 EXECUTOR_HELP = (
     "Where files are parsed and embedded: local processes, or a Ray cluster"
     " (needs kb-search[ray]; default from config)."
@@ -52,6 +56,7 @@ def _report(app: App, summary: Any, fmt: str | None) -> None:
 @click.option("--type", "doc_type", help="Store the documents under this type.")
 @click.option("--workers", type=click.IntRange(min=0), help=WORKERS_HELP)
 @click.option("--retry-failed", is_flag=True, help=RETRY_HELP)
+@click.option("--include-generated", is_flag=True, help=GENERATED_HELP)
 @executor_options
 @click.option("--format", "fmt", type=FORMATS)
 @common_options
@@ -62,6 +67,7 @@ def add(
     doc_type,
     workers,
     retry_failed: bool,
+    include_generated: bool,
     executor: str | None,
     ray_address: str | None,
     fmt: str | None,
@@ -88,6 +94,7 @@ def add(
             progress=progress,
             executor=executor,
             ray_address=ray_address,
+            include_generated=include_generated,
         )
     _report(app, summary, fmt)
 
@@ -99,6 +106,7 @@ def sync_paths(
     retry_failed: bool = False,
     executor: str | None = None,
     ray_address: str | None = None,
+    include_generated: bool = False,
 ) -> Any:
     with app.progress("Syncing") as progress:
         return app.kb().sync(
@@ -108,6 +116,7 @@ def sync_paths(
             progress=progress,
             executor=executor,
             ray_address=ray_address,
+            include_generated=include_generated,
         )
 
 
@@ -115,6 +124,7 @@ def sync_paths(
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--workers", type=click.IntRange(min=0), help=WORKERS_HELP)
 @click.option("--retry-failed", is_flag=True, help=RETRY_HELP)
+@click.option("--include-generated", is_flag=True, help=GENERATED_HELP)
 @executor_options
 @click.option("--format", "fmt", type=FORMATS)
 @common_options
@@ -123,6 +133,7 @@ def sync(
     paths,
     workers: int | None,
     retry_failed: bool,
+    include_generated: bool,
     executor: str | None,
     ray_address: str | None,
     fmt: str | None,
@@ -138,7 +149,9 @@ def sync(
       kb sync
       kb sync ~/notes/projects
     """
-    summary = sync_paths(app, list(paths) or None, workers, retry_failed, executor, ray_address)
+    summary = sync_paths(
+        app, list(paths) or None, workers, retry_failed, executor, ray_address, include_generated
+    )
     _report(app, summary, fmt)
 
 

@@ -97,6 +97,16 @@ def _location_line(term: Terminal, source: Any, chunk_id: int, width: int) -> Te
     return line
 
 
+def _also_at_line(term: Terminal, copies: list[Any]) -> Text:
+    """`also at: guide.html:120, guide.txt:88`: the same text in other documents, openable."""
+    line = Text(" " * INDENT) + Text("also at: ", DIM)
+    for number, copy in enumerate(copies):
+        if number:
+            line += Text(", ", DIM)
+        line += location(term, copy.path, copy.lines, copy.page)
+    return line
+
+
 def search_human(response: SearchResponse, term: Terminal) -> str:
     shown, total = len(response.results), response.total_matches
     if shown and total >= shown:
@@ -127,6 +137,8 @@ def search_human(response: SearchResponse, term: Terminal) -> str:
         snippet = _highlighted(text)
         parts.append(Padding(snippet, (0, 0, 0, INDENT), expand=False))
         parts.append(_location_line(term, s, result.chunk_id, width))
+        if result.also_at:
+            parts.append(_also_at_line(term, result.also_at))
     if not response.results:
         parts += [
             Text(""),

@@ -45,7 +45,7 @@ def parse_markdown(
     cut = chunk_sections(lines, sections, settings, count, structure.blocks)
     title_value = front.pop("title", "")
     title = (str(title_value or "").strip() if _is_scalar(title_value) else "") or first_h1
-    title = title or path.stem
+    title = title or _first_heading(structure) or path.stem
     tags = _tags(front.pop("tags", None))
     return ParsedDocument(
         title=title,
@@ -211,6 +211,11 @@ def markdown_sections(
         heading_line = f"{'#' * level} {title}"
         sections.append(Section(chain, level, index, len(lines), heading_line, end))
     return [s for s in sections if s.end > s.start], first_h1
+
+
+def _first_heading(structure: _Structure) -> str | None:
+    """A file without an H1 is named by its first heading (of any level), if it has one."""
+    return structure.headings[0][3][:MAX_TITLE_CHARS] if structure.headings else None
 
 
 def _clean_title(raw: str) -> str:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kb_search.chunking.tokens import TokenCounter, count_tokens
+from kb_search.formats import generated, sniff
 from kb_search.formats.reader import (
     SNIFF_BYTES,
     decode_bytes,
@@ -198,6 +199,7 @@ for _fmt in FORMATS:
     register(_fmt)
 
 SUPPORTED_EXTENSIONS = frozenset(_BY_EXTENSION)
+_PLAIN_TEXT = _BY_EXTENSION[".txt"]
 
 _SHEBANG = re.compile(r"^#!\s*(?:\S*/)?(?:env\s+(?:-\S+\s+)*)?(?P<prog>[\w.+-]+)")
 
@@ -307,22 +309,80 @@ def _is_mail_header(text: str) -> bool:
 
 def format_for(path: Path, sniff: bool = True) -> Format | None:
     """The format of a file: by file name, then extension; when those say nothing and
-    `sniff`, by its first bytes (magic numbers, mail headers, JSON, LaTeX, a `#!` line)."""
+    `sniff`, by its name and first bytes (the rule is `formats/sniff.py`'s)."""
     fmt = _BY_FILENAME.get(path.name) or _BY_EXTENSION.get(path.suffix.lower())
-    if fmt is None and sniff and _extension_says_nothing(path):
-        fmt = format_by_content(_head_bytes(path))
+    if fmt is None and sniff:
+        fmt = _unknown_format(path, _head_bytes)
     return fmt
 
 
-def format_by_content(head: bytes) -> Format | None:
-    """The format that a file's first bytes announce, or None."""
+def _unknown_format(
+    path: Path, head_of: Callable[[Path], bytes], named: bool = False
+) -> Format | None:
+    """A file no name or extension of the registry names: well-known names, then content
+    (magic numbers, mail, JSON, LaTeX, a `#!` line, shell functions, any text). `named`: the
+    user named the file, so any text is read (a hidden note, a `.key` that is really prose)."""
+    kind = sniff.name_kind(path)
+    if kind == "bash":
+        return _BY_LANGUAGE["bash"]
+    if sniff.not_a_document(path) and not named:
+        return None
+    # a settings dotfile in a folder is read only when its content announces a format
+    return format_by_content(head_of(path), text_fallback=named or kind != "hidden")
+
+
+def format_by_content(head: bytes, text_fallback: bool = False) -> Format | None:
+    """The format that a file's first bytes announce, or None. `text_fallback`: text that
+    announces nothing is bash code when it defines shell functions, else plain text."""
     extension = sniff_extension(head)
     if extension:
         return _BY_EXTENSION[extension]
-    if looks_binary(head):
+    if not head.strip() or looks_binary(head):
         return None
-    language = shebang_language(decode_bytes(head))
-    return _BY_LANGUAGE.get(language) if language else None
+    text = decode_bytes(head)
+    language = shebang_language(text)
+    if language:
+        return _BY_LANGUAGE.get(language)
+    if not text_fallback:
+        return None
+    return _BY_LANGUAGE["bash"] if sniff.defines_shell_functions(text) else _PLAIN_TEXT
+
+
+UNSUPPORTED = "unsupported"  # a verdict's reason: binary, or text that is no document
+# Languages (None: plain text) whose files are judged minified or not by their content.
+_MINIFIABLE = frozenset({None, "javascript", "typescript", "json"})
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What to do with a file: its format, and why it is left out (None: index it)."""
+
+    format: Format | None
+    left_out: str | None = None  # UNSUPPORTED, or one of `generated.REASONS`
+
+
+def classify(path: Path, include_generated: bool = False, named: bool = False) -> Verdict:
+    """The one decision for a file found in a folder or named on the command line: its format
+    (name, extension, then content), or why it is left out: no format kb reads, or written by
+    a tool (`formats/generated.py`) unless `include_generated`. A file the user `named` is
+    read whenever it is text (hidden, a style sheet, generated), never when it is binary."""
+    heads: dict[Path, bytes] = {}
+
+    def head_of(file: Path) -> bytes:
+        if file not in heads:
+            heads[file] = _head_bytes(file)
+        return heads[file]
+
+    fmt = _BY_FILENAME.get(path.name) or _BY_EXTENSION.get(path.suffix.lower())
+    fmt = fmt or _unknown_format(path, head_of, named)
+    if fmt is None:
+        return Verdict(None, UNSUPPORTED)
+    if include_generated or named:
+        return Verdict(fmt)
+    reason = generated.reason_by_name(path)
+    if reason is None and fmt.doc_type in ("code", "text") and fmt.language in _MINIFIABLE:
+        reason = generated.MINIFIED if generated.is_minified(head_of(path)) else None
+    return Verdict(fmt, reason)
 
 
 def language_for(path: Path) -> str | None:

@@ -40,6 +40,7 @@ class AddOptions:
     timeout_s: float = 120.0  # per file
     memory_mb: int = 4096  # per parser process; 0 = no cap
     retry_failed: bool = False  # parse files that failed before even when they did not change
+    include_generated: bool = False  # index minified, generated and lock files too
     executor: str = "local"  # "local": the process pool below; "ray": ingest/ray_executor.py
     ray_address: str | None = None  # "auto", "ray://host:port"; None: a local Ray for the run
     ray_stall_s: float = 900.0  # a Ray worker silent this long is hung: killed, file sent again
@@ -69,6 +70,8 @@ def add_options(
         settings=chunk_settings(config),
         max_file_bytes=int(config["ingestion.max_file_mb"] * 1_000_000),
         follow_symlinks=config["ingestion.follow_symlinks"],
+        include_generated=overrides.pop("include_generated", False)
+        or config["ingestion.include_generated"],
         ocr=config["ingestion.enable_ocr"],
         workers=config["ingestion.workers"] if workers is None else workers,
         timeout_s=config["ingestion.timeout_s"],

@@ -43,34 +43,43 @@ class Candidates:
     failures: list[Failure] = field(default_factory=list)
     unsupported: list[Path] = field(default_factory=list)
     explicit: set[Path] = field(default_factory=set)  # files named on their own
+    left_out: dict[str, int] = field(default_factory=dict)  # generated files, by reason
 
 
 def candidates(
     paths: list[Path], options: AddOptions, roots: list[Path] | None = None
 ) -> Candidates:
-    """Files to ingest, walk failures, and the walked files of unknown types.
+    """Files to ingest, walk failures, the files of no type kb reads, and the generated ones
+    (`registry.classify`: one decision, in a folder or named on the command line; a
+    generated file named on its own is indexed).
 
     A file named on its own keeps the citation path of the added folder it lies in.
     """
-    from kb_search.ingest import detect_type
+    from kb_search.formats.registry import classify
 
     result = Candidates()
     result.explicit = {Path(p).expanduser().resolve() for p in paths if Path(p).is_file()}
     for item in walk(paths, follow_symlinks=options.follow_symlinks):
         if isinstance(item, WalkError):
             result.failures.append(Failure(path_text(item.path), item.reason))
-        elif item.path in result.explicit or detect_type(item.path) is not None:
-            if item.path in result.explicit and roots:
-                item.root = deepest_root(item.path, roots) or item.root
-                # `kb sync` would drop it again: say so now instead.
-                if item.root != item.path.parent and IgnoreRules(item.root).ignored_path(item.path):
-                    result.failures.append(
-                        Failure(path_text(item.path), f"ignored by {IGNORE_FILE} in {item.root}")
-                    )
-                    continue
-            result.found.append(item)
-        else:
+            continue
+        named = item.path in result.explicit
+        verdict = classify(item.path, options.include_generated, named)
+        if verdict.format is None:
             result.unsupported.append(item.path)
+            continue
+        if verdict.left_out is not None:
+            result.left_out[verdict.left_out] = result.left_out.get(verdict.left_out, 0) + 1
+            continue
+        if named and roots:
+            item.root = deepest_root(item.path, roots) or item.root
+            # `kb sync` would drop it again: say so now instead.
+            if item.root != item.path.parent and IgnoreRules(item.root).ignored_path(item.path):
+                result.failures.append(
+                    Failure(path_text(item.path), f"ignored by {IGNORE_FILE} in {item.root}")
+                )
+                continue
+        result.found.append(item)
     return result
 
 
@@ -92,6 +101,7 @@ def add_paths(
     found = candidates(paths, options, load_roots(conn))
     summary.unsupported = len(found.unsupported)
     summary.unsupported_files = [str(p) for p in found.unsupported[:UNSUPPORTED_LISTED]]
+    summary.left_out = found.left_out
     log = error_log or ErrorLog(None)
     for failure in found.failures:
         summary.failed.append(failure)

@@ -39,6 +39,8 @@ class AddSummary:
     notes: list[str] = field(default_factory=list)  # said once per run
     unsupported_files: list[str] = field(default_factory=list)  # the first few, by path
     model_loaded: bool = False  # whether this run loaded the embedding model
+    # Generated files left out, by reason (`formats/generated.py`): "minified", "lock file"...
+    left_out: dict[str, int] = field(default_factory=dict)
 
     def line(self, show: Callable[[str], str] = str) -> str:
         """One line for a person; `show` turns a stored path into the one to print."""
@@ -55,6 +57,7 @@ class AddSummary:
             first = self.unsupported_files[0] if self.unsupported_files else ""
             named = f" (first: {show(first)})" if first else ""
             parts.append(f"{plural(self.unsupported, 'file')} of unsupported types ignored{named}")
+        parts += generated_parts(self.left_out)
         return ". ".join(parts) + "."
 
     def to_dict(self) -> dict:
@@ -64,6 +67,7 @@ class AddSummary:
             "skipped": self.skipped,
             "unsupported": self.unsupported,
             "unsupported_files": self.unsupported_files,
+            "left_out": dict(sorted(self.left_out.items())),
             "empty": self.empty,
             "failed": [f.__dict__ for f in self.failed],
             "known_failures": self.known_failures,
@@ -84,6 +88,22 @@ def failed_part(failed: list[Failure], show: Callable[[str], str]) -> str:
         return "0 failed"
     first = failed[0]
     return f"{len(failed)} failed (first: {show(first.path)}: {first.reason})"
+
+
+_MANY = {"minified": "minified", "search index": "search indexes"}
+
+
+def generated_parts(left_out: dict[str, int]) -> list[str]:
+    """"12 generated files left out: 9 minified, 3 lock files (--include-generated ...)"."""
+    total = sum(left_out.values())
+    if not total:
+        return []
+    reasons = sorted(left_out.items(), key=lambda item: (-item[1], item[0]))
+    counts = ", ".join(plural(count, reason, _MANY.get(reason)) for reason, count in reasons)
+    return [
+        f"{plural(total, 'generated file')} left out: {counts}"
+        " (--include-generated indexes them)"
+    ]
 
 
 def dropped_parts(dropped: int) -> list[str]:

@@ -30,6 +30,7 @@ from kb_search.ingest.summary import (
     Failure,
     dropped_parts,
     failed_part,
+    generated_parts,
     left_out_parts,
 )
 from kb_search.ingest.walk import Found, IgnoreRules, WalkError, rel_path_for, walk_tree
@@ -91,6 +92,8 @@ class SyncSummary:
     unfollowed_roots: list[UnfollowedRoot] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     model_loaded: bool = False  # whether this run loaded the embedding model
+    # New generated files left out, by reason (`formats/generated.py`)
+    left_out: dict[str, int] = field(default_factory=dict)
 
     @property
     def changed(self) -> int:
@@ -113,6 +116,7 @@ class SyncSummary:
             )
         if self.unfollowed_roots:
             parts.append(unfollowed_part(self.unfollowed_roots, show))
+        parts += generated_parts(self.left_out)
         return ". ".join(parts) + "."
 
     def to_dict(self) -> dict:
@@ -123,6 +127,7 @@ class SyncSummary:
             "deleted": self.deleted,
             "unchanged": self.unchanged,
             "ignored": self.ignored,
+            "left_out": dict(sorted(self.left_out.items())),
             "failed": [f.__dict__ for f in self.failed],
             "known_failures": self.known_failures,
             "removed": self.removed,
@@ -286,15 +291,21 @@ class Plan:
     renames: list[tuple[str, Row, Found]] = field(default_factory=list)
 
 
-def plan(rows: dict[str, Row], result: Scan, summary: SyncSummary) -> Plan:
-    from kb_search.ingest import detect_type
+def plan(
+    rows: dict[str, Row], result: Scan, summary: SyncSummary, include_generated: bool = False
+) -> Plan:
+    from kb_search.formats.registry import classify
 
     todo = Plan()
     for key, item in result.seen.items():
         row = rows.get(key)
         if row is None:
-            if detect_type(item.path) is None:
+            verdict = classify(item.path, include_generated)
+            if verdict.format is None:
                 summary.ignored += 1
+            elif verdict.left_out is not None:
+                left_out = summary.left_out
+                left_out[verdict.left_out] = left_out.get(verdict.left_out, 0) + 1
             else:
                 todo.new.append(item)
         elif row.size == item.size and row.mtime == item.mtime:
@@ -360,7 +371,7 @@ def sync(
     summary.ignored += result.ignored
     for failure in summary.failed:
         log.write(failure)
-    todo = plan(rows, result, summary)
+    todo = plan(rows, result, summary, options.include_generated)
     todo.changed = _drop_touched(conn, todo.changed, rows, summary)
     _forget_vanished(conn, result)
     progress.start(len(todo.renames) + len(todo.vanished) + len(todo.changed) + len(todo.new))

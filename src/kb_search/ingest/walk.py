@@ -1,9 +1,13 @@
 """Finding the files under the paths given to `kb add` / `kb sync`.
 
-Ignored: well-known junk (VCS dirs, virtualenvs, build outputs, caches, hidden dirs) and
-whatever `.kbignore` files say. A `.kbignore` uses gitignore syntax and may sit in any
-directory below a root; its patterns are relative to its own directory, and a deeper file's
-patterns win over a shallower one's, as with `.gitignore`.
+Ignored, as ripgrep does by default: well-known junk (VCS dirs, virtualenvs, build outputs,
+caches, hidden dirs), what a git repository's `.gitignore` files (and `.git/info/exclude`)
+say, and what `.kbignore` files say. Both use gitignore syntax and may sit in any directory;
+patterns are relative to their own directory, and a deeper file's patterns win over a
+shallower one's. `.gitignore` counts only inside a git repository (a `.git` in the folder or
+above it), including the `.gitignore` files above an added folder up to the repository's
+top. A `.kbignore` verdict wins over every `.gitignore` one (as `.ignore` does in ripgrep):
+`!build/notes.md` in a `.kbignore` indexes a file git ignores.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from kb_search.regular import read_regular
 from kb_search.sanitize import path_text
 
 IGNORE_FILE = ".kbignore"
+GIT_IGNORE_FILE = ".gitignore"
 IGNORE_FILE_BYTES = 1_000_000  # more than any hand-written ignore file
 DEFAULT_IGNORED_DIRS = frozenset(
     {
@@ -60,7 +65,7 @@ DEFAULT_IGNORED_SUFFIXES = (
     ".swp",
     "~",
 )
-DEFAULT_IGNORED_FILES = frozenset({".DS_Store", "Thumbs.db", IGNORE_FILE})
+DEFAULT_IGNORED_FILES = frozenset({".DS_Store", "Thumbs.db", IGNORE_FILE, GIT_IGNORE_FILE})
 
 
 @dataclass
@@ -94,18 +99,53 @@ def _load_spec(ignore_file: Path) -> pathspec.GitIgnoreSpec | None:
     return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
+def _repository_top(folder: Path) -> Path | None:
+    """The git work tree `folder` lies in (a `.git` directory or file there or above)."""
+    for current in (folder, *folder.parents):
+        if (current / ".git").exists():
+            return current
+    return None
+
+
+Rules = list[tuple[str, str, pathspec.GitIgnoreSpec]]  # (folder below the root, prefix, spec)
+
+
+def _verdict(rules: Rules, rel: str, is_dir: bool) -> bool | None:
+    """The last (deepest) verdict of `rules` on `rel`. A rule file in a folder below the root
+    sees paths below its folder; one above the root sees `prefix` + the path."""
+    verdict = None
+    for folder, prefix, spec in rules:
+        if folder and not rel.startswith(folder + "/"):
+            continue
+        below = prefix + (rel[len(folder) + 1 :] if folder else rel)
+        include = spec.check_file(below + ("/" if is_dir else "")).include
+        if include is not None:
+            verdict = include
+    return verdict
+
+
 class IgnoreRules:
-    """Default ignores plus the `.kbignore` files found from `root` down."""
+    """Default ignores plus the `.kbignore` and (in a git repository) `.gitignore` files that
+    apply from `root` down."""
 
     def __init__(self, root: Path):
         self.root = root
         self._specs: dict[str, pathspec.GitIgnoreSpec | None] = {}
+        self._git_specs: dict[str, pathspec.GitIgnoreSpec | None] = {}
+        self._in_repo: dict[str, bool] = {}
+        self._above: Rules | None = None
 
     def note_dir(self, rel_dir: str, names: list[str] | set[str]) -> None:
-        """Record a directory's `.kbignore` from a listing the walk already has (no stat)."""
+        """Record a directory's ignore files from a listing the walk already has (no stat)."""
+        folder = self._dir(rel_dir)
         if rel_dir not in self._specs:
             found = IGNORE_FILE in names
-            self._specs[rel_dir] = _load_spec(self._dir(rel_dir) / IGNORE_FILE) if found else None
+            self._specs[rel_dir] = _load_spec(folder / IGNORE_FILE) if found else None
+        if rel_dir not in self._git_specs:
+            if rel_dir not in self._in_repo:
+                self._in_repo[rel_dir] = ".git" in names or self._parent_in_repo(rel_dir)
+            found = GIT_IGNORE_FILE in names and self._in_repo[rel_dir]
+            self._git_specs[rel_dir] = _load_spec(folder / GIT_IGNORE_FILE) if found else None
 
     def _dir(self, rel_dir: str) -> Path:
         return self.root / rel_dir if rel_dir else self.root
@@ -115,20 +155,53 @@ class IgnoreRules:
             self._specs[rel_dir] = _load_spec(self._dir(rel_dir) / IGNORE_FILE)
         return self._specs[rel_dir]
 
+    def _git_spec(self, rel_dir: str) -> pathspec.GitIgnoreSpec | None:
+        if rel_dir not in self._git_specs:
+            in_repo = self._repo_dir(rel_dir)
+            folder = self._dir(rel_dir)
+            self._git_specs[rel_dir] = _load_spec(folder / GIT_IGNORE_FILE) if in_repo else None
+        return self._git_specs[rel_dir]
+
+    def _repo_dir(self, rel_dir: str) -> bool:
+        if rel_dir not in self._in_repo:
+            here = (self._dir(rel_dir) / ".git").exists()
+            self._in_repo[rel_dir] = here or self._parent_in_repo(rel_dir)
+        return self._in_repo[rel_dir]
+
+    def _parent_in_repo(self, rel_dir: str) -> bool:
+        if not rel_dir:
+            return _repository_top(self.root) is not None
+        return self._repo_dir(rel_dir.rpartition("/")[0])
+
+    def _rules_above(self) -> Rules:
+        """`.git/info/exclude` and the `.gitignore` files from the repository's top down to
+        the root's parent, as rules on the paths below the root (git's order: the exclude
+        file first, deeper files later, so they win)."""
+        if self._above is None:
+            self._above = []
+            top = _repository_top(self.root)
+            if top is not None:
+                above = [p for p in reversed(self.root.parents) if p == top or top in p.parents]
+                files = [(top / ".git" / "info" / "exclude", top)]
+                files += [(folder / GIT_IGNORE_FILE, folder) for folder in above]
+                for ignore_file, folder in files:
+                    spec = _load_spec(ignore_file)
+                    if spec is not None:
+                        prefix = self.root.relative_to(folder).as_posix() + "/"
+                        self._above.append(("", "" if prefix == "./" else prefix, spec))
+        return self._above
+
     def ignored(self, rel: str, is_dir: bool) -> bool:
         """Is `rel` (posix, below the root) ignored? Its parent dirs are assumed not to be."""
         parts = rel.split("/")
         if _ignored_name(parts[-1], is_dir):
             return True
-        verdict = None
-        for depth in range(len(parts)):
-            spec = self._spec("/".join(parts[:depth]))
-            if spec is None:
-                continue
-            below = "/".join(parts[depth:]) + ("/" if is_dir else "")
-            include = spec.check_file(below).include
-            if include is not None:
-                verdict = include
+        folders = ["/".join(parts[:depth]) for depth in range(len(parts))]
+        own: Rules = [(f, "", spec) for f in folders if (spec := self._spec(f)) is not None]
+        verdict = _verdict(own, rel, is_dir)
+        if verdict is None:
+            git = [(f, "", spec) for f in folders if (spec := self._git_spec(f)) is not None]
+            verdict = _verdict(self._rules_above() + git, rel, is_dir)
         return bool(verdict)
 
     def ignored_path(self, path: Path) -> bool:

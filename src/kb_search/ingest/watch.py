@@ -33,13 +33,14 @@ from kb_search.errors import KbError, SyncError, UserInputError
 from kb_search.ingest.roots import deepest_root, root_change
 from kb_search.ingest.summary import Failure
 from kb_search.ingest.sync import SyncSummary, unfollowed_part
-from kb_search.ingest.walk import IGNORE_FILE, IgnoreRules
+from kb_search.ingest.walk import GIT_IGNORE_FILE, IGNORE_FILE, IgnoreRules
 from kb_search.sanitize import path_text
 from kb_search.store.db import Connection, DatabaseError
 from kb_search.store.inventory import document_paths
 from kb_search.store.roots import load_roots
 from kb_search.text import plural
 
+RULE_FILES = (IGNORE_FILE, GIT_IGNORE_FILE)  # a change to one rescans its folder
 STEP_MS = 100  # quiet time that ends a burst: an editor's save is a few ms of events
 DEBOUNCE_MS = 1600  # a burst that never goes quiet is cut after this long
 MAX_PATHS = 256  # more changed paths than this in one batch: rescan their roots instead
@@ -206,7 +207,7 @@ class EventFilter:
         root = deepest_root(path, self.roots)
         if root is None:
             return False
-        if path.name == IGNORE_FILE:
+        if path.name in RULE_FILES:
             self._rules.pop(root, None)  # its patterns are read again
             return True
         rules = self._rules.setdefault(root, IgnoreRules(root))
@@ -225,10 +226,10 @@ def _real(path: Path) -> Path:
 
 
 def batch_paths(changed: Iterable[str], roots: list[Path]) -> list[Path]:
-    """The paths one batch syncs: a changed `.kbignore` stands for its folder, paths inside a
-    changed folder go with it, and a flood (a checkout, an unpacked archive) becomes a rescan
-    of the roots it touched."""
-    paths = {Path(p).parent if Path(p).name == IGNORE_FILE else Path(p) for p in changed}
+    """The paths one batch syncs: a changed `.kbignore` or `.gitignore` stands for its folder,
+    paths inside a changed folder go with it, and a flood (a checkout, an unpacked archive)
+    becomes a rescan of the roots it touched."""
+    paths = {Path(p).parent if Path(p).name in RULE_FILES else Path(p) for p in changed}
     paths = {p for p in paths if deepest_root(p, roots) is not None}
     dirs = {p for p in paths if p.is_dir()}
     kept = sorted(p for p in paths if not any(d in p.parents for d in dirs))

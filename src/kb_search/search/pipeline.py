@@ -2,8 +2,8 @@
 
     retrieve (each leg of each phrasing, `depth` candidates) -> fuse -> with_text (only for a
     reranker) -> rerank (optional) -> promote definitions (identifier queries) -> diversify
-    (at most a few chunks per file) -> cut (min_score, top) -> hydrate (rows, snippets,
-    citations)
+    (at most a few chunks per file) -> group copies (the same text in other documents) ->
+    cut (min_score, top) -> hydrate (rows, snippets, citations)
 
 Each stage is a plain function; `search` runs them in order. Read-only: a search never
 writes to the DB.
@@ -40,7 +40,12 @@ from kb_search.search.query import (
 )
 from kb_search.search.rerank import Reranker, apply_reranker
 from kb_search.search.results import Candidate, SearchResponse, hydrate, snippets
-from kb_search.search.shaping import DEFAULT_PER_FILE, diversify, promote_definitions
+from kb_search.search.shaping import (
+    DEFAULT_PER_FILE,
+    diversify,
+    group_copies,
+    promote_definitions,
+)
 from kb_search.store.chunk_filter import ChunkFilter
 from kb_search.store.db import Connection, OperationalError
 
@@ -294,8 +299,9 @@ def record_trace(
 ) -> None:
     trace.query, trace.legs, trace.ranked = query, legs, list(ranked)
     kept = {c.chunk_id for c in passing}
-    if len(passing) < len(ranked):
-        below = {c.chunk_id for c in ranked if c.chunk_id not in kept}
+    floor = options.min_score
+    below = {c.chunk_id for c in ranked if floor is not None and c.score < floor}
+    if below:
         trace.cuts.append(Cut("min_score", f"scored under --min-score {options.min_score}", below))
     shown = {c.chunk_id for c in top}
     trace.cuts.append(Cut("top", f"ranked below the top {options.top}", kept - shown))
@@ -331,10 +337,14 @@ def search(
     if options.mode != "vector":
         candidates = promote_definitions(conn, candidates, identifier_terms(prepared))
     candidates = diversify(conn, candidates, options.per_file, options.files)
-    passing = above_min_score(candidates, options)
+    grouped = group_copies(conn, candidates)
+    passing = above_min_score(grouped, options)
     top = cut(passing, options)
     if trace is not None:
         record_trace(trace, prepared, legs, candidates, passing, top, options)
+        copies = {chunk_id for c in grouped for chunk_id in c.copies}
+        if copies:
+            trace.cuts.append(Cut("copies", "the same text as a higher result", copies))
     dropped = min(options.top, len(candidates)) - len(top)
     for candidate in top:
         candidate.breakdown = complete_breakdown(candidate.breakdown, legs)

@@ -72,6 +72,36 @@ class Source:
 
 
 @dataclass
+class Copy:
+    """Where else a result's text is: another document's chunk that holds the same text."""
+
+    chunk_id: int
+    citation: str
+    document_id: int
+    title: str
+    path: str
+    type: str
+    page: int | None
+    lines: list[int] | None
+
+    @classmethod
+    def from_stored(cls, chunk: StoredChunk) -> Copy:
+        return cls(
+            chunk_id=chunk.chunk_id,
+            citation=chunk.citation,
+            document_id=chunk.document_id,
+            title=chunk.title,
+            path=chunk.path,
+            type=chunk.doc_type,
+            page=chunk.page,
+            lines=chunk.lines,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
 class Result:
     chunk_id: int
     score: float
@@ -81,6 +111,8 @@ class Result:
     citation: str
     source: Source
     found_by: list[list[Any]] = field(default_factory=list)  # [phrasing, leg, rank]
+    # the same text in other documents (the guide as PDF and as HTML), grouped under this one
+    also_at: list[Copy] = field(default_factory=list)
 
     def to_dict(self, highlights: bool = False) -> dict[str, Any]:
         """The contract's result; `highlights` keeps the snippet's HL_OPEN/HL_CLOSE markers
@@ -95,6 +127,7 @@ class Result:
             "snippet": snippet,
             "citation": self.citation,
             "source": self.source.to_dict(),
+            "also_at": [copy.to_dict() for copy in self.also_at],
         }
 
     @classmethod
@@ -176,6 +209,8 @@ class Candidate:
     found_by: list[list[Any]] = field(default_factory=list)
     # why later stages moved it down or out ("diversity: ..."), for --explain
     cut_by: list[str] = field(default_factory=list)
+    # chunks of other documents with the same text, grouped under this one (`also_at`)
+    copies: list[int] = field(default_factory=list)
 
 
 def snippets(conn: Connection, expr: str | None, ids: list[int]) -> dict[int, str]:
@@ -202,7 +237,8 @@ def hydrate(
     conn: Connection, candidates: list[Candidate], snippet_of: dict[int, str]
 ) -> list[Result]:
     """Results for candidates (in their order); chunks deleted meanwhile are skipped."""
-    stored = chunks_by_id(conn, [c.chunk_id for c in candidates])
+    copies = [copy for c in candidates for copy in c.copies]
+    stored = chunks_by_id(conn, [c.chunk_id for c in candidates] + copies)
     tags = document_tags(conn, {s.document_id for s in stored.values()})
     results = []
     for candidate in candidates:
@@ -219,6 +255,7 @@ def hydrate(
                 citation=chunk.citation,
                 source=Source.from_stored(chunk, tags.get(chunk.document_id, [])),
                 found_by=candidate.found_by,
+                also_at=[Copy.from_stored(stored[i]) for i in candidate.copies if i in stored],
             )
         )
     return results

@@ -7,6 +7,10 @@
   come before other files' chunks that score at least DEMOTE_FLOOR of theirs; the rest move
   down (not out), each with a `cut_by` reason. Files mode keeps each file once, with its
   best chunk.
+- Copies: a chunk whose text another document's higher-ranked chunk already holds (the same
+  guide as PDF and as HTML, a file vendored twice) leaves the ranking; the chunk kept names
+  it in `copies` (the result's `also_at`). Only the first COPY_DEPTH candidates are compared,
+  each with those ranked above it, so a top 3 stays the prefix of a top 10.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import re
 
 from kb_search.search.results import Candidate
+from kb_search.shingles import ShingleIndex, shingles
 from kb_search.store import retrieval
 from kb_search.store.db import Connection
 
@@ -23,6 +28,10 @@ PROMOTE_DEPTH = 20  # definitions are looked for among this many of the fused ca
 # A chunk moved down by the cap goes no lower than the first chunk scoring under this share
 # of its own score.
 DEMOTE_FLOOR = 0.5
+COPY_DEPTH = 30  # candidates compared for copies (CPU: ~2 ms a query, docs/search.md)
+# Share of the smaller chunk's word shingles the other holds, from which it is a copy
+# (measured on PDF/HTML pairs and on different documents: docs/search.md, "Copies").
+SAME_TEXT = 0.7
 LIST_LINES = 6  # a chunk with this many lines that each start with a name is a list of names
 
 _IDENTIFIER = re.compile(
@@ -173,3 +182,36 @@ def _merge(kept: list[Candidate], moved: list[Candidate]) -> list[Candidate]:
 
 def _places(conn: Connection, ids: list[int]) -> dict[int, tuple[int, str | None]]:
     return retrieval.chunk_places(conn, ids)
+
+
+def group_copies(conn: Connection, candidates: list[Candidate]) -> list[Candidate]:
+    """Candidates without the copies of a higher-ranked candidate of another document; each
+    kept candidate lists the chunk ids of its copies in `copies`, best-ranked first."""
+    head = candidates[:COPY_DEPTH]
+    if len(head) < 2:
+        return candidates
+    ids = [c.chunk_id for c in head]
+    texts = retrieval.chunk_texts(conn, ids)
+    places = _places(conn, ids)
+    index = ShingleIndex()
+    kept: list[tuple[Candidate, int]] = []  # by their number in `index`
+    out: list[Candidate] = []
+    for candidate in head:
+        row, place = texts.get(candidate.chunk_id), places.get(candidate.chunk_id)
+        if row is None or place is None:  # deleted meanwhile: hydrate skips it
+            out.append(candidate)
+            continue
+        own, doc = shingles(row[0]), place[0]
+        shares = index.containments(own)
+        original = next(
+            (k for n, (k, d) in enumerate(kept) if d != doc and shares.get(n, 0.0) >= SAME_TEXT),
+            None,
+        )
+        if original is not None:
+            original.copies.append(candidate.chunk_id)
+            candidate.cut_by.append(f"copy: chunk {original.chunk_id} holds the same text")
+            continue
+        index.add(own)
+        kept.append((candidate, doc))
+        out.append(candidate)
+    return out + candidates[COPY_DEPTH:]

@@ -1,0 +1,59 @@
+"""Files whose name says nothing about their format: which of them are text kb should read.
+
+The rule (docs/formats.md, "Files without a known extension"):
+
+1. Shell startup files (`bashrc`, `.bashrc`, `.profile`...) are bash code.
+2. Other hidden files (`.coveragerc`, `.gitignore`) are tool settings, not documents: read
+   only when their content announces a format (below), as ripgrep leaves hidden files out.
+3. Extensions that are text but never a document (style sheets, SVG drawings, keys and
+   certificates) are left out.
+4. Anything else is read by its first bytes: a format that announces itself (PDF, EPUB/ODF,
+   RTF, mail, JSON, HTML, LaTeX, Org, a `#!` line) as that; other text (not binary, in any
+   encoding `reader` decodes) as bash code when it defines shell functions (a function file
+   has no `#!` line), else as plain text: README, LICENSE, NOTICE, PKG-INFO, MANIFEST.in...
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+# Shell startup files, with or without their leading dot (Debian ships `startup-files/bashrc`).
+SHELL_NAMES = frozenset({
+    "bashrc", "bash_profile", "bash_login", "bash_logout", "bash_aliases", "profile",
+    "zshrc", "zprofile", "zshenv", "zlogin", "kshrc", "mkshrc",
+})  # fmt: skip
+# Text, but never a document a person searches: left out even though they read as text.
+NOT_DOCUMENT_EXTENSIONS = frozenset({
+    ".css", ".scss", ".sass", ".less", ".svg", ".pem", ".crt", ".cer", ".csr", ".key", ".pub",
+    ".asc", ".sig", ".gpg", ".p7s", ".srl",
+})  # fmt: skip
+
+_SHELL_FUNCTION = re.compile(
+    r"^(?:function\s+[\w.:-]+\s*(?:\(\s*\))?|[A-Za-z_][\w.:-]*\s*\(\s*\))\s*(?:\{|\(|$)", re.M
+)
+
+
+def name_kind(path: Path) -> str | None:
+    """"bash" for a shell startup file; "hidden" for another dotfile; else None."""
+    name = path.name
+    if name.lstrip(".").lower() in SHELL_NAMES:
+        return "bash"
+    if name.startswith("."):
+        return "hidden"
+    return None
+
+
+def not_a_document(path: Path) -> bool:
+    """Text that is no document (a style sheet, a drawing, a key): never indexed."""
+    return path.suffix.lower() in NOT_DOCUMENT_EXTENSIONS
+
+
+def defines_shell_functions(text: str) -> bool:
+    """A shell function file (sourced, so without `#!`): a line opens with `name() {` or
+    `function name`, and no line looks like C (`;` ending most lines, `#include`)."""
+    if "#include" in text or not _SHELL_FUNCTION.search(text):
+        return False
+    lines = [line.strip() for line in text.split("\n") if line.strip()]
+    statements = sum(1 for line in lines if line.endswith(";"))
+    return statements * 2 < len(lines)

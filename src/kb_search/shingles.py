@@ -1,0 +1,65 @@
+"""Near-identical text: word shingles, and how much of one text another holds.
+
+A text's shingles are its runs of SHINGLE_WORDS consecutive words (lower case, letters and
+digits only), so layout hardly matters: PDF line breaks, HTML markup and Markdown syntax
+drop out, and a passage cut at other chunk boundaries keeps most of its shingles.
+`containment` is the share of the smaller text's shingles that the larger one holds: near 1
+for the same passage in a PDF and in its HTML chapter, low for two texts that only share
+phrases (measured in docs/search.md, "Copies").
+"""
+
+from __future__ import annotations
+
+import re
+
+SHINGLE_WORDS = 3
+MIN_SHINGLES = 8  # a text shorter than this (a heading, a one-liner) is never called a copy
+_WORD = re.compile(r"\w+")
+
+Shingles = frozenset[tuple[str, ...]]
+
+
+def shingles(text: str) -> Shingles:
+    """The text's runs of SHINGLE_WORDS words."""
+    words = _WORD.findall(text.lower())
+    return frozenset(zip(*(words[i:] for i in range(SHINGLE_WORDS))))
+
+
+def containment(a: Shingles, b: Shingles) -> float:
+    """|a ∩ b| / min(|a|, |b|); 0 when either text is under MIN_SHINGLES."""
+    if len(a) < MIN_SHINGLES or len(b) < MIN_SHINGLES:
+        return 0.0
+    small, large = (a, b) if len(a) <= len(b) else (b, a)
+    return len(small & large) / len(small)
+
+
+class ShingleIndex:
+    """Texts added one at a time; `containments` of a new text against each of them, by one
+    pass over its shingles (not one set intersection per pair)."""
+
+    def __init__(self) -> None:
+        self._owners: dict[tuple[str, ...], list[int]] = {}
+        self._sizes: list[int] = []
+
+    def add(self, text_shingles: Shingles) -> int:
+        """Index a text; returns its number (0, 1, ...)."""
+        number = len(self._sizes)
+        self._sizes.append(len(text_shingles))
+        for shingle in text_shingles:
+            self._owners.setdefault(shingle, []).append(number)
+        return number
+
+    def containments(self, text_shingles: Shingles) -> dict[int, float]:
+        """`containment` of the text with every indexed text it shares a shingle with."""
+        size = len(text_shingles)
+        if size < MIN_SHINGLES:
+            return {}
+        shared: dict[int, int] = {}
+        for shingle in text_shingles:
+            for number in self._owners.get(shingle, ()):
+                shared[number] = shared.get(number, 0) + 1
+        return {
+            number: count / min(size, self._sizes[number])
+            for number, count in shared.items()
+            if self._sizes[number] >= MIN_SHINGLES
+        }

@@ -1,0 +1,203 @@
+"""A real folder, whole: files without a known extension are read when they are text, generated
+files are left out by reason, and a file named on the command line is classified as in a folder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kb_search.formats.generated import is_minified, reason_by_name
+from kb_search.formats.registry import UNSUPPORTED, classify, detect_type, language_for
+from kb_search.formats.sniff import defines_shell_functions
+from kb_search.ingest.executor import AddOptions
+from kb_search.ingest.pipeline import candidates
+
+FUNCTION_FILE = """# isvalidip -- is the argument a valid IPv4 address
+isvalidip()
+{
+\tcase "$1" in
+\t"" | *[!0-9.]* | *[!0-9]) return 1 ;;
+\tesac
+\treturn 0
+}
+"""
+PROSE = (
+    "The quick brown fox jumps over the lazy dog while the farmer reads the manual about"
+    " installing packages from source and configuring the system for daily use. "
+)
+BUNDLE = "!function(e,t){" + ";".join(f"var a{i}=e[{i}]||t.x{i}" for i in range(600)) + "}();"
+
+
+def write(path: Path, data: str | bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(data, bytes):
+        path.write_bytes(data)
+    else:
+        path.write_text(data, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    "name, text, doc_type, language",
+    [
+        ("README", "Requests\n========\n\nHTTP for Humans.\n", "text", None),
+        ("LICENSE", "Apache License\nVersion 2.0, January 2004\n", "text", None),
+        ("NOTICE", "Copyright 2019 Kenneth Reitz\n", "text", None),
+        ("PKG-INFO", "Metadata-Version: 2.1\nName: requests\nVersion: 2.32.3\n", "text", None),
+        ("MANIFEST.in", "include README.md LICENSE\nrecursive-include tests *.py\n", "text", None),
+        ("README.Debian", "Notes for Debian users.\n", "text", None),
+        ("bashrc", "# ~/.bashrc\nexport PATH=$HOME/bin:$PATH\n", "code", "bash"),
+        ("Bash_profile", "# login shell\n. ~/.bashrc\n", "code", "bash"),
+        (".bashrc", "alias ll='ls -l'\n", "code", "bash"),
+        ("isvalidip", FUNCTION_FILE, "code", "bash"),
+        ("Dockerfile", "FROM debian:12\nRUN apt-get update\n", "code", "dockerfile"),
+        ("latin1-notes", "Caf\xe9 cr\xe8me, na\xefve\n".encode("cp1252"), "text", None),
+        ("utf16-notes", "Notes in UTF-16\n".encode("utf-16"), "text", None),
+    ],
+)
+def test_readable_files_without_a_known_extension_are_indexed(
+    tmp_path, name, text, doc_type, language
+):
+    path = write(tmp_path / name, text)
+    verdict = classify(path)
+    assert verdict.left_out is None
+    assert verdict.format is not None
+    assert (verdict.format.doc_type, verdict.format.language) == (doc_type, language)
+
+
+@pytest.mark.parametrize(
+    "name, data",
+    [
+        ("ls", b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 8),  # a program
+        ("photo.png", b"\x89PNG\r\n\x1a\n" + bytes(200)),
+        ("style.css", "body { color: red }\n" * 20),  # text, but no document
+        ("server.pem", "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"),
+        (".coveragerc", "[run]\nbranch = True\n"),  # a tool's hidden settings
+        ("empty", b""),
+    ],
+)
+def test_binary_files_and_non_documents_are_unsupported(tmp_path, name, data):
+    path = write(tmp_path / name, data)
+    assert classify(path) == classify(path, include_generated=True)
+    assert classify(path).left_out == UNSUPPORTED
+    assert detect_type(path) is None
+
+
+def test_shell_function_files_are_told_from_c_and_prose():
+    assert defines_shell_functions(FUNCTION_FILE)
+    assert defines_shell_functions("function greet {\n  echo hi\n}\n")
+    assert not defines_shell_functions("int main()\n{\n  return 0;\n}\n#include <stdio.h>\n")
+    assert not defines_shell_functions(PROSE)
+    # and a whole C file without #include: statements end in ';'
+    c_code = "main()\n{\n  int a;\n  a = 1;\n  b = 2;\n  c = 3;\n}\n"
+    assert not defines_shell_functions(c_code)
+
+
+@pytest.mark.parametrize(
+    "name, reason",
+    [
+        ("package-lock.json", "lock file"),
+        ("poetry.lock", "lock file"),
+        ("Cargo.lock", "lock file"),
+        ("go.sum", "lock file"),
+        ("jquery.min.js", "minified"),
+        ("theme.min.css", "minified"),
+        ("app.js.map", "source map"),
+        ("searchindex.js", "search index"),
+        ("notes.md", None),
+        ("map", None),
+        ("mindmap.txt", None),
+    ],
+)
+def test_generated_files_by_name(name, reason):
+    assert reason_by_name(Path("/somewhere") / name) == reason
+
+
+def test_minified_by_content_and_prose_with_long_lines_is_not(tmp_path):
+    assert is_minified(BUNDLE.encode())
+    one_line_json = json.dumps({f"k{i}": [i, i + 1] for i in range(400)}, separators=(",", ":"))
+    assert is_minified(one_line_json.encode())
+    # a Markdown/prose file written one paragraph per line: long lines, spaces every few words
+    assert not is_minified(((PROSE * 12) + "\n\n").encode() * 4)
+    assert not is_minified(b"short;line\n" * 50)  # under MIN_CHARS
+    bundle = write(tmp_path / "vendor-bundle.js", BUNDLE)
+    assert classify(bundle).left_out == "minified"
+    assert classify(bundle, include_generated=True).left_out is None
+    prose = write(tmp_path / "guide.md", (PROSE * 12 + "\n\n") * 4)
+    assert classify(prose).left_out is None  # Markdown is a document however wrapped
+
+
+def test_sphinx_build_copies_are_left_out_beside_a_search_index(tmp_path):
+    html = tmp_path / "html"
+    write(html / "searchindex.js", 'Search.setIndex({"docnames":["index"]})')
+    sources = write(html / "_sources" / "api.rst.txt", "API\n===\n\nThe API.\n")
+    script = write(html / "_static" / "doctools.js", "function f() {\n  return 1;\n}\n")
+    page = write(html / "api.html", "<html><body><h1>API</h1><p>The API.</p></body></html>")
+    assert classify(sources).left_out == "build asset"
+    assert classify(script).left_out == "build asset"
+    assert classify(page).left_out is None
+    plain = write(tmp_path / "docs" / "_static" / "custom.js", "function g() {}\n")
+    assert classify(plain).left_out is None  # a source tree's _static: no search index beside it
+
+
+def test_a_folder_walk_counts_what_it_leaves_out_by_reason(tmp_path):
+    write(tmp_path / "README", "A project.\n")
+    write(tmp_path / "poetry.lock", "[[package]]\nname = 'x'\n")
+    write(tmp_path / "yarn.lock", "# yarn lockfile v1\n")
+    write(tmp_path / "static" / "app.min.js", BUNDLE)
+    write(tmp_path / "static" / "bundle.js", BUNDLE)
+    write(tmp_path / "logo.png", b"\x89PNG\r\n\x1a\n" + bytes(100))
+    found = candidates([tmp_path], AddOptions())
+    assert sorted(item.path.name for item in found.found) == ["README"]
+    assert found.left_out == {"lock file": 2, "minified": 2}
+    assert [p.name for p in found.unsupported] == ["logo.png"]
+    everything = candidates([tmp_path], AddOptions(include_generated=True))
+    assert len(everything.found) == 5 and not everything.left_out
+
+
+def test_a_binary_named_on_the_command_line_is_unsupported_as_in_a_folder(tmp_path):
+    """Old code: `kb add ./ls` failed ("binary file"); in a folder it was "unsupported"."""
+    binary = write(tmp_path / "bin" / "ls", b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 8)
+    named = candidates([binary], AddOptions())
+    walked = candidates([binary.parent], AddOptions())
+    assert named.unsupported == walked.unsupported == [binary.resolve()]
+    assert not named.failures and not named.found
+
+
+def test_a_generated_file_named_on_its_own_is_indexed(tmp_path):
+    lock = write(tmp_path / "poetry.lock", "[[package]]\nname = 'x'\n")
+    assert [item.path.name for item in candidates([lock], AddOptions()).found] == ["poetry.lock"]
+    assert candidates([tmp_path], AddOptions()).left_out == {"lock file": 1}
+
+
+def test_language_of_known_names_is_unchanged():
+    assert language_for(Path("Makefile")) == "make"
+    assert language_for(Path("x.py")) == "python"
+
+
+def test_the_add_summary_counts_left_out_files_by_reason(kb, tmp_path):
+    """Old code: README was 'unsupported', the lock file and the bundle were indexed."""
+    folder = tmp_path / "project"
+    write(folder / "README", "Project notes: the zebra option turns on stripes.\n")
+    write(folder / "poetry.lock", "[[package]]\nname = 'x'\n")
+    write(folder / "Cargo.lock", "[[package]]\nname = 'y'\n")
+    write(folder / "static" / "app.js", BUNDLE)
+    data = kb.json("add", str(folder))
+    assert (data["added"], data["unsupported"]) == (1, 0)
+    assert data["left_out"] == {"lock file": 2, "minified": 1}
+    assert "3 generated files left out: 2 lock files, 1 minified" in data["summary"]
+    hits = kb.json("search", "zebra stripes", "--mode", "lexical")["results"]
+    assert [Path(r["source"]["path"]).name for r in hits] == ["README"]
+    again = kb.json("add", str(folder), "--include-generated")
+    assert again["added"] == 3 and again["left_out"] == {}
+
+
+def test_a_hidden_text_file_named_on_its_own_is_read(tmp_path):
+    note = write(tmp_path / ".ideas", "Ideas for the garden: plant garlic in October.\n")
+    assert classify(note).left_out == UNSUPPORTED  # in a folder: a tool's settings, left out
+    assert classify(note, named=True).format.doc_type == "text"
+    assert [item.path.name for item in candidates([note], AddOptions()).found] == [".ideas"]
+    binary = write(tmp_path / ".cache-blob", bytes(range(256)) * 4)
+    assert classify(binary, named=True).left_out == UNSUPPORTED
