@@ -58,6 +58,16 @@ def _positive(value: Any) -> float:
     return number
 
 
+def _float_range(low: float, high: float) -> Callable[[Any], float]:
+    def convert(value: Any) -> float:
+        number = float(value)
+        if not low <= number <= high:
+            raise ValueError(f"{number:g} is outside {low:g}..{high:g}")
+        return number
+
+    return convert
+
+
 def _choice(*options: str) -> Callable[[Any], str]:
     def convert(value: Any) -> str:
         text = str(value).strip().lower()
@@ -139,6 +149,40 @@ SETTINGS: tuple[Setting, ...] = (
         _int_range(1, 200),
         ("KB_RERANK_DEPTH",),
         "fused candidates the reranker reads (each costs a model pass)",
+    ),
+    # A rerank server (`search.reranker` = tei:NAME, openai:NAME, jina:NAME, cohere:NAME;
+    # docs/models.md): the query and the top passages leave the machine for it.
+    Setting("rerank.endpoint", None, str, ("KB_RERANK_ENDPOINT",), "rerank server base URL"),
+    Setting("rerank.api_key", None, str, ("KB_RERANK_API_KEY",), "its API key"),
+    Setting(
+        "rerank.timeout_s",
+        3.0,
+        _positive,
+        ("KB_RERANK_TIMEOUT",),
+        "s a rerank request may take; later, results keep the fused order (with a note)",
+    ),
+    # A chat model the person runs (`kb ask`, `kb search --expand`; docs/models.md): nothing
+    # calls it unless llm.model is set. The key is never shown, logged or stored.
+    Setting("llm.model", None, str, ("KB_LLM_MODEL",), "chat model: openai:NAME or ollama:NAME"),
+    Setting("llm.endpoint", None, str, ("KB_LLM_ENDPOINT",), "chat server base URL"),
+    Setting("llm.api_key", None, str, ("KB_LLM_API_KEY",), "its API key"),
+    Setting("llm.timeout_s", 60.0, _positive, ("KB_LLM_TIMEOUT",), "s per request, in total"),
+    Setting("llm.retries", 3, _int_range(0, 10), ("KB_LLM_RETRIES",), "on 429/5xx/drops"),
+    Setting("llm.max_tokens", 1024, _int_range(16, 65536), ("KB_LLM_MAX_TOKENS",), "per answer"),
+    Setting(
+        "ask.passages",
+        8,
+        _int_range(1, 50),
+        ("KB_ASK_PASSAGES",),
+        "kb ask: retrieved passages the model reads",
+    ),
+    Setting(
+        "ask.min_similarity",
+        0.3,
+        _float_range(0.0, 1.0),
+        ("KB_ASK_MIN_SIMILARITY",),
+        "kb ask refuses when no passage is this close in meaning (cosine) and none matches"
+        " most of the question's words",
     ),
     Setting("search.timeout_s", 10.0, float, ("KB_SEARCH_TIMEOUT",), "a search stops after this"),
     Setting(
@@ -258,7 +302,7 @@ SETTINGS: tuple[Setting, ...] = (
     ),
 )
 SETTINGS_BY_KEY = {s.key: s for s in SETTINGS}
-SECRET_SETTINGS = frozenset({"embedding.api_key"})
+SECRET_SETTINGS = frozenset({"embedding.api_key", "llm.api_key", "rerank.api_key"})
 
 # What an untrusted project .kb.yaml may set: how search ranks and how text is cut, never what
 # runs, where data goes or what leaves the machine. Everything not listed here needs trust:

@@ -185,7 +185,9 @@ class KnowledgeBase:
                 from kb_search.search.rerank import LoadedRerankers
                 from kb_search.vectors.model import model_cache_dir
 
-                self._rerankers = LoadedRerankers(lambda: model_cache_dir(self.config))
+                self._rerankers = LoadedRerankers(
+                    lambda: model_cache_dir(self.config), self.config.values
+                )
         return self._rerankers.named(name or self.config["search.reranker"])
 
     # ---- reading -----------------------------------------------------------------------------

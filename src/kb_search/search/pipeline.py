@@ -38,7 +38,7 @@ from kb_search.search.query import (
     parse_query,
     parse_variants,
 )
-from kb_search.search.rerank import Reranker, apply_reranker
+from kb_search.search.rerank import Reranker, RerankFailed, apply_reranker
 from kb_search.search.results import Candidate, SearchResponse, hydrate, snippets
 from kb_search.search.shaping import DEFAULT_PER_FILE, diversify, promote_definitions
 from kb_search.store.db import Connection, OperationalError
@@ -318,13 +318,17 @@ def search(
     stop_if_asked(options, "fusion")
     variant_legs = retrieve_variants(conn, prepared, options, vector, vector_unavailable, timings)
     candidates = combine(legs, options, variant_legs)
+    rerank_note = None
     if options.reranker is not None:
         stop_if_asked(options, "rerank")
         t0 = clock()
         candidates = with_text(conn, candidates, options.rerank_depth)
-        candidates = apply_reranker(
-            options.reranker, query, candidates, options.rerank_depth, options.deadline
-        )
+        try:
+            candidates = apply_reranker(
+                options.reranker, query, candidates, options.rerank_depth, options.deadline
+            )
+        except RerankFailed as exc:
+            rerank_note = f"not reranked, results in fused order: {exc}"
         timings["rerank"] = (clock() - t0) * 1000
     if options.mode != "vector":
         candidates = promote_definitions(conn, candidates, identifier_terms(prepared))
@@ -352,7 +356,7 @@ def search(
         legs={name: leg.status for name, leg in legs.items()},
         timings_ms=timings,
         filters=prepared.filters,
-        notes=explain(prepared, legs, options, dropped),
+        notes=explain(prepared, legs, options, dropped) + ([rerank_note] if rerank_note else []),
         variants=[
             phrasing.to_dict() | {"legs": {name: leg.status for name, leg in found.items()}}
             for (phrasing, _), found in zip(prepared.variants, variant_legs)
