@@ -50,7 +50,7 @@ class ChatModel:
         self.name, self.scheme, self.model = name, scheme, model
         self.settings = settings
         self._sleep = sleep
-        self._http = client(settings.api_key)
+        self._http = client()
 
     @property
     def url(self) -> str:
@@ -66,20 +66,19 @@ class ChatModel:
     ) -> Iterator[str]:
         """The answer's text as it arrives. `deadline` (time.monotonic()) can only shorten
         `llm.timeout_s`."""
-        limit = Deadline(self.settings.timeout_s, at=deadline)
+        limit = Deadline(self.settings.timeout_s, not_after=deadline)
         body = self._body(messages, max_tokens or self.settings.max_tokens)
-        what = f"chat model {self.name} at"
-        response = open_response(
-            self._http, self.url, body, limit, self.settings.retries + 1, what, self._sleep
-        )
+        key = self.settings.api_key
+        response, stack = open_response(
+            self._http, self.url, body, limit, self.settings.retries + 1,
+            f"chat model {self.name} at", key, self._sleep,
+        )  # fmt: skip
         what = f"chat model {self.name} at {self.url}"
-        try:
+        with stack:
             if "json" in response.headers.get("content-type", "") and self.scheme == "openai":
                 yield from self._whole(response, limit, what)  # a server that does not stream
             else:
                 yield from self._pieces(response, limit, what)
-        finally:
-            response.close()
 
     def complete(
         self,

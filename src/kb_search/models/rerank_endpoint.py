@@ -48,7 +48,7 @@ class RerankEndpoint:
         self.name, self.scheme, self.model = name, scheme, model
         self.settings = settings
         self._sleep = sleep
-        self._http = client(settings.api_key)
+        self._http = client()
 
     @property
     def url(self) -> str:
@@ -62,12 +62,15 @@ class RerankEndpoint:
         late (`rerank.timeout_s`, or `deadline`, a time.monotonic() value) or answers nonsense."""
         if not texts:
             return []
-        limit = Deadline(self.settings.timeout_s, at=deadline)
+        limit = Deadline(self.settings.timeout_s, not_after=deadline)
         what = f"reranker {self.name} at"
-        response = open_response(
-            self._http, self.url, self._body(query, list(texts)), limit, ATTEMPTS, what, self._sleep
+        body = self._body(query, list(texts))
+        key = self.settings.api_key
+        response, stack = open_response(
+            self._http, self.url, body, limit, ATTEMPTS, what, key, self._sleep
         )
-        payload = read_json(response, limit, f"{what} {self.url}")
+        with stack:
+            payload = read_json(response, limit, f"{what} {self.url}")
         return self._scores(payload, len(texts))
 
     def close(self) -> None:

@@ -1,21 +1,24 @@
 """What the chat and rerank clients share on the wire: an endpoint checked once, a total
-deadline per request (httpx's timeouts are per read: a server that drips a byte a second never
-trips them), retries of what may pass (429 with its Retry-After, 5xx, timeouts, dropped
-connections) with backoff, bounded reads, and one-line errors that never carry the key.
+deadline per request (kb_search.net: a server that drips a byte a second is cut at the deadline
+itself), retries of what may pass (429 with its Retry-After, 5xx, timeouts, dropped
+connections) with backoff, bounded reads, and one-line errors with secrets redacted.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx2 as httpx
 
+from kb_search import net
 from kb_search.embedding.remote import backoff, retry_after
 from kb_search.errors import ConfigError, EndpointError
+from kb_search.net import Deadline
 
-CONNECT_TIMEOUT_S = 10.0
 MAX_LINE_BYTES = 1 << 20  # one SSE/NDJSON line; a server that sends more is refused
 MAX_BODY_BYTES = 16 << 20  # a whole answer
 
@@ -25,36 +28,22 @@ def checked_endpoint(endpoint: str, setting: str) -> str:
     try:
         url = httpx.URL(endpoint)
     except (httpx.InvalidURL, TypeError, ValueError) as exc:
-        raise ConfigError(f"{setting} {endpoint!r} is not a URL: {exc}") from None
+        raise ConfigError(f"{setting} {net.redact_url(endpoint)!r} is not a URL: {exc}") from None
     if url.scheme not in ("http", "https") or not url.host:
-        raise ConfigError(f"{setting} {endpoint!r} must be an http:// or https:// URL")
+        raise ConfigError(
+            f"{setting} {net.redact_url(endpoint)!r} must be an http:// or https:// URL"
+        )
     return endpoint.rstrip("/")
 
 
-def client(api_key: str | None, connections: int = 4) -> httpx.Client:
-    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    return httpx.Client(
-        headers=headers,
-        limits=httpx.Limits(max_connections=connections),
-        follow_redirects=False,  # a redirect could carry the key to another host
-    )
+def client(connections: int = 4) -> httpx.Client:
+    """A client whose sockets honour each request's total deadline (kb_search.net). The key
+    goes on each request (`headers`), so a client never holds it."""
+    return net.deadline_client(limits=httpx.Limits(max_connections=connections))
 
 
-class Deadline:
-    """A point in time (time.monotonic) a whole request must be done by."""
-
-    def __init__(self, seconds: float, at: float | None = None) -> None:
-        end = time.monotonic() + seconds
-        self.end = min(end, at) if at is not None else end
-        self.seconds = seconds
-
-    def left(self) -> float:
-        return self.end - time.monotonic()
-
-    def timeout(self) -> httpx.Timeout:
-        """httpx's per-operation timeouts, none longer than what is left."""
-        left = max(self.left(), 0.001)
-        return httpx.Timeout(left, connect=min(left, CONNECT_TIMEOUT_S))
+def headers(api_key: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
 
 class Late(EndpointError):
@@ -68,41 +57,50 @@ def open_response(
     deadline: Deadline,
     attempts: int,
     what: str,
+    api_key: str | None = None,
     sleep: Callable[[float], None] = time.sleep,
-) -> httpx.Response:
-    """POST `body` and return the open (streamed) response once it says 200, retrying what may
-    pass while `attempts` and the deadline allow. The caller reads and closes it."""
-    reason = ""
+) -> tuple[httpx.Response, contextlib.ExitStack]:
+    """POST `body`; once the answer says 200, the open response (its body still to read) and
+    the stack that closes it. What may pass (429 with its Retry-After, 5xx, timeouts, dropped
+    connections) is tried again with backoff while `attempts` and the deadline allow."""
+    reason, tried = "", 0
     for attempt in range(attempts):
-        if deadline.left() <= 0:
+        if deadline.expired:
             break
+        tried += 1
         delay = backoff(attempt)
-        request = http.build_request("POST", url, json=body, timeout=deadline.timeout())
+        request = http.build_request("POST", url, json=body, headers=headers(api_key))
+        stack = contextlib.ExitStack()
         try:
-            response = http.send(request, stream=True)
+            response = stack.enter_context(net.open_stream(http, request, deadline))
+            if response.status_code == 200:
+                return response, stack
+            detail = _error_text(response, deadline)
         except httpx.TimeoutException:
+            stack.close()
             reason = f"no answer within {deadline.seconds:g} s"
+            if deadline.expired:
+                break
         except httpx.TransportError as exc:
+            stack.close()
             reason = first_line(exc) or type(exc).__name__
         else:
-            if response.status_code == 200:
-                return response
-            detail = _bounded_text(response)
-            if response.status_code != 429 and response.status_code < 500:
-                raise EndpointError(refused(what, url, response.status_code, detail))
-            reason = f"HTTP {response.status_code}"
+            stack.close()
+            status = response.status_code
+            if status != 429 and status < 500:
+                raise EndpointError(net.redact(refused(what, url, status, detail), [api_key]))
+            reason = f"HTTP {status}"
             delay = retry_after(response) or delay
-        if attempt + 1 < attempts:
-            if delay >= deadline.left():
-                reason += (
-                    f" (a retry in {delay:.1f} s would be past the {deadline.seconds:g} s limit)"
-                )
-                break
-            sleep(delay)
-    if deadline.left() <= 0 and not reason:
+        if attempt + 1 == attempts:
+            break
+        if delay >= deadline.end - time.monotonic():
+            reason += f" (a retry in {delay:.1f} s would end past the {deadline.seconds:g} s limit)"
+            break
+        sleep(delay)
+    if not reason:
         reason = f"no answer within {deadline.seconds:g} s"
-    tries = f"{attempts} tries" if attempts > 1 else "1 try"
-    raise EndpointError(f"{what} {url} failed ({tries}): {reason}")
+    tries = f"{tried} tries" if tried != 1 else "1 try"
+    raise EndpointError(net.redact(f"{what} {url} failed ({tries}): {reason}", [api_key]))
 
 
 def refused(what: str, url: str, status: int, detail: str) -> str:
@@ -114,58 +112,38 @@ def refused(what: str, url: str, status: int, detail: str) -> str:
     return f"{what} {url} answered HTTP {status}{hint} ({detail[:200]})"
 
 
-def _bounded_text(response: httpx.Response, limit: int = 4096) -> str:
-    """The first line of an error body, reading at most `limit` bytes; closes the response."""
+def _error_text(response: httpx.Response, deadline: Deadline) -> str:
+    """The first line of an error answer's body (at most 4 KiB of it)."""
     try:
-        data = b""
-        for chunk in response.iter_bytes():
-            data += chunk
-            if len(data) >= limit:
-                break
+        data = net.read_body(response, deadline, max_bytes=4096)
     except httpx.HTTPError:
-        data = b""
-    finally:
-        response.close()
-    return first_line(data[:limit].decode("utf-8", "replace"))
+        return ""
+    return first_line(data.decode("utf-8", "replace"))
 
 
 def lines(response: httpx.Response, deadline: Deadline, what: str) -> Iterator[str]:
-    """The response body's lines as they arrive (SSE, NDJSON), each checked against the
-    deadline; a line over MAX_LINE_BYTES or a body over MAX_BODY_BYTES is an EndpointError.
-    The last line comes even without a newline after it."""
-    buffer = b""
+    """The response body's lines as they arrive (SSE, NDJSON), all before the deadline; a
+    line over MAX_LINE_BYTES or a body over MAX_BODY_BYTES is an EndpointError, a connection
+    that dies mid-answer too."""
     total = 0
     try:
-        for chunk in response.iter_raw():
-            total += len(chunk)
+        for line in net.iter_lines(response, deadline, max_line_bytes=MAX_LINE_BYTES):
+            total += len(line) + 1
             if total > MAX_BODY_BYTES:
                 raise EndpointError(f"{what} sent more than {MAX_BODY_BYTES >> 20} MiB")
-            buffer += chunk
-            while b"\n" in buffer:
-                line, buffer = buffer.split(b"\n", 1)
-                yield line.rstrip(b"\r").decode("utf-8", "replace")
-            if len(buffer) > MAX_LINE_BYTES:
-                raise EndpointError(f"{what} sent a line over {MAX_LINE_BYTES >> 20} MiB")
-            if deadline.left() <= 0:
-                raise Late(f"{what} did not finish within {deadline.seconds:g} s")
+            yield line
     except httpx.TimeoutException:
         raise Late(f"{what} did not finish within {deadline.seconds:g} s") from None
+    except httpx.DecodingError as exc:
+        raise EndpointError(f"{what}: {first_line(exc)}") from None
     except httpx.TransportError as exc:
-        raise EndpointError(
-            f"{what} stopped mid-answer: {first_line(exc) or type(exc).__name__}"
-        ) from None
-    if buffer.strip():
-        yield buffer.decode("utf-8", "replace")
+        reason = first_line(exc) or type(exc).__name__
+        raise EndpointError(f"{what} stopped mid-answer: {reason}") from None
 
 
 def read_json(response: httpx.Response, deadline: Deadline, what: str) -> Any:
-    """The whole body as JSON, read within the deadline; EndpointError if it is not JSON."""
-    import json
-
-    try:
-        text = "\n".join(lines(response, deadline, what))
-    finally:
-        response.close()
+    """The whole body as JSON, read before the deadline; EndpointError if it is not JSON."""
+    text = "\n".join(lines(response, deadline, what))
     try:
         return json.loads(text)
     except ValueError as exc:
