@@ -170,6 +170,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("llm.retries", 3, _int_range(0, 10), ("KB_LLM_RETRIES",), "on 429/5xx/drops"),
     Setting("llm.max_tokens", 1024, _int_range(16, 65536), ("KB_LLM_MAX_TOKENS",), "per answer"),
     Setting(
+        "search.expand_timeout_s",
+        20.0,
+        _positive,
+        ("KB_EXPAND_TIMEOUT",),
+        "kb search --expand: s the chat model has to write phrasings (cached after)",
+    ),
+    Setting(
         "ask.passages",
         8,
         _int_range(1, 50),

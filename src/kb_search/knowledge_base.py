@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from kb_search.config import Config
 from kb_search.errors import (
+    ConfigError,
     KbError,
     SearchError,
     UserInputError,
@@ -32,7 +33,9 @@ if TYPE_CHECKING:
     from kb_search.ingest.summary import AddSummary
     from kb_search.ingest.sync import SyncSummary
     from kb_search.ingest.watch import WatchBatch, WatchPlan, WatchThread
+    from kb_search.models.chat import ChatModel
     from kb_search.reading import Reading
+    from kb_search.search.expand import Expansion
     from kb_search.search.pipeline import SearchOptions
     from kb_search.search.rerank import LoadedRerankers, Reranker
     from kb_search.search.results import SearchResponse
@@ -74,6 +77,7 @@ class KnowledgeBase:
         self._readers_lock = threading.Lock()
         self._models: LoadedModels | None = None
         self._rerankers: LoadedRerankers | None = None
+        self._chat: ChatModel | None = None
         self._lazy_lock = threading.Lock()
 
     # ---- lifetime ----------------------------------------------------------------------------
@@ -193,15 +197,23 @@ class KnowledgeBase:
     # ---- reading -----------------------------------------------------------------------------
 
     def search(
-        self, query: str, options: SearchOptions, explain: str | None = None
+        self,
+        query: str,
+        options: SearchOptions,
+        explain: str | None = None,
+        expand: bool = False,
     ) -> SearchResponse:
         """One query, stopped after `search.timeout_s` so no request can stall the others. Its
         `timings_ms.total` covers everything this call did: when it loaded the model (the first
         vector search of a process), `model_load` says how long that took. `explain`: a path
-        whose place at each stage the response explains (`explanation`)."""
+        whose place at each stage the response explains (`explanation`). `expand`: the chat
+        model's phrasings join the variants (`search.expand`; ConfigError when none is set)."""
         from kb_search.search.pipeline import Trace, search
 
         started = time.perf_counter()
+        expansion = None
+        if expand:
+            options, expansion = self._expanded(query, options)
         loaded_before = self.models.leg_loaded
         if options.mode == "lexical":
             vector, why = None, None
@@ -234,8 +246,34 @@ class KnowledgeBase:
             raise budget.stopped()
         if options.mode != "lexical" and not loaded_before:
             response.timings_ms["model_load"] = self.model_load_ms
+        if expansion is not None:
+            from kb_search.search.expand import mark_expanded
+
+            mark_expanded(response, expansion)
         response.timings_ms["total"] = (time.perf_counter() - started) * 1000
         return response
+
+    def chat_model(self) -> ChatModel:
+        """The configured chat model (`llm.*`), built once; ConfigError saying how to set one
+        when none is."""
+        with self._lazy_lock:
+            if self._chat is None:
+                from kb_search.models.chat import HOW_TO_SET, chat_model
+
+                self._chat = chat_model(self.config.values)
+                if self._chat is None:
+                    raise ConfigError(f"no chat model is configured: {HOW_TO_SET}")
+            return self._chat
+
+    def _expanded(self, query: str, options: SearchOptions) -> tuple[SearchOptions, Expansion]:
+        """`options` with the chat model's phrasings for `query` after the caller's own."""
+        from kb_search.search.expand import expand, with_expansion
+
+        model = self.chat_model()
+        cache = self.config.data_dir / "expansions"
+        deadline = time.monotonic() + self.config["search.expand_timeout_s"]
+        expansion = expand(model, query, cache, deadline)
+        return with_expansion(options, expansion), expansion
 
     def _explain(
         self, conn: db.Connection, path: str, options: SearchOptions, trace: Any, response: Any
@@ -629,10 +667,16 @@ class KnowledgeBase:
         if Path(target).is_file():
             from kb_search.evaluate.questions import questions_report
 
-            def run(text: str, mode: str, variants: tuple[str, ...]) -> SearchResponse:
-                return self.search(text, options_for(mode, variants))
+            def run(
+                text: str, mode: str, variants: tuple[str, ...], expand: bool = False
+            ) -> SearchResponse:
+                return self.search(text, options_for(mode, variants), expand=expand)
 
-            return {**questions_report(self.reader(), Path(target), modes, run), **used}
+            expand = self.config["llm.model"] is not None  # a chat model: hybrid+expand too
+            report = questions_report(self.reader(), Path(target), modes, run, expand)
+            if expand:
+                used["llm"] = self.config["llm.model"]
+            return {**report, **used}
         return {**self._eval_beir(Path(target), modes, progress, options_for), **used}
 
     def _eval_beir(

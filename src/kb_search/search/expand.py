@@ -1,0 +1,172 @@
+"""`kb search --expand`: phrasings written by the person's chat model, searched as `--also`.
+
+The model is asked for keyword lines (`lex:`), a rephrasing (`vec:`) and optionally a short
+hypothetical passage (`hyde:`, searched by meaning like `vec:`). What comes back is parsed
+leniently (other lines are ignored), phrasings that only repeat the question are dropped, and
+at most MAX_EXPANSIONS are kept: they join the query's variants and are fused exactly as
+`--also` phrasings are (`search.fusion`), the question weighing most.
+
+Expansions are cached per query, model and endpoint in `<data_dir>/expansions/` (never in the
+DB: a search does not write to it), so a repeated search asks the model nothing. A model that
+fails or is late costs the search nothing but a note: the question is searched alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from kb_search.errors import EndpointError
+
+if TYPE_CHECKING:
+    from kb_search.models.chat import ChatModel
+    from kb_search.search.pipeline import SearchOptions
+    from kb_search.search.results import SearchResponse
+
+PROMPT_VERSION = 1  # part of the cache key: a new prompt asks again
+MAX_EXPANSIONS = 3
+MAX_PHRASING_CHARS = 400
+CACHE_FILES = 5000  # more than this: the older half goes
+SYSTEM = """You write search phrasings for a search engine over one person's documents \
+(keyword search and meaning search, fused). Given a question, answer with lines only:
+lex: 3 to 8 keywords, identifiers or terms the answering passage is likely to contain
+vec: the question rephrased in the words such a document would use
+hyde: one or two sentences that passage could contain (optional)
+No other text, no numbering, no explanation."""
+_LINE = re.compile(r"^\s*[-*\d.)\s]*(lex|vec|hyde)\s*:\s*(.+?)\s*$", re.IGNORECASE)
+_WORD = re.compile(r"\w+")
+
+
+@dataclass
+class Expansion:
+    """The phrasings the model wrote for a query (as `--also` variants), and how they came."""
+
+    phrasings: list[str] = field(default_factory=list)
+    cached: bool = False
+    ms: float = 0.0
+    error: str | None = None
+
+    def note(self) -> str | None:
+        if self.error:
+            return f"--expand: {self.error}; the question was searched alone"
+        if not self.phrasings:
+            return (
+                "--expand: the chat model wrote no usable phrasing; the question alone was searched"
+            )
+        return None
+
+
+def messages(query: str) -> list[dict[str, str]]:
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": query}]
+
+
+def parse_expansion(text: str, query: str) -> list[str]:
+    """The `lex:`/`vec:` variants in a model's answer (`hyde:` becomes `vec:`): one `lex`,
+    one `vec` and one `hyde` at most, none that only repeats the question's words."""
+    asked = _words(query)
+    kept: dict[str, str] = {}
+    for line in text.splitlines():
+        match = _LINE.match(line)
+        if not match:
+            continue
+        kind, body = match.group(1).lower(), match.group(2).strip().strip('"')[:MAX_PHRASING_CHARS]
+        words = _words(body)
+        if kind in kept or not words or words == asked:
+            continue
+        kept[kind] = body
+    use = {"lex": "lex", "vec": "vec", "hyde": "vec"}
+    order = [k for k in ("lex", "vec", "hyde") if k in kept]
+    return [f"{use[k]}: {kept[k]}" for k in order][:MAX_EXPANSIONS]
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(w.lower() for w in _WORD.findall(text))
+
+
+def expand(
+    model: ChatModel, query: str, cache_dir: Path | None, deadline: float | None = None
+) -> Expansion:
+    """The phrasings for `query`: from the cache, else from the model (then cached)."""
+    started = time.perf_counter()
+    path = cache_dir / f"{_key(model, query)}.json" if cache_dir is not None else None
+    cached = _read(path)
+    if cached is not None:
+        return Expansion(cached, cached=True, ms=(time.perf_counter() - started) * 1000)
+    try:
+        answer = model.complete(messages(query), max_tokens=256, deadline=deadline)
+    except EndpointError as exc:
+        return Expansion(error=str(exc), ms=(time.perf_counter() - started) * 1000)
+    phrasings = parse_expansion(answer, query)
+    if path is not None:
+        _write(path, {"model": model.name, "query": query, "phrasings": phrasings})
+    return Expansion(phrasings, ms=(time.perf_counter() - started) * 1000)
+
+
+def _key(model: ChatModel, query: str) -> str:
+    text = f"{PROMPT_VERSION}\0{model.name}\0{model.settings.endpoint}\0{query}"
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def _read(path: Path | None) -> list[str] | None:
+    if path is None:
+        return None
+    try:
+        phrasings = json.loads(path.read_text(encoding="utf-8"))["phrasings"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(phrasings, list) or not all(isinstance(p, str) for p in phrasings):
+        return None
+    return phrasings[:MAX_EXPANSIONS]
+
+
+def _write(path: Path, data: dict[str, object]) -> None:
+    """Best effort: a cache that cannot be written costs the next search a model call."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_suffix(f".{os.getpid()}.tmp")
+        temporary.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+        os.replace(temporary, path)
+        _prune(path.parent)
+    except OSError:
+        pass
+
+
+def _prune(folder: Path) -> None:
+    entries = list(os.scandir(folder))
+    if len(entries) <= CACHE_FILES:
+        return
+    entries.sort(key=lambda e: e.stat().st_mtime)
+    for entry in entries[: len(entries) // 2]:
+        try:
+            os.unlink(entry.path)
+        except OSError:
+            pass
+
+
+def with_expansion(options: SearchOptions, expansion: Expansion) -> SearchOptions:
+    """`options` with the expansion's phrasings after the caller's own variants (at most
+    MAX_VARIANTS in all: the caller's come first)."""
+    from dataclasses import replace
+
+    from kb_search.search.query import MAX_VARIANTS
+
+    room = max(0, MAX_VARIANTS - len(options.variants))
+    expansion.phrasings = expansion.phrasings[:room]
+    return replace(options, variants=(*options.variants, *expansion.phrasings))
+
+
+def mark_expanded(response: SearchResponse, expansion: Expansion) -> None:
+    """Say in the response which variants the model wrote (`from: "model"`), how long asking
+    took (`timings_ms.expand`; 0 from the cache) and, when it failed, why."""
+    first = len(response.variants) - len(expansion.phrasings)
+    for variant in response.variants[first:]:
+        variant["from"] = "model"
+    response.timings_ms["expand"] = expansion.ms
+    if (note := expansion.note()) is not None:
+        response.notes.append(note)
