@@ -28,6 +28,7 @@ from kb_search.search.budget import SearchBudget
 from kb_search.store import db
 
 if TYPE_CHECKING:
+    from kb_search.ask import Answer
     from kb_search.doctor import Check
     from kb_search.ingest.executor import AddOptions
     from kb_search.ingest.summary import AddSummary
@@ -252,6 +253,26 @@ class KnowledgeBase:
             mark_expanded(response, expansion)
         response.timings_ms["total"] = (time.perf_counter() - started) * 1000
         return response
+
+    def ask(
+        self,
+        question: str,
+        options: SearchOptions,
+        expand: bool = False,
+        on_text: Callable[[str], None] | None = None,
+    ) -> Answer:
+        """`kb ask`: search as `kb search` does, then the chat model's answer from the passages
+        found, with their citations, or a refusal when none is close enough (`ask.py`).
+        `on_text` gets the answer as it streams. ConfigError before any search when no chat
+        model is configured."""
+        from kb_search.ask import answer
+
+        started = time.perf_counter()
+        model = self.chat_model()
+        response = self.search(question, options, expand=expand)
+        result = answer(model, question, response, self.config["ask.min_similarity"], on_text)
+        result.timings_ms["total"] = (time.perf_counter() - started) * 1000
+        return result
 
     def chat_model(self) -> ChatModel:
         """The configured chat model (`llm.*`), built once; ConfigError saying how to set one
