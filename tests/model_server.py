@@ -9,7 +9,7 @@ No generative model can be installed offline, so the chat answers come from FIXT
 [{"match": TEXT, "reply": TEXT}, ...], "default": TEXT}; the reply whose `match` is the longest
 one found in the last user message is streamed a few words per event, over chunked HTTP.
 
-POST /_fault {"mode": "429"|"500"|"slow"|"drop"|"die"|"malformed"|"stall"|"ok", "count": N
+POST /_fault {"mode": "429"|"500"|"401"|"slow"|"drop"|"die"|"malformed"|"stall"|"ok", "count": N
 (-1: for ever), "after": N (healthy requests first), "retry_after": s, "delay": s, "pieces": N
 (die: events sent before the connection dies)}. POST /_fixture replaces the fixture.
 GET /_stats: requests (path and body of each), Authorization headers seen.
@@ -146,6 +146,9 @@ class Handler(BaseHTTPRequestHandler):
             )
         if mode == "500":
             return self._json(500, {"error": "boom"})
+        if mode == "401":  # a server that echoes the key it was sent
+            seen = self.headers.get("Authorization", "")
+            return self._json(401, {"error": f"invalid key: {seen}"})
         if self.path.endswith("rerank"):
             return self._rerank(body, fault)
         self._chat(body, fault, ollama=self.path == "/api/chat")
@@ -218,3 +221,46 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+class Running:
+    """This server in a subprocess on loopback, for a test: `url`, `fault(...)`, `stats()`."""
+
+    def __init__(self, fixture: dict, work: Path) -> None:
+        import os
+        import subprocess
+
+        work.mkdir(parents=True, exist_ok=True)
+        (work / "fixture.json").write_text(json.dumps(fixture), encoding="utf-8")
+        src = Path(__file__).resolve().parents[1] / "src"
+        env = {**os.environ, "PYTHONPATH": str(src)}
+        self.process = subprocess.Popen(
+            [sys.executable, __file__, str(work / "fixture.json"), str(work)],
+            stdout=subprocess.PIPE,
+            env=env,
+            text=True,
+        )
+        line = self.process.stdout.readline()
+        assert line.startswith("PORT "), line
+        self.url = f"http://127.0.0.1:{int(line.split()[1])}"
+
+    def _post(self, path: str, data: dict) -> None:
+        import httpx2 as httpx
+
+        httpx.post(f"{self.url}{path}", json=data, timeout=30).raise_for_status()
+
+    def fault(self, mode: str, **values: object) -> None:
+        self._post("/_fault", {"mode": mode, **values})
+
+    def script(self, fixture: dict) -> None:
+        self._post("/_fixture", fixture)
+
+    def stats(self) -> dict:
+        import httpx2 as httpx
+
+        return httpx.get(f"{self.url}/_stats", timeout=30).json()
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(10)

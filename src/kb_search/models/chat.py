@@ -173,7 +173,9 @@ def _error_text(error: Any) -> str:
 def chat_settings(values: Any) -> ChatSettings:
     """ChatSettings from a Config's `llm.*` values."""
     name = values["llm.model"]
-    scheme = name.partition(":")[0]
+    scheme, _, model = name.partition(":")
+    if scheme not in SCHEMES or not model:
+        raise ConfigError(f"llm.model {name!r}: use openai:NAME or ollama:NAME")
     endpoint = values["llm.endpoint"] or (OLLAMA_ENDPOINT if scheme == "ollama" else None)
     if not endpoint:
         raise ConfigError(f"{name} needs its server's base URL: set llm.endpoint (KB_LLM_ENDPOINT)")
