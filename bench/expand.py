@@ -6,6 +6,7 @@ question it returns a scripted expansion, one of
             hybrid+variants)
   offtopic  keywords and a rephrasing about something no document is about
   oneword   the question's longest word, as keywords and as a rephrasing
+  oneword-off  one word the question does not have ("configuration"), both ways
   repeat    the question itself, as keywords and as a rephrasing
 and `kb eval` scores hybrid, hybrid+variants and hybrid+expand over the KB in KBDIR (file
 level: hit@5, MRR@10). Bad expansions must stay within 0.01 of hybrid on both.
@@ -34,7 +35,7 @@ from kb_search.config import load_config
 from kb_search.knowledge_base import KnowledgeBase
 
 SERVER = Path(__file__).resolve().parents[1] / "tests" / "model_server.py"
-KINDS = ("good", "offtopic", "oneword", "repeat")
+KINDS = ("good", "offtopic", "oneword", "oneword-off", "repeat")
 OFF_TOPIC = (
     "lex: sourdough starter hydration proofing basket\n"
     "vec: how long should bread dough rise before it goes in the oven"
@@ -49,6 +50,9 @@ def scripted(question: dict, kind: str) -> str:
         return OFF_TOPIC
     if kind == "oneword":
         word = max(re.findall(r"\w+", text), key=len)
+        return f"lex: {word}\nvec: {word}"
+    if kind == "oneword-off":
+        word = "configuration" if "configuration" not in text.lower() else "settings"
         return f"lex: {word}\nvec: {word}"
     return f"lex: {text}\nvec: {text}"
 
@@ -101,6 +105,9 @@ def run_set(questions_path: Path, kb_dir: Path, only: str | None, kinds: list[st
     out: dict[str, dict] = {"questions": len(questions)}
     for kind in kinds:
         server.script(fixture(questions, kind))
+        if "hybrid" in out:  # hybrid+variants is scored once: the rest score hybrid+expand
+            bare = [{k: v for k, v in q.items() if k != "variants"} for q in questions]
+            subset.write_text("".join(json.dumps(q) + "\n" for q in bare), encoding="utf-8")
         env = {
             "KB_DATA_DIR": str(kb_dir),
             "KB_LLM_MODEL": f"openai:scripted-{kind}",

