@@ -103,6 +103,8 @@ def _after_stream(result: Answer, app: App) -> str:
 
     if result.refused:
         return f"No answer: {printable(result.reason)}"
+    if not result.complete and not result.answer:
+        return f"No answer: {printable(result.error)}"
     lines: list[Any] = [""]
     if not result.complete:
         lines.append(f"\n[the answer stopped here: {printable(result.error)}]")
