@@ -205,3 +205,31 @@ def test_claims_and_markers() -> None:
     assert [(c.citations, c.dropped, c.uncited) for c in claims] == [
         ([1], [], False), ([2], [9], False), ([], [], True)]  # fmt: skip
     assert checked_text("A [1]. B [9]. C [2, 9].", 3) == "A [1]. B [uncited]. C [2]."
+
+
+def test_a_model_phrasing_counts_only_when_it_agrees_with_the_question() -> None:
+    from kb_search.search.expand import agreeing
+    from kb_search.search.legs import LegResult
+
+    question = {"lexical": LegResult("ok", [(1, 0.9), (2, 0.8)]),
+                "vector": LegResult("ok", [(3, 0.7), (4, 0.6)])}  # fmt: skip
+    caller = {"lexical": LegResult("ok", [(50, 0.9)])}  # the caller's own: never judged
+    agrees = {"vector": LegResult("ok", [(60, 0.9)] * 9 + [(4, 0.5)])}  # 4 is in its top 10
+    late = {"vector": LegResult("ok", [(70, 0.9)] * 10 + [(1, 0.1)])}  # 1 only at rank 11
+    nothing = {"lexical": LegResult(status="empty")}
+    kept, ignored = agreeing(question, [caller, agrees, late, nothing], expanded=3)
+    assert ignored == {3, 4}
+    assert kept == [caller, agrees, {}, {}]
+
+
+def test_a_model_phrasing_that_finds_nothing_the_question_does_is_reported_ignored(
+    asking, server
+) -> None:
+    server.script({"replies": [{"match": "backoff jitter", "reply": "lex: zyxwvut qqqq"}]})
+    try:
+        data = asking.json("search", "backoff jitter", "--expand")
+    finally:
+        server.script(FIXTURE)
+    plain = asking.json("search", "backoff jitter")
+    assert data["variants"][0]["from"] == "model" and "ignored" in data["variants"][0]
+    assert [r["chunk_id"] for r in data["results"]] == [r["chunk_id"] for r in plain["results"]]
