@@ -18,7 +18,6 @@ fails or is late costs the search nothing but a note: the question is searched a
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -120,6 +119,8 @@ def expand(
 
 
 def _key(model: ChatModel, query: str) -> str:
+    import hashlib  # here: a search without --expand should not load OpenSSL (~4 ms)
+
     text = f"{PROMPT_VERSION}\0{model.name}\0{model.settings.endpoint}\0{query}"
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
