@@ -24,8 +24,8 @@ from kb_search.models.wire import Deadline, checked_endpoint, client, lines, ope
 OLLAMA_ENDPOINT = "http://localhost:11434"
 SCHEMES = ("openai", "ollama")
 HOW_TO_SET = (
-    "set a chat model: llm.model = ollama:NAME (Ollama on this machine), or openai:NAME with"
-    " llm.endpoint = the server's base URL (KB_LLM_MODEL / KB_LLM_ENDPOINT; docs/models.md)"
+    "set llm.model to ollama:NAME (Ollama on this machine), or to openai:NAME with llm.endpoint"
+    " = the server's base URL (KB_LLM_MODEL / KB_LLM_ENDPOINT; docs/models.md)"
 )
 
 
