@@ -9,10 +9,11 @@ question it returns a scripted expansion, one of
   oneword-off  one word the question does not have ("configuration"), both ways
   repeat    the question itself, as keywords and as a rephrasing
 and `kb eval` scores hybrid, hybrid+variants and hybrid+expand over the KB in KBDIR (file
-level: hit@5, MRR@10). Bad expansions must stay within 0.01 of hybrid on both.
+level: hit@5, MRR@10). Bad expansions must stay within 0.01 of hybrid on both. `--as-also`
+also scores each kind's phrasings given as `--also` variants (no gate: how they fused before).
 
     python -m bench expand --questions eval/questions/docs-qa.jsonl:/tmp/md \
-        --only md_argocd_docs/ [--kinds good,offtopic] [--json OUT]
+        --only md_argocd_docs/ [--kinds good,offtopic] [--as-also] [--json OUT]
 
 `--only PREFIX` keeps the questions whose relevant paths start with PREFIX (a set's part that
 the KB holds). Each kind gets its own model name, so the expansion cache never mixes them.
@@ -98,7 +99,7 @@ def row(report: dict, mode: str) -> dict[str, float]:
 
 
 def run_set(questions_path: Path, kb_dir: Path, only: str | None, kinds: list[str], work: Path,
-            server: Server) -> dict:  # fmt: skip
+            server: Server, as_also: bool = False) -> dict:  # fmt: skip
     questions = load(questions_path, only)
     subset = work / f"{questions_path.stem}.jsonl"
     subset.write_text("".join(json.dumps(q) + "\n" for q in questions), encoding="utf-8")
@@ -121,7 +122,21 @@ def run_set(questions_path: Path, kb_dir: Path, only: str | None, kinds: list[st
             out["hybrid+variants"] = row(report, "hybrid+variants")
         out[f"hybrid+expand ({kind})"] = row(report, "hybrid+expand")
         print(f"  {questions_path.stem} {kind}: {out[f'hybrid+expand ({kind})']}", flush=True)
+        if as_also:  # before: the same phrasings fused as --also (no gate, nothing dropped)
+            out[f"as --also ({kind})"] = also_row(questions, kind, kb_dir, work, subset)
     return out
+
+
+def also_row(questions: list[dict], kind: str, kb_dir: Path, work: Path, subset: Path) -> dict:
+    scripted_as_variants = [
+        {**q, "variants": [v for v in scripted(q, kind).splitlines() if v.strip()]}
+        for q in questions
+    ]
+    subset.write_text("".join(json.dumps(q) + "\n" for q in scripted_as_variants), "utf-8")
+    env = {"KB_DATA_DIR": str(kb_dir), "HOME": str(work)}
+    with KnowledgeBase(load_config(env=env), long_lived=True) as kb:
+        report = kb.eval(subset, ["hybrid"])
+    return row(report, "hybrid+variants")
 
 
 def table(results: dict[str, dict]) -> str:
@@ -149,6 +164,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", action="append", default=[], help="PREFIX per --questions")
     parser.add_argument("--kinds", default=",".join(KINDS))
     parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--as-also", action="store_true", help="also score each kind fused as --also (before)"
+    )
     args = parser.parse_args(argv)
     kinds = [k for k in args.kinds.split(",") if k]
     results: dict[str, dict] = {}
