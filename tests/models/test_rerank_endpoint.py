@@ -147,3 +147,11 @@ def test_a_project_file_names_no_rerank_server_until_trusted(tmp_path: Path) -> 
     env = {"KB_DATA_DIR": str(tmp_path / "d"), "HOME": str(tmp_path)}
     config = load_config(env=env, cwd=tmp_path / "repo")
     assert config["search.reranker"] == "none" and config["rerank.endpoint"] is None
+
+
+def test_doctor_names_the_rerank_server(kb, sample, environment, server) -> None:
+    kb("add", str(sample))
+    environment.env.update(KB_RERANKER="tei:ce", KB_RERANK_ENDPOINT=server.url)
+    checks = {c["name"]: c for c in kb.json("doctor")["checks"]}
+    assert checks["reranker"]["ok"]
+    assert checks["reranker"]["detail"].startswith(f"tei:ce (endpoint {server.url}/rerank;")

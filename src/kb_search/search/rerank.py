@@ -52,6 +52,7 @@ class EndpointReranker:
     def __init__(self, endpoint: RerankEndpoint) -> None:
         self.endpoint = endpoint
         self.name = endpoint.name
+        self.source = f"endpoint {endpoint.url}"  # what `kb doctor` reports
 
     def rerank(
         self, query: str, candidates: list[Candidate], deadline: float | None = None
