@@ -26,6 +26,7 @@ FIXTURE = {
             "match": "what does the meeting say",
             "reply": "The team met [1]. They chose Postgres [7].",
         },
+        {"match": "Question: colour the terminal", "reply": "Red \x1b[31mtext\x1b]0;x\x07 [1]."},
         {
             "match": "Question: retry statuses",
             "reply": "Statuses 502, 503 and 504 are retried [2].",
@@ -233,3 +234,9 @@ def test_a_model_phrasing_that_finds_nothing_the_question_does_is_reported_ignor
     plain = asking.json("search", "backoff jitter")
     assert data["variants"][0]["from"] == "model" and "ignored" in data["variants"][0]
     assert [r["chunk_id"] for r in data["results"]] == [r["chunk_id"] for r in plain["results"]]
+
+
+def test_control_characters_from_the_model_never_reach_the_terminal(asking) -> None:
+    out = asking("ask", "colour the terminal", "--format", "human").stdout
+    assert "\x1b" not in out and "\x07" not in out
+    assert out.startswith("Red \\x1b[31mtext\\x1b]0;x\\x07 [1].")
