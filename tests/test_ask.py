@@ -199,6 +199,7 @@ def test_parse_expansion_keeps_one_of_each_kind_and_drops_repeats() -> None:
     ]
     assert parse_expansion("lex: Keep a pvc\nvec: keep, a PVC!", "keep a PVC") == []
     assert parse_expansion("no phrasings at all", "q") == []
+    assert parse_expansion("lex: ___\nvec: --", "q") == []  # nothing a search takes
 
 
 def test_claims_and_markers() -> None:

@@ -92,7 +92,19 @@ def parse_expansion(text: str, query: str) -> list[str]:
         kept[kind] = body
     use = {"lex": "lex", "vec": "vec", "hyde": "vec"}
     order = [k for k in ("lex", "vec", "hyde") if k in kept]
-    return [f"{use[k]}: {kept[k]}" for k in order][:MAX_EXPANSIONS]
+    return [p for p in (f"{use[k]}: {kept[k]}" for k in order) if _searchable(p)][:MAX_EXPANSIONS]
+
+
+def _searchable(phrasing: str) -> bool:
+    """Whether the search takes it as a variant (a model's odd line must not fail a search)."""
+    from kb_search.errors import SearchError
+    from kb_search.search.query import parse_variant
+
+    try:
+        parse_variant(phrasing)
+    except SearchError:
+        return False
+    return True
 
 
 def _words(text: str) -> frozenset[str]:
