@@ -201,20 +201,19 @@ def checked_text(text: str, given: int) -> str:
         if not numbers or all(1 <= n <= given for n in numbers):
             out.append(part)
             continue
-        keeps_one = any(1 <= n <= given for n in numbers)
-
-        def fix(match: re.Match[str]) -> str:
-            kept = [n for n in re.split(r"\s*[,;]\s*", match.group(1)) if 1 <= int(n) <= given]
-            return f"[{', '.join(kept)}]" if kept else ""
-
-        fixed = _MARKER.sub(fix, part)
-        if not keeps_one:
+        if any(1 <= n <= given for n in numbers):  # the valid numbers stay, the rest go
+            fixed = _MARKER.sub(lambda m: _kept_marker(m.group(1), given), part)
+        else:  # no citation left: the claim says so, before its closing punctuation
             fixed = _MARKER.sub("", part).rstrip()
-            end = re.search(r"[.!?]*$", fixed)
-            cut = end.start() if end else len(fixed)
+            cut = re.search(r"[.!?]*$", fixed).start()  # type: ignore[union-attr]
             fixed = fixed[:cut].rstrip() + " [uncited]" + fixed[cut:]
         out.append(re.sub(r"  +", " ", fixed))
     return "".join(out)
+
+
+def _kept_marker(numbers: str, given: int) -> str:
+    kept = [n for n in re.split(r"\s*[,;]\s*", numbers) if 1 <= int(n) <= given]
+    return f"[{', '.join(kept)}]" if kept else ""
 
 
 def answer(
