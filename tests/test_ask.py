@@ -230,9 +230,13 @@ def test_a_model_phrasing_that_finds_nothing_the_question_does_is_reported_ignor
     server.script({"replies": [{"match": "backoff jitter", "reply": "lex: zyxwvut qqqq"}]})
     try:
         data = asking.json("search", "backoff jitter", "--expand")
+        human = asking("search", "backoff jitter", "--expand", "--format", "human").stdout
     finally:
         server.script(FIXTURE)
     plain = asking.json("search", "backoff jitter")
+    assert "Also searched [1] (keywords, by your chat model): zyxwvut qqqq (took no part:" in (
+        " ".join(human.split())
+    )
     assert data["variants"][0]["from"] == "model" and "ignored" in data["variants"][0]
     assert [r["chunk_id"] for r in data["results"]] == [r["chunk_id"] for r in plain["results"]]
 

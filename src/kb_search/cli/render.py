@@ -147,7 +147,8 @@ def phrasing_lines(variants: list[dict[str, Any]]) -> list[Text]:
         legs = {"lexical": "keywords", "vector": "meaning"}.get(variant["use"], "both")
         who = ", by your chat model" if variant.get("from") == "model" else ""
         text = printable(variant["text"])
-        lines.append(Text(f"Also searched [{number}] ({legs}{who}): {text}", style=NOTE))
+        ignored = f" (took no part: {variant['ignored']})" if variant.get("ignored") else ""
+        lines.append(Text(f"Also searched [{number}] ({legs}{who}): {text}{ignored}", style=NOTE))
     return lines
 
 
