@@ -178,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
                 path, _, kb_dir = spec.rpartition(":")
                 only = args.only[number] if number < len(args.only) and args.only[number] else None
                 results[Path(path).stem] = run_set(
-                    Path(path), Path(kb_dir), only, kinds, work, server
+                    Path(path), Path(kb_dir), only, kinds, work, server, args.as_also
                 )
         finally:
             server.stop()
