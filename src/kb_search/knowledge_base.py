@@ -294,7 +294,8 @@ class KnowledgeBase:
         cache = self.config.data_dir / "expansions"
         deadline = time.monotonic() + self.config["search.expand_timeout_s"]
         expansion = expand(model, query, cache, deadline)
-        return with_expansion(options, expansion), expansion
+        variants = with_expansion(options.variants, expansion)
+        return replace(options, variants=variants, expanded=len(expansion.phrasings)), expansion
 
     def _explain(
         self, conn: db.Connection, path: str, options: SearchOptions, trace: Any, response: Any

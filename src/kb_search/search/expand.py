@@ -31,7 +31,6 @@ from kb_search.errors import EndpointError
 if TYPE_CHECKING:
     from kb_search.models.chat import ChatModel
     from kb_search.search.legs import LegResult
-    from kb_search.search.pipeline import SearchOptions
     from kb_search.search.results import SearchResponse
 
 PROMPT_VERSION = 1  # part of the cache key: a new prompt asks again
@@ -197,17 +196,14 @@ def agreeing(
     return kept, ignored
 
 
-def with_expansion(options: SearchOptions, expansion: Expansion) -> SearchOptions:
-    """`options` with the expansion's phrasings after the caller's own variants (at most
-    MAX_VARIANTS in all: the caller's come first)."""
-    from dataclasses import replace
-
+def with_expansion(variants: tuple[str, ...], expansion: Expansion) -> tuple[str, ...]:
+    """The caller's variants, then the expansion's phrasings (at most MAX_VARIANTS in all:
+    the caller's come first; `expansion.phrasings` keeps those that fit)."""
     from kb_search.search.query import MAX_VARIANTS
 
-    room = max(0, MAX_VARIANTS - len(options.variants))
+    room = max(0, MAX_VARIANTS - len(variants))
     expansion.phrasings = expansion.phrasings[:room]
-    variants = (*options.variants, *expansion.phrasings)
-    return replace(options, variants=variants, expanded=len(expansion.phrasings))
+    return (*variants, *expansion.phrasings)
 
 
 def mark_expanded(response: SearchResponse, expansion: Expansion) -> None:
