@@ -199,6 +199,9 @@ def test_parse_expansion_keeps_one_of_each_kind_and_drops_repeats() -> None:
     ]
     assert parse_expansion("lex: Keep a pvc\nvec: keep, a PVC!", "keep a PVC") == []
     assert parse_expansion("no phrasings at all", "q") == []
+    # one plain word is no phrasing; one identifier is
+    assert parse_expansion("lex: configuration\nvec: settings", "q") == []
+    assert parse_expansion("lex: url_is_from_any_domain", "q") == ["lex: url_is_from_any_domain"]
     assert parse_expansion("lex: ___\nvec: --", "q") == []  # nothing a search takes
 
 
