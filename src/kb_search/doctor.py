@@ -265,7 +265,7 @@ def reranker_check(name: str, depth: int, load: Callable[[str], Any]) -> Check:
     except ConfigError as exc:
         return Check("reranker", False, str(exc))
     info = getattr(getattr(reranker, "model", None), "info", None)
-    source = getattr(info, "source", "") or "in process"
+    source = getattr(info, "source", "") or getattr(reranker, "source", "") or "in process"
     return Check("reranker", True, f"{reranker.name} ({source}; reranks the top {depth})")
 
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from kb_search.config import Config
 from kb_search.errors import (
+    ConfigError,
     KbError,
     NotFound,
     SearchError,
@@ -32,12 +33,15 @@ from kb_search.search.budget import SEARCH_CANCELLED, SearchBudget
 from kb_search.store import db
 
 if TYPE_CHECKING:
+    from kb_search.ask import Answer
     from kb_search.doctor import Check
     from kb_search.ingest.executor import AddOptions
     from kb_search.ingest.summary import AddSummary
     from kb_search.ingest.sync import SyncSummary
     from kb_search.ingest.watch import WatchBatch, WatchPlan, WatchThread
+    from kb_search.models.chat import ChatModel
     from kb_search.reading import Reading
+    from kb_search.search.expand import Expansion
     from kb_search.search.pipeline import SearchOptions
     from kb_search.search.rerank import LoadedRerankers, Reranker
     from kb_search.search.results import SearchResponse
@@ -74,6 +78,7 @@ class KnowledgeBase:
         self._readers_lock = threading.Lock()
         self._models: LoadedModels | None = None
         self._rerankers: LoadedRerankers | None = None
+        self._chat: ChatModel | None = None
         self._lazy_lock = threading.Lock()
 
     # ---- lifetime ----------------------------------------------------------------------------
@@ -190,7 +195,9 @@ class KnowledgeBase:
                 from kb_search.search.rerank import LoadedRerankers
                 from kb_search.vectors.model import model_cache_dir
 
-                self._rerankers = LoadedRerankers(lambda: model_cache_dir(self.config))
+                self._rerankers = LoadedRerankers(
+                    lambda: model_cache_dir(self.config), self.config.values
+                )
         return self._rerankers.named(name or self.config["search.reranker"])
 
     # ---- reading -----------------------------------------------------------------------------
@@ -201,16 +208,21 @@ class KnowledgeBase:
         options: SearchOptions,
         explain: str | None = None,
         relative_to_roots: bool = False,
+        expand: bool = False,
     ) -> SearchResponse:
         """One query, stopped after `search.timeout_s` so no request can stall the others. Its
         `timings_ms.total` covers everything this call did: when it loaded the model (the first
         vector search of a process), `model_load` says how long that took. `explain`: a path
         whose place at each stage the response explains (`explanation`), relative to this KB's
         cwd, or to the added folders with `relative_to_roots` (a caller with no directory of
-        its own: an MCP client)."""
+        its own: an MCP client). `expand`: the chat
+        model's phrasings join the variants (`search.expand`; ConfigError when none is set)."""
         from kb_search.search.pipeline import Trace, search
 
         started = time.perf_counter()
+        expansion = None
+        if expand:
+            options, expansion = self._expanded(query, options)
         loaded_before = self.models.leg_loaded
         if options.mode == "lexical":
             vector, why = None, None
@@ -249,8 +261,55 @@ class KnowledgeBase:
             raise budget.stopped()
         if options.mode != "lexical" and not loaded_before:
             response.timings_ms["model_load"] = self.model_load_ms
+        if expansion is not None:
+            from kb_search.search.expand import mark_expanded
+
+            mark_expanded(response, expansion)
         response.timings_ms["total"] = (time.perf_counter() - started) * 1000
         return response
+
+    def ask(
+        self,
+        question: str,
+        options: SearchOptions,
+        expand: bool = False,
+        on_text: Callable[[str], None] | None = None,
+    ) -> Answer:
+        """`kb ask`: search as `kb search` does, then the chat model's answer from the passages
+        found, with their citations, or a refusal when none is close enough (`ask.py`).
+        `on_text` gets the answer as it streams. ConfigError before any search when no chat
+        model is configured."""
+        from kb_search.ask import answer
+
+        started = time.perf_counter()
+        model = self.chat_model()
+        response = self.search(question, options, expand=expand)
+        result = answer(model, question, response, self.config["ask.min_similarity"], on_text)
+        result.timings_ms["total"] = (time.perf_counter() - started) * 1000
+        return result
+
+    def chat_model(self) -> ChatModel:
+        """The configured chat model (`llm.*`), built once; ConfigError saying how to set one
+        when none is."""
+        with self._lazy_lock:
+            if self._chat is None:
+                from kb_search.models.chat import HOW_TO_SET, chat_model
+
+                self._chat = chat_model(self.config.values)
+                if self._chat is None:
+                    raise ConfigError(f"no chat model is configured: {HOW_TO_SET}")
+            return self._chat
+
+    def _expanded(self, query: str, options: SearchOptions) -> tuple[SearchOptions, Expansion]:
+        """`options` with the chat model's phrasings for `query` after the caller's own."""
+        from kb_search.search.expand import expand, with_expansion
+
+        model = self.chat_model()
+        cache = self.config.data_dir / "expansions"
+        deadline = time.monotonic() + self.config["search.expand_timeout_s"]
+        expansion = expand(model, query, cache, deadline)
+        variants = with_expansion(options.variants, expansion)
+        return replace(options, variants=variants, expanded=len(expansion.phrasings)), expansion
 
     def _explain(
         self,
@@ -724,10 +783,16 @@ class KnowledgeBase:
         if Path(target).is_file():
             from kb_search.evaluate.questions import questions_report
 
-            def run(text: str, mode: str, variants: tuple[str, ...]) -> SearchResponse:
-                return self.search(text, options_for(mode, variants))
+            def run(
+                text: str, mode: str, variants: tuple[str, ...], expand: bool = False
+            ) -> SearchResponse:
+                return self.search(text, options_for(mode, variants), expand=expand)
 
-            return {**questions_report(self.reader(), Path(target), modes, run), **used}
+            expand = self.config["llm.model"] is not None  # a chat model: hybrid+expand too
+            report = questions_report(self.reader(), Path(target), modes, run, expand)
+            if expand:
+                used["llm"] = self.config["llm.model"]
+            return {**report, **used}
         return {**self._eval_beir(Path(target), modes, progress, options_for), **used}
 
     def _eval_beir(

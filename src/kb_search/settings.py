@@ -261,6 +261,57 @@ SETTINGS: tuple[Setting, ...] = (
         ("KB_RERANK_DEPTH",),
         "fused candidates the reranker reads (each costs a model pass)",
     ),
+    # A rerank server (`search.reranker` = tei:NAME, openai:NAME, jina:NAME, cohere:NAME;
+    # docs/models.md): the query and the top passages leave the machine for it.
+    Setting("rerank.endpoint", None, Url(), ("KB_RERANK_ENDPOINT",), "rerank server base URL"),
+    Setting(
+        "rerank.api_key", None, Text(4096, secret=True), ("KB_RERANK_API_KEY",), "its API key"
+    ),
+    Setting(
+        "rerank.timeout_s",
+        3.0,
+        Number(0, HOUR, above=True),
+        ("KB_RERANK_TIMEOUT",),
+        "s a rerank request may take; later, results keep the fused order (with a note)",
+    ),
+    # A chat model the person runs (`kb ask`, `kb search --expand`; docs/models.md): nothing
+    # calls it unless llm.model is set. The key is never shown, logged or stored.
+    Setting(
+        "llm.model", None, Text(256), ("KB_LLM_MODEL",), "chat model: openai:NAME or ollama:NAME"
+    ),
+    Setting("llm.endpoint", None, Url(), ("KB_LLM_ENDPOINT",), "chat server base URL"),
+    Setting("llm.api_key", None, Text(4096, secret=True), ("KB_LLM_API_KEY",), "its API key"),
+    Setting(
+        "llm.timeout_s",
+        60.0,
+        Number(0, HOUR, above=True),
+        ("KB_LLM_TIMEOUT",),
+        "s per request, in total",
+    ),
+    Setting("llm.retries", 3, Integer(0, 10), ("KB_LLM_RETRIES",), "on 429/5xx/drops"),
+    Setting("llm.max_tokens", 1024, Integer(16, 65536), ("KB_LLM_MAX_TOKENS",), "per answer"),
+    Setting(
+        "search.expand_timeout_s",
+        20.0,
+        Number(0, HOUR, above=True),
+        ("KB_EXPAND_TIMEOUT",),
+        "kb search --expand: s the chat model has to write phrasings (cached after)",
+    ),
+    Setting(
+        "ask.passages",
+        8,
+        Integer(1, 50),
+        ("KB_ASK_PASSAGES",),
+        "kb ask: retrieved passages the model reads",
+    ),
+    Setting(
+        "ask.min_similarity",
+        0.3,
+        Number(0.0, 1.0),
+        ("KB_ASK_MIN_SIMILARITY",),
+        "kb ask refuses when no passage is this close to the question in meaning (cosine;"
+        " all-MiniLM-L6-v2: real questions >= 0.37, off-topic ones <= 0.27)",
+    ),
     Setting(
         "search.timeout_s",
         10.0,
@@ -421,7 +472,7 @@ SETTINGS: tuple[Setting, ...] = (
     ),
 )
 SETTINGS_BY_KEY = {s.key: s for s in SETTINGS}
-SECRET_SETTINGS = frozenset({"embedding.api_key"})
+SECRET_SETTINGS = frozenset({"embedding.api_key", "llm.api_key", "rerank.api_key"})
 
 
 def check(setting: Setting, value: Any, origin: str) -> Any:

@@ -123,6 +123,7 @@ def search_human(response: SearchResponse, term: Terminal) -> str:
     if bad_legs:
         parts.append(Text("Note: " + "; ".join(bad_legs), style=NOTE))
     parts += [Text(f"Note: {printable(note)}", style=NOTE) for note in response.notes]
+    parts += phrasing_lines(response.variants)
     width = term.width
     for i, result in enumerate(response.results, start=1):
         s = result.source
@@ -139,6 +140,8 @@ def search_human(response: SearchResponse, term: Terminal) -> str:
         parts.append(_location_line(term, s, result.chunk_id, width))
         if result.also_at:
             parts.append(_also_at_line(term, result.also_at))
+        if response.variants:
+            parts.append(Text(" " * INDENT + found_by_line(result.found_by), style=DIM))
     if not response.results:
         parts += [
             Text(""),
@@ -147,6 +150,28 @@ def search_human(response: SearchResponse, term: Terminal) -> str:
     if response.explanation is not None:
         parts += [Text("")] + explanation_lines(response.explanation, term)
     return term.render(*parts)
+
+
+def phrasing_lines(variants: list[dict[str, Any]]) -> list[Text]:
+    """The phrasings searched beside the query, numbered as `found_by` numbers them."""
+    lines = []
+    for number, variant in enumerate(variants, start=1):
+        legs = {"lexical": "keywords", "vector": "meaning"}.get(variant["use"], "both")
+        who = ", by your chat model" if variant.get("from") == "model" else ""
+        text = printable(variant["text"])
+        ignored = f" (took no part: {variant['ignored']})" if variant.get("ignored") else ""
+        lines.append(Text(f"Also searched [{number}] ({legs}{who}): {text}{ignored}", style=NOTE))
+    return lines
+
+
+def found_by_line(found_by: list[list[Any]]) -> str:
+    """Which phrasing (q: the query, [n]: variant n) found a result, in which leg, at what rank."""
+    legs = {"lexical": "kw", "vector": "meaning"}
+    places = [
+        f"{'q' if phrasing == 0 else f'[{phrasing}]'} {legs.get(leg, leg)} #{rank}"
+        for phrasing, leg, rank in found_by
+    ]
+    return "found by: " + ", ".join(places)
 
 
 def explanation_lines(explanation: Any, term: Terminal) -> list[Text]:

@@ -45,6 +45,7 @@ COMMAND_MODULES = {
     ),
     **dict.fromkeys(["add", "sync", "watch", "remove", "reindex"], "ingest"),
     **dict.fromkeys(["search", "similar"], "search"),
+    "ask": "ask",
     **dict.fromkeys(
         ["show", "get", "chunk", "list", "stats", "tag", "untag", "tags", "roots"], "documents"
     ),

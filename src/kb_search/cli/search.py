@@ -41,6 +41,7 @@ Examples:
   kb search where is the retry delay computed --also 'lex: RETRY_TIMES'
        --also 'vec: how long to wait before retrying a failed request'
   kb search sync waves --files      # each file once, like rg -l
+  kb search why is my sync stuck --expand   # + your chat model's phrasings
 
 {QUERY_SYNTAX}
 
@@ -146,6 +147,12 @@ class QueryCommand(click.Command):
     " 'vec: a rephrasing', or plain text for both legs.",
 )
 @click.option(
+    "--expand",
+    is_flag=True,
+    help="Ask your chat model (llm.model) for more phrasings, searched as --also ones"
+    " (cached per query).",
+)
+@click.option(
     "--files", is_flag=True, help="Each file once, with its best chunk (like rg -l)."
 )
 @click.option(
@@ -186,6 +193,7 @@ def search(
     min_score,
     fusion: str | None,
     variants: tuple[str, ...],
+    expand: bool,
     files: bool,
     per_file: int | None,
     fields: str | None,
@@ -207,7 +215,7 @@ def search(
         )
     out = app.output_format("json" if selected and not fmt else fmt)
     answer, client = None, None
-    if explain is None and _warm_on(app):  # else not even the warm client is imported
+    if explain is None and not expand and _warm_on(app):  # else not even the warm client
         from kb_search.cli.warm.client import WarmClient
 
         request = _warm_request(
@@ -236,7 +244,7 @@ def search(
             files=files,
         )
         try:
-            response = kb.search(text, options, explain=explain)
+            response = kb.search(text, options, explain=explain, expand=expand)
         finally:
             if client is not None:
                 client.start_if_wanted()  # after this search: its start-up would slow this one
@@ -275,7 +283,7 @@ def forwarded_request(argv: list[str]) -> WarmRequest | None:
     except (click.ClickException, click.exceptions.Exit):
         return None
     out = p["fmt"] or "json"
-    if out != "json" or p["explain"] is not None:  # --explain runs in full
+    if out != "json" or p["explain"] is not None or p["expand"]:  # these run in full
         return None
     filters = _filters(p["types"], p["tags"], p["paths"], p["languages"], p["after"], p["before"])
     text, mode, top = " ".join(p["query"]), p["mode"], p["top"]

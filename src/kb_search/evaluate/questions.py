@@ -221,27 +221,34 @@ class QuestionScores:
 
 
 WITH_VARIANTS = "+variants"  # a mode scored with each question's variants
+WITH_EXPANSION = "+expand"  # a mode scored with the chat model's phrasings (`--expand`)
 
 
-def scored_modes(questions: list[Question], modes: list[str]) -> list[str]:
-    """The modes asked for, and hybrid with variants beside hybrid when questions have them."""
+def scored_modes(questions: list[Question], modes: list[str], expand: bool = False) -> list[str]:
+    """The modes asked for, and hybrid with variants beside hybrid when questions have them;
+    with `expand` (a chat model is configured), hybrid with its phrasings too."""
+    scored = list(modes)
     if "hybrid" in modes and any(q.variants for q in questions):
-        return [*modes, "hybrid" + WITH_VARIANTS]
-    return list(modes)
+        scored.append("hybrid" + WITH_VARIANTS)
+    if "hybrid" in modes and expand:
+        scored.append("hybrid" + WITH_EXPANSION)
+    return scored
 
 
 def evaluate_questions(
     conn: Connection,
     questions: list[Question],
     modes: list[str],
-    run: Callable[[str, str, tuple[str, ...]], SearchResponse],
+    run: Callable[..., SearchResponse],
 ) -> list[QuestionScores]:
     """`run(question, mode, variants)` searches the KB (at least DEPTH results); each mode
-    ending in WITH_VARIANTS runs its base mode with the question's variants."""
+    ending in WITH_VARIANTS runs its base mode with the question's variants, each ending in
+    WITH_EXPANSION with the chat model's phrasings (`run(..., expand=True)`)."""
     indexed = Indexed.load(conn, questions)
     out = []
     for mode in modes:
-        base = mode.removesuffix(WITH_VARIANTS)
+        expand = mode.endswith(WITH_EXPANSION)
+        base = mode.removesuffix(WITH_VARIANTS).removesuffix(WITH_EXPANSION)
         file_sum: dict[str, float] = {}
         chunk_sum: dict[str, float] = {}
         chunk_n = 0
@@ -250,8 +257,11 @@ def evaluate_questions(
         legs: dict[str, int] = {}
         for question in questions:
             t0 = time.perf_counter()
-            variants = question.variants if mode != base else ()
-            response = run(question.text, base, variants)
+            variants = question.variants if mode.endswith(WITH_VARIANTS) else ()
+            if expand:
+                response = run(question.text, base, variants, expand=True)
+            else:
+                response = run(question.text, base, variants)
             latencies.append((time.perf_counter() - t0) * 1000)
             for leg, state in response.legs.items():
                 legs[f"{leg}:{state}"] = legs.get(f"{leg}:{state}", 0) + 1
@@ -285,15 +295,16 @@ def questions_report(
     conn: Connection,
     path: Path,
     modes: list[str],
-    run: Callable[[str, str, tuple[str, ...]], SearchResponse],
+    run: Callable[..., SearchResponse],
+    expand: bool = False,
 ) -> dict[str, Any]:
     """The questions file at `path` scored over the KB `conn` reads, `run` searching it (see
-    `evaluate_questions`), with what the index held."""
+    `evaluate_questions`), with what the index held; `expand`: a hybrid+expand row too."""
     from kb_search.store.inventory import counts
     from kb_search.store.vectors import db_model
 
     questions = load_questions(path)
-    scores = evaluate_questions(conn, questions, scored_modes(questions, modes), run)
+    scores = evaluate_questions(conn, questions, scored_modes(questions, modes, expand), run)
     documents, chunks = counts(conn)
     return {
         "kind": "questions",

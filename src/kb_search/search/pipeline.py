@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from kb_search.errors import SearchError
 from kb_search.sanitize import valid_text
+from kb_search.search.expand import IGNORED, agreeing
 from kb_search.search.filters import check_filter_values, excluded_chunks, store_filter
 from kb_search.search.fusion import (
     DEFAULT_FUSION,
@@ -38,7 +39,7 @@ from kb_search.search.query import (
     parse_query,
     parse_variants,
 )
-from kb_search.search.rerank import Reranker, apply_reranker
+from kb_search.search.rerank import Reranker, RerankFailed, apply_reranker
 from kb_search.search.results import Candidate, SearchResponse, hydrate, snippets
 from kb_search.search.shaping import (
     DEFAULT_PER_FILE,
@@ -71,6 +72,9 @@ class SearchOptions:
     should_stop: Callable[[], bool] | None = None
     # More phrasings of the same request ("lex: ..." keywords only, "vec: ..." meaning only)
     variants: tuple[str, ...] = ()
+    # How many of the last variants a chat model wrote (`--expand`): each counts only when it
+    # agrees with the question (search.expand.agreeing)
+    expanded: int = 0
     # At most this many chunks of one file in the ranking before the others (0: no cap);
     # `files`: each file once, with its best chunk.
     per_file: int = DEFAULT_PER_FILE
@@ -325,14 +329,21 @@ def search(
     legs = retrieve(conn, prepared, options, vector, vector_unavailable, timings)
     stop_if_asked(options, "fusion")
     variant_legs = retrieve_variants(conn, prepared, options, vector, vector_unavailable, timings)
-    candidates = combine(legs, options, variant_legs)
+    fused_legs, ignored = variant_legs, set()
+    if options.expanded:
+        fused_legs, ignored = agreeing(legs, variant_legs, options.expanded)
+    candidates = combine(legs, options, fused_legs)
+    rerank_note = None
     if options.reranker is not None:
         stop_if_asked(options, "rerank")
         t0 = clock()
         candidates = with_text(conn, candidates, options.rerank_depth)
-        candidates = apply_reranker(
-            options.reranker, query, candidates, options.rerank_depth, options.deadline
-        )
+        try:
+            candidates = apply_reranker(
+                options.reranker, query, candidates, options.rerank_depth, options.deadline
+            )
+        except RerankFailed as exc:
+            rerank_note = f"not reranked, results in fused order: {exc}"
         timings["rerank"] = (clock() - t0) * 1000
     if options.mode != "vector":
         candidates = promote_definitions(conn, candidates, identifier_terms(prepared))
@@ -364,10 +375,14 @@ def search(
         legs={name: leg.status for name, leg in legs.items()},
         timings_ms=timings,
         filters=prepared.filters,
-        notes=explain(prepared, legs, options, dropped),
+        notes=explain(prepared, legs, options, dropped) + ([rerank_note] if rerank_note else []),
         variants=[
-            phrasing.to_dict() | {"legs": {name: leg.status for name, leg in found.items()}}
-            for (phrasing, _), found in zip(prepared.variants, variant_legs)
+            phrasing.to_dict()
+            | {"legs": {name: leg.status for name, leg in found.items()}}
+            | ({"ignored": IGNORED} if number in ignored else {})
+            for number, ((phrasing, _), found) in enumerate(
+                zip(prepared.variants, variant_legs), start=1
+            )
         ],
     )
 

@@ -4,7 +4,10 @@ A reranker sees the query and the top `rerank_depth` candidates (text loaded: th
 its title and heading line) and returns them re-scored and re-ordered, scores in [0, 1]. None
 is configured by default: `search.reranker` names a cross-encoder (a Hugging Face id such as
 cross-encoder/ms-marco-MiniLM-L-6-v2, provisioned like the embedding model: installed package,
-cache, or the hub when online) or a local directory holding one.
+cache, or the hub when online), a local directory holding one, or a rerank server
+(`tei:NAME`, `openai:NAME`, `jina:NAME`, `cohere:NAME` at `rerank.endpoint`;
+`models/rerank_endpoint.py`). A server that fails or answers later than `rerank.timeout_s`
+raises RerankFailed: the search keeps the fused order and says so in a note.
 """
 
 from __future__ import annotations
@@ -12,13 +15,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kb_search.errors import ConfigError, SearchError
 from kb_search.search.results import Candidate
 
 if TYPE_CHECKING:
     from kb_search.embedding.cross_encoder import CrossEncoder
+    from kb_search.models.rerank_endpoint import RerankEndpoint
 
 
 class Reranker(Protocol):
@@ -32,9 +36,36 @@ class Reranker(Protocol):
         ...
 
 
+class RerankFailed(SearchError):
+    """The rerank stage could not score the candidates: the fused order stands."""
+
+
 # name (the `search.reranker` setting) -> a function that builds the reranker, for rerankers
-# made in process (tests); any other name is a cross-encoder model.
+# made in process (tests); `tei:`/`openai:`/`jina:`/`cohere:` names are rerank servers; any
+# other name is a cross-encoder model.
 RERANKERS: dict[str, Callable[[], Reranker]] = {}
+
+
+class EndpointReranker:
+    """Candidates re-scored by a rerank server (models.rerank_endpoint)."""
+
+    def __init__(self, endpoint: RerankEndpoint) -> None:
+        self.endpoint = endpoint
+        self.name = endpoint.name
+        self.source = f"endpoint {endpoint.url}"  # what `kb doctor` reports
+
+    def rerank(
+        self, query: str, candidates: list[Candidate], deadline: float | None = None
+    ) -> list[Candidate]:
+        from kb_search.errors import EndpointError
+
+        try:
+            scores = self.endpoint.scores(query, [c.text or "" for c in candidates], deadline)
+        except EndpointError as exc:
+            raise RerankFailed(str(exc)) from exc
+        for candidate, score in zip(candidates, scores):
+            candidate.score = float(score)
+        return sorted(candidates, key=lambda c: (-c.score, c.chunk_id))
 
 
 class CrossEncoderReranker:
@@ -64,26 +95,36 @@ class CrossEncoderReranker:
 class LoadedRerankers:
     """Each reranker a process uses, built once (the warm server's threads share them)."""
 
-    def __init__(self, cache_dir: Callable[[], Path]):
+    def __init__(self, cache_dir: Callable[[], Path], settings: Any = None):
+        """`settings`: a Config's values (`rerank.*`, for rerank servers)."""
         self._cache_dir = cache_dir
+        self._settings = settings
         self._by_name: dict[str, Reranker | None] = {}
         self._lock = threading.Lock()
 
     def named(self, name: str) -> Reranker | None:
         with self._lock:
             if name not in self._by_name:
-                self._by_name[name] = reranker_named(name, self._cache_dir())
+                self._by_name[name] = reranker_named(name, self._cache_dir(), self._settings)
             return self._by_name[name]
 
 
-def reranker_named(name: str, cache_dir: Path) -> Reranker | None:
-    """The configured reranker; "none" (the default) is no rerank stage. A name that is not
-    registered is a cross-encoder model (a directory holding one, or a model id), provisioned
-    into `cache_dir`; ConfigError in one line when it cannot be had."""
+def reranker_named(name: str, cache_dir: Path, settings: Any = None) -> Reranker | None:
+    """The configured reranker; "none" (the default) is no rerank stage. `tei:`, `openai:`,
+    `jina:`, `cohere:` names are rerank servers (`settings`: a Config's values, for
+    `rerank.endpoint` and its key). A name that is not registered is a cross-encoder model (a
+    directory holding one, or a model id), provisioned into `cache_dir`; ConfigError in one
+    line when it cannot be had."""
     if name == "none":
         return None
     if name in RERANKERS:
         return RERANKERS[name]()
+    from kb_search.models.rerank_endpoint import is_endpoint_reranker, rerank_endpoint
+
+    if is_endpoint_reranker(name):
+        if settings is None:
+            raise ConfigError(f"reranker {name!r} needs rerank.endpoint settings")
+        return EndpointReranker(rerank_endpoint(name, settings))
     import hashlib  # here: a search without a reranker should not load OpenSSL (~4 ms)
 
     from kb_search.embedding.cross_encoder import load_cross_encoder
