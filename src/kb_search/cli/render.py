@@ -118,6 +118,8 @@ def search_human(response: SearchResponse, term: Terminal) -> str:
         s = result.source
         parts.append(Text(""))
         parts.append(_title_line(i, s.title, result.score, width))
+        if result.freshness in STALE_WORDS:
+            parts.append(Text(" " * INDENT + STALE_WORDS[result.freshness], style=NOTE))
         heading = _heading(s)
         if heading:
             parts.append(_fit(Text(" " * INDENT) + Text(heading, style=HEADING), width))
@@ -132,9 +134,17 @@ def search_human(response: SearchResponse, term: Terminal) -> str:
             Text(""),
             Text("No results. Try other words, --mode vector, or fewer filters."),
         ]
+    if response.next_cursor:
+        parts += [Text(""), Text(f"More: --cursor {response.next_cursor}", style=DIM)]
     if response.explanation is not None:
         parts += [Text("")] + explanation_lines(response.explanation, term)
     return term.render(*parts)
+
+
+STALE_WORDS = {
+    "gone": "[gone] this file is no longer where it was indexed: `kb sync` updates the index",
+    "changed": "[changed] this file changed since it was indexed: `kb sync` re-reads it",
+}
 
 
 def explanation_lines(explanation: Any, term: Terminal) -> list[Text]:

@@ -98,6 +98,15 @@ Fields = Annotated[
     Field(description="Result fields instead of compact, e.g. chunk_id, citation, text, path."),
 ]
 
+# A search answer's token budget: far under the 25,000 tokens Claude Code accepts from a tool.
+DEFAULT_MAX_TOKENS = 6_000
+MAX_TOKENS = 20_000
+MaxTokens = Annotated[
+    int,
+    Field(ge=1, le=MAX_TOKENS, description="Token budget; cut between results, see next_cursor."),
+]
+Cursor = Annotated[str | None, Field(description="A previous answer's next_cursor, same query.")]
+
 Explain = Annotated[
     str | None,
     Field(description="A file path: adds `explain`, why it is or is not in the results."),
@@ -125,6 +134,8 @@ def run_search(
     fields: list[str] | str | None = None,
     files: bool = False,
     explain: str | None = None,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    cursor: str | None = None,
 ) -> str:
     from kb_search.search.fields import COMPACT, parse_fields, project
 
@@ -133,7 +144,13 @@ def run_search(
             raise UserInputError("give `compact` or `fields`, not both")
         selected = list(COMPACT) if compact else parse_fields(fields) if fields else None
         options = kb.search_options(
-            mode=mode, top=top, variants=tuple(variants or ()), files=files
+            mode=mode,
+            top=top,
+            variants=tuple(variants or ()),
+            files=files,
+            max_tokens=max_tokens,
+            cursor=cursor,
+            fields=tuple(selected) if selected else None,
         )
         response = kb.search(query, options, explain=explain)
     except KbError as exc:
@@ -180,8 +197,13 @@ class KbTools:
         files: Files = False,
         fields: Fields = None,
         explain: Explain = None,
+        max_tokens: MaxTokens = DEFAULT_MAX_TOKENS,
+        cursor: Cursor = None,
     ) -> str:
-        return run_search(self.kb, query, mode, top, variants, compact, fields, files, explain)
+        return run_search(
+            self.kb, query, mode, top, variants, compact, fields, files, explain, max_tokens,
+            cursor,
+        )  # fmt: skip
 
     def get_document(
         self,

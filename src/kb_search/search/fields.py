@@ -4,7 +4,9 @@ The full contract (`SearchResponse.to_dict`) spends most of its tokens on what a
 reads (the snippet repeats the text; absolute and relative paths; per-leg scores). A field
 list keeps what it needs; `COMPACT` (chunk_id, citation, heading, score, text) is the profile
 SKILL.md teaches: an openable citation, and the id `kb chunk`/`kb get chunk:ID` take. Source
-fields are named without their `source.` prefix.
+fields are named without their `source.` prefix. Whatever the fields, a hit whose file changed
+or is gone says so (`freshness`), and the answer keeps its `coverage`, `next_cursor` and
+`budget`.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ RESULT_FIELDS = (
     "snippet",
     "citation",
     "source",
+    "freshness",
+    "evidence",
 )
 SOURCE_FIELDS = (
     "document_id",
@@ -75,10 +79,12 @@ def project(response: SearchResponse, fields: Sequence[str]) -> dict[str, Any]:
         source = result["source"]
         row = {}
         for name in fields:
-            value = result[name] if name in RESULT_FIELDS else source[name]
+            value = result.get(name) if name in RESULT_FIELDS else source[name]
             if name == "score":
                 value = round(value, SCORE_DIGITS)
             row[name] = value
+        if "freshness" not in row and result.get("freshness") not in (None, "fresh"):
+            row["freshness"] = result["freshness"]  # a changed or gone file is always said
         results.append(row)
     data: dict[str, Any] = {
         "schema_version": full["schema_version"],
@@ -95,6 +101,7 @@ def project(response: SearchResponse, fields: Sequence[str]) -> dict[str, Any]:
         data["legs"] = failed
     if full["notes"]:
         data["notes"] = full["notes"]
-    if "explain" in full:
-        data["explain"] = full["explain"]
+    for name in ("coverage", "next_cursor", "budget", "explain"):
+        if name in full:
+            data[name] = full[name]
     return data

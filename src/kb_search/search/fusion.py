@@ -193,8 +193,22 @@ def _ranked(
         Candidate(cid, min(1.0, max(0.0, s)), breakdown[cid], found_by=found[cid])
         for cid, s in scores.items()
     ]
-    fused.sort(key=lambda c: (-c.score, c.chunk_id))
+    fused.sort(key=tie_order)
     return fused
+
+
+def tie_order(candidate: Candidate) -> tuple[float, int, int, int]:
+    """Higher score first; on a tie (to 1e-9), the chunk more rankings found, then the one
+    the query itself ranked higher, then the lower chunk id (the same DB and query give the
+    same order)."""
+    found = candidate.found_by
+    query_ranks = [rank for phrasing, _, rank in found if phrasing == 0]
+    return (
+        -round(candidate.score, 9),
+        -len(found),
+        min(query_ranks, default=1 << 30),
+        candidate.chunk_id,
+    )
 
 
 def single_leg(legs: dict[str, LegResult], mode: str) -> list[Candidate]:

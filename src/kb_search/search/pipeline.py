@@ -14,10 +14,15 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from kb_search.errors import SearchError
 from kb_search.sanitize import valid_text
+from kb_search.search import budget_tokens, evidence
+from kb_search.search.budget_tokens import MAX_OFFSET, read_cursor
+from kb_search.search.evidence import WEAK_ADVICE, WEAK_COVERAGE
 from kb_search.search.filters import check_filter_values, excluded_chunks
+from kb_search.search.freshness import FRESH, stale_note
 from kb_search.search.fusion import (
     DEFAULT_FUSION,
     FUSIONS,
@@ -39,8 +44,13 @@ from kb_search.search.query import (
     parse_variants,
 )
 from kb_search.search.rerank import Reranker, apply_reranker
-from kb_search.search.results import Candidate, SearchResponse, hydrate, snippets
-from kb_search.search.shaping import DEFAULT_PER_FILE, diversify, promote_definitions
+from kb_search.search.results import Candidate, Result, SearchResponse, hydrate, snippets
+from kb_search.search.shaping import (
+    DEFAULT_PER_FILE,
+    distinct_scores,
+    diversify,
+    promote_definitions,
+)
 from kb_search.store.db import Connection, OperationalError
 
 MODES = ("hybrid", "lexical", "vector")
@@ -69,6 +79,12 @@ class SearchOptions:
     # `files`: each file once, with its best chunk.
     per_file: int = DEFAULT_PER_FILE
     files: bool = False
+    # A token budget for the printed answer (cut between chunks) and a cursor from an earlier
+    # page of the same search (search.budget_tokens); `fields`: the projection the answer is
+    # printed in (None: the full contract), which the budget counts.
+    max_tokens: int | None = None
+    cursor: str | None = None
+    fields: tuple[str, ...] | None = None
 
     def depth(self) -> int:
         """Candidates each leg retrieves: fixed, so that the top 3 of a query is always the
@@ -330,10 +346,12 @@ def search(
         candidates = promote_definitions(conn, candidates, identifier_terms(prepared))
     candidates = diversify(conn, candidates, options.per_file, options.files)
     passing = above_min_score(candidates, options)
-    top = cut(passing, options)
+    key = search_key(conn, prepared, options) if options.cursor or options.max_tokens else ""
+    offset = read_cursor(options.cursor, key) if options.cursor else 0
+    top = distinct_scores(passing[: offset + options.top])[offset:]
     if trace is not None:
         record_trace(trace, prepared, legs, candidates, passing, top, options)
-    dropped = min(options.top, len(candidates)) - len(top)
+    dropped = min(options.top, len(candidates)) - len(passing[: options.top])
     for candidate in top:
         candidate.breakdown = complete_breakdown(candidate.breakdown, legs)
     stop_if_asked(options, "fetching the results")
@@ -343,8 +361,14 @@ def search(
     snippet_of = snippets(conn, expr, ids) if options.snippets else {}
     results = hydrate(conn, top, snippet_of)
     timings["fetch"] = (clock() - t0) * 1000
-    timings["total"] = (clock() - start) * 1000
-    return SearchResponse(
+    coverage = annotate_evidence(results, prepared, options) if offset == 0 else None
+    notes = explain(prepared, legs, options, dropped)
+    stale = stale_note(r.freshness or FRESH for r in results)
+    if stale:
+        notes.append(stale)
+    if coverage == WEAK_COVERAGE and options.mode == "hybrid":
+        notes.append(WEAK_ADVICE)
+    response = SearchResponse(
         query=query,
         mode=options.mode,
         results=results,
@@ -352,12 +376,90 @@ def search(
         legs={name: leg.status for name, leg in legs.items()},
         timings_ms=timings,
         filters=prepared.filters,
-        notes=explain(prepared, legs, options, dropped),
+        notes=notes,
         variants=[
             phrasing.to_dict() | {"legs": {name: leg.status for name, leg in found.items()}}
             for (phrasing, _), found in zip(prepared.variants, variant_legs)
         ],
+        coverage=coverage,
     )
+    if options.cursor or options.max_tokens:
+        page(response, options, offset, len(passing), key)
+    timings["total"] = (clock() - start) * 1000
+    return response
+
+
+def search_key(conn: Connection, query: Query, options: SearchOptions) -> str:
+    """What a cursor is bound to: everything that makes this ranking, and the index state."""
+    from kb_search.store.retrieval import index_stamp
+
+    return budget_tokens.search_key(
+        {
+            "query": query.text,
+            "variants": options.variants,
+            "mode": options.mode,
+            "filters": repr(query.filters),
+            "shape": [options.per_file, options.files, options.min_score],
+            "fusion": [options.fusion, options.rrf_k, options.leg_depth],
+            "rerank": getattr(options.reranker, "name", None),
+            "index": index_stamp(conn),
+        }
+    )
+
+
+def page(
+    response: SearchResponse, options: SearchOptions, offset: int, ranked: int, key: str
+) -> None:
+    """Cut the results to the token budget (between chunks) and say where the next page
+    starts: `next_cursor`, None when the ranking has no more."""
+    from kb_search.search.fields import project
+
+    response.paged = True
+    ranked_results = response.results
+
+    def printed(kept: int) -> dict[str, Any]:
+        response.results = ranked_results[:kept]
+        end = offset + kept
+        more = kept and end < min(ranked, MAX_OFFSET)
+        response.next_cursor = budget_tokens.make_cursor(end, key) if more else None
+        return project(response, options.fields) if options.fields else response.to_dict()
+
+    if not options.max_tokens:
+        printed(len(ranked_results))
+        return
+    response.budget = {
+        "max_tokens": options.max_tokens,
+        "tokens": options.max_tokens,
+        "counted_with": budget_tokens.tokenizer_name(),
+    }
+    full = printed(len(ranked_results))
+    envelope = full | {"results": [], "next_cursor": budget_tokens.make_cursor(MAX_OFFSET, key)}
+    kept, _ = budget_tokens.fit(full["results"], envelope, options.max_tokens)
+    # the estimate per row is close, not exact: the answer as printed decides
+    while True:
+        used = budget_tokens.json_tokens(printed(kept))
+        if used <= options.max_tokens or kept <= 1:
+            break
+        kept -= 1
+    response.budget["tokens"] = used
+
+
+def annotate_evidence(
+    results: list[Result], query: Query, options: SearchOptions
+) -> str | None:
+    """Each result's evidence labels; the answer's coverage (hybrid only: a one-leg mode has
+    no second leg to agree)."""
+    keywords = [p.text for p, _ in query.variants if p.use == "lexical"]
+    exact = evidence.phrases(query.parsed.text, keywords)
+    phrasings = 1 + len(query.variants)
+    for result in results:
+        result.evidence = evidence.labels(
+            result.found_by, result.score_breakdown, result.text, exact, phrasings
+        )
+    if options.mode != "hybrid":
+        return None
+    first = results[0] if results else None
+    return evidence.coverage(None if first is None else (first.found_by, first.evidence or []))
 
 
 def identifier_terms(query: Query) -> list[str]:

@@ -81,9 +81,12 @@ class Result:
     citation: str
     source: Source
     found_by: list[list[Any]] = field(default_factory=list)  # [phrasing, leg, rank]
+    # `fresh`, `changed` or `gone`: its file now against the one indexed (search.freshness)
+    freshness: str | None = None
+    evidence: list[str] | None = None  # search.evidence labels (searches only)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data = {
             "chunk_id": self.chunk_id,
             "score": round(self.score, 6),
             "score_breakdown": self.score_breakdown,
@@ -92,7 +95,11 @@ class Result:
             "snippet": self.snippet.replace(HL_OPEN, "").replace(HL_CLOSE, ""),
             "citation": self.citation,
             "source": self.source.to_dict(),
+            "freshness": self.freshness,
         }
+        if self.evidence is not None:
+            data["evidence"] = self.evidence
+        return data
 
 
 @dataclass
@@ -108,6 +115,12 @@ class SearchResponse:
     # the other phrasings searched with the query: {"text", "use", "legs"} each
     variants: list[dict[str, Any]] = field(default_factory=list)
     explanation: Any = None  # kb_search.explain.Explanation, with `--explain PATH`
+    coverage: str | None = None  # search.evidence: strong, partial or weak (searches only)
+    # with a token budget or a cursor: where the next page starts (None: nothing more), and
+    # the budget with the tokens this answer takes
+    paged: bool = False
+    next_cursor: str | None = None
+    budget: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data = {
@@ -122,6 +135,12 @@ class SearchResponse:
             "notes": self.notes,
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
         }
+        if self.coverage is not None:
+            data["coverage"] = self.coverage
+        if self.paged:
+            data["next_cursor"] = self.next_cursor
+        if self.budget is not None:
+            data["budget"] = self.budget
         if self.explanation is not None:
             data["explain"] = self.explanation.to_dict()
         return data
@@ -166,8 +185,11 @@ def hydrate(
     conn: Connection, candidates: list[Candidate], snippet_of: dict[int, str]
 ) -> list[Result]:
     """Results for candidates (in their order); chunks deleted meanwhile are skipped."""
+    from kb_search.search.freshness import document_states
+
     stored = chunks_by_id(conn, [c.chunk_id for c in candidates])
     tags = document_tags(conn, {s.document_id for s in stored.values()})
+    states = document_states(conn, {s.document_id for s in stored.values()})
     results = []
     for candidate in candidates:
         chunk = stored.get(candidate.chunk_id)
@@ -183,6 +205,7 @@ def hydrate(
                 citation=chunk.citation,
                 source=Source.from_stored(chunk, tags.get(chunk.document_id, [])),
                 found_by=candidate.found_by,
+                freshness=states.get(chunk.document_id),
             )
         )
     return results
