@@ -66,7 +66,7 @@ def test_the_estimate_over_counts_kb_json_against_cl100k():
                      "The `--prefix` flag sets where files go; über-long lines wrap."}
         ] * 5
     }  # fmt: skip
-    text = json.dumps(sample, indent=2, ensure_ascii=False)
+    text = budget_tokens.printed(sample)
     real = len(encoding.encode(text))
     assert budget_tokens.estimate_tokens(text) >= real
     assert budget_tokens.estimate_tokens(text) <= real * 1.6  # not uselessly high
@@ -80,7 +80,7 @@ def test_a_budget_cuts_between_results_and_the_cursor_continues_the_same_ranking
         options = kb.search_options(top=8, per_file=0, max_tokens=700, fields=COMPACT)
         first = kb.search("database step data", options)
         data = project(first, COMPACT)
-        printed = json.dumps(data, indent=2, ensure_ascii=False)
+        printed = budget_tokens.printed(data)
         assert budget_tokens.count_tokens(printed) <= 700
         assert data["budget"]["max_tokens"] == 700 and data["budget"]["tokens"] <= 700
         assert 1 <= len(first.results) < 8

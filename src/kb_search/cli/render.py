@@ -296,6 +296,13 @@ def questions_report_human(report: dict[str, Any], misses: int = 5) -> str:
         table(rows, cols),
     ]
     for s in report["scores"]:
+        if s.coverage:
+            grades = [
+                f"{grade} {row['answers']:.0f} (hit@1 {row['hit@1']:.3f}, hit@5 {row['hit@5']:.3f})"
+                for grade, row in s.coverage.items()
+            ]
+            lines.append(f"Coverage, {s.mode}: " + "; ".join(grades))
+    for s in report["scores"]:
         if not s.misses or not misses:
             continue
         lines.append(f"\n{s.mode}: {len(s.misses)} questions with no relevant file in the top 10")

@@ -61,9 +61,14 @@ def tokenizer_name() -> str:
     return "cl100k_base" if _encoder() is not None else "estimate"
 
 
+def printed(value: Any) -> str:
+    """`value` as kb prints JSON (CLI and MCP alike: compact, non-ASCII kept)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
 def json_tokens(value: Any) -> int:
-    """Tokens of `value` printed as the CLI prints JSON (indented, non-ASCII kept)."""
-    return count_tokens(json.dumps(value, ensure_ascii=False, indent=2))
+    """Tokens of `value` as kb prints it."""
+    return count_tokens(printed(value))
 
 
 def fit(
@@ -77,8 +82,7 @@ def fit(
     used = json_tokens(envelope)
     kept = 0
     for row in rows:
-        # each row is indented two levels deeper inside "results": count it there
-        cost = count_tokens(json.dumps([[row]], ensure_ascii=False, indent=2)) - 2
+        cost = count_tokens(printed(row)) + 1  # and the comma before the next
         if kept and used + cost > max_tokens:
             break
         used += cost

@@ -348,7 +348,10 @@ def search(
     passing = above_min_score(candidates, options)
     key = search_key(conn, prepared, options) if options.cursor or options.max_tokens else ""
     offset = read_cursor(options.cursor, key) if options.cursor else 0
-    top = distinct_scores(passing[: offset + options.top])[offset:]
+    top = passing[: offset + options.top]
+    if options.mode == "hybrid" and options.reranker is None:  # one leg's score is its own
+        top = distinct_scores(top)
+    top = top[offset:]
     if trace is not None:
         record_trace(trace, prepared, legs, candidates, passing, top, options)
     dropped = min(options.top, len(candidates)) - len(passing[: options.top])
