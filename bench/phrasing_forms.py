@@ -92,6 +92,7 @@ def score(conn, data: dict, form: str, cross: float = 0.0) -> dict[str, float]:
     for ev in data.values():
         chosen = fusion.rankings_of(ev["legs"], 0) if form == "alone" else rankings(ev, form, cross)
         fused = fusion.fuse_rankings(chosen)
+        fused = adjust(conn, fused, 1 + len(ev["variants"]))
         fused = promote_definitions(conn, fused, ev["idents"])
         docs = list(dict.fromkeys(_doc(conn, c.chunk_id) for c in fused[:60]))
         grades = ev["grades"]
@@ -105,6 +106,29 @@ def score(conn, data: dict, form: str, cross: float = 0.0) -> dict[str, float]:
         sums["mrr@10"].append(0.0 if first is None else 1 / (first + 1))
         sums["ndcg@10"].append(dcg / idcg if idcg else 0.0)
     return {k: statistics.fmean(v) for k, v in sums.items()}
+
+
+AGREE = 0.0  # experimental: bonus per share of phrasings ranking a chunk in their top 10
+FILE = 0.0  # experimental: a file's best chunk gains this share of its second best
+
+
+def adjust(conn, fused, phrasings: int):
+    if not AGREE and not FILE:
+        return fused
+    for c in fused:
+        if AGREE:
+            agree = {p for p, _, rank in c.found_by if rank <= 10}
+            c.score += AGREE * len(agree) / phrasings
+    if FILE:
+        seen: dict[int, list] = {}
+        for c in fused:
+            seen.setdefault(_doc(conn, c.chunk_id), []).append(c)
+        for chunks in seen.values():
+            chunks.sort(key=lambda c: -c.score)
+            if len(chunks) > 1:
+                chunks[0].score += FILE * chunks[1].score
+    fused.sort(key=lambda c: (-c.score, c.chunk_id))
+    return fused
 
 
 _DOCS: dict[tuple[int, int], int] = {}
@@ -140,22 +164,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cross", nargs="*", type=float, default=[0.1, 0.2, 0.35, 0.5])
     parser.add_argument("--variant-weight", nargs="*", type=float, default=[fusion.VARIANT_WEIGHT])
     parser.add_argument("--cache", type=Path, default=Path("/tmp/kb-phrasing-forms"))
+    parser.add_argument("--agree", nargs="*", type=float, default=[0.0])
+    parser.add_argument("--file", nargs="*", type=float, default=[0.0])
     args = parser.parse_args(argv)
     sets = [load(spec, args.cache) for spec in args.questions]
-    print(f"{'setting':<22}" + "".join(f"{name[:30]:>34}" for name, _, _ in sets))
-    print(f"{'':<22}" + "".join(f"{'hit@1  mrr10  ndcg10  hit@5':>34}" for _ in sets))
-    for weight in args.variant_weight:
+    print(f"{'setting':<34}" + "".join(f"{name[:30]:>34}" for name, _, _ in sets))
+    print(f"{'':<34}" + "".join(f"{'hit@1  mrr10  ndcg10  hit@5':>34}" for _ in sets))
+    import itertools
+
+    global AGREE, FILE
+    for weight, AGREE, FILE in itertools.product(args.variant_weight, args.agree, args.file):
         fusion.VARIANT_WEIGHT = weight
         forms = [("alone", 0.0), ("typed", 0.0), ("plain", 0.0)]
         forms += [("cross", c) for c in args.cross]
         for form, cross in forms:
             label = f"{form}{'=' + str(cross) if form == 'cross' else ''} w={weight}"
+            label += f" a={AGREE} f={FILE}"
             cells = []
             for _, kb, data in sets:
                 s = score(kb.reader(), data, form, cross)
                 keys = ("hit@1", "mrr@10", "ndcg@10", "hit@5")
                 cells.append("  ".join(f"{s[k]:.3f}" for k in keys))
-            print(f"{label:<22}" + "".join(f"{c:>34}" for c in cells), flush=True)
+            print(f"{label:<34}" + "".join(f"{c:>34}" for c in cells), flush=True)
     return 0
 
 

@@ -101,9 +101,7 @@ def coverage(first: tuple[Sequence[Sequence[Any]], list[str]] | None) -> str:
     if first is None:
         return WEAK_COVERAGE
     found_by, hit = first
-    support = sum(
-        (supported_by_both_legs(found_by), AGREE in hit, EXACT in hit, DEFINES in hit)
-    )
+    support = sum((supported_by_both_legs(found_by), AGREE in hit, EXACT in hit, DEFINES in hit))
     if support >= STRONG_SUPPORT:
         return STRONG
     if WEAK in hit or (ONE_LEG in hit and EXACT not in hit and DEFINES not in hit):

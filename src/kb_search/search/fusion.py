@@ -44,6 +44,11 @@ VARIANT_WEIGHT = 0.7
 # under 1: the query weighs most).
 SOLO_SHARE = 0.55
 SOLO_DEPTH = 3
+# A typed phrasing ("lex: ..." or "vec: ...") is searched in its other leg too, at this share
+# of its weight: plain phrasings (both legs) ranked better than typed ones on docs-qa and
+# code-qa while typed ones did on a held-out folder; at 0.5 typed phrasings rank as well as
+# plain ones on every set we have (`python -m bench phrasing_forms`, docs/results.md).
+CROSS_SHARE = 0.5
 
 
 @dataclass
@@ -60,11 +65,19 @@ class Ranking:
         return self.result.status in ("ok", "empty")
 
 
-def rankings_of(legs: dict[str, LegResult], phrasing: int = 0) -> list[Ranking]:
-    """The legs of one phrasing as rankings: each leg's share of the phrasing's weight."""
+def rankings_of(
+    legs: dict[str, LegResult], phrasing: int = 0, use: str = "both"
+) -> list[Ranking]:
+    """The legs of one phrasing as rankings: each leg's share of the phrasing's weight; a
+    typed phrasing (`use` "lexical" or "vector") weighs CROSS_SHARE of that in its other leg."""
     weight = 1.0 if phrasing == 0 else VARIANT_WEIGHT
     return [
-        Ranking(phrasing, name, leg, weight * LEG_WEIGHTS.get(name, 1.0))
+        Ranking(
+            phrasing,
+            name,
+            leg,
+            weight * LEG_WEIGHTS.get(name, 1.0) * (1.0 if use in ("both", name) else CROSS_SHARE),
+        )
         for name, leg in legs.items()
     ]
 

@@ -24,6 +24,7 @@ from kb_search.search.evidence import WEAK_ADVICE, WEAK_COVERAGE
 from kb_search.search.filters import check_filter_values, excluded_chunks
 from kb_search.search.freshness import FRESH, stale_note
 from kb_search.search.fusion import (
+    CROSS_SHARE,
     DEFAULT_FUSION,
     FUSIONS,
     complete_breakdown,
@@ -193,12 +194,13 @@ def retrieve_variants(
     out: list[dict[str, LegResult]] = []
     for phrasing, parsed in query.variants:
         legs: dict[str, LegResult] = {}
-        if options.mode != "vector" and phrasing.searches("lexical"):
+        # a typed phrasing searches its other leg too, weakly (fusion.CROSS_SHARE)
+        if options.mode != "vector" and (phrasing.searches("lexical") or CROSS_SHARE > 0):
             try:
                 legs["lexical"] = lexical_leg(conn, parsed, query.filters, k, query.excluded)
             except (OperationalError, SearchError) as exc:
                 legs["lexical"] = LegResult(status=f"error: {first_line(exc)}")
-        if options.mode != "lexical" and phrasing.searches("vector"):
+        if options.mode != "lexical" and (phrasing.searches("vector") or CROSS_SHARE > 0):
             legs["vector"] = vector_leg(
                 conn, parsed, query.filters, k, vector, vector_unavailable, {}, query.excluded
             )
@@ -212,13 +214,15 @@ def combine(
     legs: dict[str, LegResult],
     options: SearchOptions,
     variant_legs: list[dict[str, LegResult]] | None = None,
+    uses: list[str] | None = None,
 ) -> list[Candidate]:
     """Fuse the legs (hybrid) or take the one leg's ranking; with variants, every phrasing's
     legs are fused into one ranking (in a one-leg mode, that leg's rankings)."""
     if any(variant_legs or []):
         rankings = rankings_of(legs, 0)
         for number, found in enumerate(variant_legs or [], start=1):
-            rankings += rankings_of(found, number)
+            use = uses[number - 1] if uses else "both"
+            rankings += rankings_of(found, number, use)
         return fuse_rankings(rankings, options.rrf_k, options.fusion)
     if options.mode == "hybrid":
         return fuse(legs, options.rrf_k, options.fusion)
@@ -333,7 +337,8 @@ def search(
     legs = retrieve(conn, prepared, options, vector, vector_unavailable, timings)
     stop_if_asked(options, "fusion")
     variant_legs = retrieve_variants(conn, prepared, options, vector, vector_unavailable, timings)
-    candidates = combine(legs, options, variant_legs)
+    uses = [phrasing.use for phrasing, _ in prepared.variants]
+    candidates = combine(legs, options, variant_legs, uses)
     if options.reranker is not None:
         stop_if_asked(options, "rerank")
         t0 = clock()
