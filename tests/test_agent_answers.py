@@ -193,17 +193,21 @@ def test_cli_budget_and_cursor(kb, tmp_path):
 
 
 def test_evidence_labels_come_from_what_the_search_knows():
-    found = [[0, "lexical", 1], [0, "vector", 2], [1, "lexical", 3]]
+    found = [[0, "lexical", 1], [0, "vector", 2], [1, "lexical", 3], [1, "vector", 9]]
     exact = evidence.phrases("connection pool timeout", ["pool_timeout"])
     text = "The connection pool timeout is set by pool_timeout."
     labels = evidence.labels(found, {"defines": "pool_timeout"}, text, exact, 2)
     assert labels == ["both_legs", "exact_phrase", "defines", "phrasings_agree"]
-    assert evidence.coverage((found, labels)) == "strong"
+    assert evidence.coverage((found, labels, 0.9), 4) == "strong"  # 3 of 4 rankings: top 3
+    middling = [[0, "lexical", 2], [0, "vector", 8], [1, "vector", 6], [1, "lexical", 12]]
+    plain = evidence.labels(middling, {}, "other words", exact, 2)
+    assert evidence.coverage((middling, plain, 0.7), 4) == "partial"
+    assert evidence.coverage((middling, plain, 0.3), 4) == "weak"  # fused low
     lonely = [[0, "vector", 35]]
     weak = evidence.labels(lonely, {}, "unrelated words", exact, 1)
     assert weak == ["one_leg", "weak"]
-    assert evidence.coverage((lonely, weak)) == "weak"
-    assert evidence.coverage(None) == "weak"
+    assert evidence.coverage((lonely, weak, 0.5), 2) == "weak"
+    assert evidence.coverage(None, 2) == "weak"
 
 
 def test_a_search_grades_its_answer_and_advises_phrasings_when_weak(tmp_path):

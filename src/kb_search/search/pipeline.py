@@ -55,6 +55,7 @@ from kb_search.search.shaping import (
 from kb_search.store.db import Connection, OperationalError
 
 MODES = ("hybrid", "lexical", "vector")
+RAN = ("ok", "empty")  # leg states of a leg that ran
 
 
 @dataclass
@@ -369,7 +370,8 @@ def search(
     snippet_of = snippets(conn, expr, ids) if options.snippets else {}
     results = hydrate(conn, top, snippet_of)
     timings["fetch"] = (clock() - t0) * 1000
-    coverage = annotate_evidence(results, prepared, options) if offset == 0 else None
+    ran = sum(1 for found in [legs, *variant_legs] for leg in found.values() if leg.status in RAN)
+    coverage = annotate_evidence(results, prepared, options, ran) if offset == 0 else None
     notes = explain(prepared, legs, options, dropped)
     stale = stale_note(r.freshness or FRESH for r in results)
     if stale:
@@ -453,7 +455,7 @@ def page(
 
 
 def annotate_evidence(
-    results: list[Result], query: Query, options: SearchOptions
+    results: list[Result], query: Query, options: SearchOptions, rankings: int
 ) -> str | None:
     """Each result's evidence labels; the answer's coverage (hybrid only: a one-leg mode has
     no second leg to agree)."""
@@ -467,7 +469,8 @@ def annotate_evidence(
     if options.mode != "hybrid":
         return None
     first = results[0] if results else None
-    return evidence.coverage(None if first is None else (first.found_by, first.evidence or []))
+    hit = None if first is None else (first.found_by, first.evidence or [], first.score)
+    return evidence.coverage(hit, rankings)
 
 
 def identifier_terms(query: Query) -> list[str]:
