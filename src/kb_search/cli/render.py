@@ -250,6 +250,8 @@ def beir_report_human(report: dict[str, Any]) -> str:
             f"{s.ndcg_at_10:.4f}",
             f"{s.recall_at_100:.4f}",
             f"{s.mrr_at_10:.4f}",
+            f"{s.hit_at_1:.3f}",
+            f"{s.hit_at_5:.3f}",
             f"{s.p50_ms:.1f}",
             f"{s.p95_ms:.1f}",
             s.queries,
@@ -261,7 +263,8 @@ def beir_report_human(report: dict[str, Any]) -> str:
         f"Dataset {printable(report['dataset'])}: {report['documents']} documents,"
         f" {report['chunks']} chunks (index {how})"
     )
-    cols = ["mode", "nDCG@10", "Recall@100", "MRR@10", "p50 ms", "p95 ms", "queries"]
+    cols = ["mode", "nDCG@10", "Recall@100", "MRR@10", "hit@1", "hit@5", "p50 ms", "p95 ms",
+            "queries"]  # fmt: skip
     return head + _reranked(report) + "\n" + table(rows, cols)
 
 
