@@ -82,6 +82,11 @@ def rankings(ev: dict, form: str, cross: float = 0.0) -> list[Ranking]:
                 found.append(Ranking(number, name, result, weight * share))
             elif form == "cross" and cross > 0:
                 found.append(Ranking(number, name, result, weight * share * cross))
+            elif form in ("lexcross", "veccross") and cross > 0:
+                # lexcross: only a lex: phrasing enters the vector leg; veccross: the reverse
+                crossing = {"lexcross": "lexical", "veccross": "vector"}[form]
+                share *= cross if use == crossing else 0.0
+                found.append(Ranking(number, name, result, weight * share))
     return found
 
 
@@ -176,9 +181,9 @@ def main(argv: list[str] | None = None) -> int:
     for weight, AGREE, FILE in itertools.product(args.variant_weight, args.agree, args.file):
         fusion.VARIANT_WEIGHT = weight
         forms = [("alone", 0.0), ("typed", 0.0), ("plain", 0.0)]
-        forms += [("cross", c) for c in args.cross]
+        forms += [(f, c) for f in ("cross", "lexcross", "veccross") for c in args.cross]
         for form, cross in forms:
-            label = f"{form}{'=' + str(cross) if form == 'cross' else ''} w={weight}"
+            label = f"{form}{'=' + str(cross) if 'cross' in form else ''} w={weight}"
             label += f" a={AGREE} f={FILE}"
             cells = []
             for _, kb, data in sets:
