@@ -46,8 +46,9 @@ Examples:
 
 \b
 Variants (--also, up to 4): more phrasings of the same request, fused
-into one ranking; the query weighs most. 'lex: words' searches keywords
-only, 'vec: words' meaning only, plain text both. Each result's found_by
+into one ranking; the query weighs most. Plain text searches both legs;
+'lex: words' weighs mainly in the keyword leg, 'vec: words' mainly in the
+meaning leg (each at half weight in the other). Each result's found_by
 lists [phrasing, leg, rank] (phrasing 0 = the query).
 
 Output: human on a terminal, JSON when piped (--format). JSON contract: `kb skill`."""

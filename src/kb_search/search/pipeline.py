@@ -75,7 +75,7 @@ class SearchOptions:
     # True once the search must stop (its budget spent, its client gone): checked between
     # stages; SQLite's progress handler checks it within them.
     should_stop: Callable[[], bool] | None = None
-    # More phrasings of the same request ("lex: ..." keywords only, "vec: ..." meaning only)
+    # More phrasings of the same request ("lex: ..." mainly keywords, "vec: ..." mainly meaning)
     variants: tuple[str, ...] = ()
     # At most this many chunks of one file in the ranking before the others (0: no cap);
     # `files`: each file once, with its best chunk.
