@@ -103,9 +103,9 @@ DEFAULT_MAX_TOKENS = 6_000
 MAX_TOKENS = 20_000
 MaxTokens = Annotated[
     int,
-    Field(ge=1, le=MAX_TOKENS, description="Token budget; cut between results, see next_cursor."),
+    Field(ge=1, le=MAX_TOKENS, description="Answer budget; next_cursor pages on."),
 ]
-Cursor = Annotated[str | None, Field(description="A previous answer's next_cursor, same query.")]
+Cursor = Annotated[str | None, Field(description="next_cursor of the same search.")]
 
 Explain = Annotated[
     str | None,
