@@ -25,7 +25,7 @@ def file_state(path: str, size: int, mtime: float) -> str:
         stat = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
         return GONE
-    except OSError:  # unreadable now (permissions, I/O): what it holds cannot be told
+    except (OSError, ValueError):  # unreadable now (permissions, I/O, a bad name)
         return CHANGED
     if stat.st_size != size or stat.st_mtime != mtime:
         return CHANGED
