@@ -233,3 +233,13 @@ def test_scores_never_tie_and_read_in_result_order():
     scores = [c.score for c in distinct_scores(tied)]
     assert scores[0] == 0.9 and len({round(s, 3) for s in scores}) == len(scores)
     assert scores == sorted(scores, reverse=True)
+
+
+def test_a_tie_goes_to_the_chunk_more_rankings_found_then_the_querys_own_rank():
+    from kb_search.search.fusion import tie_order
+
+    lonely = Candidate(1, 0.5, {}, found_by=[[0, "vector", 1]])
+    agreed = Candidate(2, 0.5, {}, found_by=[[0, "lexical", 4], [1, "vector", 2]])
+    ranked = Candidate(3, 0.5, {}, found_by=[[0, "lexical", 2], [1, "vector", 9]])
+    order = sorted([lonely, agreed, ranked], key=tie_order)
+    assert [c.chunk_id for c in order] == [3, 2, 1]
