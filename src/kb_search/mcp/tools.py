@@ -33,9 +33,10 @@ MAX_GET_CONTEXT = 200
 INSTRUCTIONS_HEAD = """\
 Search a local knowledge base the user indexed with `kb add`; only indexed content is served,
 never other files. Call `search` with compact=true; each result has a `citation`
-(/abs/path#L10-L24 or /abs/path#page=N) to quote and a chunk_id. Add `variants` when the words
-may differ from the documents': the keywords the answer would use ("lex: ..."), likely
-identifiers ("lex: max_connections"), a rephrasing ("vec: ..."). Read exactly the cited lines
+(/abs/path#L10-L24 or /abs/path#page=N) to quote and a chunk_id. Add two `variants` when the
+words may differ from the documents', written plain (they search both legs): the words and
+identifiers the answer would contain, and a rephrasing as the documents would title it; add
+others when `coverage` is weak. Read exactly the cited lines
 with get(citations, context=N), around a hit with get_chunk, widen with similar;
 search(explain=PATH) says why a file is not in the results."""
 
@@ -344,8 +345,8 @@ NAVIGATE = """\
 Answer this from my knowledge base, with citations: {question}
 
 How to work:
-1. Call `search` with compact=true, the question, and `variants`: the keywords the answer
-   would use ("lex: ..."), likely identifiers, a rephrasing ("vec: ..."). Try other words
+1. Call `search` with compact=true, the question, and plain `variants`: the words and
+   identifiers the answer would contain, a rephrasing as the docs would say it. Try other words
    before concluding nothing is there.
 2. When a hit starts or ends mid-thought, read around it: `get_chunk(chunk_id, context=2)`
    (ask `search` with fields=["chunk_id","citation","text"] to get chunk ids).
