@@ -35,19 +35,23 @@ LEXICAL_WEIGHT = 0.5
 LEG_WEIGHTS = {"lexical": LEXICAL_WEIGHT, "vector": 1.0 - LEXICAL_WEIGHT}
 # A variant phrasing (an agent's keywords or rephrasing) weighs this much of the query itself:
 # the first phrasing weighs most (measured below).
-VARIANT_WEIGHT = 0.7
+VARIANT_WEIGHT = 0.85
 # A chunk in the top SOLO_DEPTH of one of the query's legs scores at least SOLO_SHARE of its
 # normalised score there (times the query's share of the weights when variants take part).
 # 0.55 at depth 3 measured neutral to slightly positive on every shared set (`python -m bench
 # phrasing`); 0.65+ costs medline up to 0.007 nDCG. Imputing the other leg's mean instead of
-# 0 was worse on docs-qa. VARIANT_WEIGHT: 0.5 < 0.7 < 0.85 on docs-qa and code-qa (kept
-# under 1: the query weighs most).
+# 0 was worse on docs-qa. VARIANT_WEIGHT: 0.5 < 0.7 < 0.85 on docs-qa and code-qa; with
+# typed phrasings in their other leg (CROSS_SHARE), 0.85 over 0.7 lifted hit@1 on docs-qa
+# (.792 -> .812) and pg-qa (.868 -> .897) and kept negation-qa (`python -m bench
+# phrasing_forms`). Kept under 1: the query weighs most.
 SOLO_SHARE = 0.55
 SOLO_DEPTH = 3
 # A typed phrasing ("lex: ..." or "vec: ...") is searched in its other leg too, at this share
-# of its weight: plain phrasings (both legs) ranked better than typed ones on docs-qa and
-# code-qa while typed ones did on a held-out folder; at 0.5 typed phrasings rank as well as
-# plain ones on every set we have (`python -m bench phrasing_forms`, docs/results.md).
+# of its weight. Kept to their one leg, typed phrasings ranked below the same phrasings
+# plain (both legs) on docs-qa and pg-qa (hit@1 .802 vs .823, .838 vs .882), above them on
+# a held-out folder. At 0.5 they rank within a question of plain ones on docs-qa and above
+# them on pg-qa; 0.75 and 1.0 (plain) gave pg-qa back (`python -m bench phrasing_forms`;
+# a share for one direction only was worse: docs/results.md).
 CROSS_SHARE = 0.5
 
 
