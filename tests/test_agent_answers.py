@@ -198,15 +198,16 @@ def test_evidence_labels_come_from_what_the_search_knows():
     text = "The connection pool timeout is set by pool_timeout."
     labels = evidence.labels(found, {"defines": "pool_timeout"}, text, exact, 2)
     assert labels == ["both_legs", "exact_phrase", "defines", "phrasings_agree"]
-    assert evidence.coverage((found, labels, 0.9), 4) == "strong"  # 3 of 4 rankings: top 3
+    assert evidence.coverage((found, labels), 4) == "strong"  # 3 of 4 rankings: top 3
     middling = [[0, "lexical", 2], [0, "vector", 8], [1, "vector", 6], [1, "lexical", 12]]
     plain = evidence.labels(middling, {}, "other words", exact, 2)
-    assert evidence.coverage((middling, plain, 0.7), 4) == "partial"
-    assert evidence.coverage((middling, plain, 0.3), 4) == "weak"  # fused low
+    assert evidence.coverage((middling, plain), 4) == "partial"
+    deep = [[0, "lexical", 4], [0, "vector", 8], [1, "vector", 6]]
+    assert evidence.coverage((deep, plain), 4) == "weak"  # no ranking has it in its top 3
     lonely = [[0, "vector", 35]]
     weak = evidence.labels(lonely, {}, "unrelated words", exact, 1)
     assert weak == ["one_leg", "weak"]
-    assert evidence.coverage((lonely, weak, 0.5), 2) == "weak"
+    assert evidence.coverage((lonely, weak), 2) == "weak"
     assert evidence.coverage(None, 2) == "weak"
 
 

@@ -13,7 +13,7 @@ Labels come from what the search already knows about each hit:
 
 `coverage` grades the answer by its first hit: `strong` when most of the rankings that ran
 (each leg of each phrasing) put it in their top 3 (half of them with an exact phrase or a
-definition), `weak` when none did or its fused score is low, `partial` otherwise. Measured on
+definition), `weak` when none did, `partial` otherwise. Measured on
 every question set (`kb eval` says how often a weak answer misses and a strong one hits).
 """
 
@@ -30,13 +30,13 @@ STRONG, PARTIAL, WEAK_COVERAGE = "strong", "partial", "weak"
 AGREE_RANK = 10  # a phrasing "finds" a hit when one of its legs ranks it this high
 WEAK_RANK = 20  # a hit no ranking has this high is `weak`
 # coverage: the share of the rankings that ran (each leg of each phrasing) that rank the first
-# hit in their top SUPPORT_RANK; measured on every question set (docs/results.md): first hits
-# that 2/3 of the rankings put in their top 3 were right 83-92% of the time on docs-qa, those
-# no ranking put there, or fused under WEAK_SCORE, 0-40%.
+# hit in their top SUPPORT_RANK; measured on every question set (docs/results.md): on
+# docs-qa, first hits that 2/3 of the rankings put in their top 3 were right 83-92% of the
+# time, the others 54-74%, and those no ranking put there 0 of 4. A threshold on the fused
+# score for `weak` was wrong on pg-qa (6 of 6 such answers right) and is not used.
 SUPPORT_RANK = 3
 STRONG_SHARE = 2 / 3
 EXACT_SHARE = 0.5  # enough with an exact phrase or a definition
-WEAK_SCORE = 0.4
 MIN_PHRASE_WORDS = 2
 WEAK_ADVICE = (
     "coverage is weak: no result has independent support; add phrasings (--also 'lex: the"
@@ -95,16 +95,16 @@ def labels(
     return out
 
 
-def coverage(first: tuple[Sequence[Sequence[Any]], list[str], float] | None, rankings: int) -> str:
-    """The answer's grade from its first hit's (found_by, labels, score), given how many
-    rankings (legs of phrasings) ran; `weak` with no hit."""
+def coverage(first: tuple[Sequence[Sequence[Any]], list[str]] | None, rankings: int) -> str:
+    """The answer's grade from its first hit's (found_by, labels), given how many rankings
+    (legs of phrasings) ran; `weak` with no hit."""
     if first is None or rankings < 1:
         return WEAK_COVERAGE
-    found_by, hit, score = first
+    found_by, hit = first
     near_top = sum(1 for _, _, rank in found_by if rank <= SUPPORT_RANK) / rankings
     exact = EXACT in hit or DEFINES in hit
     if near_top >= STRONG_SHARE or (exact and near_top >= EXACT_SHARE):
         return STRONG
-    if near_top == 0 or score < WEAK_SCORE:
+    if near_top == 0:
         return WEAK_COVERAGE
     return PARTIAL

@@ -469,7 +469,7 @@ def annotate_evidence(
     if options.mode != "hybrid":
         return None
     first = results[0] if results else None
-    hit = None if first is None else (first.found_by, first.evidence or [], first.score)
+    hit = None if first is None else (first.found_by, first.evidence or [])
     return evidence.coverage(hit, rankings)
 
 
