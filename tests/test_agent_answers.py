@@ -202,8 +202,13 @@ def test_evidence_labels_come_from_what_the_search_knows():
     middling = [[0, "lexical", 2], [0, "vector", 8], [1, "vector", 6], [1, "lexical", 12]]
     plain = evidence.labels(middling, {}, "other words", exact, 2)
     assert evidence.coverage((middling, plain), 4) == "partial"
-    deep = [[0, "lexical", 4], [0, "vector", 8], [1, "vector", 6]]
-    assert evidence.coverage((deep, plain), 4) == "weak"  # no ranking has it in its top 3
+    deep = [[0, "lexical", 4], [0, "vector", 8]]  # no ranking has it in its top 3
+    alone = evidence.labels(deep, {}, "other words", exact, 2)
+    assert evidence.coverage((deep, alone), 4) == "weak"
+    agreed = [*deep, [1, "vector", 6]]  # ... but two phrasings agree on it
+    labels = evidence.labels(agreed, {}, "other words", exact, 2)
+    assert evidence.coverage((agreed, labels), 4) == "partial"
+    assert evidence.coverage((deep, [*alone, "defines"]), 4) == "partial"
     lonely = [[0, "vector", 35]]
     weak = evidence.labels(lonely, {}, "unrelated words", exact, 1)
     assert weak == ["one_leg", "weak"]

@@ -13,7 +13,8 @@ Labels come from what the search already knows about each hit:
 
 `coverage` grades the answer by its first hit: `strong` when most of the rankings that ran
 (each leg of each phrasing) put it in their top 3 (half of them with an exact phrase or a
-definition), `weak` when none did, `partial` otherwise. Measured on
+definition), `weak` when none did (unless it is a definition or phrasings agree on it),
+`partial` otherwise. Measured on
 every question set (`kb eval` says how often a weak answer misses and a strong one hits).
 """
 
@@ -32,8 +33,10 @@ WEAK_RANK = 20  # a hit no ranking has this high is `weak`
 # coverage: the share of the rankings that ran (each leg of each phrasing) that rank the first
 # hit in their top SUPPORT_RANK; measured on every question set (docs/results.md): on
 # docs-qa, first hits that 2/3 of the rankings put in their top 3 were right 83-92% of the
-# time, the others 54-74%, and those no ranking put there 0 of 4. A threshold on the fused
-# score for `weak` was wrong on pg-qa (6 of 6 such answers right) and is not used.
+# time, the others 54-74%, and those no ranking put there (and no phrasings agreed on, and
+# not a definition) 0 of 4. A threshold on the fused score for `weak` was wrong on pg-qa (6
+# of 6 such answers right), as was "in no ranking's top 3" alone (definitions moved up, and
+# chunks every phrasing ranks 4th-10th, were right 11 of 11).
 SUPPORT_RANK = 3
 STRONG_SHARE = 2 / 3
 EXACT_SHARE = 0.5  # enough with an exact phrase or a definition
@@ -105,6 +108,6 @@ def coverage(first: tuple[Sequence[Sequence[Any]], list[str]] | None, rankings: 
     exact = EXACT in hit or DEFINES in hit
     if near_top >= STRONG_SHARE or (exact and near_top >= EXACT_SHARE):
         return STRONG
-    if near_top == 0:
+    if near_top == 0 and DEFINES not in hit and AGREE not in hit:
         return WEAK_COVERAGE
     return PARTIAL
