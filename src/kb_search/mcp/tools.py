@@ -34,9 +34,9 @@ INSTRUCTIONS_HEAD = """\
 Search a local knowledge base the user indexed with `kb add`; only indexed content is served,
 never other files. Call `search` with compact=true; each result has a `citation`
 (/abs/path#L10-L24 or /abs/path#page=N) to quote and a chunk_id. Add two `variants` when the
-words may differ from the documents', written plain (they search both legs): the words and
-identifiers the answer would contain, and a rephrasing as the documents would title it; add
-others when `coverage` is weak. Read exactly the cited lines
+words may differ from the documents': the words and identifiers the answer would contain
+("lex: ..."), a rephrasing as the documents would title it ("vec: ..."; plain text ranks as
+well); add others when `coverage` is weak. Read exactly the cited lines
 with get(citations, context=N), around a hit with get_chunk, widen with similar;
 search(explain=PATH) says why a file is not in the results."""
 
@@ -345,9 +345,9 @@ NAVIGATE = """\
 Answer this from my knowledge base, with citations: {question}
 
 How to work:
-1. Call `search` with compact=true, the question, and plain `variants`: the words and
-   identifiers the answer would contain, a rephrasing as the docs would say it. Try other words
-   before concluding nothing is there.
+1. Call `search` with compact=true, the question, and `variants`: the words and identifiers
+   the answer would contain ("lex: ..."), a rephrasing as the docs would say it ("vec: ...").
+   Try other words before concluding nothing is there.
 2. When a hit starts or ends mid-thought, read around it: `get_chunk(chunk_id, context=2)`
    (ask `search` with fields=["chunk_id","citation","text"] to get chunk ids).
 3. For related material, `similar(chunk_id=...)`; for the whole source, `get_document`.
