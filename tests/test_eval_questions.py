@@ -106,3 +106,32 @@ def test_cli_eval_of_a_questions_file(kb, tmp_path, environment, sample):
     )
     assert {s["mode"] for s in data["scores"]} == {"lexical", "vector", "hybrid"}
     assert data["scores"][0]["file"]["hit@10"] == 1.0
+
+
+def test_variants_are_scored_as_written_and_plain_with_coverage_per_grade(kb, tmp_path):
+    questions = write_questions(
+        tmp_path / "v.jsonl",
+        [
+            {"id": "git", "question": "install git", "relevant": ["notes/docs/git-admin.md"],
+             "variants": ["lex: configure make prefix", "vec: build git from its source code"]},
+            {"id": "bread", "question": "sourdough", "relevant": ["notes/recipes.rst"],
+             "variants": ["lex: starter flour"]},
+        ],
+    )  # fmt: skip
+    report = kb.eval(questions, ["hybrid"])
+    modes = [s.mode for s in report["scores"]]
+    assert modes == ["hybrid", "hybrid+variants", "hybrid+plain-variants"]
+    for scores in report["scores"]:
+        graded = scores.coverage
+        assert sum(row["answers"] for row in graded.values()) == 2
+        assert set(graded) <= {"strong", "partial", "weak"}
+        assert all(0.0 <= row["hit@1"] <= row["hit@5"] <= 1.0 for row in graded.values())
+        assert "coverage" in scores.to_dict()
+
+
+def test_plain_variant_takes_the_prefix_off():
+    from kb_search.evaluate.questions import plain_variant
+
+    assert plain_variant("lex: max_connections") == "max_connections"
+    assert plain_variant("VEC:how much memory") == "how much memory"
+    assert plain_variant("note: a plain one") == "note: a plain one"

@@ -90,3 +90,11 @@ def test_eval_index_follows_the_corpus_content_not_its_mtime(tmp_path):
     assert index_fingerprint(load_dataset(tmp_path), settings, "m") == before
     corpus.write_text('{"_id": "d1", "title": "T", "text": "y"}\n')  # same size, new text
     assert index_fingerprint(load_dataset(tmp_path), settings, "m") != before
+
+
+def test_hit_at_k():
+    from kb_search.evaluate.metrics import hit_at
+
+    assert hit_at(["a", "b", "c"], {"b": 1}, 1) == 0.0
+    assert hit_at(["a", "b", "c"], {"b": 1}, 5) == 1.0
+    assert hit_at(["a"], {"a": 0}, 5) == 0.0

@@ -133,9 +133,44 @@ def test_one_search_tool_takes_mode_variants_and_files(tmp_path: Path):
                 )
 
         both, lexical, bad = anyio.run(main)
-    variant = {"text": "backoff jitter", "use": "lexical", "legs": {"lexical": "ok"}}
+    # a typed phrasing runs its other leg too, at half its weight
+    legs = {"lexical": "ok", "vector": "ok"}
+    variant = {"text": "backoff jitter", "use": "lexical", "legs": legs}
     assert both["variants"][0] == variant
+    # an MCP answer always has a budget far under a client's cap, and says where it stops
+    assert both["budget"]["max_tokens"] == 6000 and both["budget"]["tokens"] <= 6000
+    assert both["next_cursor"] is None  # two documents: nothing more
     by_path = {r["source"]["rel_path"]: r["found_by"] for r in both["results"]}
     assert [1, "lexical", 1] in by_path["docs/notes.txt"]
     assert lexical["mode"] == "lexical" and len(lexical["results"]) == 1
     assert "no words" in bad and "\n" not in bad
+
+
+def test_mcp_search_pages_with_max_tokens_and_cursor(tmp_path: Path):
+    docs = tmp_path / "docs"
+    docs.mkdir(parents=True)
+    for i in range(8):
+        body = " ".join(f"backup step {j} of plan {i} keeps data safe." for j in range(30))
+        (docs / f"plan{i}.md").write_text(f"# Plan {i}\n\n{body}\n")
+    env = {"KB_DATA_DIR": str(tmp_path / "data"), "KB_WORKERS": "0"}
+    with KnowledgeBase(load_config(env=env), embedder=HashEmbedder(), cwd=tmp_path) as kb:
+        kb.add([docs])
+        server = build_server(kb)
+
+        async def main() -> tuple[dict[str, Any], dict[str, Any], str]:
+            async with Client(server) as client:
+                args = {"query": "backup plan", "compact": True, "max_tokens": 400}
+                first = json.loads((await client.call_tool("search", args)).content[0].text)
+                more = {**args, "cursor": first["next_cursor"]}
+                second = json.loads((await client.call_tool("search", more)).content[0].text)
+                other = {"query": "something else", "cursor": first["next_cursor"]}
+                bad = await client.call_tool("search", other)
+                assert bad.is_error
+                return first, second, bad.content[0].text
+
+        first, second, bad = anyio.run(main)
+    assert first["budget"]["tokens"] <= 400 and first["next_cursor"]
+    assert cl100k_tokens(json.dumps(first, separators=(",", ":"), ensure_ascii=False)) <= 400
+    seen = {r["chunk_id"] for r in first["results"]}
+    assert second["results"] and not seen & {r["chunk_id"] for r in second["results"]}
+    assert "another search" in bad

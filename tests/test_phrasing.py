@@ -35,7 +35,10 @@ def make_kb(root: Path, files: dict[str, str]) -> KnowledgeBase:
 
 
 def test_a_variant_lifts_what_only_it_finds_and_says_which_phrasing_found_each_hit():
-    query = {"lexical": lexical((1, 9.0), (2, 5.0)), "vector": LegResult("ok", [(1, .9), (2, .8)])}
+    query = {
+        "lexical": lexical((1, 9.0), (2, 5.0)),
+        "vector": LegResult("ok", [(1, 0.9), (2, 0.8)]),
+    }
     keywords = {"lexical": lexical((3, 9.0), (1, 4.0))}  # "lex: ..." runs the keyword leg only
     alone = [c.chunk_id for c in fuse(query)]
     assert 3 not in alone
@@ -48,9 +51,13 @@ def test_a_variant_lifts_what_only_it_finds_and_says_which_phrasing_found_each_h
 
 
 def test_the_query_weighs_more_than_a_variant():
-    query = {"lexical": lexical((1, 9.0), (2, 1.0)), "vector": LegResult("ok", [(1, .9), (2, .1)])}
+    query = {
+        "lexical": lexical((1, 9.0), (2, 1.0)),
+        "vector": LegResult("ok", [(1, 0.9), (2, 0.1)]),
+    }
     variant = {
-        "lexical": lexical((2, 9.0), (1, 1.0)), "vector": LegResult("ok", [(2, .9), (1, .1)])
+        "lexical": lexical((2, 9.0), (1, 1.0)),
+        "vector": LegResult("ok", [(2, 0.9), (1, 0.1)]),
     }
     fused = fuse_rankings(rankings_of(query, 0) + rankings_of(variant, 1))
     assert [c.chunk_id for c in fused] == [1, 2]
@@ -77,8 +84,9 @@ def test_search_with_variants_end_to_end(tmp_path: Path):
         options = kb.search_options(top=3, variants=("lex: max_connections",))
         both = kb.search("reuse idle sockets", options)
         data = both.to_dict()
+        # a typed phrasing searches its own leg, and its other leg weakly (CROSS_SHARE)
         assert data["variants"] == [
-            {"text": "max_connections", "use": "lexical", "legs": {"lexical": "ok"}}
+            {"text": "max_connections", "use": "lexical", "legs": {"lexical": "ok", "vector": "ok"}}
         ]
         by_path = {r["source"]["rel_path"]: r["found_by"] for r in data["results"]}
         assert [1, "lexical", 1] in by_path["docs/limits.md"]
@@ -86,6 +94,18 @@ def test_search_with_variants_end_to_end(tmp_path: Path):
         too_many = kb.search_options(variants=tuple(f"v{i}" for i in range(MAX_VARIANTS + 1)))
         with pytest.raises(SearchError, match="at most"):
             kb.search("x", too_many)
+
+
+def test_a_typed_phrasing_weighs_weakly_in_its_other_leg():
+    from kb_search.search.fusion import CROSS_SHARE, LEG_WEIGHTS, VARIANT_WEIGHT
+
+    legs = {"lexical": lexical((1, 9.0)), "vector": LegResult("ok", [(2, 0.9)])}
+    weights = {r.leg: r.weight for r in rankings_of(legs, 1, "lexical")}
+    assert weights["lexical"] == VARIANT_WEIGHT * LEG_WEIGHTS["lexical"]
+    assert weights["vector"] == VARIANT_WEIGHT * LEG_WEIGHTS["vector"] * CROSS_SHARE
+    assert 0 < CROSS_SHARE < 1
+    plain = {r.leg: r.weight for r in rankings_of(legs, 1)}
+    assert plain["vector"] == VARIANT_WEIGHT * LEG_WEIGHTS["vector"]
 
 
 def test_schema_documents_found_by_and_variants():

@@ -38,6 +38,7 @@ QUERIES = [
     ("release", "--fields", "citation,title,score"),
     ("retry", "type:code"),
     ("backups", "--path", "*.md", "--min-score", "0.2"),
+    ("backups", "retention", "--compact", "--max-tokens", "120"),
     ("nothing", "matches", "zzqqxx"),
 ]
 

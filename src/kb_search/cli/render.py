@@ -129,6 +129,8 @@ def search_human(response: SearchResponse, term: Terminal) -> str:
         s = result.source
         parts.append(Text(""))
         parts.append(_title_line(i, s.title, result.score, width))
+        if result.freshness in STALE_WORDS:
+            parts.append(Text(" " * INDENT + STALE_WORDS[result.freshness], style=NOTE))
         heading = _heading(s)
         if heading:
             parts.append(_fit(Text(" " * INDENT) + Text(heading, style=HEADING), width))
@@ -147,6 +149,8 @@ def search_human(response: SearchResponse, term: Terminal) -> str:
             Text(""),
             Text("No results. Try other words, --mode vector, or fewer filters."),
         ]
+    if response.next_cursor:
+        parts += [Text(""), Text(f"More: --cursor {response.next_cursor}", style=DIM)]
     if response.explanation is not None:
         parts += [Text("")] + explanation_lines(response.explanation, term)
     return term.render(*parts)
@@ -172,6 +176,12 @@ def found_by_line(found_by: list[list[Any]]) -> str:
         for phrasing, leg, rank in found_by
     ]
     return "found by: " + ", ".join(places)
+
+
+STALE_WORDS = {
+    "gone": "[gone] this file is no longer where it was indexed: `kb sync` updates the index",
+    "changed": "[changed] this file changed since it was indexed: `kb sync` re-reads it",
+}
 
 
 def explanation_lines(explanation: Any, term: Terminal) -> list[Text]:
@@ -277,6 +287,8 @@ def beir_report_human(report: dict[str, Any]) -> str:
             f"{s.ndcg_at_10:.4f}",
             f"{s.recall_at_100:.4f}",
             f"{s.mrr_at_10:.4f}",
+            f"{s.hit_at_1:.3f}",
+            f"{s.hit_at_5:.3f}",
             f"{s.p50_ms:.1f}",
             f"{s.p95_ms:.1f}",
             s.queries,
@@ -288,7 +300,8 @@ def beir_report_human(report: dict[str, Any]) -> str:
         f"Dataset {printable(report['dataset'])}: {report['documents']} documents,"
         f" {report['chunks']} chunks (index {how})"
     )
-    cols = ["mode", "nDCG@10", "Recall@100", "MRR@10", "p50 ms", "p95 ms", "queries"]
+    cols = ["mode", "nDCG@10", "Recall@100", "MRR@10", "hit@1", "hit@5", "p50 ms", "p95 ms",
+            "queries"]  # fmt: skip
     return head + _reranked(report) + "\n" + table(rows, cols)
 
 
@@ -322,6 +335,13 @@ def questions_report_human(report: dict[str, Any], misses: int = 5) -> str:
         "File level, then chunk level:",
         table(rows, cols),
     ]
+    for s in report["scores"]:
+        if s.coverage:
+            grades = [
+                f"{grade} {row['answers']:.0f} (hit@1 {row['hit@1']:.3f}, hit@5 {row['hit@5']:.3f})"
+                for grade, row in s.coverage.items()
+            ]
+            lines.append(f"Coverage, {s.mode}: " + "; ".join(grades))
     for s in report["scores"]:
         if not s.misses or not misses:
             continue

@@ -47,8 +47,9 @@ Examples:
 
 \b
 Variants (--also, up to 4): more phrasings of the same request, fused
-into one ranking; the query weighs most. 'lex: words' searches keywords
-only, 'vec: words' meaning only, plain text both. Each result's found_by
+into one ranking; the query weighs most. Plain text searches both legs;
+'lex: words' weighs mainly in the keyword leg, 'vec: words' mainly in the
+meaning leg (each at half weight in the other). Each result's found_by
 lists [phrasing, leg, rank] (phrasing 0 = the query).
 
 Output: human on a terminal, JSON when piped (--format). JSON contract: `kb skill`."""
@@ -171,6 +172,23 @@ class QueryCommand(click.Command):
     help="JSON for agents: chunk_id, citation, heading, score, text per result.",
 )
 @click.option(
+    "--max-tokens",
+    type=click.IntRange(min=1, max=1_000_000),
+    help="Stop the answer before it passes N tokens (cl100k), between two results;"
+    " next_cursor continues it.",
+)
+@click.option(
+    "--cursor",
+    metavar="CURSOR",
+    help="Continue a search where its answer stopped: the next_cursor it returned"
+    " (same query and options).",
+)
+@click.option(
+    "--sync-stale",
+    is_flag=True,
+    help="Re-index the files of hits that changed or are gone since indexing, then search.",
+)
+@click.option(
     "--explain",
     "explain",
     metavar="PATH",
@@ -198,11 +216,15 @@ def search(
     per_file: int | None,
     fields: str | None,
     compact: bool,
+    max_tokens: int | None,
+    cursor: str | None,
+    sync_stale: bool,
     explain: str | None,
     fmt: str | None,
 ) -> None:
     startup = process_age_ms()
     shaping = {"variants": list(variants), "per_file": per_file, "files": files}
+    shaping |= {"max_tokens": max_tokens, "cursor": cursor}
     selected = _fields(fields, compact)
     filters = _filters(types, tags, paths, languages, after, before)
     text = " ".join(query)
@@ -215,7 +237,8 @@ def search(
         )
     out = app.output_format("json" if selected and not fmt else fmt)
     answer, client = None, None
-    if explain is None and not expand and _warm_on(app):  # else not even the warm client
+    # else not even the warm client is imported
+    if explain is None and not expand and not sync_stale and _warm_on(app):
         from kb_search.cli.warm.client import WarmClient
 
         request = _warm_request(
@@ -242,9 +265,14 @@ def search(
             variants=tuple(variants),
             per_file=per_file,
             files=files,
+            max_tokens=max_tokens,
+            cursor=cursor,
+            fields=tuple(selected) if selected else None,
         )
         try:
             response = kb.search(text, options, explain=explain, expand=expand)
+            if sync_stale:
+                response = _sync_stale(app, kb, text, options, response, explain)
         finally:
             if client is not None:
                 client.start_if_wanted()  # after this search: its start-up would slow this one
@@ -283,14 +311,29 @@ def forwarded_request(argv: list[str]) -> WarmRequest | None:
     except (click.ClickException, click.exceptions.Exit):
         return None
     out = p["fmt"] or "json"
-    if out != "json" or p["explain"] is not None or p["expand"]:  # these run in full
+    if out != "json" or p["explain"] is not None or p["expand"] or p["sync_stale"]:
+        # these run in full
         return None
     filters = _filters(p["types"], p["tags"], p["paths"], p["languages"], p["after"], p["before"])
     text, mode, top = " ".join(p["query"]), p["mode"], p["top"]
     shaping = {"variants": list(p["variants"]), "per_file": p["per_file"], "files": p["files"]}
+    shaping |= {"max_tokens": p["max_tokens"], "cursor": p["cursor"]}
     return _warm_request(
         text, mode, top, filters, p["min_score"], p["fusion"], out, selected, shaping
     )
+
+
+def _sync_stale(app: App, kb, text: str, options, response, explain: str | None):
+    """Re-index the files of hits that changed or are gone (only those), then search again:
+    the answer the index gives once it is up to date."""
+    stale = list(
+        dict.fromkeys(r.source.path for r in response.results if r.freshness not in (None, "fresh"))
+    )
+    if not stale:
+        return response
+    kb.sync([Path(p) for p in stale])
+    warn(f"re-indexed {len(stale)} changed or gone file(s) before answering")
+    return kb.search(text, options, explain=explain)
 
 
 def _filters(types, tags, paths, languages, after, before) -> dict[str, list[str]]:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from kb_search.errors import EvalError
-from kb_search.evaluate.metrics import DEPTH, mrr_at, ndcg_at, percentile, recall_at
+from kb_search.evaluate.metrics import DEPTH, hit_at, mrr_at, ndcg_at, percentile, recall_at
 from kb_search.ingest.batch_writer import BatchWriter
 from kb_search.ingest.changes import CHUNKER_VERSION
 from kb_search.ingest.executor import VectorSource
@@ -156,6 +156,8 @@ class ModeScores:
     p95_ms: float
     queries: int
     legs: dict[str, int] = field(default_factory=dict)  # leg status -> count, for honesty
+    hit_at_1: float = 0.0
+    hit_at_5: float = 0.0
 
     def to_dict(self) -> dict:
         return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in self.__dict__.items()}
@@ -187,6 +189,7 @@ def evaluate(
     for mode in modes:
         options = options_for(mode)
         ndcg, recall, mrr, latencies = [], [], [], []
+        hit1, hit5 = [], []
         legs: dict[str, int] = {}
         for qid, text in dataset.queries.items():
             relevant = dataset.qrels[qid]
@@ -199,6 +202,8 @@ def evaluate(
             ndcg.append(ndcg_at(ranking, relevant, 10))
             recall.append(recall_at(ranking, relevant, 100))
             mrr.append(mrr_at(ranking, relevant, 10))
+            hit1.append(hit_at(ranking, relevant, 1))
+            hit5.append(hit_at(ranking, relevant, 5))
         n = max(1, len(ndcg))
         scores.append(
             ModeScores(
@@ -210,6 +215,8 @@ def evaluate(
                 p95_ms=percentile(latencies, 95),
                 queries=len(ndcg),
                 legs=legs,
+                hit_at_1=sum(hit1) / n,
+                hit_at_5=sum(hit5) / n,
             )
         )
     return scores

@@ -36,6 +36,11 @@ def mrr_at(ranking: list[str], relevant: dict[str, int], k: int = 10) -> float:
     return 0.0
 
 
+def hit_at(ranking: list[str], relevant: dict[str, int], k: int) -> float:
+    """1.0 when a relevant document is among the first k, else 0.0."""
+    return float(any(relevant.get(doc, 0) > 0 for doc in ranking[:k]))
+
+
 def percentile(values: list[float], pct: float) -> float:
     """Nearest-rank percentile with linear interpolation (numpy's default)."""
     if not values:

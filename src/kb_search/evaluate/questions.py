@@ -205,6 +205,9 @@ class QuestionScores:
     p95_ms: float
     misses: list[dict[str, Any]] = field(default_factory=list)  # file not in the top 10
     legs: dict[str, int] = field(default_factory=dict)
+    # answers per coverage grade, and how often each grade's first file is relevant (hit@1)
+    # or a relevant file is in the top 5 (hit@5): is `weak` a miss, `strong` a hit?
+    coverage: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -217,22 +220,51 @@ class QuestionScores:
             "p95_ms": round(self.p95_ms, 2),
             "misses": self.misses,
             "legs": self.legs,
+            "coverage": {
+                grade: {k: round(v, 4) for k, v in row.items()}
+                for grade, row in self.coverage.items()
+            },
         }
 
 
 WITH_VARIANTS = "+variants"  # a mode scored with each question's variants
 WITH_EXPANSION = "+expand"  # a mode scored with the chat model's phrasings (`--expand`)
+# ... and with them plain: each variant's `lex:`/`vec:` prefix taken off, so it searches both
+WITH_PLAIN_VARIANTS = "+plain-variants"
 
 
 def scored_modes(questions: list[Question], modes: list[str], expand: bool = False) -> list[str]:
-    """The modes asked for, and hybrid with variants beside hybrid when questions have them;
-    with `expand` (a chat model is configured), hybrid with its phrasings too."""
+    """The modes asked for, and hybrid with variants (as written, and plain) beside hybrid when
+    questions have them; with `expand` (a chat model is configured), hybrid with its phrasings
+    too."""
     scored = list(modes)
     if "hybrid" in modes and any(q.variants for q in questions):
-        scored.append("hybrid" + WITH_VARIANTS)
+        scored += ["hybrid" + WITH_VARIANTS, "hybrid" + WITH_PLAIN_VARIANTS]
     if "hybrid" in modes and expand:
         scored.append("hybrid" + WITH_EXPANSION)
     return scored
+
+
+def plain_variant(text: str) -> str:
+    """A variant without its `lex:`/`vec:` prefix (it then searches both legs)."""
+    head, sep, rest = text.partition(":")
+    if sep and head.strip().lower() in ("lex", "vec") and rest.strip():
+        return rest.strip()
+    return text
+
+
+def coverage_rows(graded: list[tuple[str, float, float]]) -> dict[str, dict[str, float]]:
+    """(grade, hit@1, hit@5) per answer -> per grade: answers, hit@1 and hit@5 rates."""
+    rows: dict[str, dict[str, float]] = {}
+    for grade in ("strong", "partial", "weak"):
+        picked = [g for g in graded if g[0] == grade]
+        if picked:
+            rows[grade] = {
+                "answers": len(picked),
+                "hit@1": sum(g[1] for g in picked) / len(picked),
+                "hit@5": sum(g[2] for g in picked) / len(picked),
+            }
+    return rows
 
 
 def evaluate_questions(
@@ -248,16 +280,24 @@ def evaluate_questions(
     out = []
     for mode in modes:
         expand = mode.endswith(WITH_EXPANSION)
-        base = mode.removesuffix(WITH_VARIANTS).removesuffix(WITH_EXPANSION)
+        base = (
+            mode.removesuffix(WITH_VARIANTS)
+            .removesuffix(WITH_PLAIN_VARIANTS)
+            .removesuffix(WITH_EXPANSION)
+        )
         file_sum: dict[str, float] = {}
         chunk_sum: dict[str, float] = {}
         chunk_n = 0
         latencies: list[float] = []
         misses: list[dict[str, Any]] = []
         legs: dict[str, int] = {}
+        graded: list[tuple[str, float, float]] = []
         for question in questions:
             t0 = time.perf_counter()
-            variants = question.variants if mode.endswith(WITH_VARIANTS) else ()
+            with_variants = mode.endswith((WITH_VARIANTS, WITH_PLAIN_VARIANTS))
+            variants = question.variants if with_variants else ()
+            if mode.endswith(WITH_PLAIN_VARIANTS):
+                variants = tuple(plain_variant(v) for v in variants)
             if expand:
                 response = run(question.text, base, variants, expand=True)
             else:
@@ -274,6 +314,9 @@ def evaluate_questions(
                     chunk_sum[key] = chunk_sum.get(key, 0.0) + value
             if file_scores["hit@10"] == 0.0:
                 misses.append(details)
+            grade = getattr(response, "coverage", None)
+            if grade:
+                graded.append((grade, file_scores["hit@1"], file_scores["hit@5"]))
         n = len(questions)
         out.append(
             QuestionScores(
@@ -286,6 +329,7 @@ def evaluate_questions(
                 p95_ms=percentile(latencies, 95),
                 misses=misses,
                 legs=legs,
+                coverage=coverage_rows(graded),
             )
         )
     return out

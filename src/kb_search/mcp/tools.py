@@ -33,12 +33,13 @@ MAX_GET_CONTEXT = 200
 INSTRUCTIONS_HEAD = """\
 Search a local knowledge base the user indexed with `kb add`; only indexed content is served,
 never other files. `search` answers compact (chunk_id, citation, heading, score, text); quote a
-result's `citation` (/abs/path#L10-L24 or /abs/path#page=N). Add `variants` when the words
-may differ from the documents': the keywords the answer would use ("lex: ..."), likely
-identifiers ("lex: max_connections"), a rephrasing ("vec: ..."). Read cited passages (the
-clean text that was indexed) with get(citations), code by symbol with get(["a.py#Cls.method"]),
-around a hit with get_chunk, widen with similar; search(explain=PATH) says why a file is not
-in the results. A relative path is relative to an added folder."""
+result's `citation` (/abs/path#L10-L24 or /abs/path#page=N). Add two `variants` when the words
+may differ from the documents': the words and identifiers the answer would contain
+("lex: ..."), a rephrasing as the documents would title it ("vec: ..."; plain text ranks as
+well); add others when `coverage` is weak. Read cited passages (the clean text that was
+indexed) with get(citations), code by symbol with get(["a.py#Cls.method"]), around a hit with
+get_chunk, widen with similar; search(explain=PATH) says why a file is not in the results. A
+relative path is relative to an added folder."""
 
 
 def instructions(stats: dict[str, Any], tags: list[dict[str, Any]]) -> str:
@@ -98,6 +99,15 @@ Fields = Annotated[
     Field(description="Result fields instead, e.g. chunk_id, citation, text, path, source."),
 ]
 
+# A search answer's token budget: far under the 25,000 tokens Claude Code accepts from a tool.
+DEFAULT_MAX_TOKENS = 6_000
+MAX_TOKENS = 20_000
+MaxTokens = Annotated[
+    int,
+    Field(ge=1, le=MAX_TOKENS, description="Answer budget; next_cursor pages on."),
+]
+Cursor = Annotated[str | None, Field(description="next_cursor of the same search.")]
+
 Explain = Annotated[
     str | None,
     Field(description="A file path: adds `explain`, why it is or is not in the results."),
@@ -125,6 +135,8 @@ def run_search(
     fields: list[str] | str | None = None,
     files: bool = False,
     explain: str | None = None,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    cursor: str | None = None,
 ) -> str:
     from kb_search.search.fields import COMPACT, parse_fields, project
 
@@ -132,7 +144,13 @@ def run_search(
         # `fields` replaces the compact default; `compact: false` asks for the whole contract.
         selected = parse_fields(fields) if fields else list(COMPACT) if compact else None
         options = kb.search_options(
-            mode=mode, top=top, variants=tuple(variants or ()), files=files
+            mode=mode,
+            top=top,
+            variants=tuple(variants or ()),
+            files=files,
+            max_tokens=max_tokens,
+            cursor=cursor,
+            fields=tuple(selected) if selected else None,
         )
         response = kb.search(query, options, explain=explain, relative_to_roots=True)
     except KbError as exc:
@@ -182,8 +200,13 @@ class KbTools:
         files: Files = False,
         fields: Fields = None,
         explain: Explain = None,
+        max_tokens: MaxTokens = DEFAULT_MAX_TOKENS,
+        cursor: Cursor = None,
     ) -> str:
-        return run_search(self.kb, query, mode, top, variants, compact, fields, files, explain)
+        return run_search(
+            self.kb, query, mode, top, variants, compact, fields, files, explain, max_tokens,
+            cursor,
+        )  # fmt: skip
 
     def get_document(
         self,
@@ -349,9 +372,9 @@ NAVIGATE = """\
 Answer this from my knowledge base, with citations: {question}
 
 How to work:
-1. Call `search` with the question and `variants`: the keywords the answer would use
-   ("lex: ..."), likely identifiers, a rephrasing ("vec: ..."). Try other words before
-   concluding nothing is there.
+1. Call `search` with the question and `variants`: the words and identifiers the answer
+   would contain ("lex: ..."), a rephrasing as the docs would say it ("vec: ..."). Try other
+   words before concluding nothing is there.
 2. Read a hit's passage with `get([citation])`; when it starts or ends mid-thought, read
    around it: `get_chunk(chunk_id, context=2)`.
 3. For related material, `similar(chunk_id=...)`; for the whole source, `get_document`.

@@ -5,7 +5,9 @@ reads (the snippet repeats the text; absolute and relative paths; per-leg scores
 list keeps what it needs; `COMPACT` (chunk_id, citation, heading, score, text) is the profile
 SKILL.md teaches: an openable citation, and the id `kb chunk`/`kb get chunk:ID` take; a
 chunk of code, which has no heading, is headed by its symbol (`Class.method`). Source fields
-are named without their `source.` prefix.
+are named without their `source.` prefix. Whatever the fields, a hit whose file changed
+or is gone says so (`freshness`), and the answer keeps its `coverage`, `next_cursor` and
+`budget`.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ RESULT_FIELDS = (
     "snippet",
     "citation",
     "source",
+    "freshness",
+    "evidence",
 )
 SOURCE_FIELDS = (
     "document_id",
@@ -93,12 +97,14 @@ def project(response: SearchResponse, fields: Sequence[str]) -> dict[str, Any]:
         source = result["source"]
         row = {}
         for name in fields:
-            value = result[name] if name in RESULT_FIELDS else source[name]
+            value = result.get(name) if name in RESULT_FIELDS else source[name]
             if name == "score":
                 value = round(value, SCORE_DIGITS)
             elif name == "heading" and value is None:
                 value = source["symbol"]  # code has no headings: its definition names it
             row[name] = value
+        if "freshness" not in row and result.get("freshness") not in (None, "fresh"):
+            row["freshness"] = result["freshness"]  # a changed or gone file is always said
         results.append(row)
     data: dict[str, Any] = {
         "schema_version": full["schema_version"],
@@ -115,6 +121,7 @@ def project(response: SearchResponse, fields: Sequence[str]) -> dict[str, Any]:
         data["legs"] = failed
     if full["notes"]:
         data["notes"] = full["notes"]
-    if "explain" in full:
-        data["explain"] = full["explain"]
+    for name in ("coverage", "next_cursor", "budget", "explain"):
+        if name in full:
+            data[name] = full[name]
     return data

@@ -35,15 +35,24 @@ LEXICAL_WEIGHT = 0.5
 LEG_WEIGHTS = {"lexical": LEXICAL_WEIGHT, "vector": 1.0 - LEXICAL_WEIGHT}
 # A variant phrasing (an agent's keywords or rephrasing) weighs this much of the query itself:
 # the first phrasing weighs most (measured below).
-VARIANT_WEIGHT = 0.7
+VARIANT_WEIGHT = 0.85
 # A chunk in the top SOLO_DEPTH of one of the query's legs scores at least SOLO_SHARE of its
 # normalised score there (times the query's share of the weights when variants take part).
 # 0.55 at depth 3 measured neutral to slightly positive on every shared set (`python -m bench
 # phrasing`); 0.65+ costs medline up to 0.007 nDCG. Imputing the other leg's mean instead of
-# 0 was worse on docs-qa. VARIANT_WEIGHT: 0.5 < 0.7 < 0.85 on docs-qa and code-qa (kept
-# under 1: the query weighs most).
+# 0 was worse on docs-qa. VARIANT_WEIGHT: 0.5 < 0.7 < 0.85 on docs-qa and code-qa; with
+# typed phrasings in their other leg (CROSS_SHARE), 0.85 over 0.7 lifted hit@1 on docs-qa
+# (.792 -> .812) and pg-qa (.868 -> .897) and kept negation-qa (`python -m bench
+# phrasing_forms`). Kept under 1: the query weighs most.
 SOLO_SHARE = 0.55
 SOLO_DEPTH = 3
+# A typed phrasing ("lex: ..." or "vec: ...") is searched in its other leg too, at this share
+# of its weight. Kept to their one leg, typed phrasings ranked below the same phrasings
+# plain (both legs) on docs-qa and pg-qa (hit@1 .802 vs .823, .838 vs .882), above them on
+# a held-out folder. At 0.5 they rank within a question of plain ones on docs-qa and above
+# them on pg-qa; 0.75 and 1.0 (plain) gave pg-qa back (`python -m bench phrasing_forms`;
+# a share for one direction only was worse: docs/results.md).
+CROSS_SHARE = 0.5
 
 
 @dataclass
@@ -60,11 +69,19 @@ class Ranking:
         return self.result.status in ("ok", "empty")
 
 
-def rankings_of(legs: dict[str, LegResult], phrasing: int = 0) -> list[Ranking]:
-    """The legs of one phrasing as rankings: each leg's share of the phrasing's weight."""
+def rankings_of(
+    legs: dict[str, LegResult], phrasing: int = 0, use: str = "both"
+) -> list[Ranking]:
+    """The legs of one phrasing as rankings: each leg's share of the phrasing's weight; a
+    typed phrasing (`use` "lexical" or "vector") weighs CROSS_SHARE of that in its other leg."""
     weight = 1.0 if phrasing == 0 else VARIANT_WEIGHT
     return [
-        Ranking(phrasing, name, leg, weight * LEG_WEIGHTS.get(name, 1.0))
+        Ranking(
+            phrasing,
+            name,
+            leg,
+            weight * LEG_WEIGHTS.get(name, 1.0) * (1.0 if use in ("both", name) else CROSS_SHARE),
+        )
         for name, leg in legs.items()
     ]
 
@@ -188,8 +205,22 @@ def _ranked(
         Candidate(cid, min(1.0, max(0.0, s)), breakdown[cid], found_by=found[cid])
         for cid, s in scores.items()
     ]
-    fused.sort(key=lambda c: (-c.score, c.chunk_id))
+    fused.sort(key=tie_order)
     return fused
+
+
+def tie_order(candidate: Candidate) -> tuple[float, int, int, int]:
+    """Higher score first; on a tie (to 1e-9), the chunk more rankings found, then the one
+    the query itself ranked higher, then the lower chunk id (the same DB and query give the
+    same order)."""
+    found = candidate.found_by
+    query_ranks = [rank for phrasing, _, rank in found if phrasing == 0]
+    return (
+        -round(candidate.score, 9),
+        -len(found),
+        min(query_ranks, default=1 << 30),
+        candidate.chunk_id,
+    )
 
 
 def single_leg(legs: dict[str, LegResult], mode: str) -> list[Candidate]:

@@ -14,12 +14,18 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from kb_search.errors import SearchError
 from kb_search.sanitize import valid_text
+from kb_search.search import budget_tokens, evidence
+from kb_search.search.budget_tokens import MAX_OFFSET, read_cursor
+from kb_search.search.evidence import WEAK_ADVICE, WEAK_COVERAGE
 from kb_search.search.expand import IGNORED, agreeing
 from kb_search.search.filters import check_filter_values, excluded_chunks, store_filter
+from kb_search.search.freshness import FRESH, stale_note
 from kb_search.search.fusion import (
+    CROSS_SHARE,
     DEFAULT_FUSION,
     FUSIONS,
     complete_breakdown,
@@ -40,9 +46,10 @@ from kb_search.search.query import (
     parse_variants,
 )
 from kb_search.search.rerank import Reranker, RerankFailed, apply_reranker
-from kb_search.search.results import Candidate, SearchResponse, hydrate, snippets
+from kb_search.search.results import Candidate, Result, SearchResponse, hydrate, snippets
 from kb_search.search.shaping import (
     DEFAULT_PER_FILE,
+    distinct_scores,
     diversify,
     group_copies,
     promote_definitions,
@@ -51,6 +58,7 @@ from kb_search.store.chunk_filter import ChunkFilter
 from kb_search.store.db import Connection, OperationalError
 
 MODES = ("hybrid", "lexical", "vector")
+RAN = ("ok", "empty")  # leg states of a leg that ran
 
 
 @dataclass
@@ -70,7 +78,7 @@ class SearchOptions:
     # True once the search must stop (its budget spent, its client gone): checked between
     # stages; SQLite's progress handler checks it within them.
     should_stop: Callable[[], bool] | None = None
-    # More phrasings of the same request ("lex: ..." keywords only, "vec: ..." meaning only)
+    # More phrasings of the same request ("lex: ..." mainly keywords, "vec: ..." mainly meaning)
     variants: tuple[str, ...] = ()
     # How many of the last variants a chat model wrote (`--expand`): each counts only when it
     # agrees with the question (search.expand.agreeing)
@@ -79,6 +87,12 @@ class SearchOptions:
     # `files`: each file once, with its best chunk.
     per_file: int = DEFAULT_PER_FILE
     files: bool = False
+    # A token budget for the printed answer (cut between chunks) and a cursor from an earlier
+    # page of the same search (search.budget_tokens); `fields`: the projection the answer is
+    # printed in (None: the full contract), which the budget counts.
+    max_tokens: int | None = None
+    cursor: str | None = None
+    fields: tuple[str, ...] | None = None
 
     def depth(self) -> int:
         """Candidates each leg retrieves: fixed, so that the top 3 of a query is always the
@@ -188,12 +202,13 @@ def retrieve_variants(
     out: list[dict[str, LegResult]] = []
     for phrasing, parsed in query.variants:
         legs: dict[str, LegResult] = {}
-        if options.mode != "vector" and phrasing.searches("lexical"):
+        # a typed phrasing searches its other leg too, weakly (fusion.CROSS_SHARE)
+        if options.mode != "vector" and (phrasing.searches("lexical") or CROSS_SHARE > 0):
             try:
                 legs["lexical"] = lexical_leg(conn, parsed, query.chunk_filter, k, query.excluded)
             except (OperationalError, SearchError) as exc:
                 legs["lexical"] = LegResult(status=f"error: {first_line(exc)}")
-        if options.mode != "lexical" and phrasing.searches("vector"):
+        if options.mode != "lexical" and (phrasing.searches("vector") or CROSS_SHARE > 0):
             legs["vector"] = vector_leg(
                 conn, parsed, query.chunk_filter, k, vector, vector_unavailable, {}, query.excluded
             )
@@ -207,13 +222,15 @@ def combine(
     legs: dict[str, LegResult],
     options: SearchOptions,
     variant_legs: list[dict[str, LegResult]] | None = None,
+    uses: list[str] | None = None,
 ) -> list[Candidate]:
     """Fuse the legs (hybrid) or take the one leg's ranking; with variants, every phrasing's
     legs are fused into one ranking (in a one-leg mode, that leg's rankings)."""
     if any(variant_legs or []):
         rankings = rankings_of(legs, 0)
         for number, found in enumerate(variant_legs or [], start=1):
-            rankings += rankings_of(found, number)
+            use = uses[number - 1] if uses else "both"
+            rankings += rankings_of(found, number, use)
         return fuse_rankings(rankings, options.rrf_k, options.fusion)
     if options.mode == "hybrid":
         return fuse(legs, options.rrf_k, options.fusion)
@@ -332,7 +349,8 @@ def search(
     fused_legs, ignored = variant_legs, set()
     if options.expanded:
         fused_legs, ignored = agreeing(legs, variant_legs, options.expanded)
-    candidates = combine(legs, options, fused_legs)
+    uses = [phrasing.use for phrasing, _ in prepared.variants]
+    candidates = combine(legs, options, fused_legs, uses)
     rerank_note = None
     if options.reranker is not None:
         stop_if_asked(options, "rerank")
@@ -350,13 +368,18 @@ def search(
     candidates = diversify(conn, candidates, options.per_file, options.files)
     grouped = group_copies(conn, candidates)
     passing = above_min_score(grouped, options)
-    top = cut(passing, options)
+    key = search_key(conn, prepared, options) if options.cursor or options.max_tokens else ""
+    offset = read_cursor(options.cursor, key) if options.cursor else 0
+    top = passing[: offset + options.top]
+    if options.mode == "hybrid" and options.reranker is None:  # one leg's score is its own
+        top = distinct_scores(top)
+    top = top[offset:]
     if trace is not None:
         record_trace(trace, prepared, legs, candidates, passing, top, options)
         copies = {chunk_id for c in grouped for chunk_id in c.copies}
         if copies:
             trace.cuts.append(Cut("copies", "the same text as a higher result", copies))
-    dropped = min(options.top, len(candidates)) - len(top)
+    dropped = min(options.top, len(candidates)) - len(passing[: options.top])
     for candidate in top:
         candidate.breakdown = complete_breakdown(candidate.breakdown, legs)
     stop_if_asked(options, "fetching the results")
@@ -366,8 +389,15 @@ def search(
     snippet_of = snippets(conn, expr, ids) if options.snippets else {}
     results = hydrate(conn, top, snippet_of)
     timings["fetch"] = (clock() - t0) * 1000
-    timings["total"] = (clock() - start) * 1000
-    return SearchResponse(
+    ran = sum(1 for found in [legs, *variant_legs] for leg in found.values() if leg.status in RAN)
+    coverage = annotate_evidence(results, prepared, options, ran) if offset == 0 else None
+    notes = explain(prepared, legs, options, dropped) + ([rerank_note] if rerank_note else [])
+    stale = stale_note(r.freshness or FRESH for r in results)
+    if stale:
+        notes.append(stale)
+    if coverage == WEAK_COVERAGE and options.mode == "hybrid":
+        notes.append(WEAK_ADVICE)
+    response = SearchResponse(
         query=query,
         mode=options.mode,
         results=results,
@@ -375,7 +405,7 @@ def search(
         legs={name: leg.status for name, leg in legs.items()},
         timings_ms=timings,
         filters=prepared.filters,
-        notes=explain(prepared, legs, options, dropped) + ([rerank_note] if rerank_note else []),
+        notes=notes,
         variants=[
             phrasing.to_dict()
             | {"legs": {name: leg.status for name, leg in found.items()}}
@@ -384,7 +414,86 @@ def search(
                 zip(prepared.variants, variant_legs), start=1
             )
         ],
+        coverage=coverage,
     )
+    if options.cursor or options.max_tokens:
+        page(response, options, offset, len(passing), key)
+    timings["total"] = (clock() - start) * 1000
+    return response
+
+
+def search_key(conn: Connection, query: Query, options: SearchOptions) -> str:
+    """What a cursor is bound to: everything that makes this ranking, and the index state."""
+    from kb_search.store.retrieval import index_stamp
+
+    return budget_tokens.search_key(
+        {
+            "query": query.text,
+            "variants": options.variants,
+            "mode": options.mode,
+            "filters": repr(query.filters),
+            "shape": [options.per_file, options.files, options.min_score],
+            "fusion": [options.fusion, options.rrf_k, options.leg_depth],
+            "rerank": getattr(options.reranker, "name", None),
+            "index": index_stamp(conn),
+        }
+    )
+
+
+def page(
+    response: SearchResponse, options: SearchOptions, offset: int, ranked: int, key: str
+) -> None:
+    """Cut the results to the token budget (between chunks) and say where the next page
+    starts: `next_cursor`, None when the ranking has no more."""
+    from kb_search.search.fields import project
+
+    response.paged = True
+    ranked_results = response.results
+
+    def printed(kept: int) -> dict[str, Any]:
+        response.results = ranked_results[:kept]
+        end = offset + kept
+        more = kept and end < min(ranked, MAX_OFFSET)
+        response.next_cursor = budget_tokens.make_cursor(end, key) if more else None
+        return project(response, options.fields) if options.fields else response.to_dict()
+
+    if not options.max_tokens:
+        printed(len(ranked_results))
+        return
+    response.budget = {
+        "max_tokens": options.max_tokens,
+        "tokens": options.max_tokens,
+        "counted_with": budget_tokens.tokenizer_name(),
+    }
+    full = printed(len(ranked_results))
+    envelope = full | {"results": [], "next_cursor": budget_tokens.make_cursor(MAX_OFFSET, key)}
+    kept, _ = budget_tokens.fit(full["results"], envelope, options.max_tokens)
+    # the estimate per row is close, not exact: the answer as printed decides
+    while True:
+        used = budget_tokens.json_tokens(printed(kept))
+        if used <= options.max_tokens or kept <= 1:
+            break
+        kept -= 1
+    response.budget["tokens"] = used
+
+
+def annotate_evidence(
+    results: list[Result], query: Query, options: SearchOptions, rankings: int
+) -> str | None:
+    """Each result's evidence labels; the answer's coverage (hybrid only: a one-leg mode has
+    no second leg to agree)."""
+    keywords = [p.text for p, _ in query.variants if p.use == "lexical"]
+    exact = evidence.phrases(query.parsed.text, keywords)
+    phrasings = 1 + len(query.variants)
+    for result in results:
+        result.evidence = evidence.labels(
+            result.found_by, result.score_breakdown, result.text, exact, phrasings
+        )
+    if options.mode != "hybrid":
+        return None
+    first = results[0] if results else None
+    hit = None if first is None else (first.found_by, first.evidence or [])
+    return evidence.coverage(hit, rankings)
 
 
 def identifier_terms(query: Query) -> list[str]:

@@ -338,7 +338,8 @@ class Phrasing:
 
 
 def parse_variant(text: str) -> Phrasing:
-    """ "lex: max_connections" -> keywords only; "vec: ..." -> meaning only; else both."""
+    """ "lex: max_connections" -> mainly keywords; "vec: ..." -> mainly meaning; else both
+    (a typed phrasing weighs `fusion.CROSS_SHARE` in its other leg)."""
     from kb_search.errors import SearchError
 
     body = valid_text(text).strip()

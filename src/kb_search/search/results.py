@@ -113,12 +113,15 @@ class Result:
     found_by: list[list[Any]] = field(default_factory=list)  # [phrasing, leg, rank]
     # the same text in other documents (the guide as PDF and as HTML), grouped under this one
     also_at: list[Copy] = field(default_factory=list)
+    # `fresh`, `changed` or `gone`: its file now against the one indexed (search.freshness)
+    freshness: str | None = None
+    evidence: list[str] | None = None  # search.evidence labels (searches only)
 
     def to_dict(self, highlights: bool = False) -> dict[str, Any]:
         """The contract's result; `highlights` keeps the snippet's HL_OPEN/HL_CLOSE markers
         (the warm server's reply to the terminal renderer, read back by `from_dict`)."""
         snippet = self.snippet if highlights else _unmarked(self.snippet)
-        return {
+        data = {
             "chunk_id": self.chunk_id,
             "score": round(self.score, 6),
             "score_breakdown": self.score_breakdown,
@@ -128,7 +131,11 @@ class Result:
             "citation": self.citation,
             "source": self.source.to_dict(),
             "also_at": [copy.to_dict() for copy in self.also_at],
+            "freshness": self.freshness,
         }
+        if self.evidence is not None:
+            data["evidence"] = self.evidence
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Result:
@@ -141,6 +148,9 @@ class Result:
             citation=data["citation"],
             source=Source(**data["source"]),
             found_by=data["found_by"],
+            also_at=[Copy(**copy) for copy in data.get("also_at", [])],
+            freshness=data.get("freshness"),
+            evidence=data.get("evidence"),
         )
 
 
@@ -161,6 +171,12 @@ class SearchResponse:
     # the other phrasings searched with the query: {"text", "use", "legs"} each
     variants: list[dict[str, Any]] = field(default_factory=list)
     explanation: Any = None  # kb_search.explain.Explanation, with `--explain PATH`
+    coverage: str | None = None  # search.evidence: strong, partial or weak (searches only)
+    # with a token budget or a cursor: where the next page starts (None: nothing more), and
+    # the budget with the tokens this answer takes
+    paged: bool = False
+    next_cursor: str | None = None
+    budget: dict[str, Any] | None = None
 
     def to_dict(self, highlights: bool = False) -> dict[str, Any]:
         """The JSON contract (`highlights`: snippets keep their markers, see Result)."""
@@ -176,6 +192,12 @@ class SearchResponse:
             "notes": self.notes,
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
         }
+        if self.coverage is not None:
+            data["coverage"] = self.coverage
+        if self.paged:
+            data["next_cursor"] = self.next_cursor
+        if self.budget is not None:
+            data["budget"] = self.budget
         if self.explanation is not None:
             data["explain"] = self.explanation.to_dict()
         return data
@@ -193,6 +215,10 @@ class SearchResponse:
             timings_ms=data["timings_ms"],
             notes=data["notes"],
             variants=data["variants"],
+            coverage=data.get("coverage"),
+            paged="next_cursor" in data,
+            next_cursor=data.get("next_cursor"),
+            budget=data.get("budget"),
         )
 
 
@@ -237,9 +263,12 @@ def hydrate(
     conn: Connection, candidates: list[Candidate], snippet_of: dict[int, str]
 ) -> list[Result]:
     """Results for candidates (in their order); chunks deleted meanwhile are skipped."""
+    from kb_search.search.freshness import document_states
+
     copies = [copy for c in candidates for copy in c.copies]
     stored = chunks_by_id(conn, [c.chunk_id for c in candidates] + copies)
     tags = document_tags(conn, {s.document_id for s in stored.values()})
+    states = document_states(conn, {s.document_id for s in stored.values()})
     results = []
     for candidate in candidates:
         chunk = stored.get(candidate.chunk_id)
@@ -256,6 +285,7 @@ def hydrate(
                 source=Source.from_stored(chunk, tags.get(chunk.document_id, [])),
                 found_by=candidate.found_by,
                 also_at=[Copy.from_stored(stored[i]) for i in candidate.copies if i in stored],
+                freshness=states.get(chunk.document_id),
             )
         )
     return results

@@ -215,3 +215,19 @@ def group_copies(conn: Connection, candidates: list[Candidate]) -> list[Candidat
         kept.append((candidate, doc))
         out.append(candidate)
     return out + candidates[COPY_DEPTH:]
+
+
+SCORE_STEP = 0.001  # the smallest difference a compact answer's 3-digit scores show
+
+
+def distinct_scores(candidates: list[Candidate]) -> list[Candidate]:
+    """Scores that read in the order of the results and never tie: a candidate scoring as high
+    as the one above it (a tie broken by agreement, a chunk moved down for diversity, a
+    promoted definition) scores SCORE_STEP under it. Walked from the top, so a page's scores
+    are the same however many pages follow."""
+    previous = None
+    for candidate in candidates:
+        if previous is not None and candidate.score > previous - SCORE_STEP:
+            candidate.score = max(0.0, previous - SCORE_STEP)
+        previous = candidate.score
+    return candidates

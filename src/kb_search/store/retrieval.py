@@ -126,3 +126,15 @@ def chunk_owners(conn: Connection, ids: Iterable[int]) -> dict[int, int]:
     """chunk id -> its document id."""
     rows = rows_in(conn, "SELECT id, document_id FROM chunks WHERE id IN ({marks})", list(ids))
     return {r[0]: r[1] for r in rows}
+
+
+def document_stats(conn: Connection, ids: Iterable[int]) -> dict[int, tuple[str, int, float]]:
+    """document id -> (path, size, mtime) as recorded when it was indexed."""
+    sql = "SELECT id, path, size, mtime FROM documents WHERE id IN ({marks})"
+    return {r[0]: (r[1], r[2], r[3]) for r in rows_in(conn, sql, list(ids))}
+
+
+def index_stamp(conn: Connection) -> tuple[int, int]:
+    """(chunks, largest chunk id): changes when an ingest adds, replaces or removes chunks."""
+    count, largest = conn.execute("SELECT count(*), coalesce(max(id), 0) FROM chunks").fetchone()
+    return int(count), int(largest)

@@ -20,3 +20,5 @@ class WarmRequest:
     variants: list[str] = field(default_factory=list)
     per_file: int | None = None
     files: bool = False
+    max_tokens: int | None = None
+    cursor: str | None = None

@@ -298,6 +298,9 @@ class WarmServer:
             variants=tuple(request.get("variants") or ()),
             per_file=request.get("per_file"),
             files=bool(request.get("files")),
+            max_tokens=request.get("max_tokens"),
+            cursor=request.get("cursor"),
+            fields=tuple(request["fields"]) if request.get("fields") else None,
         )
         return self.kb.search(request["query"], search_options)
 
