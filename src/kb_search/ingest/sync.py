@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from kb_search.errors import SyncError  # noqa: F401 - re-exported
 from kb_search.formats.reader import read_user_file
+from kb_search.ingest.batch_writer import embed_pending
 from kb_search.ingest.executor import AddOptions, VectorSource
 from kb_search.ingest.pipeline import ingest_files
 from kb_search.ingest.roots import deepest_root, root_change
@@ -29,6 +30,7 @@ from kb_search.ingest.summary import (
     ErrorLog,
     Failure,
     dropped_parts,
+    empty_parts,
     failed_part,
     left_out_parts,
 )
@@ -80,11 +82,14 @@ class SyncSummary:
     deleted: int = 0  # documents whose file is gone (or now ignored)
     unchanged: int = 0
     ignored: int = 0  # new files of unsupported types, empty files, files outside every root
+    empty: int = 0  # files with nothing to index (now, or before and unchanged since)
     failed: list[Failure] = field(default_factory=list)
-    known_failures: int = 0  # failed (or empty) before and unchanged since: not read again
+    known_failures: int = 0  # failed before and unchanged since: not read again
     removed: int = 0  # removed with `kb remove`: left out until added by name
     dropped: int = 0  # documents whose file now has no text, or none kb can read: removed
     chunks: int = 0
+    embedded: int = 0  # chunks that got a vector in this run (also ones an earlier run left)
+    keyword_seconds: float = 0.0  # until every change was written: keyword-searchable
     seconds: float = 0.0
     missing_roots: list[str] = field(default_factory=list)
     # Roots that resolve elsewhere now (a symlink): not followed, their documents kept.
@@ -104,6 +109,7 @@ class SyncSummary:
             failed_part(self.failed, show),
             *left_out_parts(self.known_failures, self.removed, "`kb sync --retry-failed`"),
             *dropped_parts(self.dropped),
+            *empty_parts(self.empty),
         ]
         if self.missing_roots:
             first = show(self.missing_roots[0])
@@ -123,11 +129,14 @@ class SyncSummary:
             "deleted": self.deleted,
             "unchanged": self.unchanged,
             "ignored": self.ignored,
+            "empty": self.empty,
             "failed": [f.__dict__ for f in self.failed],
             "known_failures": self.known_failures,
             "removed": self.removed,
             "dropped": self.dropped,
             "chunks": self.chunks,
+            "embedded": self.embedded,
+            "keyword_seconds": round(self.keyword_seconds, 3),
             "missing_roots": self.missing_roots,
             "unfollowed_roots": [r.__dict__ for r in self.unfollowed_roots],
             "notes": self.notes,
@@ -364,11 +373,13 @@ def sync(
     todo.changed = _drop_touched(conn, todo.changed, rows, summary)
     _forget_vanished(conn, result)
     progress.start(len(todo.renames) + len(todo.vanished) + len(todo.changed) + len(todo.new))
-    todo.new += _apply_renames(conn, todo.renames, summary, progress)
+    left, retitled = _apply_renames(conn, todo.renames, summary, progress)
     _apply_deletes(conn, todo.vanished, summary, progress)
-    to_ingest = todo.changed + todo.new
+    to_ingest = todo.changed + todo.new + left
     if to_ingest:
-        _ingest(conn, to_ingest, options, summary, log, vectors, progress, executor)
+        _ingest(conn, to_ingest, options, summary, log, vectors, progress, executor, retitled)
+    summary.keyword_seconds = time.perf_counter() - started
+    summary.embedded = embed_pending(conn, vectors, progress)
     summary.seconds = time.perf_counter() - started
     return summary
 
@@ -405,10 +416,12 @@ def _apply_renames(
     renames: Iterable[tuple[str, Row, Found]],
     summary: SyncSummary,
     progress: Progress,
-) -> list[Found]:
+) -> tuple[list[Found], set[Path]]:
     """Move documents in place; returns the files that must be ingested after all (those
-    another writer took, and those whose title was their old file name)."""
+    another writer took, and those whose title was their old file name) and the paths of the
+    latter: renamed, and counted so, not as updated."""
     left = []
+    retitled = set()
     for old_path, row, item in renames:
         moved = move_document(
             conn,
@@ -424,7 +437,9 @@ def _apply_renames(
             progress.advance(1)
         if moved != "moved":
             left.append(item)
-    return left
+        if moved == "retitled":
+            retitled.add(item.path)
+    return left, retitled
 
 
 def _apply_deletes(
@@ -448,9 +463,12 @@ def _ingest(
     vectors: VectorSource | None,
     progress: Progress,
     executor: Executor | None = None,
+    renamed: set[Path] | frozenset[Path] = frozenset(),
 ) -> None:
     added = AddSummary()
-    ingest_files(conn, found, options, added, log, vectors, progress, executor=executor)
+    ingest_files(
+        conn, found, options, added, log, vectors, progress, executor=executor, renamed=renamed
+    )
     summary.added += added.added
     summary.updated += added.updated
     summary.unchanged += added.skipped  # touched: new mtime, same content
@@ -458,5 +476,6 @@ def _ingest(
     summary.removed += added.removed
     summary.dropped += added.dropped
     summary.ignored += added.empty
+    summary.empty += added.empty
     summary.chunks += added.chunks
     summary.failed.extend(added.failed)

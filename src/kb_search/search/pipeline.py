@@ -42,6 +42,7 @@ from kb_search.search.rerank import Reranker, apply_reranker
 from kb_search.search.results import Candidate, SearchResponse, hydrate, snippets
 from kb_search.search.shaping import DEFAULT_PER_FILE, diversify, promote_definitions
 from kb_search.store.db import Connection, OperationalError
+from kb_search.store.vectors import embedding_coverage
 
 MODES = ("hybrid", "lexical", "vector")
 
@@ -343,6 +344,7 @@ def search(
     snippet_of = snippets(conn, expr, ids) if options.snippets else {}
     results = hydrate(conn, top, snippet_of)
     timings["fetch"] = (clock() - t0) * 1000
+    coverage = vector_coverage(conn, legs)
     timings["total"] = (clock() - start) * 1000
     return SearchResponse(
         query=query,
@@ -352,12 +354,32 @@ def search(
         legs={name: leg.status for name, leg in legs.items()},
         timings_ms=timings,
         filters=prepared.filters,
-        notes=explain(prepared, legs, options, dropped),
+        notes=explain(prepared, legs, options, dropped) + coverage_notes(coverage),
+        embedding=coverage,
         variants=[
             phrasing.to_dict() | {"legs": {name: leg.status for name, leg in found.items()}}
             for (phrasing, _), found in zip(prepared.variants, variant_legs)
         ],
     )
+
+
+def vector_coverage(conn: Connection, legs: dict[str, LegResult]) -> dict[str, int] | None:
+    """How many chunks the vector leg could rank (those with a vector yet), when it ran."""
+    leg = legs.get("vector")
+    if leg is None or leg.status.startswith("error"):
+        return None
+    counts = embedding_coverage(conn)
+    return None if counts is None else {"chunks": counts[0], "embedded": counts[1]}
+
+
+def coverage_notes(coverage: dict[str, int] | None) -> list[str]:
+    """A vector leg over part of the index (an ingest is still embedding) says so."""
+    if coverage is None or coverage["embedded"] >= coverage["chunks"]:
+        return []
+    return [
+        f"vector leg: {coverage['embedded']:,} of {coverage['chunks']:,} chunks embedded (the"
+        " rest are found by keywords only until `kb add`/`kb sync` finishes embedding them)"
+    ]
 
 
 def identifier_terms(query: Query) -> list[str]:

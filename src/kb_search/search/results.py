@@ -108,6 +108,8 @@ class SearchResponse:
     # the other phrasings searched with the query: {"text", "use", "legs"} each
     variants: list[dict[str, Any]] = field(default_factory=list)
     explanation: Any = None  # kb_search.explain.Explanation, with `--explain PATH`
+    # {"chunks": N, "embedded": M} of the vector leg's model, when a vector leg ran
+    embedding: dict[str, int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data = {
@@ -122,6 +124,8 @@ class SearchResponse:
             "notes": self.notes,
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
         }
+        if self.embedding is not None:
+            data["embedding"] = self.embedding
         if self.explanation is not None:
             data["explain"] = self.explanation.to_dict()
         return data
