@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from kb_search.cli.app import FORMATS, App, common_options
+from kb_search.cli.app import FORMATS, App, UserError, common_options
 from kb_search.sanitize import printable
 from kb_search.text import OCR_NOTE_PREFIX, plural
 
@@ -90,6 +90,8 @@ def add(
             ray_address=ray_address,
         )
     _report(app, summary, fmt)
+    if reason := summary.nothing_added():
+        raise UserError(reason)
 
 
 def sync_paths(

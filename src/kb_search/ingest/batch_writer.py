@@ -21,7 +21,7 @@ from kb_search.store.documents import (
     DocumentRecord,
     write_document,
 )
-from kb_search.store.vectors import missing_chunk_ids, table_for
+from kb_search.store.vectors import missing_chunk_ids, table_exists, table_for
 
 
 class LazyVectors:
@@ -38,7 +38,7 @@ class LazyVectors:
 
     def _table(self, conn: Connection) -> str | None:
         table = table_for(conn, self.model) if self.model else None
-        return table.name if table else None
+        return table.name if table and table_exists(conn, table) else None
 
     @property
     def model_loaded(self) -> bool:
