@@ -94,7 +94,8 @@ class WatchBatch:
 
     @property
     def changed(self) -> bool:
-        return bool(self.summary.changed or self.summary.failed or self.summary.unfollowed_roots)
+        s = self.summary
+        return bool(s.changed or s.failed or s.unfollowed_roots or s.embedded)
 
     def line(self, show: Callable[[str], str] = str) -> str:
         """`12:04:31 1 updated, 1 renamed: notes/a.md (0.08 s)`: one line per batch."""
@@ -110,6 +111,8 @@ class WatchBatch:
             )
             if n
         ]
+        if s.embedded and not counts:  # chunks an interrupted run left without vectors
+            counts.append(f"{s.embedded} chunks embedded")
         if s.failed:
             first = s.failed[0]
             counts.append(f"{len(s.failed)} failed (first: {show(first.path)}: {first.reason})")
