@@ -88,3 +88,20 @@ def test_search_says_how_much_of_the_index_the_vector_leg_covers(tmp_path):
         assert f"vector leg: {total - 4:,} of {total:,} chunks embedded" in partial["notes"][-1]
         lexical = kb.search("install git", kb.search_options(mode="lexical")).to_dict()
         assert "embedding" not in lexical
+
+
+def test_a_long_keyword_phase_measures_the_embedding_speed_with_one_kept_batch(
+    tmp_path, monkeypatch
+):
+    from kb_search.ingest import batch_writer
+    from kb_search.progress import Tally
+
+    monkeypatch.setattr(batch_writer, "CALIBRATE_AFTER_S", 0.0)
+    monkeypatch.setattr(batch_writer, "CALIBRATION_CHUNKS", 2)
+    shutil.copytree(SAMPLE, tmp_path / "notes")
+    tally = Tally(prior_embed_rate=1.0)
+    with make_kb(tmp_path) as kb:
+        summary = kb.add([tmp_path / "notes"], progress=tally)
+    assert tally.sampled == 2 and tally.sample_rate > 1.0  # measured, not the prior
+    assert tally.embed_total == summary.chunks - 2  # the sample is kept, not embedded twice
+    assert summary.embedded == summary.chunks

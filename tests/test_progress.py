@@ -190,8 +190,11 @@ def test_eta_adds_the_embedding_phase_estimated_from_chunks_per_byte_then_measur
     assert tally.keyword_eta() == pytest.approx(55_000 * 10 / 11_000)
     assert tally.chunks_to_embed() == pytest.approx(300)
     assert tally.eta() == pytest.approx(50 + 300 / 10)
-    assert status_text(tally).startswith("keyword 1/4 files") is False
     assert "keyword 1/4 files" in status_text(tally)
+    tally.embed_sample(20, 0.5)  # 40 chunks/s measured here: it replaces the prior
+    assert tally.chunks_to_embed() == pytest.approx(280)
+    assert tally.eta() == pytest.approx(50 + 280 / 40)
+    tally.sample_rate, tally.sampled = None, 0
     tally.advance(3, work=55_000, chunks=250)
     tally.await_embedding(250)
     ticks.now += 50

@@ -51,6 +51,10 @@ class Progress(Protocol):
     def embedded(self, n: int) -> None:
         """`n` more chunks got their vectors."""
 
+    def embed_sample(self, n: int, seconds: float) -> None:
+        """During the keyword phase, `n` chunks were embedded in `seconds` (a measurement of
+        this machine's embedding speed)."""
+
 
 class NoProgress:
     def start(self, total: int, unit: str = "files") -> None:
@@ -75,6 +79,9 @@ class NoProgress:
         pass
 
     def embedded(self, n: int) -> None:
+        pass
+
+    def embed_sample(self, n: int, seconds: float) -> None:
         pass
 
 
@@ -110,6 +117,8 @@ class Tally:
     embed_done: int = 0
     embed_started: float | None = None
     keyword_seconds: float | None = None  # how long the keyword phase took
+    sampled: int = 0  # chunks embedded during the keyword phase (a speed measurement)
+    sample_rate: float | None = None  # their chunks per second
 
     def start(self, total: int, unit: str = "files") -> None:
         self.total, self.unit = total, unit
@@ -147,6 +156,11 @@ class Tally:
 
     def embedded(self, n: int) -> None:
         self.embed_done += n
+
+    def embed_sample(self, n: int, seconds: float) -> None:
+        self.sampled += n
+        if seconds > 0:
+            self.sample_rate = n / seconds
 
     @property
     def phase(self) -> str:
@@ -197,7 +211,7 @@ class Tally:
         left = max(0.0, self.work_total - self.work_done)
         written = self.awaiting - self.awaiting_before
         per_byte = written / self.work_done if self.work_done > 0 else 1 / PRIOR_CHUNK_BYTES
-        return self.awaiting + left * per_byte
+        return max(0.0, self.awaiting - self.sampled) + left * per_byte
 
     def embed_eta(self) -> float | None:
         """Seconds the embedding phase still needs (0 when there is none)."""
@@ -209,7 +223,8 @@ class Tally:
             return left * seconds / self.embed_done
         if left == 0:
             return 0.0
-        return left / self.prior_embed_rate if self.prior_embed_rate else None
+        rate = self.sample_rate or self.prior_embed_rate
+        return left / rate if rate else None
 
     def eta(self) -> float | None:
         """Seconds left in all (both phases), or None until there is a rate to go by."""

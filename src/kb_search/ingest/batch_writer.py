@@ -10,6 +10,7 @@ documents, and what lacks vectors is embedded by the next `kb add`, `kb sync` or
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable
 
 from kb_search.errors import EndpointError
@@ -76,11 +77,12 @@ class LazyVectors:
         conn: Connection,
         on_more: Callable[[int], None] | None = None,
         on_embedded: Callable[[int], None] | None = None,
+        limit: int | None = None,
     ) -> int:
         if self.pending(conn) == 0:
             return 0
         source = self.load()
-        return 0 if source is None else source.fill(conn, on_more, on_embedded)
+        return 0 if source is None else source.fill(conn, on_more, on_embedded, limit)
 
 
 def embed_pending(conn: Connection, vectors: VectorSource | None, progress: Progress) -> int:
@@ -98,6 +100,36 @@ def embed_pending(conn: Connection, vectors: VectorSource | None, progress: Prog
         ) from exc
     finally:
         progress.current("")
+
+
+CALIBRATE_AFTER_S = 20.0  # a keyword phase this long measures the embedding speed early
+CALIBRATION_CHUNKS = 64
+
+
+class EmbedCalibration:
+    """Once a keyword phase has run `CALIBRATE_AFTER_S`, embed one batch of the chunks written
+    so far (kept: it is work the embedding phase then need not do) and give progress its rate,
+    so that the ETA of a long job measures this machine's embedding speed in its first minute
+    instead of assuming one."""
+
+    def __init__(self, conn: Connection, vectors: VectorSource | None, progress: Progress):
+        self.conn, self.vectors, self.progress = conn, vectors, progress
+        self.started = time.monotonic()
+        self.done = vectors is None
+        self.embedded = 0
+
+    def maybe(self) -> None:
+        if self.done or time.monotonic() - self.started < CALIBRATE_AFTER_S:
+            return
+        self.done = True
+        if self.vectors.pending(self.conn) < CALIBRATION_CHUNKS:
+            return
+        self.vectors.fill(self.conn, limit=0)  # the model loads outside the timed batch
+        t0 = time.monotonic()
+        n = self.vectors.fill(self.conn, limit=CALIBRATION_CHUNKS)
+        self.embedded += n
+        if n:
+            self.progress.embed_sample(n, time.monotonic() - t0)
 
 
 class BatchWriter:

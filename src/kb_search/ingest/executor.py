@@ -80,8 +80,8 @@ class VectorSource(Protocol):
     """The vectors the writer stores (see vectors.writer.ChunkEmbedder): with a document, only
     those that need no model run here (`stored_for`: stored vectors of identical texts, or
     vectors an executor computed next to the parser; None where there is none); afterwards
-    `fill` embeds every chunk still without one, calling `on_more(n)` as n more chunks are
-    found to embed and `on_embedded(n)` as n get their vectors."""
+    `fill` embeds every chunk still without one (the first `limit`), calling `on_more(n)` as
+    n more chunks are found to embed and `on_embedded(n)` as n get their vectors."""
 
     def stored_for(
         self, conn: Connection, docs: list[ParsedDocument]
@@ -94,6 +94,7 @@ class VectorSource(Protocol):
         conn: Connection,
         on_more: Callable[[int], None] | None = None,
         on_embedded: Callable[[int], None] | None = None,
+        limit: int | None = None,
     ) -> int: ...
 
 

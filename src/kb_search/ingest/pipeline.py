@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kb_search.ingest.batch_writer import BatchWriter, embed_pending
+from kb_search.ingest.batch_writer import BatchWriter, EmbedCalibration, embed_pending
 from kb_search.ingest.changes import (
     KNOWN_EMPTY,
     KNOWN_FAILURE,
@@ -117,7 +117,7 @@ def add_paths(
         executor=executor,
     )
     summary.keyword_seconds = time.perf_counter() - started
-    summary.embedded = embed_pending(conn, vectors, progress)
+    summary.embedded += embed_pending(conn, vectors, progress)
     summary.seconds = time.perf_counter() - started
     return summary
 
@@ -290,6 +290,7 @@ def _write_outcomes(
     renamed: set[Path] | frozenset[Path] = frozenset(),
 ) -> None:
     summary, progress = run.summary, run.progress
+    calibration = EmbedCalibration(run.conn, writer.vectors, progress)
     for outcome in outcomes:
         progress.read(1)
         in_flight.pop(outcome.key, None)
@@ -317,3 +318,5 @@ def _write_outcomes(
 
         tags, doc_type = run.settings_for(candidate.item)
         writer.add(candidate.record, outcome.document, done, tags, doc_type, candidate.work)
+        calibration.maybe()
+    summary.embedded += calibration.embedded

@@ -556,8 +556,9 @@ class RemoteVectors:
         conn: Connection,
         on_more: Callable[[int], None] | None = None,
         on_embedded: Callable[[int], None] | None = None,
+        limit: int | None = None,
     ) -> int:
-        return self.local.fill(conn, on_more, on_embedded) if self.local else 0
+        return self.local.fill(conn, on_more, on_embedded, limit) if self.local else 0
 
 
 # ---- kb reindex --------------------------------------------------------------------------------

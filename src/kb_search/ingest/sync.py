@@ -379,7 +379,7 @@ def sync(
     if to_ingest:
         _ingest(conn, to_ingest, options, summary, log, vectors, progress, executor, retitled)
     summary.keyword_seconds = time.perf_counter() - started
-    summary.embedded = embed_pending(conn, vectors, progress)
+    summary.embedded += embed_pending(conn, vectors, progress)
     summary.seconds = time.perf_counter() - started
     return summary
 
@@ -478,4 +478,5 @@ def _ingest(
     summary.ignored += added.empty
     summary.empty += added.empty
     summary.chunks += added.chunks
+    summary.embedded += added.embedded
     summary.failed.extend(added.failed)

@@ -93,7 +93,7 @@ def _embed(
 
 @dataclass
 class ChunkEmbedder:
-    """The writing model and its vector table: what an ingest embeds with."""
+    """The writing model and its vector table: what an ingest embeds with (its `fill`)."""
 
     embedder: TextEmbedder
     table: str
@@ -112,10 +112,15 @@ class ChunkEmbedder:
         conn: Connection,
         on_more: Callable[[int], None] | None = None,
         on_embedded: Callable[[int], None] | None = None,
+        limit: int | None = None,
     ) -> int:
-        """Embed every chunk of the DB that has no vector in this model's table, a batch per
-        transaction (a crash loses one batch); chunks written meanwhile are picked up by the
-        next pass (`on_more(n)`: n more chunks to embed). Returns how many got a vector."""
+        """Embed every chunk of the DB that has no vector in this model's table (the first
+        `limit` of them), a batch per transaction (a crash loses one batch); chunks written
+        meanwhile are picked up by the next pass (`on_more(n)`: n more chunks to embed).
+        Returns how many got a vector."""
+        if limit is not None:
+            part = missing_chunk_ids(conn, self.table)[:limit]
+            return embed_chunks(conn, self.embedder, self.table, part, on_embedded)
         done = 0
         while todo := missing_chunk_ids(conn, self.table):
             if on_more is not None:
@@ -128,24 +133,6 @@ class ChunkEmbedder:
             if not written:
                 break  # every chunk changed under us: the next run catches up
         return done
-
-    def vectors_for(
-        self,
-        conn: Connection,
-        docs: list[ParsedDocument],
-        on_embedded: Callable[[int], None] | None = None,
-    ) -> list[dict[str, list[bytes | None]]]:
-        """One vector per chunk, embedded now when none is stored (for writers that store a
-        document with its vectors, such as an evaluation corpus); `on_embedded(n)` as each
-        batch of n new texts is embedded."""
-        texts = [[embedding_text(d.title, c) for c in d.chunks] for d in docs]
-        hashes = {t: content_hash(t) for doc_texts in texts for t in doc_texts}
-        known = vectors_by_hash(conn, self.table, list(set(hashes.values())))
-        todo = sorted({t for t, h in hashes.items() if h not in known})
-        if todo:
-            for text, vector in zip(todo, _embed(self.embedder, todo, on_embedded)):
-                known[hashes[text]] = to_blob(vector)
-        return [{self.table: [known[hashes[t]] for t in doc_texts]} for doc_texts in texts]
 
 
 def _takes_progress(embedder: TextEmbedder) -> bool:
