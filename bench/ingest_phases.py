@@ -62,7 +62,7 @@ print(json.dumps({"keyword_s": last - start, "total_s": end - start, "documents"
 """
 
 
-def run_once(src: Path, folder: Path, cache: Path) -> dict:
+def run_once(src: Path, folder: Path, cache: Path, keep: Path | None = None) -> dict:
     with tempfile.TemporaryDirectory(prefix="kb-phases-") as tmp:
         home = Path(tmp) / "home"
         home.mkdir()
@@ -72,6 +72,9 @@ def run_once(src: Path, folder: Path, cache: Path) -> dict:
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             raise SystemExit(f"run failed ({src}): {done.stderr[-2000:]}")
+        if keep is not None:  # the index, e.g. for `kb eval` on it
+            keep.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(Path(tmp) / "data" / "kb.db", keep)
         return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -112,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=1, help="runs of each checkout, alternated")
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "kb-models")
     parser.add_argument("--json", type=Path, help="write every run's numbers here")
+    parser.add_argument("--keep", type=Path, help="keep each run's DB in this folder")
     args = parser.parse_args(argv)
     this = Path(__file__).resolve().parent.parent / "src"
     checkouts = [("this", this)] + ([("base", args.base.resolve())] if args.base else [])
@@ -121,7 +125,8 @@ def main(argv: list[str] | None = None) -> int:
         for n in range(args.runs):
             order = checkouts if n % 2 == 0 else checkouts[::-1]
             for name, src in order:
-                run = run_once(src, folder, args.cache)
+                keep = args.keep / f"{folder.name}-{name}-{n}.db" if args.keep else None
+                run = run_once(src, folder, args.cache, keep)
                 run.update(code=name, folder=str(folder), run=n, errors=eta_errors(run))
                 results.append(run)
                 print(json.dumps({k: v for k, v in run.items() if k != "samples"}), flush=True)

@@ -207,6 +207,7 @@ def test_eta_adds_the_embedding_phase_estimated_from_chunks_per_byte_then_measur
     assert "keyword done · embedding 100/300 chunks · 10.0 chunks/s · ETA 0:20" in status_text(
         tally
     )
+    assert tally.position() == "4/4 files, 100/300 chunks embedded"  # what Ctrl-C says
 
 
 def test_ingest_reports_files_read_before_they_are_stored(tmp_path):

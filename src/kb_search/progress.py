@@ -236,5 +236,8 @@ class Tally:
         return keyword + embed
 
     def position(self) -> str:
-        """ "37/183 files"."""
-        return f"{self.done}/{self.total} {self.unit}" if self.total else f"{self.done} {self.unit}"
+        """ "37/183 files"; in the embedding phase "183/183 files, 1204/3310 chunks embedded"."""
+        text = f"{self.done}/{self.total} {self.unit}" if self.total else f"{self.done} {self.unit}"
+        if self.embed_started is not None:
+            text += f", {self.embed_done}/{self.embed_total} chunks embedded"
+        return text
