@@ -354,8 +354,11 @@ def sync(
     error_log: ErrorLog | None = None,
     progress: Progress | None = None,
     executor: Executor | None = None,
+    embed: bool = True,
 ) -> SyncSummary:
-    """Rescan `paths` (files or directories under added roots), or every remembered root.
+    """Rescan `paths` (files or directories under added roots), or every remembered root:
+    the changes written first (keyword-searchable), then, with `embed`, every chunk without a
+    vector embedded (`kb watch` embeds between its batches instead).
 
     Pass a `batch_writer.LazyVectors` as `vectors` so that a sync with nothing to embed never
     loads the embedding model.
@@ -379,7 +382,8 @@ def sync(
     if to_ingest:
         _ingest(conn, to_ingest, options, summary, log, vectors, progress, executor, retitled)
     summary.keyword_seconds = time.perf_counter() - started
-    summary.embedded += embed_pending(conn, vectors, progress)
+    if embed:
+        summary.embedded += embed_pending(conn, vectors, progress)
     summary.seconds = time.perf_counter() - started
     return summary
 
