@@ -108,7 +108,8 @@ class SearchResponse:
     # the other phrasings searched with the query: {"text", "use", "legs"} each
     variants: list[dict[str, Any]] = field(default_factory=list)
     explanation: Any = None  # kb_search.explain.Explanation, with `--explain PATH`
-    # {"chunks": N, "embedded": M} of the vector leg's model, when a vector leg ran
+    # {"chunks": N, "embedded": M} of the vector leg's model, when a vector leg ran (in the
+    # JSON only while M < N)
     embedding: dict[str, int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -124,8 +125,8 @@ class SearchResponse:
             "notes": self.notes,
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
         }
-        if self.embedding is not None:
-            data["embedding"] = self.embedding
+        if self.embedding is not None and self.embedding["embedded"] < self.embedding["chunks"]:
+            data["embedding"] = self.embedding  # only while part of the index lacks vectors
         if self.explanation is not None:
             data["explain"] = self.explanation.to_dict()
         return data
