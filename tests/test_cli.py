@@ -197,5 +197,7 @@ def test_same_citation_path_in_two_roots_is_ambiguous(kb, tmp_path):
 def test_a_file_the_roots_kbignore_excludes_is_refused_not_added(kb, sample):
     (sample / ".kbignore").write_text("notes/recipes.rst\n")
     kb("add", str(sample))
-    data = json.loads(kb("add", str(sample / "notes" / "recipes.rst")).stdout)
+    result = kb("add", str(sample / "notes" / "recipes.rst"), ok=False)
+    data = json.loads(result.stdout)
     assert data["added"] == 0 and "ignored by .kbignore" in data["failed"][0]["reason"]
+    assert result.exit_code == 1 and "nothing added: " in result.stderr  # nothing it asked for

@@ -60,19 +60,22 @@ def test_failed_and_empty_files_are_not_parsed_again_until_they_change(kb, tmp_p
 
     parses.clear()
     again = kb.json("sync")
-    assert parses == [] and again["known_failures"] == 2 and again["failed"] == []
-    assert "2 files that failed before and did not change skipped" in again["summary"]
-    assert kb.json("add", str(root))["known_failures"] == 2 and parses == []
+    assert parses == [] and again["known_failures"] == 1 and again["failed"] == []
+    assert again["empty"] == 1  # an empty file stays empty, never "failed before"
+    assert "1 file that failed before and did not change skipped" in again["summary"]
+    assert "1 empty file skipped (nothing to index)" in again["summary"]
+    assert kb.json("add", str(root))["known_failures"] == 1 and parses == []
 
     blob = root / "sub" / "blob.txt"
     os.utime(blob, (1, 1))  # touched, same bytes: the content hash says it is the same file
-    assert kb.json("sync")["known_failures"] == 2 and parses == []
+    assert kb.json("sync")["known_failures"] == 1 and parses == []
 
     blob.write_text("Now it is text about giraffes.\n")
     fixed = kb.json("sync")
-    assert parses == ["blob.txt"] and fixed["added"] == 1 and fixed["known_failures"] == 1
+    assert parses == ["blob.txt"] and fixed["added"] == 1 and fixed["known_failures"] == 0
     parses.clear()
-    assert kb.json("sync", "--retry-failed")["known_failures"] == 0 and parses == ["empty.md"]
+    retried = kb.json("sync", "--retry-failed")
+    assert retried["known_failures"] == 0 and retried["empty"] == 1 and parses == ["empty.md"]
 
 
 def test_a_file_named_on_its_own_is_always_tried(kb, tmp_path, parses):

@@ -1,4 +1,6 @@
-"""SIGKILL `kb add` in the middle of a batch; the rerun must leave every file indexed once."""
+"""SIGKILL `kb add` in its keyword phase (files being written) and in its embedding phase
+(every file written, vectors being added); the rerun must leave every file indexed once and
+every chunk with its vector."""
 
 import json
 import os
@@ -29,10 +31,101 @@ def make_corpus(root):
         (sub / f"note {i}.md").write_text(f"# Note {i}\n\n{paras}\n")
 
 
+def make_long_corpus(root, files=N_FILES):
+    """Three sections of ~150 words per note: ~3 chunks each, several embedding batches."""
+    root.mkdir()
+    for i in range(files):
+        sections = "\n\n".join(
+            f"## Part {j}\n\n"
+            + " ".join(f"note{i} part{j} word{k} token{i}x{j}" for k in range(12))
+            for j in range(3)
+        )
+        (root / f"note {i}.md").write_text(f"# Note {i}\n\n{sections}\n")
+
+
 def kb_cmd(data_dir, *args):
     cache = os.environ["KB_TEST_MODEL_CACHE"]
     env = dict(os.environ, KB_DATA_DIR=str(data_dir), KB_MODEL_CACHE=cache)
     return [sys.executable, "-m", "kb_search", *args], env
+
+
+def vector_state(db_path) -> tuple[int, int]:
+    """(chunks, chunks with a vector) of a DB another process is writing; (0, 0) until ready."""
+    try:
+        conn = db.connect(db_path, readonly=True)
+    except db.DBError:
+        return 0, 0
+    try:
+        row = conn.execute("SELECT table_name FROM vector_tables").fetchone()
+        chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        if row is None:
+            return chunks, 0
+        return chunks, conn.execute(f"SELECT count(*) FROM {row[0]}_rowids").fetchone()[0]
+    except db.DatabaseError:
+        return 0, 0
+    finally:
+        conn.close()
+
+
+def run_json(data_dir, *args):
+    cmd, env = kb_cmd(data_dir, *args, "--format", "json")
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    return done, json.loads(done.stdout) if done.stdout.strip() else None
+
+
+def test_sigkill_in_the_embedding_phase_then_resume(tmp_path, model_cache, monkeypatch):
+    """Every file is written (keyword-searchable) before the first vector; killed while the
+    vectors are added, the DB is consistent (doctor: chunks await embedding, hybrid search
+    says how many are embedded) and the next `kb add` of the same, unchanged folder embeds
+    the rest."""
+    monkeypatch.setenv("KB_TEST_MODEL_CACHE", str(model_cache))
+    corpus = tmp_path / "corpus"
+    make_long_corpus(corpus)
+    data_dir = tmp_path / "data"
+    db_path = data_dir / "kb.db"
+    cmd, env = kb_cmd(data_dir, "add", str(corpus), "--format", "json")
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    state = None
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and proc.poll() is None:
+        chunks, vectors = vector_state(db_path)
+        if vectors:
+            # the first vectors: every document was written before them
+            assert document_count(db_path) == N_FILES
+        if 0 < vectors < chunks // 2:
+            proc.send_signal(signal.SIGKILL)
+            state = (chunks, vectors)
+            break
+        time.sleep(0.01)
+    proc.wait()
+    assert state is not None and proc.returncode == -signal.SIGKILL, "not killed while embedding"
+    chunks, vectors = vector_state(db_path)
+    assert document_count(db_path) == N_FILES and 0 < vectors < chunks
+
+    _, doctor = run_json(data_dir, "doctor")
+    check = {c["name"]: c for c in doctor["checks"]}["vectors_in_sync"]
+    assert doctor["ok"] and check["warning"], check
+    assert check["detail"].startswith(f"{chunks - vectors} chunks await embedding")
+    _, hit = run_json(data_dir, "search", "token239x1", "--mode", "lexical")
+    assert hit["results"][0]["source"]["title"] == "Note 239"  # by keyword, not embedded yet
+    assert "embedding" not in hit  # no vector leg ran
+    _, hit = run_json(data_dir, "search", "token239x1")
+    assert hit["embedding"] == {"chunks": chunks, "embedded": vectors}
+    assert f"vector leg: {vectors:,} of {chunks:,} chunks embedded" in hit["notes"][-1]
+
+    rerun, summary = run_json(data_dir, "add", str(corpus))
+    assert rerun.returncode == 0, rerun.stderr
+    assert summary["skipped"] == N_FILES and summary["added"] == 0
+    assert summary["embedded"] == chunks - vectors and summary["model_loaded"]
+    assert vector_state(db_path) == (chunks, chunks)
+    _, doctor = run_json(data_dir, "doctor")
+    check = {c["name"]: c for c in doctor["checks"]}["vectors_in_sync"]
+    assert doctor["ok"] and check["detail"] == "every chunk has one vector"
+    _, hit = run_json(data_dir, "search", "token239x1")
+    assert "embedding" not in hit  # every chunk has its vector
+    assert not any(note.startswith("vector leg") for note in hit["notes"])
+    _, again = run_json(data_dir, "add", str(corpus))
+    assert again["embedded"] == 0 and not again["model_loaded"]  # nothing left: no model
 
 
 def test_sigkill_mid_batch_then_resume(tmp_path, model_cache, monkeypatch):
@@ -56,6 +149,9 @@ def test_sigkill_mid_batch_then_resume(tmp_path, model_cache, monkeypatch):
     proc.wait()
     assert killed_at is not None and proc.returncode == -signal.SIGKILL, "ingest ended before kill"
     assert document_count(db_path) < N_FILES
+    # the keyword phase: what was written is whole and keyword-searchable, without vectors
+    _, doctor = run_json(data_dir, "doctor")
+    assert doctor["ok"], doctor
 
     cmd, env = kb_cmd(data_dir, "add", str(corpus), "--format", "json")
     rerun = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
@@ -64,6 +160,8 @@ def test_sigkill_mid_batch_then_resume(tmp_path, model_cache, monkeypatch):
     assert summary["failed"] == []
     assert summary["skipped"] >= killed_at
     assert summary["added"] + summary["skipped"] == N_FILES
+    chunks, vectors = vector_state(db_path)
+    assert summary["embedded"] == chunks == vectors > 0  # the earlier run's chunks too
 
     conn = db.connect(db_path, readonly=True)
     paths = [r[0] for r in conn.execute("SELECT path FROM documents")]

@@ -44,7 +44,7 @@ def test_executor_comes_from_config_flags_and_environment(tmp_path: Path) -> Non
     assert LocalExecutor(AddOptions()).vectors(local) is local  # the writer embeds, as before
 
 
-def test_remote_vectors_reuse_stored_then_computed_then_embed_locally(conn) -> None:
+def test_remote_vectors_reuse_stored_then_computed_then_the_local_model_fills(conn) -> None:
     hasher = HashEmbedder()
     table = bind(conn, hasher).name
     stored = doc("alpha text stored before", title="Old")
@@ -67,14 +67,20 @@ def test_remote_vectors_reuse_stored_then_computed_then_embed_locally(conn) -> N
     fresh = doc("beta computed on a worker", title="New")
     missing = doc("gamma nobody embedded", title="Lost")
 
-    got = source.vectors_for(conn, [reused, fresh, missing])
+    got = source.stored_for(conn, [reused, fresh, missing])
 
     sentinel = to_blob(hasher.embed_passages(["sentinel"])[0])
     assert got[0] == {table: [sentinel]}  # the stored vector, not a new one
     assert got[1] == {table: [to_blob(remote)]}  # the actor's vector
-    assert local_embedder.embedded == [embedding_text("Lost", missing.chunks[0])]
-    assert got[2] == {table: [to_blob(hasher.embed_passages(local_embedder.embedded)[0])]}
+    assert got[2] == {table: [None]} and local_embedder.embedded == []  # written without
     assert executor.computed == {}  # handed over: not kept for the rest of the run
+    for n, (parsed, vectors) in enumerate(zip([reused, fresh, missing], got)):
+        write_document(conn, DocumentRecord(f"/{n}.txt", f"{n}.txt", f"h{n}"), parsed, (), None,
+                       vectors)  # fmt: skip
+    assert source.pending(conn) == 1
+    assert source.fill(conn) == 1  # the embedding phase: the local model, after the text
+    assert local_embedder.embedded == [embedding_text("Lost", missing.chunks[0])]
+    assert source.pending(conn) == 0
 
 
 def test_worker_embeds_only_texts_without_a_stored_vector() -> None:

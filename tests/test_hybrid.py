@@ -74,22 +74,13 @@ def test_unchanged_chunks_are_not_re_embedded(indexed, sample, monkeypatch):
     from kb_search.vectors import writer as vectors
 
     calls = []
-    original = vectors.ChunkEmbedder.vectors_for
+    original = vectors._embed
 
-    def spy(self, conn, docs, on_embedded=None):
-        real = self.embedder.embed_passages
+    def spy(embedder, texts, on_embedded):
+        calls.append(len(texts))
+        return original(embedder, texts, on_embedded)
 
-        def counting(texts, *a, **kw):
-            calls.append(len(texts))
-            return real(texts, *a, **kw)
-
-        self.embedder.embed_passages = counting
-        try:
-            return original(self, conn, docs, on_embedded)
-        finally:
-            self.embedder.embed_passages = real
-
-    monkeypatch.setattr(vectors.ChunkEmbedder, "vectors_for", spy)
+    monkeypatch.setattr(vectors, "_embed", spy)
     doc = sample / "docs" / "git-admin.md"
     doc.write_text(
         doc.read_text() + "\n## Mirrors\n\nMirror repositories with `git clone --mirror`.\n"

@@ -65,13 +65,20 @@ def test_doctor_passes_on_a_database_no_add_has_bound_yet(tmp_path):
         assert checks["model"].detail.startswith(f"{HashEmbedder.name} (not bound yet")
 
 
-def test_doctor_reports_missing_vectors(kb):
+def test_doctor_says_chunks_await_embedding_and_fails_on_orphan_vectors(kb):
+    """A DB mid-embedding (text written first, vectors after) is not broken: a warning that
+    says how many chunks await embedding. A vector without a chunk is a fault."""
     conn = kb.writer()
     table = conn.execute("SELECT table_name FROM vector_tables").fetchone()[0]
     conn.execute(f"DELETE FROM {table} WHERE rowid IN (SELECT min(id) FROM chunks)")
-    checks = {c.name: c for c in kb.doctor()}
-    assert not checks["vectors_in_sync"].ok
-    assert "1 chunks without vectors" in checks["vectors_in_sync"].detail
+    check = {c.name: c for c in kb.doctor()}["vectors_in_sync"]
+    assert check.ok and check.warning
+    assert check.detail.startswith("1 chunks await embedding")
+    blob = conn.execute(f"SELECT embedding FROM {table} LIMIT 1").fetchone()[0]
+    conn.execute(f"INSERT INTO {table}(rowid, embedding) VALUES (999999, ?)", (blob,))
+    check = {c.name: c for c in kb.doctor()}["vectors_in_sync"]
+    assert not check.ok
+    assert "1 chunks without vectors" in check.detail and "1 orphan vectors" in check.detail
 
 
 def test_reindex_recreates_a_dropped_vector_table(kb):

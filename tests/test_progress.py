@@ -87,7 +87,11 @@ def test_add_reports_files_work_chunks_and_current_file(tmp_path):
     assert recorder.work_done == recorder.work_total
     assert recorder.chunks == summary.chunks > 0
     assert "paper.pdf" in recorder.names and "git-admin.md" in recorder.names
-    assert any(name.startswith("embedding ") for name in recorder.names)
+    # two phases: every chunk written first (keyword-searchable), then embedded
+    assert recorder.pages_total == 6
+    assert recorder.awaiting == recorder.embed_total == recorder.embed_done == summary.chunks
+    assert summary.embedded == summary.chunks and "embedding" in recorder.names
+    assert recorder.keyword_seconds is not None and summary.keyword_seconds <= summary.seconds
 
 
 @pytest.mark.slow
@@ -161,11 +165,49 @@ def test_files_count_as_they_are_read_and_a_prior_gives_a_first_estimate():
     tally.advance(1, work=100_000)
     assert tally.eta() == pytest.approx(110)  # measured now: 1.1 MB at 10 KB/s
     int8 = ProgressView("x", model="all-MiniLM-L6-v2@int8")
-    assert int8.prior_rate > ProgressView("x").prior_rate
+    assert int8.prior_embed_rate > ProgressView("x").prior_embed_rate
     short = Tally(clock=ticks, prior_rate=1e6)
     short.start(2)
     short.add_work(1000)
     assert expectations(short) == []  # a short job is not announced
+
+
+def test_eta_adds_the_embedding_phase_estimated_from_chunks_per_byte_then_measured():
+    """The keyword phase's time from its work (PDF pages cost more), plus the chunks it will
+    leave to embed at the chunks per byte seen so far, at the embedding rate (prior, then
+    measured once the embedding phase runs)."""
+    ticks = FakeClock()
+    tally = Tally(clock=ticks, prior_rate=1000.0, prior_embed_rate=10.0)
+    tally.start(4)
+    tally.await_embedding(0)
+    tally.add_work(60_000 + 2 * PDF_PAGE_WORK, pages=2)
+    # prior: 60 KB of text + 2 pages at 4x their 3 KB, 1 chunk per 600 bytes at 10/s
+    assert tally.keyword_eta() == pytest.approx((60_000 + 2 * 3000 * 4) / 1000)
+    assert tally.eta() == pytest.approx(84 + (66_000 / 600) / 10)
+    ticks.now += 10
+    tally.await_embedding(50)  # 50 chunks in the first 11 KB written
+    tally.advance(1, work=11_000, chunks=50)
+    assert tally.keyword_eta() == pytest.approx(55_000 * 10 / 11_000)
+    assert tally.chunks_to_embed() == pytest.approx(300)
+    assert tally.eta() == pytest.approx(50 + 300 / 10)
+    assert "keyword 1/4 files" in status_text(tally)
+    tally.embed_sample(20, 0.5)  # 40 chunks/s measured here: it replaces the prior
+    assert tally.chunks_to_embed() == pytest.approx(280)
+    assert tally.eta() == pytest.approx(50 + 280 / 40)
+    tally.sample_rate, tally.sampled = None, 0
+    tally.advance(3, work=55_000, chunks=250)
+    tally.await_embedding(250)
+    ticks.now += 50
+    tally.embedding(300)
+    assert tally.phase == "embedding" and tally.keyword_seconds == pytest.approx(60)
+    assert tally.eta() == pytest.approx(30)  # the prior, until measured
+    ticks.now += 10
+    tally.embedded(100)
+    assert tally.eta() == pytest.approx(20)  # measured: 10 chunks/s
+    assert "keyword done · embedding 100/300 chunks · 10.0 chunks/s · ETA 0:20" in status_text(
+        tally
+    )
+    assert tally.position() == "4/4 files, 100/300 chunks embedded"  # what Ctrl-C says
 
 
 def test_ingest_reports_files_read_before_they_are_stored(tmp_path):

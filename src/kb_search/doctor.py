@@ -270,14 +270,20 @@ def reranker_check(name: str, depth: int, load: Callable[[str], Any]) -> Check:
 
 
 def _vectors_in_sync(conn: Connection) -> str:
+    from kb_search.store.inventory import chunk_count
     from kb_search.store.vectors import db_model
-    from kb_search.vectors.model import vector_sync_detail
+    from kb_search.vectors.model import AWAITING, vector_sync_detail
 
     name = db_model(conn)
     if name is None:
+        chunks = chunk_count(conn)
+        if chunks:  # a first `kb add` stopped before its embedding phase bound the model
+            raise Advice(f"{chunks} {AWAITING}")
         return "no embedding model bound: lexical search only"
     ok, detail = vector_sync_detail(conn, name)
     assert ok, detail
+    if AWAITING in detail:
+        raise Advice(detail)
     return detail
 
 

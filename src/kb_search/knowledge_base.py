@@ -588,8 +588,10 @@ class KnowledgeBase:
         executor: str | None = None,
         ray_address: str | None = None,
         include_generated: bool = False,
+        embed: bool = True,
     ) -> SyncSummary:
-        """Rescan what was added; the model loads only when a file must be embedded."""
+        """Rescan what was added; the model loads only when a chunk must be embedded
+        (`embed=False`: text only, for `embed_some` to follow)."""
         from kb_search.ingest.executor import add_options
         from kb_search.ingest.sync import sync
 
@@ -603,7 +605,16 @@ class KnowledgeBase:
         )
         conn = self.writer()
         chosen = list(paths) if paths is not None else None
-        return self._ingest(conn, options, progress, functools.partial(sync, conn, chosen))
+        run = functools.partial(sync, conn, chosen, embed=embed)
+        return self._ingest(conn, options, progress, run)
+
+    def embed_some(self, limit: int) -> int:
+        """Embed up to `limit` chunks that have no vector yet (one transaction); how many."""
+        from kb_search.ingest.executor import add_options
+        from kb_search.ingest.writing_model import lazy_vectors
+
+        conn = self.writer()
+        return lazy_vectors(self.models, conn, add_options(self.config)).fill(conn, limit=limit)
 
     def _ingest(
         self,
@@ -639,19 +650,21 @@ class KnowledgeBase:
         on_ready: Callable[[WatchPlan], None] | None = None,
     ) -> WatchPlan:
         """Follow the roots (or `paths` under them) with file-system events until `stop` is
-        set, syncing each debounced batch of changed paths with `sync`. Call it on the thread
+        set, syncing each debounced batch of changed paths with `sync` (text first; chunks
+        are embedded a few at a time while no batch waits). Call it on the thread
         that owns this KB's writer; a long-lived KB keeps the model between batches."""
-        from kb_search.ingest.watch import watch
+        from kb_search.ingest.watch import EMBED_STEP, watch
 
         return watch(
             self.writer(),
             list(paths) if paths is not None else None,
-            lambda batch, chosen: self.sync(batch, workers=chosen),
+            lambda batch, chosen: self.sync(batch, workers=chosen, embed=False),
             on_batch,
             stop,
             workers=workers,
             ignored=(self.config.data_dir, self.db_path),
             on_ready=on_ready,
+            embed_step=lambda: self.embed_some(EMBED_STEP),
         )
 
     def remove(self, refs: Iterable[str]) -> Removal:

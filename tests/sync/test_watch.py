@@ -341,3 +341,21 @@ def test_files_added_by_name_are_synced_first_but_not_followed(tmp_path: Path, n
         assert watcher.plan.directories == [notes]  # not its folder, which may be huge
     finally:
         watcher.close()
+
+
+def test_batches_write_text_only_and_idle_ticks_embed_the_rest(watcher: Watcher, notes: Path):
+    """A batch's sync writes its files' text (searchable at once) and embeds nothing itself:
+    chunks get their vectors a few at a time while no batch waits, so a later save is never
+    held behind an embedding phase."""
+    burst = notes / "many"
+    burst.mkdir()
+    for i in range(40):
+        (burst / f"n{i:02}.md").write_text(f"# N {i}\n\nmany word{i}\n")
+    follows(lambda: reported(watcher, "added") >= 40, seconds=10)
+    assert all(b.summary.embedded == 0 for b in watcher.changed_batches())
+    conn = db.connect(watcher.data_dir / "kb.db", readonly=True)
+    try:
+        chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    finally:
+        conn.close()
+    follows(lambda: watcher.vectors() == chunks, seconds=20)

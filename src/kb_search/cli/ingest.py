@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from kb_search.cli.app import FORMATS, App, common_options
+from kb_search.cli.app import FORMATS, App, UserError, common_options
 from kb_search.sanitize import printable
 from kb_search.text import OCR_NOTE_PREFIX, plural
 
@@ -97,6 +97,8 @@ def add(
             include_generated=include_generated,
         )
     _report(app, summary, fmt)
+    if reason := summary.nothing_added():
+        raise UserError(reason)
 
 
 def sync_paths(

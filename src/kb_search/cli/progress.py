@@ -1,18 +1,19 @@
 """The progress line of long jobs: a Tally (the core's Progress) drawn by Rich on stderr, only
-when stderr is a terminal. It says what is true: files N/M, the file being worked on, chunks
-per second and an ETA from the work left (bytes of text; pages for PDFs)."""
+when stderr is a terminal. It says what is true: the phase (keyword: files N/M written and
+searchable by keyword; embedding: chunks N/M with vectors), the file being worked on, chunks
+per second and an ETA from the work left (bytes of text and PDF pages, then chunks)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from kb_search.progress import Tally
+from kb_search.progress import PRIOR_PARSE_BYTES_PER_S, Tally
 
 REFRESH_PER_SECOND = 4
-# Bytes of text per second that parsing + embedding with the fp32 MiniLM reach on two laptop
-# cores (measured: `kb add` of the Argo CD docs, 3.1 MB); an int8 model is ~2.4x faster. Only
-# the estimate shown before the job has measured its own speed.
-FP32_BYTES_PER_S = 6000.0
+# Chunks per second the fp32 MiniLM embeds on two laptop cores (measured: `kb add` of the
+# Argo CD docs, 4,250 chunks); an int8 model is ~2.4x faster. Only the estimate shown before
+# the embedding phase has measured its own speed.
+FP32_CHUNKS_PER_S = 25.0
 INT8_SPEEDUP = 2.4
 LONG_JOB_S = 600  # from here on, say how to make it faster
 
@@ -28,15 +29,26 @@ def clock(seconds: float | None) -> str:
 
 
 def status_text(tally: Tally) -> str:
-    """The line's text, e.g. "12% · 37/183 files · 41.2 chunks/s · ETA 3:07 · report.pdf"
-    (the percentage is of the work: bytes of text, PDF pages)."""
-    parts = [f"{fraction(tally):.0%}", tally.position()]
-    if tally.files_read > tally.done and tally.unit == "files":
-        parts.append(f"{tally.files_read} read")
+    """The line's text, e.g. "12% · keyword 37/183 files · 41.2 chunks/s · ETA 3:07 ·
+    report.pdf", then "80% · keyword done · embedding 1204/3310 chunks · 30.1 chunks/s · ETA
+    1:10" (the percentage is of the time: elapsed against elapsed + ETA)."""
+    if tally.phase == "embedding":
+        parts = [
+            f"{fraction(tally):.0%}",
+            "keyword done" if tally.total else "",
+            f"embedding {tally.embed_done}/{tally.embed_total} chunks",
+        ]
+        parts = [p for p in parts if p]
+    else:
+        parts = [f"{fraction(tally):.0%}", tally.position()]
+        if tally.embeds and tally.unit == "files":
+            parts[1] = f"keyword {parts[1]}"
+        if tally.files_read > tally.done and tally.unit == "files":
+            parts.append(f"{tally.files_read} read")
     rate = tally.chunk_rate()
     if rate is not None and tally.unit != "chunks":
         parts.append(f"{rate:.1f} chunks/s")
-    if tally.total and tally.done < tally.total:
+    if tally.phase == "embedding" or (tally.total and tally.done < tally.total):
         parts.append(f"ETA {clock(tally.eta())}")
     if tally.name:
         from kb_search.sanitize import printable
@@ -52,10 +64,16 @@ def expectations(tally: Tally) -> list[str]:
     if seconds is None or seconds < 20:
         return []
     megabytes = tally.work_total / 1e6
+    keyword = tally.keyword_eta()
+    when = (
+        f"searchable by keyword in roughly {clock(keyword)}, fully embedded in {clock(seconds)}"
+        if tally.embeds
+        else f"roughly {clock(seconds)}"
+    )
     lines = [
-        f"{tally.total - tally.done} files to read, about {megabytes:.1f} MB of text: roughly"
-        f" {clock(seconds)} (a first estimate; the line below refines it). Ctrl-C is safe:"
-        " finished files are kept, rerun to resume."
+        f"{tally.total - tally.done} files to read, about {megabytes:.1f} MB of text: {when}"
+        " (a first estimate; the line below refines it). Ctrl-C is safe: written files are"
+        " kept, rerun to resume."
     ]
     if seconds >= LONG_JOB_S:
         lines.append(
@@ -67,6 +85,12 @@ def expectations(tally: Tally) -> list[str]:
 
 
 def fraction(tally: Tally) -> float:
+    """How far the job is: of its time when both phases have an estimate, else of its work."""
+    if tally.embeds:
+        left = tally.eta()
+        if left is not None:
+            spent = tally.elapsed
+            return min(1.0, spent / (spent + left)) if spent + left > 0 else 0.0
     if tally.work_total > 0:
         return min(1.0, tally.work_done / tally.work_total)
     return min(1.0, tally.done / tally.total) if tally.total else 0.0
@@ -82,11 +106,13 @@ class ProgressView(Tally):
         self.console = console
         self.interrupted = "rerun to resume"  # what to do after Ctrl-C
         self._live: Any = None
-        self.prior_rate = FP32_BYTES_PER_S * (INT8_SPEEDUP if model.endswith("@int8") else 1)
+        self.prior_rate = PRIOR_PARSE_BYTES_PER_S
+        speedup = INT8_SPEEDUP if model.endswith("@int8") else 1
+        self.prior_embed_rate = FP32_CHUNKS_PER_S * speedup
         self._announced = False
 
-    def add_work(self, amount: float) -> None:
-        super().add_work(amount)
+    def add_work(self, amount: float, pages: int = 0) -> None:
+        super().add_work(amount, pages)
         if self.console is not None and not self._announced and self.unit == "files":
             self._announced = True
             for line in expectations(self):

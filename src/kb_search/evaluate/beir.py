@@ -24,6 +24,8 @@ from kb_search.store.documents import DocumentRecord, content_hash
 from kb_search.store.inventory import counts as index_counts
 from kb_search.store.inventory import document_paths
 
+EMBED_EVERY = 256  # chunks written between two embedding rounds (a crash loses at most these)
+
 Qrels = dict[str, dict[str, int]]
 EVAL_FORMAT = 1  # bump when the way a corpus is indexed changes
 OptionsFor = Callable[[str], SearchOptions]  # mode -> the options a query runs with
@@ -122,7 +124,7 @@ def build_index(
 
     done = set(document_paths(conn))
     writer = BatchWriter(conn, vectors)
-    added = 0
+    added = pending = chunks = 0
     for item in dataset.corpus():
         key = f"beir:{item['_id']}"
         if key in done:
@@ -136,11 +138,29 @@ def build_index(
         record = DocumentRecord(
             path=key, rel_path=str(item["_id"]), content_hash=content_hash(body)
         )
-        writer.add(record, parsed, (lambda _: progress(1)) if progress else None)
+        writer.add(record, parsed)
         added += 1
-    writer.flush()
+        pending += 1
+        chunks += len(parsed.chunks)
+        if chunks >= EMBED_EVERY:
+            _embed(conn, vectors, progress, pending)
+            pending = chunks = 0
+    _embed(conn, vectors, progress, pending)
     db.set_meta(conn, "eval_complete", "1")
     return added
+
+
+def _embed(
+    conn: db.Connection,
+    vectors: VectorSource | None,
+    progress: Callable[[int], None] | None,
+    documents: int,
+) -> None:
+    """Embed what the documents written since the last call lack, then count them done."""
+    if vectors is not None:
+        vectors.fill(conn)
+    if progress is not None and documents:
+        progress(documents)
 
 
 # ---- run -----------------------------------------------------------------------------------

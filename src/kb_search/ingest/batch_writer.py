@@ -1,11 +1,17 @@
-"""Writing parsed documents in batches: embed the new chunk texts once per batch (the model
-loaded on the first chunk to embed), then one transaction per document."""
+"""Writing parsed documents: text first, vectors after.
+
+Each document is written in its own transaction as soon as it is parsed, with its chunks, FTS
+rows and the vectors that exist without running the model (stored vectors of identical texts,
+or vectors an executor computed next to the parser): it is keyword-searchable at once. The
+chunks still without a vector are embedded afterwards by `embed_pending`, a batch per
+transaction, also on a later run when this one was stopped: a crash at any point leaves whole
+documents, and what lacks vectors is embedded by the next `kb add`, `kb sync` or `kb reindex`.
+"""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from pathlib import Path
 
 from kb_search.errors import EndpointError
 from kb_search.ingest.executor import VectorSource
@@ -16,29 +22,24 @@ from kb_search.store.documents import (
     DocumentRecord,
     write_document,
 )
-from kb_search.text import plural
-
-
-@dataclass
-class Pending:
-    record: DocumentRecord
-    parsed: ParsedDocument
-    done: Callable[[ParsedDocument], None] | None = None
-    tags: list[str] | None = None  # None: the writer's
-    doc_type: str | None = None
-    work: float = 0.0  # its share of the job's work (progress)
+from kb_search.store.vectors import missing_chunk_ids, table_exists, table_for
 
 
 class LazyVectors:
-    """A VectorSource made on first use: a run with nothing to embed (a no-op `kb add` or
-    `kb sync`, files that failed before) never loads the embedding model."""
+    """A VectorSource whose model is loaded on first need: a run with nothing to embed (a
+    no-op `kb add` or `kb sync`, files that failed before) never loads it. The vector table
+    of `model` (the writing model), once it exists, gives vectors of identical texts without
+    loading the model."""
 
-    batch_chunks = 256  # ChunkEmbedder's, until the model loads
-
-    def __init__(self, make: Callable[[], VectorSource | None]):
+    def __init__(self, make: Callable[[], VectorSource | None], model: str | None = None):
         self._make = make
         self._source: VectorSource | None = None
+        self.model = model
         self.loaded = False
+
+    def _table(self, conn: Connection) -> str | None:
+        table = table_for(conn, self.model) if self.model else None
+        return table.name if table and table_exists(conn, table) else None
 
     @property
     def model_loaded(self) -> bool:
@@ -49,53 +50,91 @@ class LazyVectors:
         if not self.loaded:
             self.loaded = True
             self._source = self._make()
-            if self._source is not None:
-                self.batch_chunks = self._source.batch_chunks
         return self._source
 
-    def vectors_for(
+    def stored_for(
+        self, conn: Connection, docs: list[ParsedDocument]
+    ) -> list[dict[str, list[bytes | None]]]:
+        if self._source is not None:
+            return self._source.stored_for(conn, docs)
+        from kb_search.vectors.writer import stored_vectors
+
+        return stored_vectors(conn, self._table(conn), docs)
+
+    def pending(self, conn: Connection) -> int:
+        """Chunks without a vector of the writing model (all of them while it has no table)."""
+        if self.loaded:
+            return 0 if self._source is None else self._source.pending(conn)
+        table = self._table(conn)
+        if table is None:
+            from kb_search.store.inventory import chunk_count
+
+            return chunk_count(conn)
+        return len(missing_chunk_ids(conn, table))
+
+    def fill(
         self,
         conn: Connection,
-        docs: list[ParsedDocument],
+        on_more: Callable[[int], None] | None = None,
         on_embedded: Callable[[int], None] | None = None,
-    ) -> list[dict[str, list[bytes | None]]]:
+        limit: int | None = None,
+    ) -> int:
+        if self.pending(conn) == 0:
+            return 0
         source = self.load()
-        if source is None:
-            return [{} for _ in docs]
-        return source.vectors_for(conn, docs, on_embedded)
+        return 0 if source is None else source.fill(conn, on_more, on_embedded, limit)
 
 
-class _FlushProgress:
-    """Reports a flush as it embeds: its documents' work and chunks in proportion to the
-    chunks embedded so far, the rest (reused vectors, no model) once it is written."""
+def embed_pending(conn: Connection, vectors: VectorSource | None, progress: Progress) -> int:
+    """The embedding phase: every chunk without a vector of the writing model gets one, a
+    batch per transaction (also chunks an earlier, interrupted run left). Returns how many."""
+    if vectors is None or vectors.pending(conn) == 0:
+        return 0
+    progress.current("embedding")
+    try:
+        return vectors.fill(conn, progress.embedding, progress.embedded)
+    except EndpointError as exc:
+        raise EndpointError(
+            f"{exc} (every document is written and keyword-searchable; run the same command"
+            " again to embed the rest)"
+        ) from exc
+    finally:
+        progress.current("")
 
-    def __init__(self, progress: Progress, batch: list[Pending]):
-        self.progress = progress
-        self.work = sum(p.work for p in batch)
-        self.chunks = sum(len(p.parsed.chunks) for p in batch)
-        self.work_done = 0.0
-        self.chunks_done = 0
-        biggest = max(batch, key=lambda p: len(p.parsed.chunks))
-        others = f" and {plural(len(batch) - 1, 'more file')}" if len(batch) > 1 else ""
-        progress.current(f"embedding {Path(biggest.record.path).name}{others}")
 
-    def embedded(self, n: int) -> None:
-        n = min(n, self.chunks - self.chunks_done)
-        work = self.work * n / self.chunks if self.chunks else 0.0
-        self.work_done += work
-        self.chunks_done += n
-        self.progress.advance(0, work=work, chunks=n)
+CALIBRATE_AFTER_S = 20.0  # a keyword phase this long measures the embedding speed early
+CALIBRATION_CHUNKS = 64
 
-    def finish(self) -> None:
-        self.progress.advance(
-            0, work=max(0.0, self.work - self.work_done), chunks=self.chunks - self.chunks_done
-        )
-        self.progress.current("")
+
+class EmbedCalibration:
+    """Once a keyword phase has run `CALIBRATE_AFTER_S`, embed one batch of the chunks written
+    so far (kept: it is work the embedding phase then need not do) and give progress its rate,
+    so that the ETA of a long job measures this machine's embedding speed in its first minute
+    instead of assuming one."""
+
+    def __init__(self, conn: Connection, vectors: VectorSource | None, progress: Progress):
+        self.conn, self.vectors, self.progress = conn, vectors, progress
+        self.started = time.monotonic()
+        self.done = vectors is None
+        self.embedded = 0
+
+    def maybe(self) -> None:
+        if self.done or time.monotonic() - self.started < CALIBRATE_AFTER_S:
+            return
+        self.done = True
+        if self.vectors.pending(self.conn) < CALIBRATION_CHUNKS:
+            return
+        self.vectors.fill(self.conn, limit=0)  # the model loads outside the timed batch
+        t0 = time.monotonic()
+        n = self.vectors.fill(self.conn, limit=CALIBRATION_CHUNKS)
+        self.embedded += n
+        if n:
+            self.progress.embed_sample(n, time.monotonic() - t0)
 
 
 class BatchWriter:
-    """Embeds several documents' chunks in one model call, then writes each document in its
-    own transaction: batching for throughput, per-document atomicity for crash safety."""
+    """Writes each parsed document in its own transaction as it arrives, with the vectors
+    that need no model run (`VectorSource.stored_for`); the rest wait for `embed_pending`."""
 
     def __init__(
         self,
@@ -112,7 +151,6 @@ class BatchWriter:
         self.vectors = vectors
         self.tags = list(tags)
         self.doc_type = doc_type
-        self.pending: list[Pending] = []
 
     def add(
         self,
@@ -122,49 +160,37 @@ class BatchWriter:
         tags: list[str] | None = None,
         doc_type: str | None = None,
         work: float = 0.0,
-    ) -> None:
-        """Queue a document; `tags`/`doc_type` replace the writer's for this one; its `work`
-        and chunks are reported to the writer's progress as the batch is embedded."""
-        self.pending.append(Pending(record, parsed, done, tags, doc_type, work))
-        if self.vectors is None or (
-            sum(len(p.parsed.chunks) for p in self.pending) >= self.vectors.batch_chunks
-        ):
-            self.flush()
-
-    def flush(self) -> None:
-        if not self.pending:
-            return
-        batch, self.pending = self.pending, []
-        tracker = _FlushProgress(self.progress, batch)
+    ) -> bool:
+        """Write a document now; `tags`/`doc_type` replace the writer's for this one; its
+        `work` and chunks go to the writer's progress. False when it could not be stored."""
+        vecs = self.vectors.stored_for(self.conn, [parsed])[0] if self.vectors else {}
+        try:
+            written = write_document(
+                self.conn,
+                record,
+                parsed,
+                self.tags if tags is None else tags,
+                doc_type or self.doc_type,
+                vecs,
+            )
+        except (DatabaseError, ValueError, UnicodeError) as exc:
+            # The document's transaction rolled back. A full disk, a read-only or damaged
+            # file stops the run (every next document would fail the same way); any other
+            # error fails this one document and the run goes on.
+            stop = explain(exc) if isinstance(exc, DatabaseError) else None
+            if stop is not None:
+                raise stop from exc
+            if self.on_error is None:
+                raise
+            self.on_error(record, f"cannot store: {type(exc).__name__}: {exc}")
+            return False
+        if written is None:  # its folder was removed meanwhile: nothing was written
+            return True
         if self.vectors is not None:
-            docs = [p.parsed for p in batch]
-            try:
-                vectors = self.vectors.vectors_for(self.conn, docs, tracker.embedded)
-            except EndpointError as exc:
-                # Nothing of this batch is written; every document before it is, whole.
-                raise EndpointError(
-                    f"{exc} (documents written before this batch are kept: run the same"
-                    " command again to go on)"
-                ) from exc
-        else:
-            vectors = [None] * len(batch)
-        for item, vecs in zip(batch, vectors):
-            try:
-                tags = self.tags if item.tags is None else item.tags
-                written = write_document(
-                    self.conn, item.record, item.parsed, tags, item.doc_type or self.doc_type, vecs
-                )
-            except (DatabaseError, ValueError, UnicodeError) as exc:
-                # The document's transaction rolled back. A full disk, a read-only or damaged
-                # file stops the batch (every next document would fail the same way); any
-                # other error fails this one document and the batch goes on.
-                stop = explain(exc) if isinstance(exc, DatabaseError) else None
-                if stop is not None:
-                    raise stop from exc
-                if self.on_error is None:
-                    raise
-                self.on_error(item.record, f"cannot store: {type(exc).__name__}: {exc}")
-                continue
-            if item.done and written is not None:  # None: its folder was removed meanwhile
-                item.done(item.parsed)
-        tracker.finish()
+            have = next(iter(vecs.values()), [])
+            self.progress.await_embedding(len(parsed.chunks) - sum(v is not None for v in have))
+        self.progress.advance(0, work=work, chunks=len(parsed.chunks))
+        if done:
+            done(parsed)
+        return True
+

@@ -20,12 +20,14 @@ from kb_search.store.documents import (
 )
 from kb_search.store.inventory import document_state
 from kb_search.store.skipped import (
+    EMPTY,
     REMOVED,
     Skipped,
     touch_skipped,
 )
 
 UNCHANGED, KNOWN_FAILURE, LEFT_OUT = "unchanged", "known failure", "removed"
+KNOWN_EMPTY = "known empty"  # empty before and unchanged since: not a failure
 CHUNKER_VERSION = 3  # bump when an ingester changes how it splits documents
 
 
@@ -123,16 +125,17 @@ def _still_skipped(
     options: AddOptions,
     explicit: bool,
 ) -> str | None:
-    """LEFT_OUT or KNOWN_FAILURE while what the user said or the file's outcome still holds.
-    A file named on its own (`kb add FILE`) is always tried again."""
+    """LEFT_OUT, KNOWN_FAILURE or KNOWN_EMPTY while what the user said or the file's outcome
+    still holds. A file named on its own (`kb add FILE`) is always tried again."""
     if explicit:
         return None
     if skipped.kind == REMOVED:
         return LEFT_OUT
     if options.retry_failed or skipped.chunking != outcome_fingerprint(options):
         return None
+    known = KNOWN_EMPTY if skipped.kind == EMPTY else KNOWN_FAILURE
     if skipped.size == stat.st_size and skipped.mtime == stat.st_mtime:
-        return KNOWN_FAILURE
+        return known
     if skipped.content_hash and skipped.size == stat.st_size:
         try:
             same = content_hash(read_user_file(Path(key))) == skipped.content_hash
@@ -140,5 +143,5 @@ def _still_skipped(
             return None
         if same:
             touch_skipped(conn, key, stat.st_size, stat.st_mtime)
-            return KNOWN_FAILURE
+            return known
     return None

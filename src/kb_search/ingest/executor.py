@@ -81,17 +81,25 @@ def add_options(
 
 
 class VectorSource(Protocol):
-    """Computes the vectors of a batch of parsed documents (see vectors.ChunkEmbedder);
-    `on_embedded(n)` is called as each n chunks are embedded."""
+    """The vectors the writer stores (see vectors.writer.ChunkEmbedder): with a document, only
+    those that need no model run here (`stored_for`: stored vectors of identical texts, or
+    vectors an executor computed next to the parser; None where there is none); afterwards
+    `fill` embeds every chunk still without one (the first `limit`), calling `on_more(n)` as
+    n more chunks are found to embed and `on_embedded(n)` as n get their vectors."""
 
-    batch_chunks: int
+    def stored_for(
+        self, conn: Connection, docs: list[ParsedDocument]
+    ) -> list[dict[str, list[bytes | None]]]: ...
 
-    def vectors_for(
+    def pending(self, conn: Connection) -> int: ...
+
+    def fill(
         self,
         conn: Connection,
-        docs: list[ParsedDocument],
+        on_more: Callable[[int], None] | None = None,
         on_embedded: Callable[[int], None] | None = None,
-    ) -> list[dict[str, list[bytes | None]]]: ...
+        limit: int | None = None,
+    ) -> int: ...
 
 
 @dataclass

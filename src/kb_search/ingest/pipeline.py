@@ -7,15 +7,21 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kb_search.ingest.batch_writer import BatchWriter
-from kb_search.ingest.changes import KNOWN_FAILURE, UNCHANGED, check_file, outcome_fingerprint
+from kb_search.ingest.batch_writer import BatchWriter, EmbedCalibration, embed_pending
+from kb_search.ingest.changes import (
+    KNOWN_EMPTY,
+    KNOWN_FAILURE,
+    UNCHANGED,
+    check_file,
+    outcome_fingerprint,
+)
 from kb_search.ingest.executor import AddOptions, Candidate, Executor, LocalExecutor, VectorSource
 from kb_search.ingest.roots import deepest_root, remember_roots
 from kb_search.ingest.summary import UNSUPPORTED_LISTED, AddSummary, ErrorLog, Failure
 from kb_search.ingest.walk import IGNORE_FILE, Found, IgnoreRules, WalkError, walk
 from kb_search.ingest.workers import Outcome
 from kb_search.parsed import IngestError, ParsedDocument
-from kb_search.progress import NoProgress, Progress
+from kb_search.progress import PDF_PAGE_WORK, NoProgress, Progress
 from kb_search.sanitize import path_text
 from kb_search.store.db import Connection, DatabaseError
 from kb_search.store.documents import (
@@ -107,8 +113,8 @@ def add_paths(
         summary.failed.append(failure)
         log.write(failure)
     summary.notes += parser_notes(found.found)
-    if progress is not None:
-        progress.start(len(found.found), "files")
+    progress = progress or NoProgress()
+    progress.start(len(found.found), "files")
     ingest_files(
         conn,
         found.found,
@@ -120,6 +126,8 @@ def add_paths(
         explicit=found.explicit,
         executor=executor,
     )
+    summary.keyword_seconds = time.perf_counter() - started
+    summary.embedded += embed_pending(conn, vectors, progress)
     summary.seconds = time.perf_counter() - started
     return summary
 
@@ -211,11 +219,16 @@ def ingest_files(
     progress: Progress | None = None,
     explicit: set[Path] | frozenset[Path] = frozenset(),
     executor: Executor | None = None,
+    renamed: set[Path] | frozenset[Path] = frozenset(),
 ) -> None:
-    """Check, parse (in workers, or on `executor`) and write files; counts go into `summary`.
-    Each file is one step of `progress` (the caller starts it); its expected text is the work.
+    """Check, parse (in workers, or on `executor`) and write files, each keyword-searchable
+    as soon as it is written; counts go into `summary`. The chunks that need the model wait
+    for `batch_writer.embed_pending`, which the caller runs after this keyword phase. Each
+    file is one step of `progress` (the caller starts it); its expected text is the work.
 
     Files named in `explicit` were given by name: a file removed with `kb remove` comes back.
+    Files in `renamed` were moved in place by the caller (and counted there): their re-ingest
+    is neither an addition nor an update.
     """
     executor = executor or LocalExecutor(options)
     progress = progress or NoProgress()
@@ -241,6 +254,9 @@ def ingest_files(
             continue
         if checked == UNCHANGED:
             summary.skipped += 1
+        elif checked == KNOWN_EMPTY:
+            summary.empty += 1
+            run.drop(item.path)
         elif checked == KNOWN_FAILURE:
             summary.known_failures += 1
             run.drop(item.path)  # indexed by an older kb that kept text of failed files
@@ -248,7 +264,12 @@ def ingest_files(
             summary.removed += 1
         progress.read(1)
         progress.advance(1)
-    progress.add_work(sum(c.work for c in todo.values()))
+    progress.add_work(
+        sum(c.work for c in todo.values()),
+        pages=sum(pdf_pages(c) for c in todo.values()),
+    )
+    if vectors is not None:
+        progress.await_embedding(vectors.pending(conn))  # left by an interrupted run
 
     in_flight: dict[int, Path] = {}
 
@@ -258,9 +279,16 @@ def ingest_files(
 
     outcomes = executor.parse(todo, dispatched)
     try:
-        _write_outcomes(outcomes, todo, in_flight, writer, run)
+        _write_outcomes(outcomes, todo, in_flight, writer, run, renamed)
     finally:
         outcomes.close()  # stops the parser processes now, also on Ctrl-C
+
+
+def pdf_pages(candidate: Candidate) -> int:
+    """The PDF pages a candidate's work stands for (they cost more to parse than text)."""
+    if candidate.item.path.suffix.lower() != ".pdf":
+        return 0
+    return int(candidate.work // PDF_PAGE_WORK)
 
 
 def _write_outcomes(
@@ -269,8 +297,10 @@ def _write_outcomes(
     in_flight: dict[int, Path],
     writer: BatchWriter,
     run: _Ingest,
+    renamed: set[Path] | frozenset[Path] = frozenset(),
 ) -> None:
     summary, progress = run.summary, run.progress
+    calibration = EmbedCalibration(run.conn, writer.vectors, progress)
     for outcome in outcomes:
         progress.read(1)
         in_flight.pop(outcome.key, None)
@@ -285,15 +315,18 @@ def _write_outcomes(
             continue
 
         def done(parsed: ParsedDocument, candidate: Candidate = candidate) -> None:
-            if candidate.existed:
+            if candidate.item.path in renamed:
+                pass  # a rename whose title was its file name: counted as renamed
+            elif candidate.existed:
                 summary.updated += 1
             else:
                 summary.added += 1
             summary.chunks += len(parsed.chunks)
             if candidate.forget:
                 forget(run.conn, [candidate.record.path])
-            progress.advance(1)  # its work and chunks: as the writer embeds them
+            progress.advance(1)  # its work and chunks: reported by the writer
 
         tags, doc_type = run.settings_for(candidate.item)
         writer.add(candidate.record, outcome.document, done, tags, doc_type, candidate.work)
-    writer.flush()
+        calibration.maybe()
+    summary.embedded += calibration.embedded

@@ -518,27 +518,21 @@ class RayExecutor:
 
 class RemoteVectors:
     """The writer's VectorSource under Ray: stored vectors of identical texts first (as
-    `ChunkEmbedder` does), then those the actors computed; a document still lacking one
-    (a race with another writer) is embedded by the local source."""
+    `ChunkEmbedder` does), then those the actors computed, so that a document is written with
+    its vectors when the cluster embedded them; what still lacks one (a race with another
+    writer, no model on the cluster) is embedded by the local source afterwards (`fill`)."""
 
     def __init__(self, executor: RayExecutor, local: VectorSource | None):
         self.executor = executor
         self.local = local
-        # Nothing to batch for (the vectors exist): as local, so a killed driver loses as little.
-        self.batch_chunks = 64 if local is None else local.batch_chunks
         self._table: str | None = None
 
-    def vectors_for(
-        self,
-        conn: Connection,
-        docs: list[ParsedDocument],
-        on_embedded: Callable[[int], None] | None = None,
+    def stored_for(
+        self, conn: Connection, docs: list[ParsedDocument]
     ) -> list[dict[str, list[bytes | None]]]:
         shipped = self.executor.shipped
         if shipped is None or shipped.info is None:
-            if self.local is None:
-                return [{} for _ in docs]
-            return self.local.vectors_for(conn, docs, on_embedded)
+            return self.local.stored_for(conn, docs) if self.local else [{} for _ in docs]
         from kb_search.store.vectors import vectors_by_hash
         from kb_search.vectors.model import bind
 
@@ -550,17 +544,21 @@ class RemoteVectors:
         found = vectors_by_hash(conn, self._table, wanted)
         computed = self.executor.computed
         found.update({h: computed[h] for h in wanted if h not in found and h in computed})
-        result: list[dict[str, list[bytes | None]]] = []
-        for doc, doc_hashes in zip(docs, hashes):
-            if all(h in found for h in doc_hashes) or self.local is None:
-                result.append({self._table: [found.get(h) for h in doc_hashes]})
-            else:
-                result.append(self.local.vectors_for(conn, [doc])[0])
         for h in wanted:
             computed.pop(h, None)
-        if on_embedded is not None:
-            on_embedded(sum(len(doc) for doc in hashes))
-        return result
+        return [{self._table: [found.get(h) for h in doc_hashes]} for doc_hashes in hashes]
+
+    def pending(self, conn: Connection) -> int:
+        return self.local.pending(conn) if self.local else 0
+
+    def fill(
+        self,
+        conn: Connection,
+        on_more: Callable[[int], None] | None = None,
+        on_embedded: Callable[[int], None] | None = None,
+        limit: int | None = None,
+    ) -> int:
+        return self.local.fill(conn, on_more, on_embedded, limit) if self.local else 0
 
 
 # ---- kb reindex --------------------------------------------------------------------------------

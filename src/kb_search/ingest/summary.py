@@ -29,12 +29,14 @@ class AddSummary:
     updated: int = 0  # changed documents re-ingested
     skipped: int = 0  # unchanged, already indexed
     unsupported: int = 0  # files of a type kb does not read, found while walking
-    empty: int = 0  # files with nothing to index
+    empty: int = 0  # files with nothing to index (found so now, or before and unchanged since)
     failed: list[Failure] = field(default_factory=list)
-    known_failures: int = 0  # failed (or empty) before and unchanged since: not read again
+    known_failures: int = 0  # failed before and unchanged since: not read again
     removed: int = 0  # removed with `kb remove`: left out until added by name
     dropped: int = 0  # documents whose file now has no text, or none kb can read: removed
     chunks: int = 0
+    embedded: int = 0  # chunks that got a vector in this run (also ones an earlier run left)
+    keyword_seconds: float = 0.0  # until every document was written: keyword-searchable
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)  # said once per run
     unsupported_files: list[str] = field(default_factory=list)  # the first few, by path
@@ -51,8 +53,7 @@ class AddSummary:
         parts.append(f"{self.skipped} skipped (already indexed)")
         parts += left_out_parts(self.known_failures, self.removed, "--retry-failed")
         parts += dropped_parts(self.dropped)
-        if self.empty:
-            parts.append(f"{plural(self.empty, 'empty file')} ignored")
+        parts += empty_parts(self.empty)
         if self.unsupported:
             first = self.unsupported_files[0] if self.unsupported_files else ""
             named = f" (first: {show(first)})" if first else ""
@@ -74,10 +75,37 @@ class AddSummary:
             "removed": self.removed,
             "dropped": self.dropped,
             "chunks": self.chunks,
+            "embedded": self.embedded,
+            "keyword_seconds": round(self.keyword_seconds, 3),
             "seconds": round(self.seconds, 3),
             "model_loaded": self.model_loaded,
             "notes": self.notes,
         }
+
+    def nothing_added(self) -> str | None:
+        """Why this run added nothing it was asked to add, or None: none of the files found
+        under the given paths is in the index after it (none added, updated or already
+        indexed) while at least one was found and failed, was empty, of an unsupported type,
+        or failed before. An empty folder, or one whose files were all `kb remove`d, asks
+        for nothing and is no error."""
+        if self.added or self.updated or self.skipped:
+            return None
+        if self.failed:
+            first = self.failed[0]
+            more = f" ({len(self.failed)} failed)" if len(self.failed) > 1 else ""
+            return f"nothing added: {first.path}: {first.reason}{more}"
+        if self.known_failures:
+            return (
+                f"nothing added: {plural(self.known_failures, 'file')} that failed before and"
+                " did not change (--retry-failed tries again)"
+            )
+        if self.empty:
+            return f"nothing added: {plural(self.empty, 'empty file')} (nothing to index)"
+        if self.unsupported:
+            first = self.unsupported_files[0] if self.unsupported_files else ""
+            named = f" (first: {first})" if first else ""
+            return f"nothing added: {plural(self.unsupported, 'file')} of unsupported types{named}"
+        return None
 
 
 UNSUPPORTED_LISTED = 10  # unsupported file names kept for the summary
@@ -113,6 +141,11 @@ def dropped_parts(dropped: int) -> list[str]:
         f"{plural(dropped, 'document')} removed from the index: the file is empty now, or"
         " unreadable or unparseable (its old text is no longer searchable)"
     ]
+
+
+def empty_parts(empty: int) -> list[str]:
+    """Empty files, this run or before (one wording for both: nothing to index)."""
+    return [f"{plural(empty, 'empty file')} skipped (nothing to index)"] if empty else []
 
 
 def left_out_parts(known_failures: int, removed: int, retry_flag: str) -> list[str]:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from kb_search.errors import SyncError  # noqa: F401 - re-exported
 from kb_search.formats.reader import read_user_file
+from kb_search.ingest.batch_writer import embed_pending
 from kb_search.ingest.executor import AddOptions, VectorSource
 from kb_search.ingest.pipeline import ingest_files
 from kb_search.ingest.roots import deepest_root, root_change
@@ -29,6 +30,7 @@ from kb_search.ingest.summary import (
     ErrorLog,
     Failure,
     dropped_parts,
+    empty_parts,
     failed_part,
     generated_parts,
     left_out_parts,
@@ -81,11 +83,14 @@ class SyncSummary:
     deleted: int = 0  # documents whose file is gone (or now ignored)
     unchanged: int = 0
     ignored: int = 0  # new files of unsupported types, empty files, files outside every root
+    empty: int = 0  # files with nothing to index (now, or before and unchanged since)
     failed: list[Failure] = field(default_factory=list)
-    known_failures: int = 0  # failed (or empty) before and unchanged since: not read again
+    known_failures: int = 0  # failed before and unchanged since: not read again
     removed: int = 0  # removed with `kb remove`: left out until added by name
     dropped: int = 0  # documents whose file now has no text, or none kb can read: removed
     chunks: int = 0
+    embedded: int = 0  # chunks that got a vector in this run (also ones an earlier run left)
+    keyword_seconds: float = 0.0  # until every change was written: keyword-searchable
     seconds: float = 0.0
     missing_roots: list[str] = field(default_factory=list)
     # Roots that resolve elsewhere now (a symlink): not followed, their documents kept.
@@ -107,6 +112,7 @@ class SyncSummary:
             failed_part(self.failed, show),
             *left_out_parts(self.known_failures, self.removed, "`kb sync --retry-failed`"),
             *dropped_parts(self.dropped),
+            *empty_parts(self.empty),
         ]
         if self.missing_roots:
             first = show(self.missing_roots[0])
@@ -128,11 +134,14 @@ class SyncSummary:
             "unchanged": self.unchanged,
             "ignored": self.ignored,
             "left_out": dict(sorted(self.left_out.items())),
+            "empty": self.empty,
             "failed": [f.__dict__ for f in self.failed],
             "known_failures": self.known_failures,
             "removed": self.removed,
             "dropped": self.dropped,
             "chunks": self.chunks,
+            "embedded": self.embedded,
+            "keyword_seconds": round(self.keyword_seconds, 3),
             "missing_roots": self.missing_roots,
             "unfollowed_roots": [r.__dict__ for r in self.unfollowed_roots],
             "notes": self.notes,
@@ -356,8 +365,11 @@ def sync(
     error_log: ErrorLog | None = None,
     progress: Progress | None = None,
     executor: Executor | None = None,
+    embed: bool = True,
 ) -> SyncSummary:
-    """Rescan `paths` (files or directories under added roots), or every remembered root.
+    """Rescan `paths` (files or directories under added roots), or every remembered root:
+    the changes written first (keyword-searchable), then, with `embed`, every chunk without a
+    vector embedded (`kb watch` embeds between its batches instead).
 
     Pass a `batch_writer.LazyVectors` as `vectors` so that a sync with nothing to embed never
     loads the embedding model.
@@ -375,11 +387,14 @@ def sync(
     todo.changed = _drop_touched(conn, todo.changed, rows, summary)
     _forget_vanished(conn, result)
     progress.start(len(todo.renames) + len(todo.vanished) + len(todo.changed) + len(todo.new))
-    todo.new += _apply_renames(conn, todo.renames, summary, progress)
+    left, retitled = _apply_renames(conn, todo.renames, summary, progress)
     _apply_deletes(conn, todo.vanished, summary, progress)
-    to_ingest = todo.changed + todo.new
+    to_ingest = todo.changed + todo.new + left
     if to_ingest:
-        _ingest(conn, to_ingest, options, summary, log, vectors, progress, executor)
+        _ingest(conn, to_ingest, options, summary, log, vectors, progress, executor, retitled)
+    summary.keyword_seconds = time.perf_counter() - started
+    if embed:
+        summary.embedded += embed_pending(conn, vectors, progress)
     summary.seconds = time.perf_counter() - started
     return summary
 
@@ -416,10 +431,12 @@ def _apply_renames(
     renames: Iterable[tuple[str, Row, Found]],
     summary: SyncSummary,
     progress: Progress,
-) -> list[Found]:
+) -> tuple[list[Found], set[Path]]:
     """Move documents in place; returns the files that must be ingested after all (those
-    another writer took, and those whose title was their old file name)."""
+    another writer took, and those whose title was their old file name) and the paths of the
+    latter: renamed, and counted so, not as updated."""
     left = []
+    retitled = set()
     for old_path, row, item in renames:
         moved = move_document(
             conn,
@@ -435,7 +452,9 @@ def _apply_renames(
             progress.advance(1)
         if moved != "moved":
             left.append(item)
-    return left
+        if moved == "retitled":
+            retitled.add(item.path)
+    return left, retitled
 
 
 def _apply_deletes(
@@ -459,9 +478,12 @@ def _ingest(
     vectors: VectorSource | None,
     progress: Progress,
     executor: Executor | None = None,
+    renamed: set[Path] | frozenset[Path] = frozenset(),
 ) -> None:
     added = AddSummary()
-    ingest_files(conn, found, options, added, log, vectors, progress, executor=executor)
+    ingest_files(
+        conn, found, options, added, log, vectors, progress, executor=executor, renamed=renamed
+    )
     summary.added += added.added
     summary.updated += added.updated
     summary.unchanged += added.skipped  # touched: new mtime, same content
@@ -469,5 +491,7 @@ def _ingest(
     summary.removed += added.removed
     summary.dropped += added.dropped
     summary.ignored += added.empty
+    summary.empty += added.empty
     summary.chunks += added.chunks
+    summary.embedded += added.embedded
     summary.failed.extend(added.failed)

@@ -45,6 +45,9 @@ STEP_MS = 100  # quiet time that ends a burst: an editor's save is a few ms of e
 DEBOUNCE_MS = 1600  # a burst that never goes quiet is cut after this long
 MAX_PATHS = 256  # more changed paths than this in one batch: rescan their roots instead
 POLL_MS = 500  # how often an idle watcher looks at its stop event
+# Chunks embedded per idle tick: a batch of file events waits at most this much embedding
+# (a watcher writes each batch's text first and embeds between batches, never holding them).
+EMBED_STEP = 32
 # A batch this small, of these plain-text types, is parsed in the watcher's own process:
 LIGHT_TYPES = frozenset({"markdown", "text", "code", "org", "asciidoc", "csv"})
 LIGHT_FILES = 16
@@ -95,7 +98,8 @@ class WatchBatch:
 
     @property
     def changed(self) -> bool:
-        return bool(self.summary.changed or self.summary.failed or self.summary.unfollowed_roots)
+        s = self.summary
+        return bool(s.changed or s.failed or s.unfollowed_roots or s.embedded)
 
     def line(self, show: Callable[[str], str] = str) -> str:
         """`12:04:31 1 updated, 1 renamed: notes/a.md (0.08 s)`: one line per batch."""
@@ -111,6 +115,8 @@ class WatchBatch:
             )
             if n
         ]
+        if s.embedded and not counts:  # chunks an interrupted run left without vectors
+            counts.append(f"{s.embedded} chunks embedded")
         if s.failed:
             first = s.failed[0]
             counts.append(f"{len(s.failed)} failed (first: {show(first.path)}: {first.reason})")
@@ -308,13 +314,17 @@ def follow(
     on_ready: Callable[[], None] | None = None,
     step_ms: int = STEP_MS,
     debounce_ms: int = DEBOUNCE_MS,
+    embed_step: Callable[[], int] | None = None,
 ) -> None:
     """Watch until `stop` is set; each batch is synced whole before `stop` is looked at, so
-    stopping never cuts one short (each document is its own transaction besides)."""
+    stopping never cuts one short (each document is its own transaction besides). `sync`
+    writes text only (keyword-searchable at once); `embed_step()` embeds a few chunks without
+    vectors on each idle tick, so file events never wait for a long embedding phase."""
     from watchfiles import watch
 
     initial_done = False
     retry = Retry()
+    unembedded = embed_step is not None  # chunks may lack vectors (until a step embeds none)
     for changes in watch(
         *plan.directories,
         watch_filter=event_filter,
@@ -340,6 +350,8 @@ def follow(
             names += retry.take()
         paths = batch_paths(names, roots)
         if not paths:
+            if unembedded and embed_step is not None:
+                unembedded = _embed_step(embed_step, on_batch)
             continue
         try:
             summary = sync(paths)
@@ -352,10 +364,22 @@ def follow(
             on_batch(WatchBatch(summary, len(changes), [path_text(p) for p in paths]))
             continue
         retry.succeeded()
+        unembedded = embed_step is not None
         vanished = _without_vanished(summary)
         on_batch(WatchBatch(summary, len(changes), [path_text(p) for p in paths], False, vanished))
         if stop.is_set():
             break
+
+
+def _embed_step(embed_step: Callable[[], int], on_batch: Callable[[WatchBatch], None]) -> bool:
+    """One idle tick's embedding; whether chunks may still lack vectors. A failure (a model
+    server down) is reported once as a batch line and retried after the next change."""
+    try:
+        return embed_step() > 0
+    except (KbError, DatabaseError) as exc:
+        why = f"embedding paused: {str(exc).splitlines()[0]}; tried again after the next change"
+        on_batch(WatchBatch(SyncSummary(failed=[Failure("vectors", why)]), 0, []))
+        return False
 
 
 def watch(
@@ -368,10 +392,12 @@ def watch(
     workers: int | None,
     ignored: tuple[Path, Path],
     on_ready: Callable[[WatchPlan], None] | None = None,
+    embed_step: Callable[[], int] | None = None,
 ) -> WatchPlan:
     """Follow the roots (or `paths` under them) until `stop` is set, each batch synced by
-    `sync(paths, workers)`; `ignored`: the data dir and the database, whose own writes must
-    not start a batch."""
+    `sync(paths, workers)` (text first) and chunks without vectors embedded a few at a time
+    by `embed_step()` while idle; `ignored`: the data dir and the database, whose own writes
+    must not start a batch."""
     plan = plan_targets(conn, paths)
     roots = load_roots(conn)
 
@@ -389,6 +415,7 @@ def watch(
         on_batch,
         stop,
         on_ready=(lambda: on_ready(plan)) if on_ready else None,
+        embed_step=embed_step,
     )
     return plan
 

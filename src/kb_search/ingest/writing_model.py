@@ -34,7 +34,7 @@ def lazy_vectors(models: LoadedModels, conn: Connection, options: AddOptions) ->
         known, options.tokenizer_path = True, tokenizer_path(injected)
     else:
         known, options.tokenizer_path = provisioned_tokenizer(models.config, name)
-    lazy = LazyVectors(lambda: _writing_vectors(models, conn, options))
+    lazy = LazyVectors(lambda: _writing_vectors(models, conn, options), name)
     if not known:
         lazy.load()  # not provisioned yet (or no model at all): find out now
     return lazy

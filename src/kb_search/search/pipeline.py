@@ -56,6 +56,7 @@ from kb_search.search.shaping import (
 )
 from kb_search.store.chunk_filter import ChunkFilter
 from kb_search.store.db import Connection, OperationalError
+from kb_search.store.vectors import embedding_coverage
 
 MODES = ("hybrid", "lexical", "vector")
 RAN = ("ok", "empty")  # leg states of a leg that ran
@@ -391,7 +392,9 @@ def search(
     timings["fetch"] = (clock() - t0) * 1000
     ran = sum(1 for found in [legs, *variant_legs] for leg in found.values() if leg.status in RAN)
     coverage = annotate_evidence(results, prepared, options, ran) if offset == 0 else None
+    embedding = vector_coverage(conn, legs)
     notes = explain(prepared, legs, options, dropped) + ([rerank_note] if rerank_note else [])
+    notes += coverage_notes(embedding)
     stale = stale_note(r.freshness or FRESH for r in results)
     if stale:
         notes.append(stale)
@@ -406,6 +409,7 @@ def search(
         timings_ms=timings,
         filters=prepared.filters,
         notes=notes,
+        embedding=embedding,
         variants=[
             phrasing.to_dict()
             | {"legs": {name: leg.status for name, leg in found.items()}}
@@ -494,6 +498,25 @@ def annotate_evidence(
     first = results[0] if results else None
     hit = None if first is None else (first.found_by, first.evidence or [])
     return evidence.coverage(hit, rankings)
+
+
+def vector_coverage(conn: Connection, legs: dict[str, LegResult]) -> dict[str, int] | None:
+    """How many chunks the vector leg could rank (those with a vector yet), when it ran."""
+    leg = legs.get("vector")
+    if leg is None or leg.status.startswith("error"):
+        return None
+    counts = embedding_coverage(conn)
+    return None if counts is None else {"chunks": counts[0], "embedded": counts[1]}
+
+
+def coverage_notes(coverage: dict[str, int] | None) -> list[str]:
+    """A vector leg over part of the index (an ingest is still embedding) says so."""
+    if coverage is None or coverage["embedded"] >= coverage["chunks"]:
+        return []
+    return [
+        f"vector leg: {coverage['embedded']:,} of {coverage['chunks']:,} chunks embedded (the"
+        " rest are found by keywords only until `kb add`/`kb sync` finishes embedding them)"
+    ]
 
 
 def identifier_terms(query: Query) -> list[str]:

@@ -177,6 +177,9 @@ class SearchResponse:
     paged: bool = False
     next_cursor: str | None = None
     budget: dict[str, Any] | None = None
+    # {"chunks": N, "embedded": M} of the vector leg's model, when a vector leg ran (in the
+    # JSON only while M < N)
+    embedding: dict[str, int] | None = None
 
     def to_dict(self, highlights: bool = False) -> dict[str, Any]:
         """The JSON contract (`highlights`: snippets keep their markers, see Result)."""
@@ -198,6 +201,8 @@ class SearchResponse:
             data["next_cursor"] = self.next_cursor
         if self.budget is not None:
             data["budget"] = self.budget
+        if self.embedding is not None and self.embedding["embedded"] < self.embedding["chunks"]:
+            data["embedding"] = self.embedding  # only while part of the index lacks vectors
         if self.explanation is not None:
             data["explain"] = self.explanation.to_dict()
         return data
@@ -219,6 +224,7 @@ class SearchResponse:
             paged="next_cursor" in data,
             next_cursor=data.get("next_cursor"),
             budget=data.get("budget"),
+            embedding=data.get("embedding"),
         )
 
 

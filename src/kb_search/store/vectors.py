@@ -197,13 +197,25 @@ def clear_table(conn: Connection, table: str) -> None:
 
 
 def missing_chunk_ids(conn: Connection, table: str) -> list[int]:
-    """Chunks with no vector in `table` (what a resumed reindex still has to embed)."""
-    return [
-        r[0]
-        for r in conn.execute(
-            f"SELECT id FROM chunks WHERE id NOT IN (SELECT rowid FROM {table}) ORDER BY id"
-        )
-    ]
+    """Chunks with no vector in `table` (what an ingest's embedding phase and a resumed
+    reindex still have to embed), by id: the order they were written in."""
+    sql = "SELECT id FROM chunks WHERE id NOT IN (SELECT rowid FROM {}) ORDER BY id"
+    try:  # sqlite-vec's rowid shadow table: no scan of the vectors themselves
+        return [r[0] for r in conn.execute(sql.format(f"{table}_rowids"))]
+    except Exception:  # noqa: BLE001 - another sqlite-vec layout
+        return [r[0] for r in conn.execute(sql.format(table))]
+
+
+def embedding_coverage(conn: Connection) -> tuple[int, int] | None:
+    """(chunks, chunks with a vector of the DB's model); None when no model is bound or its
+    table cannot be read. Cheap: the documents' chunk counts and the rowid shadow table."""
+    model = db_model(conn)
+    table = table_for(conn, model) if model else None
+    if table is None:
+        return None
+    chunks = conn.execute("SELECT coalesce(sum(chunk_count), 0) FROM documents").fetchone()[0]
+    vectors = count_vectors_quickly(conn, table.name)
+    return None if vectors is None else (chunks, min(vectors, chunks))
 
 
 def sync_counts(conn: Connection, table: str) -> tuple[int, int]:

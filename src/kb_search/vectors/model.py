@@ -261,6 +261,12 @@ def bind(conn: db.Connection, embedder: TextEmbedder) -> VectorTable:
     return table
 
 
+AWAITING = (
+    "chunks await embedding (written and keyword-searchable; the next `kb add`, `kb sync` or"
+    " `kb reindex` embeds them)"
+)
+
+
 def switch_model(conn: db.Connection, embedder: TextEmbedder) -> str | None:
     """Point the DB at the embedder's model (inside a write transaction); the previous one."""
     previous = tables.db_model(conn)
@@ -277,7 +283,9 @@ def endpoint_of(embedder: TextEmbedder) -> str | None:
 
 
 def vector_sync_detail(conn: db.Connection, name: str) -> tuple[bool, str]:
-    """Doctor: does every chunk have exactly one vector of the DB's model?"""
+    """Doctor: does every chunk have exactly one vector of the DB's model? Chunks that only
+    lack one are not a fault: they await the embedding phase (ok, said as "N chunks await
+    embedding")."""
     table = tables.table_for(conn, name)
     if table is None or not tables.table_exists(conn, table):
         return False, f"no vector table for {name}: run `kb reindex`"
@@ -287,4 +295,6 @@ def vector_sync_detail(conn: db.Connection, name: str) -> tuple[bool, str]:
         return False, str(exc)
     if missing == 0 and orphans == 0:
         return True, "every chunk has one vector"
+    if orphans == 0:
+        return True, f"{missing} {AWAITING}"
     return False, f"{missing} chunks without vectors (run `kb reindex`), {orphans} orphan vectors"

@@ -8,17 +8,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kb_search.store.db import Connection, transaction
-from kb_search.store.documents import content_hash, embedding_texts
-from kb_search.store.inventory import chunk_count, set_chunk_hashes
+from kb_search.store.inventory import chunk_count
 from kb_search.store.vectors import (
     clear_table,
     drop_other_tables,
     ensure_table,
     missing_chunk_ids,
-    replace_vectors,
-    to_blob,
 )
 from kb_search.vectors.model import TextEmbedder, switch_model
+from kb_search.vectors.writer import embed_chunks
 
 BATCH = 64
 
@@ -72,7 +70,7 @@ def reindex(
         on_start(len(todo))
     while True:
         for start in range(0, len(todo), batch):
-            summary.embedded += _embed_batch(conn, embedder, table, todo[start : start + batch])
+            summary.embedded += embed_chunks(conn, embedder, table, todo[start : start + batch])
             if on_batch:
                 on_batch(len(todo[start : start + batch]))
         # Chunks written by a concurrent `kb add` meanwhile are caught by the next pass; the
@@ -87,21 +85,3 @@ def reindex(
     summary.dropped = drop_other_tables(conn, embedder.name)
     summary.seconds = time.perf_counter() - started
     return summary
-
-
-def _embed_batch(conn: Connection, embedder: TextEmbedder, table: str, ids: list[int]) -> int:
-    """Embed outside the lock, then write only the chunks whose text is still what was
-    embedded (a re-ingest in between may have reused their ids)."""
-    batch = embedding_texts(conn, ids)
-    vectors = embedder.embed_passages([text for _, text in batch])
-    with transaction(conn):
-        current = dict(embedding_texts(conn, [cid for cid, _ in batch]))
-        fresh = [
-            (cid, text, vec) for (cid, text), vec in zip(batch, vectors) if current.get(cid) == text
-        ]
-        if not fresh:
-            return 0
-        replace_vectors(conn, table, [(cid, to_blob(vec)) for cid, _, vec in fresh])
-        # keep the hash in step with what was embedded (title/heading may have moved)
-        set_chunk_hashes(conn, [(content_hash(text), cid) for cid, text, _ in fresh])
-    return len(fresh)

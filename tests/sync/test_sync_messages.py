@@ -1,0 +1,79 @@
+"""What `kb add` and `kb sync` say matches what happened: a rename is a rename (also when the
+file's name was its title), an empty file is empty on every run, and an add that indexed
+nothing it was asked to add exits 1 with the reason."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+
+def write_untitled(root: Path) -> None:
+    """Code files: the title is the file's name, so a rename changes the text the chunks are
+    embedded with (the document is re-ingested under its id)."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "alpha.py").write_text("def marmots():\n    return 'burrows'\n")
+    (root / "beta.py").write_text("def herons():\n    return 'fishing in the shallows'\n")
+
+
+def test_editing_one_file_and_renaming_another_says_1_updated_1_renamed(kb, tmp_path):
+    notes = tmp_path / "notes"
+    write_untitled(notes)
+    kb.json("add", str(notes))
+    (notes / "alpha.py").write_text("def otters():\n    return 'rivers'\n")
+    os.replace(notes / "beta.py", notes / "gamma.py")
+    summary = kb.json("sync")
+    assert (summary["added"], summary["updated"], summary["renamed"]) == (0, 1, 1)
+    assert summary["summary"].startswith("Synced: 0 added, 1 updated, 1 renamed, 0 deleted")
+    hit = kb.json("search", "herons", "--mode", "lexical")["results"][0]
+    assert hit["source"]["path"].endswith("gamma.py") and hit["source"]["title"] == "gamma.py"
+
+
+def test_a_pure_rename_says_1_renamed(kb, tmp_path):
+    notes = tmp_path / "notes"
+    write_untitled(notes)
+    kb.json("add", str(notes))
+    os.replace(notes / "beta.py", notes / "delta.py")
+    summary = kb.json("sync")
+    assert (summary["added"], summary["updated"], summary["renamed"]) == (0, 0, 1)
+    assert "0 added, 0 updated, 1 renamed" in summary["summary"]
+
+
+def test_empty_files_are_reported_as_empty_on_every_run(kb, tmp_path):
+    notes = tmp_path / "notes"
+    write_untitled(notes)
+    (notes / "blank.md").write_text("")
+    (notes / "spaces.txt").write_text("  \n\n")
+    first = kb.json("add", str(notes))
+    assert first["empty"] == 2 and first["known_failures"] == 0
+    assert "2 empty files skipped (nothing to index)" in first["summary"]
+    for again in (kb.json("add", str(notes)), kb.json("sync")):
+        assert again["empty"] == 2 and again["known_failures"] == 0, again
+        assert "2 empty files skipped (nothing to index)" in again["summary"]
+        assert "failed before" not in again["summary"]
+
+
+def test_an_add_that_adds_nothing_it_was_asked_to_exits_1(kb, tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    empty = notes / "blank.md"
+    empty.write_text("")
+    result = kb("add", str(empty), ok=False)
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["empty"] == 1  # the summary is still printed
+    assert result.stderr.strip().splitlines()[-1] == (
+        "Error: nothing added: 1 empty file (nothing to index)"
+    )
+    broken = notes / "broken.pdf"
+    broken.write_bytes(b"%PDF-1.4 not really")
+    result = kb("add", str(broken), ok=False)
+    assert result.exit_code == 1 and "Error: nothing added: " in result.stderr
+    assert "broken.pdf" in result.stderr.strip().splitlines()[-1]
+    # something indexed (now or before) is success, failures beside it or not
+    (notes / "good.md").write_text("# Good\n\nSomething to index about lemurs.\n")
+    assert kb("add", str(notes), ok=False).exit_code == 0
+    assert kb("add", str(notes), ok=False).exit_code == 0  # already indexed: still there
+    # an empty folder asks for nothing: no error
+    (tmp_path / "nothing").mkdir()
+    assert kb("add", str(tmp_path / "nothing"), ok=False).exit_code == 0
