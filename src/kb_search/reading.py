@@ -39,7 +39,6 @@ CUT_MARKER = "\n[… cut at the byte budget]"
 
 _LINES = re.compile(r"L(\d+)(?:-L?(\d+))?")
 _PAGES = re.compile(r"page=(\d+)(?:-(\d+))?")
-_COLON_LINES = re.compile(r"(.+):(\d+)(?:-(\d+))?")
 _CHUNK = re.compile(r"chunk:(\d+)")
 _SLUG_DROP = re.compile(r"[^\w\- ]")
 # How many lines a scan reads between two looks at the request's budget.
@@ -236,6 +235,16 @@ def parse_fragment(fragment: str) -> Fragment:
     return Fragment(anchor=fragment or None)
 
 
+def colon_lines(text: str) -> tuple[str, int, int] | None:
+    """`path:10` or `path:10-20` as (path, first, last); None for anything else. String
+    parsing, not a regex: `(.+):(\\d+)` backtracks quadratically on a long run of colons."""
+    path, colon, tail = text.rpartition(":")
+    first, dash, last = tail.partition("-")
+    if not (path and colon and first.isdecimal()) or (dash and not last.isdecimal()):
+        return None
+    return path, int(first), int(last or first)
+
+
 def _ordered(first: int, last: int) -> tuple[int, int]:
     if first < 1 or last < first or last > SQLITE_MAX_INT:
         raise UserInputError(f"a bad range {first}-{last}: give first-last, from 1")
@@ -255,10 +264,10 @@ def resolve_citation(
         document = indexed_document(conn, path, cwd)
         if document is not None:
             return document, parse_fragment(fragment)
-    elif match := _COLON_LINES.fullmatch(text):  # `path:10` as the human output prints it
-        document = indexed_document(conn, match[1], cwd)
+    elif place := colon_lines(text):  # `path:10` as the human output prints it
+        document = indexed_document(conn, place[0], cwd)
         if document is not None:
-            return document, Fragment(lines=_ordered(int(match[2]), int(match[3] or match[2])))
+            return document, Fragment(lines=_ordered(place[1], place[2]))
     shown = text if len(text) <= 120 else text[:117] + "..."
     raise NotFound(
         f"not in the index: {shown!r} names no indexed document (only indexed files are read;"

@@ -32,7 +32,7 @@ def added(tmp_path: Path) -> tuple[KnowledgeBase, Path, Path]:
     notes = tmp_path / "notes"
     (notes / "guide").mkdir(parents=True)
     (notes / "guide" / "deploy.md").write_text("# Deploy\n\nRoll back a release with the tool.\n")
-    (notes / "unindexed.xyz").write_text("a type kb does not read\n")
+    (notes / "unindexed.xyz").write_bytes(b"\x00\x01 binary, a type kb does not read\n")
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     (outside / "secret.txt").write_text("roll back the key\n")

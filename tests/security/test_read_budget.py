@@ -99,3 +99,19 @@ def test_a_read_stops_at_the_search_budget(tmp_path: Path, monkeypatch):
     monkeypatch.setattr("kb_search.search.budget.time.monotonic", lambda: next(clock))
     with kb, pytest.raises(SearchError, match="budget"):
         kb.get(["notes/r.md#L1-L3"])
+
+
+def test_a_path_with_lines_is_parsed_in_linear_time():
+    """`path:10-20` is split by string operations: the regex it replaced backtracked
+    quadratically on a long run of colons (a request's citation is untrusted input)."""
+    import time
+
+    from kb_search.reading import colon_lines
+
+    assert colon_lines("notes/a.md:10") == ("notes/a.md", 10, 10)
+    assert colon_lines("C:/x.md:3-7") == ("C:/x.md", 3, 7)
+    assert colon_lines("a.md:10-") is None and colon_lines(":10") is None
+    assert colon_lines("a.md") is None
+    started = time.perf_counter()
+    assert colon_lines("a:" * 50_000 + "x") is None
+    assert time.perf_counter() - started < 0.5

@@ -17,7 +17,10 @@ from kb_search.parsed import IngestError, ParsedDocument
 MAX_OUTPUT_LINES = 12
 MAX_OUTPUT_CHARS = 1200
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-_DATA_URI = re.compile(r"!\[[^\]]*\]\(\s*data:[^)]*\)|data:[\w/+.-]+;base64,[A-Za-z0-9+/=\s]{16,}")
+# Scans stop at the next "[" or "!", which neither alt text nor a data URI holds: linear time.
+_DATA_URI = re.compile(
+    r"!\[[^\[\]]*\]\(\s*data:[^)\[!]*\)|data:[\w/+.-]+;base64,[A-Za-z0-9+/=\s]{16,}"
+)
 _TEXT_OUTPUTS = ("text/markdown", "text/plain")
 
 
