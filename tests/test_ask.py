@@ -183,7 +183,7 @@ def test_eval_gains_a_hybrid_expand_row_with_a_chat_model(asking, tmp_path, samp
         "my notes/docs/http-retries.md"], "variants": ["lex: retry.statuses"]}) + "\n")  # fmt: skip
     data = asking.json("eval", str(questions), "--mode", "hybrid")
     modes = [s["mode"] for s in data["scores"]]
-    assert modes == ["hybrid", "hybrid+variants", "hybrid+expand"]
+    assert modes == ["hybrid", "hybrid+variants", "hybrid+plain-variants", "hybrid+expand"]
     assert data["llm"] == "openai:scripted"
 
 

@@ -124,7 +124,8 @@ def test_search_reranks_its_head_by_the_server_and_falls_back_when_it_fails(
         assert {r.chunk_id for r in head} == {r.chunk_id for r in fused.results[:6]}
         scores = [r.score_breakdown["rerank"] for r in head]
         assert scores == sorted(scores, reverse=True) and "rerank" in response.timings_ms
-        assert response.notes == fused.notes
+        # reranked: no fallback note (coverage may differ: it grades the new first result)
+        assert not any(n.startswith("not reranked") for n in response.notes)
         server.fault("500", count=-1)
         broken = kb.search("install git", options)
         assert [r.chunk_id for r in broken.results] == [r.chunk_id for r in fused.results]

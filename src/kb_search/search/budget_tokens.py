@@ -17,7 +17,6 @@ or after the index changed, it is refused with one line (search again without it
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 from collections.abc import Callable, Sequence
 from functools import lru_cache
@@ -96,6 +95,8 @@ def fit(
 def search_key(parts: dict[str, Any]) -> str:
     """A short digest of what makes a ranking: the search and the index state."""
     text = json.dumps(parts, sort_keys=True, ensure_ascii=True, default=str)
+    import hashlib  # only a paged search pays for it (~4 ms)
+
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

@@ -177,7 +177,10 @@ def _prune(folder: Path) -> None:
 
 
 def agreeing(
-    legs: dict[str, LegResult], variant_legs: list[dict[str, LegResult]], expanded: int
+    legs: dict[str, LegResult],
+    variant_legs: list[dict[str, LegResult]],
+    expanded: int,
+    uses: list[str] | None = None,
 ) -> tuple[list[dict[str, LegResult]], set[int]]:
     """The variants' legs with those of each of the last `expanded` (the model's) that does
     not agree with the question left out (no legs: it takes no part in the fusion), and the
@@ -193,7 +196,11 @@ def agreeing(
     pool = {cid for leg in legs.values() for cid, _ in leg.hits}
     kept, ignored = [], set()
     for number, found in enumerate(variant_legs, start=1):
-        top = {cid for leg in found.values() for cid, _ in leg.hits[:AGREEMENT_DEPTH]}
+        # A typed phrasing agrees by the leg it was written for: its other leg (searched at
+        # fusion.CROSS_SHARE) always finds neighbours by meaning, whatever the words.
+        use = uses[number - 1] if uses else "both"
+        own = [leg for name, leg in found.items() if use in ("both", name)]
+        top = {cid for leg in own for cid, _ in leg.hits[:AGREEMENT_DEPTH]}
         if number > first and not top & pool:
             kept.append({})
             ignored.add(number)

@@ -347,10 +347,10 @@ def search(
     legs = retrieve(conn, prepared, options, vector, vector_unavailable, timings)
     stop_if_asked(options, "fusion")
     variant_legs = retrieve_variants(conn, prepared, options, vector, vector_unavailable, timings)
+    uses = [phrasing.use for phrasing, _ in prepared.variants]
     fused_legs, ignored = variant_legs, set()
     if options.expanded:
-        fused_legs, ignored = agreeing(legs, variant_legs, options.expanded)
-    uses = [phrasing.use for phrasing, _ in prepared.variants]
+        fused_legs, ignored = agreeing(legs, variant_legs, options.expanded, uses)
     candidates = combine(legs, options, fused_legs, uses)
     rerank_note = None
     if options.reranker is not None:
