@@ -25,6 +25,10 @@ from kb_search.text import plural
 OCR_MODES = ("auto", "always", "never")
 # A page with this much text is read from its text layer alone, whatever images it holds.
 MIXED_PAGE_MAX_ALNUM = 400
+# A scan is an image covering at least this share of the page ...
+SCAN_MIN_PAGE_SHARE = 0.5
+# ... with fewer letters and digits of text layer over it than this (a stamp, a Bates number).
+SCAN_MAX_TEXT_INSIDE = 20
 PAGE_OBJECT_RE = re.compile(rb"/Type\s*/Page(?!s)")
 PDF_DATE_RE = re.compile(
     r"^(D:)?(\d{4})(\d\d)?(\d\d)?(\d\d)?(\d\d)?(\d\d)?([Zz+\-])?(\d\d)?'?(\d\d)?"
@@ -225,20 +229,17 @@ def _run_ocr(doc: pdfium.PdfDocument, pages: list[Page], need_ocr: dict[int, lis
 
 
 def _needs_ocr(page: pdfium.PdfPage, frags: list[Frag], width: float, height: float) -> bool:
-    """No text layer; or a page that is mostly one big image (a scan) with almost no text, or
-    whose text lies outside the image (a typed header over a scanned body)."""
+    """A scan: an image covering most of the page with no text layer over it (a typed header
+    beside the image may exist). A blank page or a vector figure has no such image and is not a
+    scan, whatever little text it has."""
     alnum = sum(ch.isalnum() for f in frags for ch in f.text)
-    if alnum == 0:
-        return True
     if alnum >= MIXED_PAGE_MAX_ALNUM:
         return False
     page_area = max(width * height, 1.0)
     for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=2):
         left, bottom, right, top = obj.get_bounds()
-        if (right - left) * (top - bottom) < 0.5 * page_area:
+        if (right - left) * (top - bottom) < SCAN_MIN_PAGE_SHARE * page_area:
             continue
-        if alnum < 50:
-            return True
         # the image in the top-left coordinates of the fragments
         x0, y0, x1, y1 = left, height - top, right, height - bottom
         inside = sum(
@@ -247,7 +248,7 @@ def _needs_ocr(page: pdfium.PdfPage, frags: list[Frag], width: float, height: fl
             if x0 <= (f.x0 + f.x1) / 2 <= x1 and y0 <= (f.y0 + f.y1) / 2 <= y1
             for ch in f.text
         )
-        if inside < 20:
+        if inside < SCAN_MAX_TEXT_INSIDE:
             return True
     return False
 

@@ -87,10 +87,10 @@ def _fragments(textpage: pdfium.PdfTextPage, height: float) -> Iterable[Frag]:
     first_index = last_index = 0
     space = False
     for i in range(textpage.count_chars()):
-        code = get_unicode(raw, i)
-        # pdfium reports a hyphen that ends a line as U+0002
-        ch = "-" if code == 2 else chr(code) if 0 < code < 0x110000 else ""
-        if not ch or ch.isspace():
+        ch = _char(get_unicode(raw, i))
+        if not ch:
+            continue
+        if ch.isspace():
             space = space or bool(chars)
             rotated.gap(ch in "\r\n" and pdfium_c.FPDFText_IsGenerated(raw, i))
             continue
@@ -128,6 +128,21 @@ def _fragments(textpage: pdfium.PdfTextPage, height: float) -> Iterable[Frag]:
         yield _make_frag(textpage, chars, heights, (bx0, by0, bx1, by1), first_index, last_index)
     for text in rotated.lines():
         yield Frag(text, 0.0, height, 0.0, height, 0.0, rotated=True)
+
+
+def _char(code: int) -> str:
+    """The character pdfium read, or "" for a glyph with no Unicode mapping: math and symbol
+    fonts report their glyph codes as C0 controls, U+FFFD or private-use code points, which
+    would be noise in the text and in the index."""
+    if code == 2:  # pdfium reports a hyphen that ends a line as U+0002
+        return "-"
+    if code in (9, 10, 13) or code == 0x20:
+        return chr(code)
+    if code < 0x20 or 0x7F <= code < 0xA0 or code in (0xFFFD, 0xFFFE, 0xFFFF):
+        return ""
+    if 0xD800 <= code <= 0xF8FF or code >= 0xF0000:
+        return ""
+    return chr(code)
 
 
 def _is_rotated(angle: float) -> bool:
