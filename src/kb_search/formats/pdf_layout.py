@@ -217,7 +217,7 @@ def layout(frags: list[Frag], page: int, width: float) -> list[Line]:
 
 def _order_blocks(frags: list[Frag], depth: int = 0) -> list[list[Frag]]:
     """Split a page into reading-order blocks: full-width bands, and within each band, columns."""
-    gutter = _find_gutter(frags) if depth < 2 else None
+    gutter = _find_gutter(frags) if depth < 3 else None
     if gutter is None:
         return [frags] if frags else []
     blocks: list[list[Frag]] = []
@@ -247,7 +247,11 @@ def _columns(left: list[Frag], right: list[Frag], depth: int) -> list[list[Frag]
 
 
 def _find_gutter(frags: list[Frag]) -> float | None:
-    """The x of a vertical white strip with prose columns on both sides, if there is one."""
+    """The x of a vertical white strip with prose columns on both sides, if there is one.
+
+    Only lines narrower than half the region can belong to a column: a title, an abstract or a
+    caption across both columns would otherwise hide the gutter under them (they are read as a
+    band of their own, above or below the columns)."""
     body = [f for f in frags if len(f.text) >= 3]
     if len(body) < 10:
         return None
@@ -256,13 +260,13 @@ def _find_gutter(frags: list[Frag]) -> float | None:
     width = right_edge - left_edge
     if width < 100:
         return None
-    cover = _coverage(body, left_edge, int(width) + 1)
-    lo, hi = int(0.2 * width), int(0.8 * width)
-    # full-width lines (title, authors, abstract) may cross the gutter; let an eighth do so
-    allowed = min(cover[lo : hi + 1])
-    if allowed > max(2, len(body) // 8):
+    narrow = [f for f in body if f.x1 - f.x0 < 0.5 * width]
+    if len(narrow) < 10:
         return None
-    runs = _runs(cover, lo, hi, allowed)
+    cover = _coverage(narrow, left_edge, int(width) + 1)
+    lo, hi = int(0.15 * width), int(0.85 * width)
+    # centred lines (authors, affiliations) and short captions may still cross it
+    runs = _runs(cover, lo, hi, max(2, len(narrow) // 8))
     for start, end in sorted(runs, key=lambda r: r[0] - r[1]):
         gutter = left_edge + (start + end) / 2
         if _columns_are_prose(body, gutter):
