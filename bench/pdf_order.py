@@ -35,8 +35,11 @@ def words(text: str) -> list[str]:
 
 
 def grams(text: str, n: int = N) -> set[tuple[str, ...]]:
+    """Word n-grams, less those of numbers alone: a draft's line numbers or a table's figures
+    say nothing about the order of the text."""
     w = words(text)
-    return {tuple(w[i : i + n]) for i in range(len(w) - n + 1)}
+    out = {tuple(w[i : i + n]) for i in range(len(w) - n + 1)}
+    return {g for g in out if not all(x.isdigit() for x in g)}
 
 
 def order_score(reference: str, text: str) -> float | None:
