@@ -59,11 +59,18 @@ def kb_text(path: Path, page: int) -> str:
 
     from kb_search.formats.pdf_layout import layout, page_fragments
 
+    try:
+        from kb_search.formats.pdf_furniture import drop_line_numbers
+    except ImportError:  # kb before line numbers were dropped
+
+        def drop_line_numbers(frags: list) -> list:
+            return frags
+
     doc = pdfium.PdfDocument(str(path))
     try:
         p = doc[page - 1]
         width, height = p.get_size()
-        lines = layout(page_fragments(p, height), page, width)
+        lines = layout(drop_line_numbers(page_fragments(p, height)), page, width)
         return "\n".join(ln.text for ln in lines)
     finally:
         doc.close()

@@ -15,6 +15,7 @@ import pypdfium2.raw as pdfium_c
 
 from kb_search.chunking.tokens import TokenCounter, count_tokens
 from kb_search.formats import ocr as ocr_mod
+from kb_search.formats import pdf_furniture as furniture
 from kb_search.formats import pdf_structure as structure
 from kb_search.formats.pdf_layout import Frag, Page, layout, page_fragments
 from kb_search.formats.reader import open_user_file, read_user_file
@@ -61,7 +62,7 @@ def parse_pdf(
     if not any(p.lines for p in pages):
         raise IngestError(_no_text_message(ocr, ocr_info))
     body_size = structure.body_size(pages)
-    structure.remove_headers_footers(pages)
+    furniture.remove_headers_footers(pages)
     title = structure.choose_title(metadata.get("title"), pages, body_size, path)
     paras = structure.paragraphs(pages, body_size, title)
     structure.fix_page_break_hyphens(paras)
@@ -193,7 +194,7 @@ def _extract_pages(doc: pdfium.PdfDocument, ocr: str) -> tuple[list[Page], dict]
             pages.append(Page(index + 1, 0.0))
             continue
         width, height = page.get_size()
-        frags = page_fragments(page, height)
+        frags = furniture.drop_line_numbers(page_fragments(page, height))
         if ocr == "always" or (ocr == "auto" and _needs_ocr(page, frags, width, height)):
             need_ocr[index] = frags
         pages.append(Page(index + 1, height, layout(frags, index + 1, width)))

@@ -18,6 +18,9 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 TABLE_CELLS = 3
+# TeX's bold fonts say so by 'bx' in their name: CMBX10, SFBX1200, cmssbx10, ECBX, LMRoman... has
+# 'Bold'. A subset prefix ('ABCDEF+') may come first.
+TEX_BOLD_RE = re.compile(r"(^|\+)(cm|sf|ec|tc)\w*bx", re.I)
 LIGATURES = str.maketrans(
     {"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl"}
 )
@@ -192,7 +195,9 @@ def _is_bold(textpage: pdfium.PdfTextPage, index: int) -> bool:
     flags = ctypes.c_int()
     n = pdfium_c.FPDFText_GetFontInfo(textpage.raw, index, buf, 128, ctypes.byref(flags))
     name = buf.raw[: max(n - 1, 0)].decode("latin-1", "replace").lower()
-    return any(w in name for w in ("bold", "black", "heavy", "semibold", "demi"))
+    return any(w in name for w in ("bold", "black", "heavy", "semibold", "demi")) or bool(
+        TEX_BOLD_RE.search(name)
+    )
 
 
 def _overlap(a0: float, a1: float, b0: float, b1: float) -> float:

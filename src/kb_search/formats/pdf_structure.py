@@ -1,6 +1,6 @@
 """PDF document structure: ordered lines -> title, headings, paragraphs, chunks.
 
-Drops running headers, footers and page numbers, rejoins words hyphenated across lines and
+Rejoins words hyphenated across lines and
 pages, ranks headings by font size, bold, capitals and numbering, picks the title, groups lines
 into paragraphs and cuts them under the shared rules of ``chunking/units.py``.
 """
@@ -18,6 +18,7 @@ from kb_search.chunking.segment import Cut
 from kb_search.chunking.tokens import TokenCounter
 from kb_search.chunking.units import Passage, chunk_passages
 from kb_search.formats import pdf_front as front
+from kb_search.formats.pdf_furniture import PAGE_NUMBER_RE
 from kb_search.formats.pdf_layout import TABLE_CELLS, Line, Page
 from kb_search.parsed import ChunkSettings
 
@@ -32,9 +33,6 @@ CONTINUATION_WORDS = frozenset(
     | {"or", "that", "the", "to", "was", "we", "which", "with"}
 )
 SENTENCE_BREAK_RE = re.compile(r"[^\W\d_]{3,}[.!?]\s+[A-Z]")
-PAGE_NUMBER_RE = re.compile(
-    r"^[-\u2013\s]*(page\s+)?(\d{1,4}|[ivxlc]{1,6})(\s*(/|of)\s*\d{1,4})?[-\u2013\s]*$", re.I
-)
 WORD_RE = re.compile(r"[^\W\d_][\w\-\u2010]*\w|\w+", re.UNICODE)
 MEANINGLESS_TITLE_RE = re.compile(
     r"^(untitled|title|document\d*|microsoft (word|powerpoint).*"
@@ -61,34 +59,6 @@ def body_size(pages: list[Page]) -> float:
             if line.size > 0:
                 sizes[round(line.size * 2) / 2] += len(line.text)
     return sizes.most_common(1)[0][0] if sizes else 0.0
-
-
-def _edge_lines(page: Page) -> list[Line]:
-    """The two topmost and two bottom-most lines, when they sit in the page margins."""
-    ordered = sorted(page.lines, key=lambda ln: ln.y0)
-    picked = ordered[:2] + ordered[-2:]
-    margin = 0.15 * page.height
-    return [ln for ln in picked if ln.y1 <= margin or ln.y0 >= page.height - margin]
-
-
-def remove_headers_footers(pages: list[Page]) -> None:
-    counts: Counter[str] = Counter()
-    for page in pages:
-        counts.update({_norm_key(ln.text) for ln in _edge_lines(page)})
-    threshold = max(3, 0.3 * len(pages))
-    repeated = {k for k, n in counts.items() if n >= threshold} if len(pages) >= 3 else set()
-    for page in pages:
-        drop = {
-            id(ln)
-            for ln in _edge_lines(page)
-            if _norm_key(ln.text) in repeated or PAGE_NUMBER_RE.match(ln.text)
-        }
-        if drop and len(drop) < len(page.lines):
-            page.lines = [ln for ln in page.lines if id(ln) not in drop]
-
-
-def _norm_key(text: str) -> str:
-    return re.sub(r"\s+", " ", re.sub(r"\d+", "#", text.lower())).strip()
 
 
 def fix_page_break_hyphens(paras: list[Para]) -> None:
