@@ -1,7 +1,9 @@
 """PDF ingestion over the pypdfium2 text layer: layout-aware, page-aware chunks, no ML.
 
 This module opens the file, reads its metadata, extracts each page and hands pages without a
-usable text layer to OCR. ``pdf_layout`` turns a page's characters into lines in reading order;
+usable text layer to OCR. ``pdf_layout`` turns a page's characters into fragments,
+``pdf_furniture`` drops line numbers and running heads, ``pdf_reading_order`` makes lines in
+reading order, ``pdf_outline`` reads the bookmarks;
 ``pdf_structure`` turns those lines into a title, headings, paragraphs and chunks.
 """
 
@@ -17,7 +19,9 @@ from kb_search.chunking.tokens import TokenCounter, count_tokens
 from kb_search.formats import ocr as ocr_mod
 from kb_search.formats import pdf_furniture as furniture
 from kb_search.formats import pdf_structure as structure
-from kb_search.formats.pdf_layout import Frag, Page, layout, page_fragments
+from kb_search.formats.pdf_layout import Frag, Page, page_fragments
+from kb_search.formats.pdf_outline import read_outline
+from kb_search.formats.pdf_reading_order import layout
 from kb_search.formats.reader import open_user_file, read_user_file
 from kb_search.formats.registry import Source
 from kb_search.parsed import ChunkSettings, IngestError, ParsedDocument
@@ -55,6 +59,7 @@ def parse_pdf(
         if page_count == 0:
             raise IngestError("PDF has no pages")
         metadata = _metadata(doc)
+        outline = read_outline(doc)
         pages, ocr_info = _extract_pages(doc, ocr)
     finally:
         doc.close()
@@ -64,7 +69,7 @@ def parse_pdf(
     body_size = structure.body_size(pages)
     furniture.remove_headers_footers(pages)
     title = structure.choose_title(metadata.get("title"), pages, body_size, path)
-    paras = structure.paragraphs(pages, body_size, title)
+    paras = structure.paragraphs(pages, body_size, title, outline)
     structure.fix_page_break_hyphens(paras)
     cut = structure.chunk(paras, settings, count)
     if not cut.chunks:

@@ -27,6 +27,7 @@ EDGE_LINES = 2  # lines at the top and at the bottom of a page that may be furni
 MARGIN_SHARE = 0.15  # ... when they lie in this share of the page height from its edge
 HEAD_MAX_WORDS = 16
 SLOT_POINTS = 3.0  # heads on different pages sit within this many points of one another
+SECTION_HEADS_MIN_PAGES = 8  # from this length on, a text atop three pages is a running head
 LINE_NUMBERS_MIN = 5  # a draft's margin holds at least this many line numbers on a page
 
 
@@ -110,13 +111,14 @@ def _edge_lines(page: Page) -> list[Line]:
 
 
 def _repeated_texts(edges: dict[int, list[Line]], page_count: int) -> set[str]:
-    """Edge texts (digits aside) found on many pages: exact running heads and feet."""
+    """Edge texts (digits aside) found on several pages: running heads and feet, the same on
+    every page or on the pages of one chapter ('3 THE USER INTERFACE' on its odd pages)."""
     if page_count < 3:
         return set()
     counts: Counter[str] = Counter()
     for lines in edges.values():
         counts.update({_norm_key(ln.text) for ln in lines})
-    threshold = max(3, 0.3 * page_count)
+    threshold = 3 if page_count >= SECTION_HEADS_MIN_PAGES else max(3, 0.3 * page_count)
     return {k for k, n in counts.items() if n >= threshold}
 
 

@@ -20,6 +20,7 @@ from kb_search.chunking.units import Passage, chunk_passages
 from kb_search.formats import pdf_front as front
 from kb_search.formats.pdf_furniture import PAGE_NUMBER_RE
 from kb_search.formats.pdf_layout import TABLE_CELLS, Line, Page
+from kb_search.formats.pdf_outline import Entry, apply_outline
 from kb_search.parsed import ChunkSettings
 
 HYPHENS = "-\u00ad\u2010\u2011"
@@ -33,6 +34,8 @@ CONTINUATION_WORDS = frozenset(
     | {"or", "that", "the", "to", "was", "we", "which", "with"}
 )
 SENTENCE_BREAK_RE = re.compile(r"[^\W\d_]{3,}[.!?]\s+[A-Z]")
+# A footnote mark after a title ('... in LaTeX ∗', 'A Study†'): the note, not the title's.
+FOOTNOTE_MARK_RE = re.compile(r"(\s*[*\u2217\u2020\u2021\u00a7\u00b6])+\s*$")
 WORD_RE = re.compile(r"[^\W\d_][\w\-\u2010]*\w|\w+", re.UNICODE)
 MEANINGLESS_TITLE_RE = re.compile(
     r"^(untitled|title|document\d*|microsoft (word|powerpoint).*"
@@ -160,6 +163,7 @@ def _heading_sizes(pages: list[Page], body_size: float) -> list[float]:
 def choose_title(meta_title: str | None, pages: list[Page], body: float, path: Path) -> str:
     """The Title field when sane, else the largest lines atop the first page with text that
     are not authors' e-mails, affiliations, dates, table rows or a generic 'Contents'."""
+    meta_title = FOOTNOTE_MARK_RE.sub("", meta_title or "")
     if meta_title and _meaningful_title(meta_title, path):
         return meta_title
     first = next((p for p in pages if p.lines), None)
@@ -197,7 +201,7 @@ def _title_lines(top: list[Line], largest: Line) -> str:
         if not same or line.y0 - prev.y1 > 0.8 * prev.size or not _could_name_document(line):
             break
         lines.append(line)
-    return " ".join(ln.text for ln in lines)[:200]
+    return FOOTNOTE_MARK_RE.sub("", " ".join(ln.text for ln in lines))[:200]
 
 
 def _meaningful_title(title: str, path: Path) -> bool:
@@ -212,13 +216,22 @@ def _meaningful_title(title: str, path: Path) -> bool:
 # --------------------------------------------------------------------------- paragraphs
 
 
-def paragraphs(pages: list[Page], body_size: float, title: str) -> list[Para]:
-    sizes = _heading_sizes(pages, body_size)
+def paragraphs(
+    pages: list[Page], body_size: float, title: str, outline: list[Entry] | None = None
+) -> list[Para]:
+    """The pages' lines as paragraphs with their heading chains: headings from the outline
+    when it describes the text, else from fonts and numbering."""
+    if not apply_outline(pages, outline or []):
+        sizes = _heading_sizes(pages, body_size)
+        for page in pages:
+            for line in page.lines:
+                line.heading_level = heading_level(line, body_size, sizes)
+            _demote_long_heading_runs(page.lines)
     vocab, hyphenated = _vocabulary(pages)
     paras: list[Para] = []
     stack: list[tuple[int, str]] = []
     for page in pages:
-        for group in _group_lines(page.lines, body_size, sizes):
+        for group in _group_lines(page.lines):
             first = group[0]
             if first.cells >= TABLE_CELLS:
                 text = "\n".join(ln.text for ln in group)
@@ -239,11 +252,8 @@ def _chain(stack: list[tuple[int, str]]) -> str | None:
     return " > ".join(text for _level, text in stack) or None
 
 
-def _group_lines(lines: list[Line], body_size: float, sizes: list[float]) -> list[list[Line]]:
-    """Split a page's lines (already in reading order) into paragraphs."""
-    for line in lines:
-        line.heading_level = heading_level(line, body_size, sizes)
-    _demote_long_heading_runs(lines)
+def _group_lines(lines: list[Line]) -> list[list[Line]]:
+    """Split a page's lines (already in reading order, headings marked) into paragraphs."""
     pitch = _typical_pitch(lines)
     groups: list[list[Line]] = []
     for line in lines:
