@@ -18,6 +18,7 @@ import pypdfium2.raw as pdfium_c
 from kb_search.chunking.tokens import TokenCounter, count_tokens
 from kb_search.formats import ocr as ocr_mod
 from kb_search.formats import pdf_furniture as furniture
+from kb_search.formats import pdf_slides as slides
 from kb_search.formats import pdf_structure as structure
 from kb_search.formats.pdf_layout import Frag, Page, page_fragments
 from kb_search.formats.pdf_outline import read_outline
@@ -67,9 +68,12 @@ def parse_pdf(
     if not any(p.lines for p in pages):
         raise IngestError(_no_text_message(ocr, ocr_info))
     body_size = structure.body_size(pages)
-    furniture.remove_headers_footers(pages)
+    deck = slides.is_slide_deck(pages)
+    furniture.remove_headers_footers(pages, keep=slides.frame_titles(pages) if deck else None)
+    if deck:
+        slides.merge_overlays(pages)
     title = structure.choose_title(metadata.get("title"), pages, body_size, path)
-    paras = structure.paragraphs(pages, body_size, title, outline)
+    paras = structure.paragraphs(pages, body_size, title, outline, slides=deck)
     structure.fix_page_break_hyphens(paras)
     cut = structure.chunk(paras, settings, count)
     if not cut.chunks:
@@ -202,7 +206,7 @@ def _extract_pages(doc: pdfium.PdfDocument, ocr: str) -> tuple[list[Page], dict]
         frags = furniture.drop_line_numbers(page_fragments(page, height))
         if ocr == "always" or (ocr == "auto" and _needs_ocr(page, frags, width, height)):
             need_ocr[index] = frags
-        pages.append(Page(index + 1, height, layout(frags, index + 1, width)))
+        pages.append(Page(index + 1, height, layout(frags, index + 1, width), width))
         page.close()
     if broken and len(broken) == len(pages):
         raise IngestError("broken PDF: no page could be read")

@@ -86,8 +86,9 @@ def _monotonic(column: list[Frag]) -> bool:
 # --------------------------------------------------------------------------- heads and feet
 
 
-def remove_headers_footers(pages: list[Page]) -> None:
-    """Drop running heads and feet and bare page numbers from the pages' lines."""
+def remove_headers_footers(pages: list[Page], keep: set[int] | None = None) -> None:
+    """Drop running heads and feet and bare page numbers from the pages' lines, but not the
+    lines in `keep` (by id: a slide's frame title repeats on its overlay pages)."""
     edges = {page.number: _edge_lines(page) for page in pages}
     repeated = _repeated_texts(edges, len(pages))
     numbered = _numbered_heads(edges, pages)
@@ -97,6 +98,7 @@ def remove_headers_footers(pages: list[Page]) -> None:
             for ln in edges[page.number]
             if _norm_key(ln.text) in repeated or id(ln) in numbered or PAGE_NUMBER_RE.match(ln.text)
         }
+        drop -= keep or set()
         if drop and len(drop) < len(page.lines):
             page.lines = [ln for ln in page.lines if id(ln) not in drop]
 

@@ -22,6 +22,13 @@ TABLE_CELLS = 3
 # TeX's bold fonts say so by 'bx' in their name: CMBX10, SFBX1200, cmssbx10, ECBX, LMRoman... has
 # 'Bold'. A subset prefix ('ABCDEF+') may come first.
 TEX_BOLD_RE = re.compile(r"(^|\+)(cm|sf|ec|tc)\w*bx", re.I)
+FIXED_PITCH_FLAG = 1  # PDF font descriptor flag bit 1
+# Fixed-pitch fonts that do not set the flag: TeX's typewriter faces and the usual code fonts.
+MONO_NAME_RE = re.compile(
+    r"(^|\+)(cmtt|sftt|ectt|cmsltt|lmmono|txtt|pcrr|ucrr|fvmr|beramono)|mono|courier|consol"
+    r"|menlo|inconsolata|sourcecodepro|typewriter",
+    re.I,
+)
 LIGATURES = str.maketrans(
     {"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl"}
 )
@@ -39,6 +46,7 @@ class Frag:
     size: float  # glyph box height; 0 when unknown (OCR)
     bold: bool = False
     rotated: bool = False
+    mono: bool = False  # a fixed-pitch font: code, a listing, a terminal session
 
     @property
     def height(self) -> float:
@@ -58,6 +66,7 @@ class Line:
     block: int  # index of the column block on the page, in reading order
     heading_level: int | None = None
     cells: int = 1  # fragments separated by wide gaps; 3+ is a table row
+    mono: bool = False  # every fragment in a fixed-pitch font: a line of a listing
 
 
 @dataclass
@@ -65,6 +74,7 @@ class Page:
     number: int
     height: float
     lines: list[Line] = field(default_factory=list)
+    width: float = 0.0
 
 
 # --------------------------------------------------------------------------- fragments
@@ -183,19 +193,26 @@ def _make_frag(
     last: int,
 ) -> Frag:
     text = "".join(chars).translate(LIGATURES)
-    bold = _is_bold(textpage, first) and (last == first or _is_bold(textpage, last))
+    bold, mono = _font_style(textpage, first)
+    if last != first:
+        last_bold, last_mono = _font_style(textpage, last)
+        # a listing's line number may lead in another font: the middle and the end decide
+        mid_mono = _font_style(textpage, (first + last) // 2)[1]
+        bold, mono = bold and last_bold, mid_mono and last_mono
     # the median glyph height, not the run's box: one tall '{' or '(' must not make an e-mail
     # line the largest text on the page
-    return Frag(text, box[0], box[1], box[2], box[3], statistics.median(heights), bold)
+    size = statistics.median(heights)
+    return Frag(text, box[0], box[1], box[2], box[3], size, bold, mono=mono)
 
 
-def _is_bold(textpage: pdfium.PdfTextPage, index: int) -> bool:
-    if pdfium_c.FPDFText_GetFontWeight(textpage.raw, index) >= 600:
-        return True
+def _font_style(textpage: pdfium.PdfTextPage, index: int) -> tuple[bool, bool]:
+    """(bold, fixed-pitch) of the character's font, from its weight, flags and name."""
     buf = ctypes.create_string_buffer(128)
     flags = ctypes.c_int()
     n = pdfium_c.FPDFText_GetFontInfo(textpage.raw, index, buf, 128, ctypes.byref(flags))
     name = buf.raw[: max(n - 1, 0)].decode("latin-1", "replace").lower()
-    return any(w in name for w in ("bold", "black", "heavy", "semibold", "demi")) or bool(
-        TEX_BOLD_RE.search(name)
-    )
+    mono = bool(flags.value & FIXED_PITCH_FLAG) or MONO_NAME_RE.search(name) is not None
+    if pdfium_c.FPDFText_GetFontWeight(textpage.raw, index) >= 600:
+        return True, mono
+    bold = any(w in name for w in ("bold", "black", "heavy", "semibold", "demi"))
+    return bold or TEX_BOLD_RE.search(name) is not None, mono

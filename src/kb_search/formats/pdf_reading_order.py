@@ -134,14 +134,26 @@ def _intersect(a: list[Interval], b: list[Interval]) -> list[Interval]:
 
 
 def _band_gutter(band: list[Frag], shared: list[Interval]) -> float | None:
-    """The widest shared white strip with prose on both sides, if any."""
+    """The widest shared white strip with prose on both sides, or code on one side and its
+    output on the other, if any."""
     for a, b in sorted(shared, key=lambda iv: iv[0] - iv[1]):
         if b - a < MIN_GUTTER:
             break
         gutter = (a + b) / 2
-        if _columns_are_prose(band, gutter):
+        if _columns_are_prose(band, gutter) or _code_beside_output(band, gutter):
             return gutter
     return None
+
+
+def _code_beside_output(band: list[Frag], gutter: float) -> bool:
+    """Source on one side in a fixed-pitch font, what it typesets on the other: a listing and
+    its result side by side, to be read one after the other, not interleaved."""
+    left = [f for f in band if f.x1 <= gutter]
+    right = [f for f in band if f.x0 >= gutter]
+    if len(left) < MIN_BAND_ROWS or len(right) < MIN_BAND_ROWS:
+        return False
+    share = [sum(f.mono for f in side) / len(side) for side in (left, right)]
+    return max(share) >= 0.8 and min(share) <= 0.2
 
 
 def _columns_are_prose(body: list[Frag], gutter: float) -> bool:
@@ -239,8 +251,14 @@ def _block_lines(block: list[Frag], page: int, block_no: int) -> list[Line]:
 
 def _row_to_line(row: list[Frag], page: int, block_no: int) -> Line:
     row.sort(key=lambda f: f.x0)
-    sep = " | " if len(row) >= TABLE_CELLS else " "
-    text = re.sub(r"[ \t]+", " ", sep.join(f.text.strip() for f in row)).strip()
+    # a listing's line numbers may be set in another font
+    code = [f for f in row if not f.text.strip().isdigit()]
+    mono = bool(code) and all(f.mono for f in code)
+    if mono:  # a line of code keeps its inner spacing: 'x = 1    # comment'
+        text = _spaced(row)
+    else:
+        sep = " | " if len(row) >= TABLE_CELLS else " "
+        text = re.sub(r"[ \t]+", " ", sep.join(f.text.strip() for f in row)).strip()
     main = max(row, key=lambda f: len(f.text))
     return Line(
         text=text,
@@ -252,5 +270,21 @@ def _row_to_line(row: list[Frag], page: int, block_no: int) -> Line:
         size=main.size,
         bold=all(f.bold for f in row),
         block=block_no,
-        cells=len(row),
+        cells=1 if mono else len(row),
+        mono=mono,
     )
+
+
+def char_width(frags: list[Frag]) -> float:
+    """The advance of one character of a fixed-pitch font, from the fragments' widths."""
+    widths = [(f.x1 - f.x0) / len(f.text) for f in frags if len(f.text) >= 2]
+    return statistics.median(widths) if widths else 5.0
+
+
+def _spaced(row: list[Frag]) -> str:
+    step = char_width(row)
+    out = row[0].text.rstrip()
+    for prev, frag in zip(row, row[1:]):
+        gap = max(1, round((frag.x0 - prev.x1) / step)) if step > 0 else 1
+        out += " " * min(gap, 40) + frag.text.strip()
+    return out

@@ -21,6 +21,7 @@ from kb_search.formats import pdf_front as front
 from kb_search.formats.pdf_furniture import PAGE_NUMBER_RE
 from kb_search.formats.pdf_layout import TABLE_CELLS, Line, Page
 from kb_search.formats.pdf_outline import Entry, apply_outline
+from kb_search.formats.pdf_slides import mark_frame_titles
 from kb_search.parsed import ChunkSettings
 
 HYPHENS = "-\u00ad\u2010\u2011"
@@ -82,7 +83,7 @@ def fix_page_break_hyphens(paras: list[Para]) -> None:
 def heading_level(line: Line, body_size: float, heading_sizes: list[float]) -> int | None:
     text = line.text
     words = text.split()
-    if line.cells >= TABLE_CELLS or not _could_be_heading(text, words):
+    if line.mono or line.cells >= TABLE_CELLS or not _could_be_heading(text, words):
         return None
     numbered = NUMBERED_HEADING_RE.match(text)
     larger = body_size > 0 and line.size >= 1.15 * body_size
@@ -217,23 +218,32 @@ def _meaningful_title(title: str, path: Path) -> bool:
 
 
 def paragraphs(
-    pages: list[Page], body_size: float, title: str, outline: list[Entry] | None = None
+    pages: list[Page],
+    body_size: float,
+    title: str,
+    outline: list[Entry] | None = None,
+    slides: bool = False,
 ) -> list[Para]:
     """The pages' lines as paragraphs with their heading chains: headings from the outline
-    when it describes the text, else from fonts and numbering."""
+    when it describes the text, else from fonts and numbering; a slide's frame title heads
+    its slide."""
     if not apply_outline(pages, outline or []):
         sizes = _heading_sizes(pages, body_size)
         for page in pages:
             for line in page.lines:
                 line.heading_level = heading_level(line, body_size, sizes)
             _demote_long_heading_runs(page.lines)
+    if slides:
+        mark_frame_titles(pages, title)
     vocab, hyphenated = _vocabulary(pages)
     paras: list[Para] = []
     stack: list[tuple[int, str]] = []
     for page in pages:
         for group in _group_lines(page.lines):
             first = group[0]
-            if first.cells >= TABLE_CELLS:
+            if first.mono:
+                text = _listing(group)
+            elif first.cells >= TABLE_CELLS:
                 text = "\n".join(ln.text for ln in group)
             else:
                 text = _join_lines([ln.text for ln in group], vocab, hyphenated)
@@ -294,6 +304,10 @@ def _typical_pitch(lines: list[Line]) -> float:
 def _starts_paragraph(prev: Line, line: Line, pitch: float) -> bool:
     if line.block != prev.block or line.y0 < prev.y0:
         return True
+    if line.mono != prev.mono:
+        return True
+    if line.mono:  # a listing runs on over a blank line or two
+        return bool(pitch) and line.y0 - prev.y0 > 3 * pitch
     if (line.cells >= TABLE_CELLS) != (prev.cells >= TABLE_CELLS):
         return True
     if (line.heading_level is None) != (prev.heading_level is None):
@@ -313,6 +327,15 @@ def _starts_paragraph(prev: Line, line: Line, pitch: float) -> bool:
         and prev.text[-1:] in ".!?:"
         and not BULLET_RE.match(prev.text)
     )
+
+
+def _listing(lines: list[Line]) -> str:
+    """A listing's lines, one a line, indented as printed."""
+    step = statistics.median(
+        [(ln.x1 - ln.x0) / len(ln.text) for ln in lines if len(ln.text.strip()) >= 2] or [5.0]
+    )
+    left = min(ln.x0 for ln in lines)
+    return "\n".join(" " * min(round((ln.x0 - left) / step), 40) + ln.text for ln in lines)
 
 
 def _vocabulary(pages: list[Page]) -> tuple[set[str], set[str]]:
