@@ -8,8 +8,9 @@ once with the new one, alternating, to compare) and counts, over all chunks:
   margin of three or more pages of the raw page text (before kb drops anything);
 - headless chunks (no heading at all);
 - chunks with C0 control characters, and with U+FFFD or private-use characters;
-- pages kb would send to OCR (reported, not read: the engine is switched off), and titles that are the file name, '*.dvi',
-  end in a footnote mark or look wrong (bench/pdf.py's title checks).
+- pages kb would send to OCR (reported, not read: the engine is switched off);
+- titles that are the file name, '*.dvi', end in a footnote mark or look wrong (bench/pdf.py's
+  title checks).
 """
 
 from __future__ import annotations

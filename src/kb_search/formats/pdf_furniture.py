@@ -128,9 +128,11 @@ def _numbered_heads(edges: dict[int, list[Line]], pages: list[Page]) -> set[int]
     """Edge lines that carry the page number (the same offset from the physical page number on
     several pages): heads that name the section change from page to page, but not that."""
     by_offset: dict[int, list[Line]] = defaultdict(list)
+    body = _body_size(pages)
     for page in pages:
         for line in edges[page.number]:
-            if len(line.text.split()) > HEAD_MAX_WORDS:
+            # a chapter heading set larger than the text is not a head, numbered as it may be
+            if len(line.text.split()) > HEAD_MAX_WORDS or line.size > 1.1 * body:
                 continue
             for number in _edge_numbers(line.text):
                 by_offset[number - page.number].append(line)
@@ -142,6 +144,15 @@ def _numbered_heads(edges: dict[int, list[Line]], pages: list[Page]) -> set[int]
         if len({ln.page for ln in lines}) >= needed:
             heads.update(id(ln) for ln in lines)
     return heads
+
+
+def _body_size(pages: list[Page]) -> float:
+    """The size most of the text is set in."""
+    sizes: Counter[float] = Counter()
+    for page in pages:
+        for line in page.lines:
+            sizes[round(line.size * 2) / 2] += len(line.text)
+    return sizes.most_common(1)[0][0] if sizes else 0.0
 
 
 def _edge_numbers(text: str) -> set[int]:
