@@ -4,8 +4,8 @@
 
 Parses every PDF in this process with the kb on PYTHONPATH (run it once with the old tree and
 once with the new one, alternating, to compare) and counts, over all chunks:
-- chunks whose heading chain holds a running head: a heading that sits in the top or bottom
-  margin of three or more pages of the raw page text (before kb drops anything);
+- chunks whose heading chain holds a running head: a heading whose text sits in the top or
+  bottom margin of three or more pages of the raw page text and nowhere else;
 - headless chunks (no heading at all);
 - chunks with C0 control characters, and with U+FFFD or private-use characters;
 - pages kb would send to OCR (reported, not read: the engine is switched off);
@@ -44,26 +44,33 @@ def pdf_files(args: list[str]) -> list[Path]:
 
 
 def raw_edge_texts(path: Path) -> set[str]:
-    """Texts of lines in the top or bottom margin of three or more pages, digits masked."""
+    """Texts in the top or bottom margin of three or more pages and nowhere else (a chapter
+    title that is also printed as a heading in the body is not counted), digits masked. Slide
+    decks (landscape pages) have none: a frame title repeats atop its overlays by design."""
     import pypdfium2 as pdfium
 
     from kb_search.formats.pdf_layout import page_fragments
 
     counts: Counter[str] = Counter()
+    body: set[str] = set()
     doc = pdfium.PdfDocument(str(path))
     try:
         for index in range(len(doc)):
             page = doc[index]
-            _, height = page.get_size()
+            width, height = page.get_size()
+            if width > 1.2 * height:
+                return set()
             seen = set()
             for f in page_fragments(page, height):
                 if f.y1 <= EDGE_SHARE * height or f.y0 >= (1 - EDGE_SHARE) * height:
                     seen.add(_mask(f.text))
+                else:
+                    body.add(_mask(f.text))
             counts.update(seen)
             page.close()
     finally:
         doc.close()
-    return {t for t, n in counts.items() if n >= 3 and len(t) >= 4}
+    return {t for t, n in counts.items() if n >= 3 and len(t) >= 4 and t not in body}
 
 
 def _mask(text: str) -> str:
