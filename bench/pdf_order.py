@@ -42,8 +42,17 @@ def grams(text: str, n: int = N) -> set[tuple[str, ...]]:
     return {g for g in out if not all(x.isdigit() for x in g)}
 
 
-def order_score(reference: str, text: str) -> float | None:
-    """Share of the reference's word 6-grams found in `text`; None when the reference is short."""
+def order_score(reference: str, text: str, common: bool = False) -> float | None:
+    """Share of the reference's word 6-grams found in `text`; None when the reference is short.
+
+    With `common`, both texts keep only the words the other one has: a word one tool spells
+    differently (a ligature it cannot map, a hyphen) then breaks no 6-gram, and what is left
+    measures the order alone."""
+    if common:
+        ref_words, text_words = words(reference), words(text)
+        ref_vocab, text_vocab = set(ref_words), set(text_words)
+        reference = " ".join(w for w in ref_words if w in text_vocab)
+        text = " ".join(w for w in text_words if w in ref_vocab)
     ref = grams(reference)
     if len(ref) < MIN_GRAMS:
         return None
@@ -172,7 +181,13 @@ def reference_text(path: Path, page: int, refs: Path | None, tool: str) -> str:
     return TOOLS[tool](path, page)
 
 
-def compare(pages: list[tuple[Path, int]], tools: list[str], reference: str, refs: Path | None):
+def compare(
+    pages: list[tuple[Path, int]],
+    tools: list[str],
+    reference: str,
+    refs: Path | None,
+    common: bool = False,
+) -> None:
     scores: dict[str, list[float]] = {t: [] for t in tools}
     seconds: dict[str, float] = dict.fromkeys(tools, 0.0)
     for path, page in pages:
@@ -186,7 +201,7 @@ def compare(pages: list[tuple[Path, int]], tools: list[str], reference: str, ref
                 text = ""
                 print(f"  {tool} failed on {path.name} p{page}: {exc}", file=sys.stderr)
             seconds[tool] += time.perf_counter() - t0
-            score = order_score(ref, text)
+            score = order_score(ref, text, common)
             if score is not None:
                 scores[tool].append(score)
             row.append("-" if score is None else f"{score:.2f}")
@@ -231,6 +246,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--reference", default="pdftotext", choices=sorted(TOOLS))
     ap.add_argument("--refs", type=Path, help="folder of hand-checked <pdf>.p<N>.txt references")
     ap.add_argument("--tools", default=",".join(TOOLS))
+    ap.add_argument(
+        "--common-words",
+        action="store_true",
+        help="score the order of the words both texts hold (ligatures, hyphens aside)",
+    )
     ap.add_argument("--scan", action="store_true")
     ap.add_argument("--worst", type=int, default=40)
     ap.add_argument("--max-pages", type=int, default=12)
@@ -240,7 +260,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     tools = [t for t in args.tools.split(",") if t in TOOLS and available(t)]
     pages = [p for tsv in args.pages for p in read_pages(tsv, args.root)]
-    compare(pages, tools, args.reference, args.refs)
+    compare(pages, tools, args.reference, args.refs, args.common_words)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,14 @@ CONTINUATION_WORDS = frozenset(
     | {"or", "that", "the", "to", "was", "we", "which", "with"}
 )
 SENTENCE_BREAK_RE = re.compile(r"[^\W\d_]{3,}[.!?]\s+[A-Z]")
+# The label of a boxed note ('Warning', 'Note:'): it heads a box, not the text after it.
+BOX_LABEL_RE = re.compile(
+    r"^\W*(warning|note|notes|tip|hint|caution|important|attention|danger|remark|example"
+    r"|info|information|see also|nb)\W*$",
+    re.I,
+)
+# A bibliography entry: '[12] A. Author, ...', '[Knu84] Knuth ...'.
+BIBLIOGRAPHY_RE = re.compile(r"^\[\w{1,12}\+?\]\s")
 # A footnote mark after a title ('... in LaTeX ∗', 'A Study†'): the note, not the title's.
 FOOTNOTE_MARK_RE = re.compile(r"(\s*[*\u2217\u2020\u2021\u00a7\u00b6])+\s*$")
 WORD_RE = re.compile(r"[^\W\d_][\w\-\u2010]*\w|\w+", re.UNICODE)
@@ -108,6 +116,8 @@ def heading_level(line: Line, body_size: float, heading_sizes: list[float]) -> i
 
 def _could_be_heading(text: str, words: list[str]) -> bool:
     if not (1 <= len(words) <= 15 and len(text) <= 120) or text[-1] in ",;" or text.count(",") > 1:
+        return False
+    if BOX_LABEL_RE.match(text) or BIBLIOGRAPHY_RE.match(text):
         return False
     return _wordy(text) and not PAGE_NUMBER_RE.match(text) and not _reads_like_prose(text)
 
