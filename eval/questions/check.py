@@ -20,7 +20,9 @@ HERE = Path(__file__).resolve().parent
 CORPORA = ("md_argocd_docs", "pdfs", "code_scrapy_py", "code_argocd_go")
 # `html`: the PostgreSQL 15 manual of pg-qa.jsonl (apt-get install postgresql-doc-15; its data
 # root is /usr/share/doc/postgresql-doc-15), not one of the shared corpora above.
-OTHER_CORPORA = ("html",)
+# `texlive-doc`: the TeX Live documentation of pdf-qa.jsonl (apt-get install texlive-latex-extra-doc
+# texlive-humanities-doc; its data root is /usr/share/doc, see README.md).
+OTHER_CORPORA = ("html", "texlive-doc")
 KINDS = ("howto", "concept", "troubleshoot", "reference", "identifier", "code-where", "code-how")
 MAX_QUESTIONS_PER_FILE = 3
 # A relevant entry: corpus/path, optionally #L<start>-L<end> or #page=<n>.

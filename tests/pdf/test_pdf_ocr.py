@@ -166,3 +166,53 @@ def test_short_text_layer_is_kept_not_replaced_by_ocr(
     text = " ".join(c.text for c in parse_pdf(path, SETTINGS).chunks)
     assert "rnemo" not in text
     assert text.index("ACME memo ref 7") < text.index("Quarterly invoice summary")
+
+
+# ----------------------------------------------------------------- what is not a scan
+
+
+def write_blank_and_figure(path: Path) -> Path:
+    """Page 1 typed text, page 2 blank (a verso), page 3 a vector figure with a short label."""
+    canvas = Canvas(str(path), pagesize=A4)
+    for x, y, text, font, size in body(lines_of(words(80, "typed"))):
+        canvas.setFont(font, size)
+        canvas.drawString(x, HEIGHT - y, text)
+    canvas.showPage()
+    canvas.showPage()
+    for i in range(40):
+        canvas.line(72 + i * 10, 200, 300, 600 - i * 5)
+    canvas.rect(100, 300, 300, 200, fill=1)
+    canvas.setFont("Helvetica", 9)
+    canvas.drawString(110, 180, "Fig. 2")
+    canvas.showPage()
+    canvas.save()
+    return path
+
+
+@pytest.mark.usefixtures("no_engine")
+def test_blank_and_vector_figure_pages_are_not_scans(tmp_path: Path) -> None:
+    """Fails on the old code: any page without letters counted as scanned."""
+    doc = parse_pdf(write_blank_and_figure(tmp_path / "figure.pdf"), SETTINGS)
+    assert "ocr_skipped_pages" not in doc.metadata
+    assert doc.page_count == 3
+
+
+def write_slide_over_picture(path: Path) -> Path:
+    """A slide: a full-page background picture with a short title typed over it."""
+    canvas = Canvas(str(path), pagesize=A4)
+    canvas.drawImage(ImageReader(Image.new("RGB", (400, 560), "navy")), 0, 0, WIDTH, HEIGHT)
+    canvas.setFont("Helvetica-Bold", 28)
+    canvas.drawString(72, HEIGHT - 120, "Results so far")
+    canvas.setFont("Helvetica", 18)
+    canvas.drawString(72, HEIGHT - 200, "Recall is up by a tenth")
+    canvas.showPage()
+    canvas.save()
+    return path
+
+
+@pytest.mark.usefixtures("no_engine")
+def test_slide_text_over_a_background_picture_is_not_a_scan(tmp_path: Path) -> None:
+    """Fails on the old code: fewer than 50 letters over a big image counted as a scan."""
+    doc = parse_pdf(write_slide_over_picture(tmp_path / "slide.pdf"), SETTINGS)
+    assert "ocr_skipped_pages" not in doc.metadata
+    assert "Recall is up" in " ".join(c.text for c in doc.chunks)

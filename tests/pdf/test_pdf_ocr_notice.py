@@ -44,6 +44,8 @@ def test_one_line_per_run_counts_unread_pages(kb, folder: Path) -> None:
     assert "no text layer on 1 page and no OCR engine" in data["failed"][0]["reason"]
     (note,) = ocr_notes(data["notes"])
     assert "2 scanned PDF pages in 2 files left unread" in note
+    # the files and pages are named, so a person can check that they are scans
+    assert "mixed.pdf (page 2), scan.pdf (1 page)" in note
     assert "pip install 'kb-search[ocr]'" in note
     human = kb("sync", "--workers", "0", "--format", "human")
     assert human.stderr.count(NOTE_PREFIX) == 1

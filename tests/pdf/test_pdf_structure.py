@@ -150,3 +150,15 @@ def test_page_one_front_matter_is_glued_to_the_abstract(tmp_path: Path) -> None:
     assert all(len(c.text.split()) >= 8 for c in doc.chunks)
     first = doc.chunks[0].text
     assert "Ada Lovelace" in first and "Harvard University" in first and "abs0" in first
+
+
+def test_box_labels_and_bibliography_lines_are_not_headings(tmp_path: Path) -> None:
+    """Fails on the old code: a bold 'Warning' headed the text after it."""
+    draws = [(72, 70, "Getting started", "Helvetica-Bold", 16)]
+    draws += body(lines_of(words(60)), top=100)
+    draws += [(72, 200, "Warning", "Helvetica-Bold", 11)]
+    draws += body(lines_of(words(40, "warn")), top=220)
+    draws += [(72, 320, "[12] A. Author and B. Writer", "Helvetica-Bold", 11)]
+    draws += body(lines_of(words(40, "ref")), top=340)
+    doc = parse_pdf(write_pdf(tmp_path / "box.pdf", [draws], title="Setup guide"), SETTINGS)
+    assert {c.heading for c in doc.chunks} == {"Getting started"}

@@ -47,7 +47,7 @@ def _report(app: App, summary: Any, fmt: str | None) -> None:
     if human and summary.notes:
         for note in summary.notes:
             if note.startswith(OCR_NOTE_PREFIX):
-                click.echo(note, err=True)
+                click.echo(printable(note), err=True)
 
 
 @click.command()

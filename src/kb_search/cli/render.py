@@ -314,19 +314,24 @@ def _reranked(report: dict[str, Any]) -> str:
 
 def questions_report_human(report: dict[str, Any], misses: int = 5) -> str:
     rows = []
+    # a page column when the set locates answers by PDF page
+    has_pages = any(s.page for s in report["scores"])
     for s in report["scores"]:
         f, c = s.file, s.chunk
         chunk = [f"{c[k]:.3f}" for k in ("hit@5", "mrr@10", "ndcg@10")] if c else ["-"] * 3
+        paged = s.page
         rows.append(
             (
                 s.mode,
                 *(f"{f[k]:.3f}" for k in ("hit@1", "hit@5", "hit@10", "mrr@10", "ndcg@10")),
                 *chunk,
+                *([f"{paged['hit@5']:.3f}"] if has_pages else []),
                 f"{s.p50_ms:.0f}/{s.p95_ms:.0f}",
             )
         )
     cols = ["mode", "hit@1", "hit@5", "hit@10", "MRR@10", "nDCG@10",
-            "chunk hit@5", "chunk MRR", "chunk nDCG", "p50/p95 ms"]  # fmt: skip
+            "chunk hit@5", "chunk MRR", "chunk nDCG",
+            *(["page hit@5"] if has_pages else []), "p50/p95 ms"]  # fmt: skip
     chunked = report["scores"][0].chunk_questions if report["scores"] else 0
     lines = [
         f"Questions {printable(report['questions_file'])}: {report['questions']} questions"

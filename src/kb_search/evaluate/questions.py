@@ -140,7 +140,8 @@ class Indexed:
 def score_question(
     question: Question, results: list[Result], indexed: Indexed
 ) -> tuple[dict[str, float], dict[str, float] | None, dict[str, Any]]:
-    """File-level metrics, chunk-level metrics (None when no target is located), details."""
+    """File-level metrics, chunk-level metrics (None when no target is located), details
+    (with `page`: the metrics over the targets located by a PDF page, None when none is)."""
     file_grade: dict[int, int] = {}
     for target in question.targets:
         for doc_id in indexed.documents.get(target.path, ()):
@@ -149,21 +150,8 @@ def score_question(
     file_gains = [file_grade.get(doc_id, 0) for doc_id in files]
     file_scores = gain_metrics(file_gains, list(file_grade.values()))
     located = [t for t in question.targets if t.located]
-    chunk_scores = None
-    if located:
-        credited: set[Target] = set()
-        chunk_gains = []
-        for result in results:
-            hit = [
-                t
-                for t in located
-                if t not in credited
-                and result.source.document_id in indexed.documents.get(t.path, ())
-                and _overlaps(t, result)
-            ]
-            credited.update(hit)  # a target counts once, however many chunks it spans
-            chunk_gains.append(max((t.grade for t in hit), default=0))
-        chunk_scores = gain_metrics(chunk_gains, [t.grade for t in located])
+    chunk_scores = _located_scores(located, results, indexed) if located else None
+    paged = [t for t in question.targets if t.page is not None]
     first = next((i for i, g in enumerate(file_gains) if g > 0), None)
     details = {
         "id": question.id,
@@ -171,8 +159,28 @@ def score_question(
         "file_rank": None if first is None else first + 1,
         "not_indexed": [t.path for t in question.targets if not indexed.documents.get(t.path)],
         "top": [r.citation for r in results[:3]],
+        "page": _located_scores(paged, results, indexed) if paged else None,
     }
     return file_scores, chunk_scores, details
+
+
+def _located_scores(
+    located: list[Target], results: list[Result], indexed: Indexed
+) -> dict[str, float]:
+    """Metrics of the ranking where a result counts when it overlaps a located target."""
+    credited: set[Target] = set()
+    gains = []
+    for result in results:
+        hit = [
+            t
+            for t in located
+            if t not in credited
+            and result.source.document_id in indexed.documents.get(t.path, ())
+            and _overlaps(t, result)
+        ]
+        credited.update(hit)  # a target counts once, however many chunks it spans
+        gains.append(max((t.grade for t in hit), default=0))
+    return gain_metrics(gains, [t.grade for t in located])
 
 
 def gain_metrics(gains: list[int], ideal: list[int]) -> dict[str, float]:
@@ -208,6 +216,9 @@ class QuestionScores:
     # answers per coverage grade, and how often each grade's first file is relevant (hit@1)
     # or a relevant file is in the top 5 (hit@5): is `weak` a miss, `strong` a hit?
     coverage: dict[str, dict[str, float]] = field(default_factory=dict)
+    # over the questions whose answer is located by a PDF page: a result counts on that page
+    page: dict[str, float] = field(default_factory=dict)
+    page_questions: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -224,6 +235,8 @@ class QuestionScores:
                 grade: {k: round(v, 4) for k, v in row.items()}
                 for grade, row in self.coverage.items()
             },
+            "page": {k: round(v, 4) for k, v in self.page.items()},
+            "page_questions": self.page_questions,
         }
 
 
@@ -288,6 +301,8 @@ def evaluate_questions(
         file_sum: dict[str, float] = {}
         chunk_sum: dict[str, float] = {}
         chunk_n = 0
+        page_sum: dict[str, float] = {}
+        page_n = 0
         latencies: list[float] = []
         misses: list[dict[str, Any]] = []
         legs: dict[str, int] = {}
@@ -312,6 +327,12 @@ def evaluate_questions(
                 chunk_n += 1
                 for key, value in chunk_scores.items():
                     chunk_sum[key] = chunk_sum.get(key, 0.0) + value
+            if details["page"] is not None:
+                page_n += 1
+                for key, value in details.pop("page").items():
+                    page_sum[key] = page_sum.get(key, 0.0) + value
+            else:
+                details.pop("page")
             if file_scores["hit@10"] == 0.0:
                 misses.append(details)
             grade = getattr(response, "coverage", None)
@@ -330,6 +351,8 @@ def evaluate_questions(
                 misses=misses,
                 legs=legs,
                 coverage=coverage_rows(graded),
+                page={k: v / page_n for k, v in page_sum.items()} if page_n else {},
+                page_questions=page_n,
             )
         )
     return out

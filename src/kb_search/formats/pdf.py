@@ -1,7 +1,9 @@
 """PDF ingestion over the pypdfium2 text layer: layout-aware, page-aware chunks, no ML.
 
 This module opens the file, reads its metadata, extracts each page and hands pages without a
-usable text layer to OCR. ``pdf_layout`` turns a page's characters into lines in reading order;
+usable text layer to OCR. ``pdf_layout`` turns a page's characters into fragments,
+``pdf_furniture`` drops line numbers and running heads, ``pdf_reading_order`` makes lines in
+reading order, ``pdf_outline`` reads the bookmarks;
 ``pdf_structure`` turns those lines into a title, headings, paragraphs and chunks.
 """
 
@@ -15,8 +17,12 @@ import pypdfium2.raw as pdfium_c
 
 from kb_search.chunking.tokens import TokenCounter, count_tokens
 from kb_search.formats import ocr as ocr_mod
+from kb_search.formats import pdf_furniture as furniture
+from kb_search.formats import pdf_slides as slides
 from kb_search.formats import pdf_structure as structure
-from kb_search.formats.pdf_layout import Frag, Page, layout, page_fragments
+from kb_search.formats.pdf_layout import Frag, Page, page_fragments
+from kb_search.formats.pdf_outline import read_outline
+from kb_search.formats.pdf_reading_order import layout
 from kb_search.formats.reader import open_user_file, read_user_file
 from kb_search.formats.registry import Source
 from kb_search.parsed import ChunkSettings, IngestError, ParsedDocument
@@ -25,6 +31,10 @@ from kb_search.text import plural
 OCR_MODES = ("auto", "always", "never")
 # A page with this much text is read from its text layer alone, whatever images it holds.
 MIXED_PAGE_MAX_ALNUM = 400
+# A scan is an image covering at least this share of the page ...
+SCAN_MIN_PAGE_SHARE = 0.5
+# ... with fewer letters and digits of text layer over it than this (a stamp, a Bates number).
+SCAN_MAX_TEXT_INSIDE = 20
 PAGE_OBJECT_RE = re.compile(rb"/Type\s*/Page(?!s)")
 PDF_DATE_RE = re.compile(
     r"^(D:)?(\d{4})(\d\d)?(\d\d)?(\d\d)?(\d\d)?(\d\d)?([Zz+\-])?(\d\d)?'?(\d\d)?"
@@ -50,6 +60,7 @@ def parse_pdf(
         if page_count == 0:
             raise IngestError("PDF has no pages")
         metadata = _metadata(doc)
+        outline = read_outline(doc)
         pages, ocr_info = _extract_pages(doc, ocr)
     finally:
         doc.close()
@@ -57,9 +68,12 @@ def parse_pdf(
     if not any(p.lines for p in pages):
         raise IngestError(_no_text_message(ocr, ocr_info))
     body_size = structure.body_size(pages)
-    structure.remove_headers_footers(pages)
+    deck = slides.is_slide_deck(pages)
+    furniture.remove_headers_footers(pages, keep=slides.frame_titles(pages) if deck else None)
+    if deck:
+        slides.merge_overlays(pages)
     title = structure.choose_title(metadata.get("title"), pages, body_size, path)
-    paras = structure.paragraphs(pages, body_size, title)
+    paras = structure.paragraphs(pages, body_size, title, outline, slides=deck)
     structure.fix_page_break_hyphens(paras)
     cut = structure.chunk(paras, settings, count)
     if not cut.chunks:
@@ -189,10 +203,10 @@ def _extract_pages(doc: pdfium.PdfDocument, ocr: str) -> tuple[list[Page], dict]
             pages.append(Page(index + 1, 0.0))
             continue
         width, height = page.get_size()
-        frags = page_fragments(page, height)
+        frags = furniture.drop_line_numbers(page_fragments(page, height))
         if ocr == "always" or (ocr == "auto" and _needs_ocr(page, frags, width, height)):
             need_ocr[index] = frags
-        pages.append(Page(index + 1, height, layout(frags, index + 1, width)))
+        pages.append(Page(index + 1, height, layout(frags, index + 1, width), width))
         page.close()
     if broken and len(broken) == len(pages):
         raise IngestError("broken PDF: no page could be read")
@@ -225,20 +239,17 @@ def _run_ocr(doc: pdfium.PdfDocument, pages: list[Page], need_ocr: dict[int, lis
 
 
 def _needs_ocr(page: pdfium.PdfPage, frags: list[Frag], width: float, height: float) -> bool:
-    """No text layer; or a page that is mostly one big image (a scan) with almost no text, or
-    whose text lies outside the image (a typed header over a scanned body)."""
+    """A scan: an image covering most of the page with no text layer over it (a typed header
+    beside the image may exist). A blank page or a vector figure has no such image and is not a
+    scan, whatever little text it has."""
     alnum = sum(ch.isalnum() for f in frags for ch in f.text)
-    if alnum == 0:
-        return True
     if alnum >= MIXED_PAGE_MAX_ALNUM:
         return False
     page_area = max(width * height, 1.0)
     for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=2):
         left, bottom, right, top = obj.get_bounds()
-        if (right - left) * (top - bottom) < 0.5 * page_area:
+        if (right - left) * (top - bottom) < SCAN_MIN_PAGE_SHARE * page_area:
             continue
-        if alnum < 50:
-            return True
         # the image in the top-left coordinates of the fragments
         x0, y0, x1, y1 = left, height - top, right, height - bottom
         inside = sum(
@@ -247,7 +258,7 @@ def _needs_ocr(page: pdfium.PdfPage, frags: list[Frag], width: float, height: fl
             if x0 <= (f.x0 + f.x1) / 2 <= x1 and y0 <= (f.y0 + f.y1) / 2 <= y1
             for ch in f.text
         )
-        if inside < 20:
+        if inside < SCAN_MAX_TEXT_INSIDE:
             return True
     return False
 

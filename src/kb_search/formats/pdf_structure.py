@@ -1,6 +1,6 @@
 """PDF document structure: ordered lines -> title, headings, paragraphs, chunks.
 
-Drops running headers, footers and page numbers, rejoins words hyphenated across lines and
+Rejoins words hyphenated across lines and
 pages, ranks headings by font size, bold, capitals and numbering, picks the title, groups lines
 into paragraphs and cuts them under the shared rules of ``chunking/units.py``.
 """
@@ -18,7 +18,10 @@ from kb_search.chunking.segment import Cut
 from kb_search.chunking.tokens import TokenCounter
 from kb_search.chunking.units import Passage, chunk_passages
 from kb_search.formats import pdf_front as front
+from kb_search.formats.pdf_furniture import PAGE_NUMBER_RE
 from kb_search.formats.pdf_layout import TABLE_CELLS, Line, Page
+from kb_search.formats.pdf_outline import Entry, apply_outline
+from kb_search.formats.pdf_slides import mark_frame_titles
 from kb_search.parsed import ChunkSettings
 
 HYPHENS = "-\u00ad\u2010\u2011"
@@ -32,9 +35,16 @@ CONTINUATION_WORDS = frozenset(
     | {"or", "that", "the", "to", "was", "we", "which", "with"}
 )
 SENTENCE_BREAK_RE = re.compile(r"[^\W\d_]{3,}[.!?]\s+[A-Z]")
-PAGE_NUMBER_RE = re.compile(
-    r"^[-\u2013\s]*(page\s+)?(\d{1,4}|[ivxlc]{1,6})(\s*(/|of)\s*\d{1,4})?[-\u2013\s]*$", re.I
+# The label of a boxed note ('Warning', 'Note:'): it heads a box, not the text after it.
+BOX_LABEL_RE = re.compile(
+    r"^\W*(warning|note|notes|tip|hint|caution|important|attention|danger|remark|example"
+    r"|info|information|see also|nb)\W*$",
+    re.I,
 )
+# A bibliography entry: '[12] A. Author, ...', '[Knu84] Knuth ...'.
+BIBLIOGRAPHY_RE = re.compile(r"^\[\w{1,12}\+?\]\s")
+# A footnote mark after a title ('... in LaTeX ∗', 'A Study†'): the note, not the title's.
+FOOTNOTE_MARK_RE = re.compile(r"(\s*[*\u2217\u2020\u2021\u00a7\u00b6])+\s*$")
 WORD_RE = re.compile(r"[^\W\d_][\w\-\u2010]*\w|\w+", re.UNICODE)
 MEANINGLESS_TITLE_RE = re.compile(
     r"^(untitled|title|document\d*|microsoft (word|powerpoint).*"
@@ -63,34 +73,6 @@ def body_size(pages: list[Page]) -> float:
     return sizes.most_common(1)[0][0] if sizes else 0.0
 
 
-def _edge_lines(page: Page) -> list[Line]:
-    """The two topmost and two bottom-most lines, when they sit in the page margins."""
-    ordered = sorted(page.lines, key=lambda ln: ln.y0)
-    picked = ordered[:2] + ordered[-2:]
-    margin = 0.15 * page.height
-    return [ln for ln in picked if ln.y1 <= margin or ln.y0 >= page.height - margin]
-
-
-def remove_headers_footers(pages: list[Page]) -> None:
-    counts: Counter[str] = Counter()
-    for page in pages:
-        counts.update({_norm_key(ln.text) for ln in _edge_lines(page)})
-    threshold = max(3, 0.3 * len(pages))
-    repeated = {k for k, n in counts.items() if n >= threshold} if len(pages) >= 3 else set()
-    for page in pages:
-        drop = {
-            id(ln)
-            for ln in _edge_lines(page)
-            if _norm_key(ln.text) in repeated or PAGE_NUMBER_RE.match(ln.text)
-        }
-        if drop and len(drop) < len(page.lines):
-            page.lines = [ln for ln in page.lines if id(ln) not in drop]
-
-
-def _norm_key(text: str) -> str:
-    return re.sub(r"\s+", " ", re.sub(r"\d+", "#", text.lower())).strip()
-
-
 def fix_page_break_hyphens(paras: list[Para]) -> None:
     """'infor-' at the foot of one page and 'mation' atop the next become one word."""
     for prev, nxt in pairwise(paras):
@@ -109,7 +91,7 @@ def fix_page_break_hyphens(paras: list[Para]) -> None:
 def heading_level(line: Line, body_size: float, heading_sizes: list[float]) -> int | None:
     text = line.text
     words = text.split()
-    if line.cells >= TABLE_CELLS or not _could_be_heading(text, words):
+    if line.mono or line.cells >= TABLE_CELLS or not _could_be_heading(text, words):
         return None
     numbered = NUMBERED_HEADING_RE.match(text)
     larger = body_size > 0 and line.size >= 1.15 * body_size
@@ -134,6 +116,8 @@ def heading_level(line: Line, body_size: float, heading_sizes: list[float]) -> i
 
 def _could_be_heading(text: str, words: list[str]) -> bool:
     if not (1 <= len(words) <= 15 and len(text) <= 120) or text[-1] in ",;" or text.count(",") > 1:
+        return False
+    if BOX_LABEL_RE.match(text) or BIBLIOGRAPHY_RE.match(text):
         return False
     return _wordy(text) and not PAGE_NUMBER_RE.match(text) and not _reads_like_prose(text)
 
@@ -190,6 +174,7 @@ def _heading_sizes(pages: list[Page], body_size: float) -> list[float]:
 def choose_title(meta_title: str | None, pages: list[Page], body: float, path: Path) -> str:
     """The Title field when sane, else the largest lines atop the first page with text that
     are not authors' e-mails, affiliations, dates, table rows or a generic 'Contents'."""
+    meta_title = FOOTNOTE_MARK_RE.sub("", meta_title or "")
     if meta_title and _meaningful_title(meta_title, path):
         return meta_title
     first = next((p for p in pages if p.lines), None)
@@ -227,7 +212,7 @@ def _title_lines(top: list[Line], largest: Line) -> str:
         if not same or line.y0 - prev.y1 > 0.8 * prev.size or not _could_name_document(line):
             break
         lines.append(line)
-    return " ".join(ln.text for ln in lines)[:200]
+    return FOOTNOTE_MARK_RE.sub("", " ".join(ln.text for ln in lines))[:200]
 
 
 def _meaningful_title(title: str, path: Path) -> bool:
@@ -242,15 +227,33 @@ def _meaningful_title(title: str, path: Path) -> bool:
 # --------------------------------------------------------------------------- paragraphs
 
 
-def paragraphs(pages: list[Page], body_size: float, title: str) -> list[Para]:
-    sizes = _heading_sizes(pages, body_size)
+def paragraphs(
+    pages: list[Page],
+    body_size: float,
+    title: str,
+    outline: list[Entry] | None = None,
+    slides: bool = False,
+) -> list[Para]:
+    """The pages' lines as paragraphs with their heading chains: headings from the outline
+    when it describes the text, else from fonts and numbering; a slide's frame title heads
+    its slide."""
+    if not apply_outline(pages, outline or []):
+        sizes = _heading_sizes(pages, body_size)
+        for page in pages:
+            for line in page.lines:
+                line.heading_level = heading_level(line, body_size, sizes)
+            _demote_long_heading_runs(page.lines)
+    if slides:
+        mark_frame_titles(pages, title)
     vocab, hyphenated = _vocabulary(pages)
     paras: list[Para] = []
     stack: list[tuple[int, str]] = []
     for page in pages:
-        for group in _group_lines(page.lines, body_size, sizes):
+        for group in _group_lines(page.lines):
             first = group[0]
-            if first.cells >= TABLE_CELLS:
+            if first.mono:
+                text = _listing(group)
+            elif first.cells >= TABLE_CELLS:
                 text = "\n".join(ln.text for ln in group)
             else:
                 text = _join_lines([ln.text for ln in group], vocab, hyphenated)
@@ -269,11 +272,8 @@ def _chain(stack: list[tuple[int, str]]) -> str | None:
     return " > ".join(text for _level, text in stack) or None
 
 
-def _group_lines(lines: list[Line], body_size: float, sizes: list[float]) -> list[list[Line]]:
-    """Split a page's lines (already in reading order) into paragraphs."""
-    for line in lines:
-        line.heading_level = heading_level(line, body_size, sizes)
-    _demote_long_heading_runs(lines)
+def _group_lines(lines: list[Line]) -> list[list[Line]]:
+    """Split a page's lines (already in reading order, headings marked) into paragraphs."""
     pitch = _typical_pitch(lines)
     groups: list[list[Line]] = []
     for line in lines:
@@ -314,6 +314,10 @@ def _typical_pitch(lines: list[Line]) -> float:
 def _starts_paragraph(prev: Line, line: Line, pitch: float) -> bool:
     if line.block != prev.block or line.y0 < prev.y0:
         return True
+    if line.mono != prev.mono:
+        return True
+    if line.mono:  # a listing runs on over a blank line or two
+        return bool(pitch) and line.y0 - prev.y0 > 3 * pitch
     if (line.cells >= TABLE_CELLS) != (prev.cells >= TABLE_CELLS):
         return True
     if (line.heading_level is None) != (prev.heading_level is None):
@@ -333,6 +337,15 @@ def _starts_paragraph(prev: Line, line: Line, pitch: float) -> bool:
         and prev.text[-1:] in ".!?:"
         and not BULLET_RE.match(prev.text)
     )
+
+
+def _listing(lines: list[Line]) -> str:
+    """A listing's lines, one a line, indented as printed."""
+    step = statistics.median(
+        [(ln.x1 - ln.x0) / len(ln.text) for ln in lines if len(ln.text.strip()) >= 2] or [5.0]
+    )
+    left = min(ln.x0 for ln in lines)
+    return "\n".join(" " * min(round((ln.x0 - left) / step), 40) + ln.text for ln in lines)
 
 
 def _vocabulary(pages: list[Page]) -> tuple[set[str], set[str]]:

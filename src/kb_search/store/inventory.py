@@ -296,12 +296,14 @@ def counts(conn: Connection) -> tuple[int, int]:
     ).fetchone()
 
 
-def metadata_with(conn: Connection, key: str) -> list[dict[str, Any]]:
-    """The metadata of documents whose metadata holds `key` (e.g. ocr_skipped_pages)."""
+def metadata_with(conn: Connection, key: str) -> list[tuple[str, dict[str, Any]]]:
+    """(path relative to its root, metadata) of documents whose metadata holds `key` (e.g.
+    ocr_skipped_pages), by path."""
     rows = conn.execute(
-        "SELECT metadata FROM documents WHERE instr(metadata, ?) > 0", (json.dumps(key),)
+        "SELECT rel_path, metadata FROM documents WHERE instr(metadata, ?) > 0 ORDER BY rel_path",
+        (json.dumps(key),),
     ).fetchall()
-    return [json.loads(raw or "{}") for (raw,) in rows]
+    return [(rel, json.loads(raw or "{}")) for rel, raw in rows]
 
 
 def chunk_count(conn: Connection) -> int:

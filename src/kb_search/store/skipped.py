@@ -127,13 +127,14 @@ def _tag_list(text: str | None) -> list[str]:
     return [str(t) for t in value] if isinstance(value, list) else []
 
 
-def failure_reasons(conn: Connection, containing: str) -> list[str]:
-    """Reasons of remembered failures that mention `containing`."""
+def failure_reasons(conn: Connection, containing: str) -> list[tuple[str, str]]:
+    """(path, reason) of remembered failures whose reason mentions `containing`, by path."""
     rows = conn.execute(
-        "SELECT reason FROM skipped_files WHERE kind = 'failed' AND instr(reason, ?) > 0",
+        "SELECT path, reason FROM skipped_files WHERE kind = 'failed' AND instr(reason, ?) > 0"
+        " ORDER BY path",
         (containing,),
     )
-    return [row[0] for row in rows.fetchall()]
+    return [(row[0], row[1]) for row in rows.fetchall()]
 
 
 def skipped_entry(conn: Connection, path: str) -> Skipped | None:

@@ -1,0 +1,153 @@
+"""Defects of parsed PDFs counted over a corpus, and parse throughput (pages/s, parse only).
+
+    python -m bench pdf_counts FILES.txt|DIR... [--json OUT]
+
+Parses every PDF in this process with the kb on PYTHONPATH (run it once with the old tree and
+once with the new one, alternating, to compare) and counts, over all chunks:
+- chunks whose heading chain holds a running head: a heading whose text sits in the top or
+  bottom margin of three or more pages of the raw page text and nowhere else;
+- headless chunks (no heading at all);
+- chunks with C0 control characters, and with U+FFFD or private-use characters;
+- pages kb would send to OCR (reported, not read: the engine is switched off);
+- titles that are the file name, '*.dvi', end in a footnote mark or look wrong (bench/pdf.py's
+  title checks).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import time
+from collections import Counter
+from pathlib import Path
+
+from bench.pdf import title_flag
+
+C0_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+SOUP_RE = re.compile(r"[\ufffd\ue000-\uf8ff]")
+FOOTNOTE_END_RE = re.compile(r"[*\u2217\u2020\u2021]\s*$")
+EDGE_SHARE = 0.12  # of the page height: where running heads and feet sit
+
+
+def pdf_files(args: list[str]) -> list[Path]:
+    out: list[Path] = []
+    for arg in args:
+        path = Path(arg)
+        if path.is_dir():
+            out += sorted(path.rglob("*.pdf"))
+        elif path.suffix == ".txt":
+            out += [Path(x) for x in path.read_text().split("\n") if x.strip()]
+        else:
+            out.append(path)
+    return out
+
+
+def raw_edge_texts(path: Path) -> set[str]:
+    """Texts in the top or bottom margin of three or more pages and nowhere else (a chapter
+    title that is also printed as a heading in the body is not counted), digits masked. Slide
+    decks (landscape pages) have none: a frame title repeats atop its overlays by design."""
+    import pypdfium2 as pdfium
+
+    from kb_search.formats.pdf_layout import page_fragments
+
+    counts: Counter[str] = Counter()
+    body: set[str] = set()
+    doc = pdfium.PdfDocument(str(path))
+    try:
+        for index in range(len(doc)):
+            page = doc[index]
+            width, height = page.get_size()
+            if width > 1.2 * height:
+                return set()
+            seen = set()
+            for f in page_fragments(page, height):
+                if f.y1 <= EDGE_SHARE * height or f.y0 >= (1 - EDGE_SHARE) * height:
+                    seen.add(_mask(f.text))
+                else:
+                    body.add(_mask(f.text))
+            counts.update(seen)
+            page.close()
+    finally:
+        doc.close()
+    return {t for t, n in counts.items() if n >= 3 and len(t) >= 4 and t not in body}
+
+
+def _mask(text: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"\d+", "#", text.lower())).strip()
+
+
+def count(paths: list[Path]) -> dict:
+    from kb_search.formats import ocr
+    from kb_search.formats.pdf import parse_pdf
+    from kb_search.parsed import ChunkSettings, IngestError
+
+    ocr.get_engine = lambda: None  # pages kb would OCR are reported, not read
+
+    totals: Counter[str] = Counter()
+    examples: dict[str, list[str]] = {}
+    seconds = 0.0
+    for path in paths:
+        t0 = time.perf_counter()
+        try:
+            doc = parse_pdf(path, ChunkSettings(), ocr="auto")
+        except IngestError as exc:
+            totals["failed"] += 1
+            if "OCR" in str(exc):
+                examples.setdefault("ocr_files_failed", []).append(f"{path.name}: {exc}")
+            continue
+        except Exception as exc:  # a crash is a result too
+            totals["crashed"] += 1
+            examples.setdefault("crashed", []).append(f"{path.name}: {exc}")
+            continue
+        seconds += time.perf_counter() - t0
+        totals["files"] += 1
+        totals["pages"] += doc.page_count or 0
+        heads = raw_edge_texts(path)
+        for chunk in doc.chunks:
+            totals["chunks"] += 1
+            chain = [h.strip() for h in (chunk.heading or "").split(" > ") if h.strip()]
+            if not chain:
+                totals["headless"] += 1
+            if any(_mask(h) in heads for h in chain):
+                totals["running_head_heading"] += 1
+                examples.setdefault("running_head_heading", []).append(
+                    f"{path.name}: {chunk.heading[:80]}"
+                )
+            if C0_RE.search(chunk.text):
+                totals["c0_controls"] += 1
+            if SOUP_RE.search(chunk.text):
+                totals["fffd_private_use"] += 1
+        ocr_pages = doc.metadata.get("ocr_skipped_pages") or []
+        totals["ocr_pages"] += len(ocr_pages)
+        if ocr_pages:
+            examples.setdefault("ocr_pages", []).append(f"{path.name}: {ocr_pages[:10]}")
+        title = doc.title or ""
+        why = title_flag(title)
+        if title == path.stem or title.lower().endswith(".dvi"):
+            why = "file name"
+        elif FOOTNOTE_END_RE.search(title):
+            why = "footnote mark"
+        if why:
+            totals["titles_wrong"] += 1
+            examples.setdefault("titles_wrong", []).append(f"{path.name}: {title[:60]} ({why})")
+    totals_out = dict(totals)
+    totals_out["parse_seconds"] = round(seconds, 2)
+    totals_out["pages_per_second"] = round(totals["pages"] / seconds, 1) if seconds else 0.0
+    return {"totals": totals_out, "examples": {k: v[:15] for k, v in examples.items()}}
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m bench pdf_counts", description=__doc__)
+    ap.add_argument("paths", nargs="+")
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args(argv)
+    report = count(pdf_files(args.paths))
+    text = json.dumps(report, indent=1, ensure_ascii=False)
+    if args.json:
+        args.json.write_text(text, encoding="utf-8")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

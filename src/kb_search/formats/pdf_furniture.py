@@ -1,0 +1,164 @@
+"""Page furniture of a PDF: what a reader's eye skips and a search index must not hold.
+
+Running heads and feet (repeated exactly, or varying by section with the page number beside
+them), bare page numbers, and the line numbers of drafts and review copies. Heads are found by
+where they sit (the same slot at the top or bottom of many pages) and by the page number they
+carry, so they are dropped before they can become headings.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from itertools import pairwise
+
+from kb_search.formats.pdf_layout import Frag, Line, Page
+
+PAGE_NUMBER_RE = re.compile(
+    r"^[-\u2013\s]*(page\s+)?(\d{1,4}|[ivxlc]{1,6})(\s*(/|of)\s*\d{1,4})?[-\u2013\s]*$", re.I
+)
+# A head or foot that carries the page number at either end: '4.2. MATH SPACING COMMANDS 13',
+# '12 Chapter 3. Tables', 'Page 7 of 40' (the number before 'of').
+LEADING_NUMBER_RE = re.compile(r"^\W*(?:page\s+)?(\d{1,4})\b", re.I)
+TRAILING_NUMBER_RE = re.compile(r"\b(\d{1,4})(?:\s*(?:/|of)\s*\d{1,4})?\W*$", re.I)
+EDGE_LINES = 2  # lines at the top and at the bottom of a page that may be furniture
+MARGIN_SHARE = 0.15  # ... when they lie in this share of the page height from its edge
+HEAD_MAX_WORDS = 16
+SLOT_POINTS = 3.0  # heads on different pages sit within this many points of one another
+SECTION_HEADS_MIN_PAGES = 8  # from this length on, a text atop three pages is a running head
+LINE_NUMBERS_MIN = 5  # a draft's margin holds at least this many line numbers on a page
+
+
+# --------------------------------------------------------------------------- line numbers
+
+
+def drop_line_numbers(frags: list[Frag]) -> list[Frag]:
+    """A page without its line numbers: bare numbers stacked in a margin beside the text (left
+    of the left edge most lines start at, or right of the right edge), counting up or down by
+    one step at a regular pitch."""
+    numbers = [f for f in frags if f.text.strip().isdigit() and len(f.text.strip()) <= 5]
+    if len(numbers) < LINE_NUMBERS_MIN:
+        return frags
+    text = [f for f in frags if not f.text.strip().isdigit() and not f.rotated]
+    if len(text) < LINE_NUMBERS_MIN:
+        return frags
+    left_edge = Counter(round(f.x0) for f in text).most_common(1)[0][0]
+    right_edge = max(f.x1 for f in text)
+    left = [f for f in numbers if f.x1 <= left_edge - 1]
+    right = [f for f in numbers if f.x0 >= right_edge - 1]
+    columns = _stacks(left, lambda f: f.x1) + _stacks(right, lambda f: f.x0)
+    drop: set[int] = set()
+    for column in columns:
+        # bold numbers down a margin are chapters in a table of contents
+        bold = sum(f.bold for f in column) > len(column) / 2
+        if len(column) >= LINE_NUMBERS_MIN and not bold and _monotonic(column):
+            drop.update(id(f) for f in column)
+    return [f for f in frags if id(f) not in drop] if drop else frags
+
+
+def _stacks(frags: list[Frag], edge: Callable[[Frag], float]) -> list[list[Frag]]:
+    """Frags whose aligned edges lie within SLOT_POINTS of the next one's, as stacks."""
+    stacks: list[list[Frag]] = []
+    for f in sorted(frags, key=edge):
+        if stacks and edge(f) - edge(stacks[-1][-1]) <= SLOT_POINTS:
+            stacks[-1].append(f)
+        else:
+            stacks.append([f])
+    return stacks
+
+
+def _monotonic(column: list[Frag]) -> bool:
+    """Numbers counting by one step (1, or 5 with every fifth line numbered) at a regular
+    pitch: not a table of contents' chapter numbers, whose pitch follows the sections."""
+    ordered = sorted(column, key=lambda f: f.y0)
+    steps = [int(b.text) - int(a.text) for a, b in pairwise(ordered)]
+    step, count = Counter(steps).most_common(1)[0]
+    if step == 0 or count < 0.8 * len(steps):
+        return False
+    pitches = [b.y0 - a.y0 for a, b in pairwise(ordered)]
+    typical = statistics.median(pitches)
+    regular = sum(abs(p - typical) <= 0.2 * typical for p in pitches)
+    return typical > 0 and regular >= 0.6 * len(pitches)
+
+
+# --------------------------------------------------------------------------- heads and feet
+
+
+def remove_headers_footers(pages: list[Page], keep: set[int] | None = None) -> None:
+    """Drop running heads and feet and bare page numbers from the pages' lines, but not the
+    lines in `keep` (by id: a slide's frame title repeats on its overlay pages)."""
+    edges = {page.number: _edge_lines(page) for page in pages}
+    repeated = _repeated_texts(edges, len(pages))
+    numbered = _numbered_heads(edges, pages)
+    for page in pages:
+        drop = {
+            id(ln)
+            for ln in edges[page.number]
+            if _norm_key(ln.text) in repeated or id(ln) in numbered or PAGE_NUMBER_RE.match(ln.text)
+        }
+        drop -= keep or set()
+        if drop and len(drop) < len(page.lines):
+            page.lines = [ln for ln in page.lines if id(ln) not in drop]
+
+
+def _edge_lines(page: Page) -> list[Line]:
+    """The topmost and bottom-most lines, when they sit in the page margins."""
+    ordered = sorted(page.lines, key=lambda ln: ln.y0)
+    picked = ordered[:EDGE_LINES] + ordered[-EDGE_LINES:]
+    margin = MARGIN_SHARE * page.height
+    unique = list({id(ln): ln for ln in picked}.values())
+    return [ln for ln in unique if ln.y1 <= margin or ln.y0 >= page.height - margin]
+
+
+def _repeated_texts(edges: dict[int, list[Line]], page_count: int) -> set[str]:
+    """Edge texts (digits aside) found on several pages: running heads and feet, the same on
+    every page or on the pages of one chapter ('3 THE USER INTERFACE' on its odd pages)."""
+    if page_count < 3:
+        return set()
+    counts: Counter[str] = Counter()
+    for lines in edges.values():
+        counts.update({_norm_key(ln.text) for ln in lines})
+    threshold = 3 if page_count >= SECTION_HEADS_MIN_PAGES else max(3, 0.3 * page_count)
+    return {k for k, n in counts.items() if n >= threshold}
+
+
+def _numbered_heads(edges: dict[int, list[Line]], pages: list[Page]) -> set[int]:
+    """Edge lines that carry the page number (the same offset from the physical page number on
+    several pages): heads that name the section change from page to page, but not that."""
+    by_offset: dict[int, list[Line]] = defaultdict(list)
+    body = _body_size(pages)
+    for page in pages:
+        for line in edges[page.number]:
+            # a chapter heading set larger than the text is not a head, numbered as it may be
+            if len(line.text.split()) > HEAD_MAX_WORDS or line.size > 1.1 * body:
+                continue
+            for number in _edge_numbers(line.text):
+                by_offset[number - page.number].append(line)
+    if not by_offset:
+        return set()
+    heads: set[int] = set()
+    needed = max(3, 0.2 * len(pages))
+    for lines in by_offset.values():
+        if len({ln.page for ln in lines}) >= needed:
+            heads.update(id(ln) for ln in lines)
+    return heads
+
+
+def _body_size(pages: list[Page]) -> float:
+    """The size most of the text is set in."""
+    sizes: Counter[float] = Counter()
+    for page in pages:
+        for line in page.lines:
+            sizes[round(line.size * 2) / 2] += len(line.text)
+    return sizes.most_common(1)[0][0] if sizes else 0.0
+
+
+def _edge_numbers(text: str) -> set[int]:
+    found = (LEADING_NUMBER_RE.match(text), TRAILING_NUMBER_RE.search(text))
+    return {int(m.group(1)) for m in found if m}
+
+
+def _norm_key(text: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"\d+", "#", text.lower())).strip()

@@ -1,0 +1,106 @@
+"""Headings from a PDF's outline (bookmarks): the author's own table of contents.
+
+When a PDF has an outline that names the headings its pages show, those lines and no others
+are headings, at the outline's depth: a running head, a bold body sentence, a bibliography line
+or a box label ('Warning') is not in the outline, so it never becomes a heading. An outline that
+does not match the text (generated 'Page 1', 'Page 2' bookmarks) is ignored and fonts decide.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import pypdfium2 as pdfium
+
+from kb_search.formats.pdf_layout import TABLE_CELLS, Page
+
+MAX_ENTRIES = 5000
+MIN_ENTRIES = 3
+MIN_MATCHED_SHARE = 0.5  # of the entries: below that, the outline does not describe the text
+WRAP_MIN_CHARS = 8  # a heading's first line, when it wraps, holds at least this much of it
+NUMBER_PREFIX_RE = re.compile(r"^\W*((\d+|[ivxlc]+|[a-z])(\.\d+)*)\.?\s+", re.I)
+
+
+@dataclass
+class Entry:
+    page: int  # 1-based
+    level: int  # 1 for the top level
+    key: str  # the title, normalised
+    bare: str  # ... without its section number
+
+
+def read_outline(doc: pdfium.PdfDocument) -> list[Entry]:
+    """The outline's entries that point at a page; [] when there are none or it is damaged."""
+    entries: list[Entry] = []
+    try:
+        for item in doc.get_toc(max_depth=8):
+            if len(entries) >= MAX_ENTRIES:
+                break
+            dest = item.get_dest()
+            index = dest.get_index() if dest is not None else None
+            title = item.get_title() or ""
+            if index is None or index < 0 or not _key(title):
+                continue
+            bare = NUMBER_PREFIX_RE.sub("", title, count=1)
+            entries.append(Entry(index + 1, item.level + 1, _key(title), _key(bare)))
+    except Exception:  # a damaged outline must not stop ingestion
+        return []
+    return entries
+
+
+def apply_outline(pages: list[Page], entries: list[Entry]) -> bool:
+    """Mark the lines the outline names as headings and no others; False (nothing changed)
+    when the outline is too small or does not match the text."""
+    if len(entries) < MIN_ENTRIES:
+        return False
+    by_page: dict[int, list[Entry]] = {}
+    for entry in entries:
+        by_page.setdefault(entry.page, []).append(entry)
+    levels: dict[int, int] = {}  # id(line) -> level
+    matched: set[int] = set()  # id(entry)
+    for page in pages:
+        # a heading atop a page may be bookmarked at the foot of the page before
+        candidates = by_page.get(page.number, []) + by_page.get(page.number - 1, [])
+        wrapping: Entry | None = None
+        for line in page.lines:
+            if line.cells >= TABLE_CELLS:
+                wrapping = None
+                continue
+            key = _key(line.text)
+            if wrapping is not None and key and wrapping.key.endswith(key):
+                levels[id(line)] = wrapping.level
+                wrapping = None
+                continue
+            wrapping = None
+            entry = _match(key, candidates, matched)
+            if entry is not None:
+                matched.add(id(entry))
+                levels[id(line)] = entry.level
+                if key not in (entry.key, entry.bare):
+                    wrapping = entry
+    if len(matched) < MIN_MATCHED_SHARE * len(entries):
+        return False
+    for page in pages:
+        for line in page.lines:
+            line.heading_level = levels.get(id(line))
+    return True
+
+
+def _match(key: str, candidates: list[Entry], matched: set[int]) -> Entry | None:
+    if not key:
+        return None
+    for entry in candidates:
+        if id(entry) in matched:
+            continue
+        if key in (entry.key, entry.bare):
+            return entry
+        if len(key) >= WRAP_MIN_CHARS and (
+            entry.key.startswith(key) or (entry.bare and entry.bare.startswith(key))
+        ):
+            return entry
+    return None
+
+
+def _key(text: str) -> str:
+    return "".join(ch for ch in text.lower() if ch.isalnum())

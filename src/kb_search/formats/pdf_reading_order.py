@@ -1,0 +1,290 @@
+"""PDF reading order: a page's fragments -> lines in the order a reader follows.
+
+A page is read as a stack of bands, top to bottom. A band is a run of text rows that share a
+vertical white strip (a gutter) with prose on both sides: two or more columns, read column by
+column (and each column again the same way, for three or four columns). Rows that share no
+gutter (a title, an abstract, a full-width figure caption, a table) are read across. Notes in
+an outer margin are read after or before their column, not interleaved with it. Each block's
+fragments then become lines, top to bottom; a row of three or more cells keeps them apart with
+' | ' (a table row).
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+
+from kb_search.formats.pdf_layout import TABLE_CELLS, Frag, Line
+
+MAX_DEPTH = 3  # columns within columns: up to four columns on a page
+MIN_BAND_ROWS = 3  # rows that share a gutter before they count as columns
+MIN_GUTTER = 4.0  # points of white between two columns
+INNER = (0.15, 0.85)  # where a gutter may lie, as shares of the text's width
+
+Interval = tuple[float, float]
+
+
+def layout(frags: list[Frag], page: int, width: float) -> list[Line]:
+    """The page's fragments as lines in reading order (rotated text last, in stream order)."""
+    upright = [f for f in frags if f.text.strip() and not f.rotated]
+    blocks = order_blocks(upright)
+    lines: list[Line] = []
+    for block_no, block in enumerate(blocks):
+        lines.extend(_block_lines(block, page, block_no))
+    for offset, frag in enumerate(f for f in frags if f.rotated):
+        line = _row_to_line([frag], page, len(blocks))
+        line.y0 = line.y1 = frag.y0 + offset * 0.001  # keeps stream order below the page body
+        lines.append(line)
+    return lines
+
+
+# --------------------------------------------------------------------------- bands and columns
+
+
+def order_blocks(frags: list[Frag], depth: int = 0) -> list[list[Frag]]:
+    """Split fragments into reading-order blocks: bands top to bottom, columns left to right."""
+    if not frags:
+        return []
+    left_edge = min(f.x0 for f in frags)
+    width = max(f.x1 for f in frags) - left_edge
+    if depth >= MAX_DEPTH or len(frags) < 2 * MIN_BAND_ROWS or width < 100:
+        return [frags]
+    lo, hi = left_edge + INNER[0] * width, left_edge + INNER[1] * width
+    rows = _rows(frags)
+    free = [_free(row, lo, hi) for row in rows]
+    blocks: list[list[Frag]] = []
+    across: list[Frag] = []  # rows read across, waiting for the next band of columns
+    i = 0
+    while i < len(rows):
+        found = _band(rows, free, i)
+        if found is None:
+            across.extend(rows[i])
+            i += 1
+            continue
+        j, gutter = found
+        blocks.extend(_single(across))
+        across = []
+        band = [f for row in rows[i:j] for f in row]
+        for side in ([f for f in band if f.x1 <= gutter], [f for f in band if f.x0 >= gutter]):
+            blocks.extend(order_blocks(side, depth + 1))
+        i = j
+    blocks.extend(_single(across))
+    return blocks
+
+
+def _band(rows: list[list[Frag]], free: list[list[Interval]], i: int) -> tuple[int, float] | None:
+    """(end row, gutter) of the band of columns that starts at row i, if one does: each white
+    stretch of row i is followed down the rows while it stays open, widest first."""
+    for start in sorted(free[i], key=lambda iv: iv[0] - iv[1]):
+        if start[1] - start[0] < MIN_GUTTER:
+            break
+        shared, j = [start], i + 1
+        while j < len(rows):
+            both = [iv for iv in _intersect(shared, free[j]) if iv[1] - iv[0] >= MIN_GUTTER]
+            if not both:
+                break
+            shared, j = both, j + 1
+        if j - i < MIN_BAND_ROWS:
+            continue
+        gutter = _band_gutter([f for row in rows[i:j] for f in row], shared)
+        if gutter is not None:
+            return j, gutter
+    return None
+
+
+def _rows(frags: list[Frag]) -> list[list[Frag]]:
+    """Fragments grouped by the text row they sit on, top to bottom."""
+    rows: list[list[Frag]] = []
+    top = bottom = 0.0
+    for frag in sorted(frags, key=lambda f: (f.y0 + f.y1) / 2):
+        if rows and min(frag.y1, bottom) - max(frag.y0, top) > 0.5 * min(
+            frag.height, bottom - top
+        ):
+            rows[-1].append(frag)
+            top, bottom = min(top, frag.y0), max(bottom, frag.y1)
+        else:
+            rows.append([frag])
+            top, bottom = frag.y0, frag.y1
+    return rows
+
+
+def _free(row: list[Frag], lo: float, hi: float) -> list[Interval]:
+    """The white stretches of a row between lo and hi."""
+    out: list[Interval] = []
+    x = lo
+    for f in sorted(row, key=lambda f: f.x0):
+        if f.x0 > x:
+            out.append((x, min(f.x0, hi)))
+        x = max(x, f.x1)
+        if x >= hi:
+            break
+    if x < hi:
+        out.append((x, hi))
+    return [(a, b) for a, b in out if b > a]
+
+
+def _intersect(a: list[Interval], b: list[Interval]) -> list[Interval]:
+    out: list[Interval] = []
+    for a0, a1 in a:
+        for b0, b1 in b:
+            lo, hi = max(a0, b0), min(a1, b1)
+            if hi > lo:
+                out.append((lo, hi))
+    return out
+
+
+def _band_gutter(band: list[Frag], shared: list[Interval]) -> float | None:
+    """The widest shared white strip with prose on both sides, or code on one side and its
+    output on the other, if any."""
+    for a, b in sorted(shared, key=lambda iv: iv[0] - iv[1]):
+        if b - a < MIN_GUTTER:
+            break
+        gutter = (a + b) / 2
+        if _columns_are_prose(band, gutter) or _code_beside_output(band, gutter):
+            return gutter
+    return None
+
+
+def _code_beside_output(band: list[Frag], gutter: float) -> bool:
+    """Source on one side in a fixed-pitch font, what it typesets on the other: a listing and
+    its result side by side, to be read one after the other, not interleaved."""
+    left = [f for f in band if f.x1 <= gutter]
+    right = [f for f in band if f.x0 >= gutter]
+    if len(left) < MIN_BAND_ROWS or len(right) < MIN_BAND_ROWS:
+        return False
+    share = [sum(f.mono for f in side) / len(side) for side in (left, right)]
+    return max(share) >= 0.8 and min(share) <= 0.2
+
+
+def _columns_are_prose(body: list[Frag], gutter: float) -> bool:
+    """Tables also have white strips; columns of text have many long lines on both sides."""
+    body = [f for f in body if len(f.text) >= 3]
+    total = sum(len(f.text) for f in body)
+    if not total:
+        return False
+    for side in ([f for f in body if f.x1 <= gutter], [f for f in body if f.x0 >= gutter]):
+        if len(side) < MIN_BAND_ROWS or sum(len(f.text) for f in side) < 0.15 * total:
+            return False
+        widths = sorted(f.x1 - f.x0 for f in side)
+        if statistics.median(widths) < 0.5 * widths[int(0.9 * (len(widths) - 1))]:
+            return False
+        if statistics.median(len(f.text) for f in side) < 12:
+            return False
+    return True
+
+
+def _single(frags: list[Frag]) -> list[list[Frag]]:
+    """Rows read across, less the notes in their outer margin (read as a block of their own)."""
+    if not frags:
+        return []
+    gutter = _margin_gutter(frags)
+    if gutter is None:
+        return [frags]
+    left = [f for f in frags if f.x1 <= gutter]
+    right = [f for f in frags if f.x1 > gutter]
+    return [side for side in (left, right) if side]
+
+
+def _margin_gutter(frags: list[Frag]) -> float | None:
+    """The white strip between the text and notes in its outer margin (margin notes, macro
+    names beside their description): few lines on the narrow side, almost none crossing the
+    strip (a running head may). A table's first column is not one: it has a cell on nearly
+    every row."""
+    body = [f for f in frags if len(f.text) >= 3]
+    if len(body) < 10:
+        return None
+    left_edge = min(f.x0 for f in body)
+    width = max(f.x1 for f in body) - left_edge
+    if width < 100:
+        return None
+    cover = _coverage(body, left_edge, int(width) + 1)
+    outer = int(0.3 * width)
+    for lo, hi in ((0, outer), (int(width) - outer, int(width))):
+        for start, end in _runs(cover, lo, hi, 2):
+            if end - start < 6:
+                continue
+            gutter = left_edge + (start + end) / 2
+            left = [f for f in body if f.x1 <= gutter]
+            right = [f for f in body if f.x0 >= gutter]
+            notes, text = (left, right) if lo == 0 else (right, left)
+            if notes and len(text) >= 10 and len(notes) <= 0.3 * len(text):
+                return gutter
+    return None
+
+
+def _coverage(body: list[Frag], left_edge: float, bins: int) -> list[int]:
+    """How many fragments cross each point of the width (a running sum of starts and ends)."""
+    delta = [0] * (bins + 1)
+    for f in body:
+        start = max(int(f.x0 - left_edge), 0)
+        end = min(int(f.x1 - left_edge) + 1, bins)
+        if start < end:
+            delta[start] += 1
+            delta[end] -= 1
+    cover, running = [0] * bins, 0
+    for x in range(bins):
+        running += delta[x]
+        cover[x] = running
+    return cover
+
+
+def _runs(cover: list[int], lo: int, hi: int, allowed: int) -> list[tuple[int, int]]:
+    """Stretches at least 4pt wide where no more than `allowed` fragments cross."""
+    runs: list[tuple[int, int]] = []
+    start = None
+    for x in range(lo, hi + 2):
+        if x <= hi and x < len(cover) and cover[x] <= allowed:
+            start = x if start is None else start
+        elif start is not None:
+            if x - start >= 4:
+                runs.append((start, x - 1))
+            start = None
+    return runs
+
+
+# --------------------------------------------------------------------------- lines
+
+
+def _block_lines(block: list[Frag], page: int, block_no: int) -> list[Line]:
+    return [_row_to_line(row, page, block_no) for row in _rows(block)]
+
+
+def _row_to_line(row: list[Frag], page: int, block_no: int) -> Line:
+    row.sort(key=lambda f: f.x0)
+    # a listing's line numbers may be set in another font
+    code = [f for f in row if not f.text.strip().isdigit()]
+    mono = bool(code) and all(f.mono for f in code)
+    if mono:  # a line of code keeps its inner spacing: 'x = 1    # comment'
+        text = _spaced(row)
+    else:
+        sep = " | " if len(row) >= TABLE_CELLS else " "
+        text = re.sub(r"[ \t]+", " ", sep.join(f.text.strip() for f in row)).strip()
+    main = max(row, key=lambda f: len(f.text))
+    return Line(
+        text=text,
+        page=page,
+        x0=min(f.x0 for f in row),
+        y0=min(f.y0 for f in row),
+        x1=max(f.x1 for f in row),
+        y1=max(f.y1 for f in row),
+        size=main.size,
+        bold=all(f.bold for f in row),
+        block=block_no,
+        cells=1 if mono else len(row),
+        mono=mono,
+    )
+
+
+def char_width(frags: list[Frag]) -> float:
+    """The advance of one character of a fixed-pitch font, from the fragments' widths."""
+    widths = [(f.x1 - f.x0) / len(f.text) for f in frags if len(f.text) >= 2]
+    return statistics.median(widths) if widths else 5.0
+
+
+def _spaced(row: list[Frag]) -> str:
+    step = char_width(row)
+    out = row[0].text.rstrip()
+    for prev, frag in zip(row, row[1:]):
+        gap = max(1, round((frag.x0 - prev.x1) / step)) if step > 0 else 1
+        out += " " * min(gap, 40) + frag.text.strip()
+    return out

@@ -1,0 +1,66 @@
+"""`kb eval` scores PDF answers per page: page hit@5 over the questions located by a page."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("reportlab")
+
+from pdf_samples import body, lines_of, write_pdf  # noqa: E402
+
+from kb_search.config import load_config  # noqa: E402
+from kb_search.knowledge_base import KnowledgeBase  # noqa: E402
+from kb_testing import HashEmbedder  # noqa: E402
+
+PAGES = [
+    "orchards apples pruning winter grafting rootstock " * 12,
+    "beekeeping hives swarm queen honey frames " * 12,
+    "sourdough starter flour hydration oven crust " * 12,
+]
+
+
+@pytest.fixture
+def kb(tmp_path: Path):
+    folder = tmp_path / "manuals"
+    folder.mkdir()
+    write_pdf(folder / "farm.pdf", [body(lines_of(text)) for text in PAGES], title="Farm notes")
+    config = load_config(env={"KB_DATA_DIR": str(tmp_path / "data"), "KB_WORKERS": "0"})
+    with KnowledgeBase(config, embedder=HashEmbedder(), cwd=tmp_path) as knowledge_base:
+        knowledge_base.add([folder])
+        yield knowledge_base
+
+
+def test_page_hit_at_5_counts_the_right_page_only(kb, tmp_path: Path) -> None:
+    items = [
+        {"id": "bees", "question": "beekeeping hives swarm queen", "relevant": [
+            "manuals/farm.pdf#page=2"]},
+        # the right file, a page that does not answer: a file hit, not a page hit
+        {"id": "wrong-page", "question": "sourdough starter hydration", "relevant": [
+            "manuals/farm.pdf#page=1"]},
+        {"id": "file-only", "question": "orchards apples pruning", "relevant": [
+            "manuals/farm.pdf"]},
+    ]  # fmt: skip
+    path = tmp_path / "q.jsonl"
+    path.write_text("\n".join(json.dumps(i) for i in items) + "\n", encoding="utf-8")
+    report = kb.eval(path, ["lexical"])
+    (lexical,) = report["scores"]
+    assert lexical.page_questions == 2
+    assert lexical.file["hit@1"] == 1.0
+    assert lexical.page["hit@1"] == pytest.approx(0.5)
+    assert lexical.to_dict()["page"]["hit@1"] == pytest.approx(0.5)
+    assert lexical.misses == [] and "page" not in json.dumps(lexical.misses)
+
+
+def test_human_table_has_a_page_column_when_answers_are_pages(kb, tmp_path: Path) -> None:
+    from kb_search.cli.render import questions_report_human
+
+    path = tmp_path / "q.jsonl"
+    line = {"id": "b", "question": "honey frames", "relevant": ["manuals/farm.pdf#page=2"]}
+    path.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    assert "page hit@5" in questions_report_human(kb.eval(path, ["lexical"]))
+    line["relevant"] = ["manuals/farm.pdf"]
+    path.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    assert "page hit@5" not in questions_report_human(kb.eval(path, ["lexical"]))

@@ -1,0 +1,75 @@
+"""Page furniture: running heads that change by section, page numbers, a draft's line numbers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("reportlab")
+
+from pdf_samples import body, lines_of, words, write_pdf  # noqa: E402
+
+from kb_search.formats.pdf import parse_pdf  # noqa: E402
+from kb_search.parsed import ChunkSettings  # noqa: E402
+
+SETTINGS = ChunkSettings()
+SECTIONS = ["2.1. SPACING COMMANDS", "2.2. MATH FONTS", "3. TABLES AND ARRAYS"]
+
+
+def head_pages(path: Path) -> Path:
+    """Nine pages whose running head names the section and carries the printed page number
+    (the physical page plus 10), on the left of even pages and the right of odd ones."""
+    pages = []
+    for i in range(9):
+        section = SECTIONS[i // 3]
+        head = f"{i + 11} {section}" if i % 2 else f"{section} {i + 11}"
+        text = body(lines_of(words(150, f"p{i}x")), top=140)
+        pages.append([(72, 50, head, "Helvetica", 9), *text])
+    return write_pdf(path, pages, title="Spacing in math")
+
+
+def test_running_heads_with_page_numbers_are_dropped(tmp_path: Path) -> None:
+    """Fails on the old code: heads that change by section were kept, and became headings."""
+    doc = parse_pdf(head_pages(tmp_path / "heads.pdf"), SETTINGS)
+    text = "\n".join(c.text for c in doc.chunks)
+    headings = " ".join(c.heading or "" for c in doc.chunks)
+    for section in SECTIONS:
+        assert section not in text and section not in headings
+    assert "p0x0" in text and "p8x147" in text
+
+
+def draft_pages(path: Path) -> Path:
+    """A review copy: every line numbered in the left margin, numbering running on over pages."""
+    pages = []
+    number = 1
+    for i in range(2):
+        lines = lines_of(words(200, f"d{i}w"), per_line=10)
+        page = []
+        for x, y, text, font, size in body(lines):
+            page.append((40, y, str(number), "Helvetica", 7))
+            page.append((x, y, text, font, size))
+            number += 1
+        pages.append(page)
+    return write_pdf(path, pages, title="A draft")
+
+
+def test_draft_line_numbers_are_removed(tmp_path: Path) -> None:
+    """Fails on the old code: the numbers ran through every sentence."""
+    doc = parse_pdf(draft_pages(tmp_path / "draft.pdf"), SETTINGS)
+    text = " ".join(c.text for c in doc.chunks)
+    tokens = text.split()
+    assert not any(t.isdigit() for t in tokens), [t for t in tokens if t.isdigit()][:5]
+    assert "d0w0" in text and "d1w196" in text
+
+
+def test_bold_chapter_numbers_of_a_contents_page_are_kept(tmp_path: Path) -> None:
+    entries = ["Introduction", "Usage", "Alternatives", "Example", "Implementation", "History"]
+    page = [(72, 60, "Contents", "Helvetica-Bold", 14)]
+    for i, entry in enumerate(entries):
+        page.append((72, 100 + i * 24, str(i + 1), "Helvetica-Bold", 11))
+        page.append((90, 100 + i * 24, entry, "Helvetica-Bold", 11))
+        page.append((500, 100 + i * 24, str(3 + 2 * i), "Helvetica", 11))
+    doc = parse_pdf(write_pdf(tmp_path / "toc.pdf", [page, body(lines_of(words(90)))]), SETTINGS)
+    text = " ".join(c.text for c in doc.chunks)
+    assert "1 Introduction" in text and "6 History" in text

@@ -1,0 +1,258 @@
+"""Reading order on mixed layouts, scored against the order the page was written in.
+
+The page-order score is the share of the reference's word 6-grams that kb's text of the page
+holds (bench/pdf_order.py measures real pages the same way against poppler's text)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("reportlab")
+
+from pdf_samples import HEIGHT, write_pdf  # noqa: E402
+from reportlab.pdfgen.canvas import Canvas  # noqa: E402
+
+from kb_search.formats.pdf import parse_pdf  # noqa: E402
+from kb_search.parsed import ChunkSettings  # noqa: E402
+
+SETTINGS = ChunkSettings()
+PITCH = 11.0
+
+
+def lines(prefix: str, count: int, per_line: int = 6) -> list[str]:
+    """Lines of words unique to their block: 'ab0 ab1 ab2 ...'."""
+    return [
+        " ".join(f"{prefix}{i * per_line + k}" for k in range(per_line)) for i in range(count)
+    ]
+
+
+def column(x: float, top: float, texts: list[str], size: float = 9) -> list:
+    return [(x, top + i * PITCH, t, "Helvetica", size) for i, t in enumerate(texts)]
+
+
+def score(reference: list[str], text: str) -> float:
+    def grams(words: list[str]) -> set[tuple[str, ...]]:
+        return {tuple(words[i : i + 6]) for i in range(len(words) - 5)}
+
+    ref = grams(" ".join(reference).split())
+    got = grams(re.findall(r"\w+", text))
+    return len(ref & got) / len(ref)
+
+
+def page_text(path: Path, page: int) -> str:
+    doc = parse_pdf(path, SETTINGS)
+    return " ".join(c.text for c in doc.chunks if c.page_start <= page <= c.page_end)
+
+
+# each page: (draw calls, the text in the order a reader follows)
+def paper_first_page() -> tuple[list, list[str]]:
+    """A title, authors and a full-width abstract over two columns."""
+    title, authors = "Dense retrieval of passages", "Ann Author and Bob Writer"
+    abstract = lines("ab", 7, per_line=14)
+    left, right = lines("le", 40), lines("ri", 40)
+    draws = [
+        (150, 60, title, "Helvetica-Bold", 18),
+        (200, 85, authors, "Helvetica", 11),
+        *column(72, 120, abstract, 10),
+        *column(72, 220, left),
+        *column(310, 220, right),
+    ]
+    return draws, [title, authors, *abstract, *left, *right]
+
+
+def figure_between_columns() -> tuple[list, list[str]]:
+    """Two columns, a full-width caption, two columns again."""
+    tl, tr, bl, br = lines("tl", 20), lines("tr", 20), lines("bl", 20), lines("br", 20)
+    caption = lines("fig", 2, per_line=16)
+    draws = [
+        *column(72, 80, tl),
+        *column(310, 80, tr),
+        *column(72, 330, caption, 10),
+        *column(72, 380, bl),
+        *column(310, 380, br),
+    ]
+    return draws, [*tl, *tr, *caption, *bl, *br]
+
+
+def reference_card() -> tuple[list, list[str]]:
+    """A title over three columns of a quick-reference card."""
+    cols = [lines(p, 45, per_line=4) for p in ("ca", "cb", "cc")]
+    draws = [(200, 50, "Quick reference card", "Helvetica-Bold", 14)]
+    for x, texts in zip((40, 220, 400), cols):
+        draws += column(x, 90, texts, 8)
+    return draws, ["Quick reference card", *cols[0], *cols[1], *cols[2]]
+
+
+def margin_notes() -> tuple[list, list[str]]:
+    """One column of text with short notes in the left margin beside some of its lines."""
+    body = lines("bo", 45, per_line=12)
+    notes = [(30, 100 + 5 * PITCH, "note one", "Helvetica", 7)]
+    notes.append((30, 100 + 25 * PITCH, "note two", "Helvetica", 7))
+    return [*column(120, 100, body), *notes], body
+
+
+def notes_beside_two_columns() -> tuple[list, list[str]]:
+    """A package manual's page: option names in the left margin beside two columns."""
+    left, right = lines("ml", 40, per_line=5), lines("mr", 40, per_line=5)
+    notes = [(24, 100 + 3 * PITCH, "style=dashed,", "Helvetica", 7)]
+    notes.append((24, 100 + 4 * PITCH, "width=2pt", "Helvetica", 7))
+    notes.append((24, 100 + 20 * PITCH, "shift=4pt", "Helvetica", 7))
+    draws = [*notes, *column(110, 100, left), *column(320, 100, right)]
+    return draws, [*left, *right]
+
+
+def table_over_columns() -> tuple[list, list[str]]:
+    """A full-width table of keys and their meaning, then two columns of text."""
+    table = []
+    reference = []
+    for i in range(6):
+        key, meaning = f"key{i}", f"what key number {i} sets for the rule drawn"
+        y = 80 + i * 12
+        table += [(72, y, key, "Helvetica", 9), (160, y, meaning, "Helvetica", 9)]
+        reference.append(f"{key} {meaning}")
+    left, right = lines("tc", 30, per_line=6), lines("td", 30, per_line=6)
+    draws = [*table, *column(72, 180, left), *column(310, 180, right)]
+    return draws, [*reference, *left, *right]
+
+
+def newspaper() -> tuple[list, list[str]]:
+    """A headline over the first two of three columns; the third starts at the top."""
+    headline = "Flood waters recede across the valley"
+    one, two = lines("na", 35, per_line=4), lines("nb", 35, per_line=4)
+    three = lines("nc", 40, per_line=4)
+    draws = [(40, 60, headline, "Helvetica-Bold", 16)]
+    draws += [*column(40, 110, one, 8), *column(210, 110, two, 8), *column(380, 60, three, 8)]
+    return draws, [headline, *one, *two, *three]
+
+
+PAGES = [
+    paper_first_page,
+    figure_between_columns,
+    reference_card,
+    margin_notes,
+    notes_beside_two_columns,
+    table_over_columns,
+    newspaper,
+]
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[list[str]]]:
+    built = [make() for make in PAGES]
+    path = tmp_path_factory.mktemp("order") / "mixed.pdf"
+    write_pdf(path, [draws for draws, _ in built], title="Mixed layouts")
+    return path, [ref for _, ref in built]
+
+
+@pytest.mark.parametrize("page", range(1, len(PAGES) + 1), ids=[p.__name__ for p in PAGES])
+def test_page_order_on_mixed_layouts(mixed, page: int) -> None:
+    """Fails on the old code for the manual page with margin notes (read across the columns);
+    the other layouts guard what the old code already read right."""
+    path, references = mixed
+    assert score(references[page - 1], page_text(path, page)) >= 0.9
+
+
+def test_table_rows_stay_rows(tmp_path: Path) -> None:
+    header = [(72, 80, "Name", "Helvetica-Bold", 10), (200, 80, "Size", "Helvetica-Bold", 10)]
+    header.append((330, 80, "Colour", "Helvetica-Bold", 10))
+    rows = []
+    for i, (name, size, colour) in enumerate(
+        [("apple", "small", "red"), ("melon", "large", "green"), ("plum", "small", "purple")]
+        * 4
+    ):
+        y = 100 + i * 14
+        rows += [(72, y, f"{name}{i}", "Helvetica", 10), (200, y, size, "Helvetica", 10)]
+        rows.append((330, y, colour, "Helvetica", 10))
+    path = write_pdf(tmp_path / "table.pdf", [header + rows], title="Fruit")
+    text = "\n".join(c.text for c in parse_pdf(path, SETTINGS).chunks)
+    assert "apple0 | small | red" in text and "plum11 | small | purple" in text
+
+
+def test_listing_keeps_its_lines_and_indentation(tmp_path: Path) -> None:
+    """Fails on the old code: a listing's lines were joined into one, a comment swallowing
+    the command after it."""
+    code = ["def greet(name):", "    # say hello", "    print(name)", "", "greet('x')"]
+    draws = [(72, 80, "The function below prints a greeting for a name.", "Helvetica", 10)]
+    draws += [(72, 100 + i * 12, t, "Courier", 10) for i, t in enumerate(code) if t]
+    draws.append((72, 180, "After the listing the text goes on as before.", "Helvetica", 10))
+    path = write_pdf(tmp_path / "code.pdf", [draws], title="Listing")
+    text = "\n".join(c.text for c in parse_pdf(path, SETTINGS).chunks)
+    assert "def greet(name):\n    # say hello\n    print(name)" in text
+
+
+def test_code_beside_its_output_is_not_interleaved(tmp_path: Path) -> None:
+    source = [f"\\command{{argument{i}}} % note{i}" for i in range(8)]
+    output = [f"Typeset result number {i} of the example" for i in range(8)]
+    draws = [(72, 100 + i * 12, t, "Courier", 9) for i, t in enumerate(source)]
+    draws += [(320, 100 + i * 12, t, "Helvetica", 9) for i, t in enumerate(output)]
+    path = write_pdf(tmp_path / "side.pdf", [draws], title="Side by side")
+    text = "\n".join(c.text for c in parse_pdf(path, SETTINGS).chunks)
+    assert "% note0\n\\command{argument1}" in text
+    assert "Typeset result number 0 of the example Typeset result number 1" in text
+
+
+def test_outline_headings_only(tmp_path: Path) -> None:
+    """Fails on the old code: a bold sentence in the body became a heading."""
+    path = tmp_path / "outlined.pdf"
+    canvas = Canvas(str(path))
+    canvas.setTitle("Outlined manual")
+    sections = [("1 Installation", "inst"), ("2 Configuration", "conf"), ("3 Usage", "use")]
+    for number, (heading, key) in enumerate(sections):
+        canvas.bookmarkPage(key)
+        canvas.addOutlineEntry(heading, key, level=0)
+        canvas.setFont("Helvetica-Bold", 14)
+        canvas.drawString(72, HEIGHT - 80, heading)
+        canvas.setFont("Helvetica", 10)
+        for i, line in enumerate(lines(f"s{number}x", 12, per_line=10)):
+            canvas.drawString(72, HEIGHT - 110 - i * 13, line)
+        canvas.setFont("Helvetica-Bold", 10)
+        canvas.drawString(72, HEIGHT - 300, "Warning")
+        canvas.setFont("Helvetica", 10)
+        canvas.drawString(72, HEIGHT - 313, f"never unplug it while it runs {key}")
+        canvas.showPage()
+    canvas.save()
+    doc = parse_pdf(path, SETTINGS)
+    headings = {c.heading for c in doc.chunks}
+    assert headings == {"1 Installation", "2 Configuration", "3 Usage"}
+
+
+def test_slides_get_frame_titles_and_overlays_merge(tmp_path: Path) -> None:
+    """Fails on the old code: a frame title repeated over its overlays was dropped as a running
+    head, and each overlay was a near-copy of the next."""
+    path = tmp_path / "talk.pdf"
+    canvas = Canvas(str(path), pagesize=(364, 273))
+    canvas.setTitle("A talk")
+    slides = [("Motivation", ["Search is hard", *lines("mo", 9, per_line=8)])]
+    slides.append(("Results", ["Recall went up", *lines("re", 9, per_line=8)]))
+    for title, points in slides:
+        for shown in (4, 7, 10):  # overlays: more points on each page
+            canvas.setFont("Helvetica-Bold", 16)
+            canvas.drawString(20, 273 - 30, title)
+            canvas.setFont("Helvetica", 9)
+            for i, point in enumerate(points[:shown]):
+                canvas.drawString(30, 273 - 60 - i * 16, point)
+            canvas.setFont("Helvetica", 6)
+            canvas.drawString(300, 10, f"{canvas.getPageNumber()} / 6")
+            canvas.showPage()
+    canvas.save()
+    doc = parse_pdf(path, SETTINGS)
+    text = " ".join(c.text for c in doc.chunks)
+    assert text.count("Search is hard") == 1 and text.count("Recall went up") == 1
+    assert {c.heading for c in doc.chunks} == {"Motivation", "Results"}
+    assert "/ 6" not in text
+
+
+def test_title_field_loses_its_footnote_mark(tmp_path: Path) -> None:
+    path = write_pdf(
+        tmp_path / "t.pdf", [column(72, 100, lines("tt", 30))], title="Spacing in LaTeX \u2217"
+    )
+    assert parse_pdf(path, SETTINGS).title == "Spacing in LaTeX"
+
+
+def test_unmapped_glyphs_become_nothing() -> None:
+    from kb_search.formats.pdf_layout import _char
+
+    assert [_char(c) for c in (0x01, 0x1F, 0xFFFD, 0xE000, 0x41, 2)] == ["", "", "", "", "A", "-"]
