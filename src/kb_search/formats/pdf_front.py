@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import re
 
-EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(\.[\w-]+)+|\}\s*@|@\s*[\w-]+\.(edu|com|org|net|ac)\b")
+# (?<!...): a match starts where a run of address characters does, so each run is scanned once.
+EMAIL_RE = re.compile(
+    r"(?<![\w.+-])[\w.+-]+@[\w-]+(\.[\w-]+)+|\}\s*@|@\s*[\w-]+\.(edu|com|org|net|ac)\b"
+)
 AFFILIATION_WORD = (
     r"(universit(y|ies|[éaàä]t?)|institut(e|o)?|department|dept\.|laborator(y|ies)|college"
     r"|school|faculty|research cent(er|re)|academy)"

@@ -25,7 +25,8 @@ from kb_search.formats.pdf_slides import mark_frame_titles
 from kb_search.parsed import ChunkSettings
 
 HYPHENS = "-\u00ad\u2010\u2011"
-LINE_END_HYPHEN_RE = re.compile(r"(\w+)([-\u00ad\u2010\u2011\u2013])$")
+# (?<!\w): a match starts only where a word does, so a long line is scanned once (linear).
+LINE_END_HYPHEN_RE = re.compile(r"(?<!\w)(\w+)([-\u00ad\u2010\u2011\u2013])$")
 BULLET_RE = re.compile(r"^([\u2022\u00b7\u25aa\u25e6\u2023\u2013*-]|\(?\d{1,2}[.)]|\(?[a-z][.)])\s")
 NUMBERED_HEADING_RE = re.compile(r"^((\d+(\.\d+)*)\.?|[IVX]{1,5}\.|[A-H]\.)\s+\S")
 NUMBER_PREFIX_RE = re.compile(r"^((\d+(\.\d+)*)\.?|[IVX]{1,5}\.|[A-H]\.)\s+")
@@ -34,7 +35,8 @@ CONTINUATION_WORDS = frozenset(
     {"a", "an", "and", "as", "at", "but", "by", "for", "from", "in", "is", "it", "of", "on"}
     | {"or", "that", "the", "to", "was", "we", "which", "with"}
 )
-SENTENCE_BREAK_RE = re.compile(r"[^\W\d_]{3,}[.!?]\s+[A-Z]")
+# (?<!...): from the start of a run of letters only, so each run is scanned once (linear).
+SENTENCE_BREAK_RE = re.compile(r"(?<![^\W\d_])[^\W\d_]{3,}[.!?]\s+[A-Z]")
 # The label of a boxed note ('Warning', 'Note:'): it heads a box, not the text after it.
 BOX_LABEL_RE = re.compile(
     r"^\W*(warning|note|notes|tip|hint|caution|important|attention|danger|remark|example"
@@ -44,7 +46,12 @@ BOX_LABEL_RE = re.compile(
 # A bibliography entry: '[12] A. Author, ...', '[Knu84] Knuth ...'.
 BIBLIOGRAPHY_RE = re.compile(r"^\[\w{1,12}\+?\]\s")
 # A footnote mark after a title ('... in LaTeX ∗', 'A Study†'): the note, not the title's.
-FOOTNOTE_MARK_RE = re.compile(r"(\s*[*\u2217\u2020\u2021\u00a7\u00b6])+\s*$")
+# From the start of a trailing run of marks and spaces only: no nested repeat (linear time).
+FOOTNOTE_MARK_RE = re.compile(
+    r"(?<![\s*\u2217\u2020\u2021\u00a7\u00b6])[\s*\u2217\u2020\u2021\u00a7\u00b6]*"
+    r"[*\u2217\u2020\u2021\u00a7\u00b6]\s*$"
+)
+LETTERS_RE = re.compile(r"[^\W\d_]+")
 WORD_RE = re.compile(r"[^\W\d_][\w\-\u2010]*\w|\w+", re.UNICODE)
 MEANINGLESS_TITLE_RE = re.compile(
     r"^(untitled|title|document\d*|microsoft (word|powerpoint).*"
@@ -127,8 +134,10 @@ def _reads_like_prose(text: str) -> bool:
     largest ...'), holds the end of one sentence and the start of another ('invent. They'),
     or is a date."""
     rest = NUMBER_PREFIX_RE.sub("", text, count=1)
-    first = re.match(r"\W*([^\W\d_]+)", rest)
-    if first and first.group(1) in CONTINUATION_WORDS:
+    # the first word if it is letters (what `\W*([^\W\d_]+)` matched, without backtracking)
+    start = next((i for i, ch in enumerate(rest) if ch.isalnum() or ch == "_"), len(rest))
+    first = LETTERS_RE.match(rest, start)
+    if first and first.group(0) in CONTINUATION_WORDS:
         return True
     return SENTENCE_BREAK_RE.search(text) is not None or front.DATE_RE.match(text) is not None
 
