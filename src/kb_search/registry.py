@@ -1,11 +1,13 @@
-"""Named implementations of one kind (executors, vector index backends, ...), each written as
-"module:attribute" and imported only when chosen: a local run never imports Ray, a lexical
-search never imports numpy. Every entry of a registry has the one signature its kind states."""
+"""Named implementations of one kind (executors, vector index backends, rerankers, embedding
+models, file parsers), each written as "module:attribute" and imported only when chosen: a local
+run never imports Ray, a lexical search never imports numpy. Every entry of a registry has the
+one signature its kind states. An entry made in process (a test's model, a plugin's reranker)
+is registered as the object itself."""
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, MutableMapping
 from functools import reduce
 from typing import Generic, TypeVar
 
@@ -14,18 +16,29 @@ from kb_search.errors import KbError
 T = TypeVar("T")
 
 
-class Registry(Generic[T]):
+class Registry(MutableMapping[str, "str | T"], Generic[T]):
     """`kind` names what is registered in the error for an unknown name ("executor"), which
     is raised as `error` and lists the names there are."""
 
-    def __init__(self, kind: str, entries: Mapping[str, str], error: type[KbError]):
-        for where in entries.values():
-            module, _, attribute = where.partition(":")
-            if not module or not attribute:
-                raise ValueError(f"a {kind} is 'module:attribute', not {where!r}")
+    def __init__(self, kind: str, entries: Mapping[str, str | T], error: type[KbError]):
         self.kind = kind
         self.error = error
-        self._entries = dict(entries)
+        self._entries: dict[str, str | T] = {}
+        for name, entry in entries.items():
+            self[name] = entry
+
+    def __setitem__(self, name: str, entry: str | T) -> None:
+        if isinstance(entry, str):
+            module, _, attribute = entry.partition(":")
+            if not module or not attribute:
+                raise ValueError(f"a {self.kind} is 'module:attribute', not {entry!r}")
+        self._entries[name] = entry
+
+    def __getitem__(self, name: str) -> str | T:
+        return self._entries[name]
+
+    def __delitem__(self, name: str) -> None:
+        del self._entries[name]
 
     def __contains__(self, name: object) -> bool:
         return name in self._entries
@@ -36,8 +49,8 @@ class Registry(Generic[T]):
     def __len__(self) -> int:
         return len(self._entries)
 
-    def where(self, name: str) -> str:
-        """The "module:attribute" of `name`."""
+    def where(self, name: str) -> str | T:
+        """The "module:attribute" of `name` (the object itself for one made in process)."""
         if name not in self._entries:
             raise self.error(
                 f"unknown {self.kind} {name!r}: use one of {', '.join(sorted(self._entries))}"
@@ -46,5 +59,8 @@ class Registry(Generic[T]):
 
     def load(self, name: str) -> T:
         """The object `name` registers, its module imported now (once: Python keeps it)."""
-        module, _, attribute = self.where(name).partition(":")
+        entry = self.where(name)
+        if not isinstance(entry, str):
+            return entry
+        module, _, attribute = entry.partition(":")
         return reduce(getattr, attribute.split("."), importlib.import_module(module))

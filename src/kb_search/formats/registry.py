@@ -1,14 +1,13 @@
 """Which parser reads which file: extension (or file name, or content) -> format -> parser.
 
-This is the one place that maps file names to formats. A format names its parser as
-"module:function" under `kb_search.formats`, imported on first use, so optional
-libraries (Docling, OCR) cost nothing until a file needs them. Every parser has the same
-signature: `parse(source: Source) -> ParsedDocument`.
+This is the one place that maps file names to formats. A format names its parser, one entry
+of PARSERS (a `kb_search.registry.Registry`), imported on first use, so optional libraries
+(Docling, OCR) cost nothing until a file needs them. Every parser has the same signature:
+`parse(source: Source) -> ParsedDocument`.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 import re
 from collections.abc import Callable
@@ -16,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kb_search.chunking.tokens import TokenCounter, count_tokens
+from kb_search.errors import UserInputError
 from kb_search.formats import generated, sniff
 from kb_search.formats.reader import (
     SNIFF_BYTES,
@@ -25,6 +25,7 @@ from kb_search.formats.reader import (
     read_user_file,
 )
 from kb_search.parsed import ChunkSettings, ParsedDocument
+from kb_search.registry import Registry
 
 
 @dataclass
@@ -49,18 +50,45 @@ class Source:
 
 Parser = Callable[[Source], ParsedDocument]
 
+# Parsers by the name a Format gives, each imported when a file needs it.
+PARSERS: Registry[Parser] = Registry(
+    "parser",
+    {
+        "markdown": "kb_search.formats.markdown:parse_markdown_source",
+        "text": "kb_search.formats.text:parse_text_source",
+        "org": "kb_search.formats.org:parse_org_source",
+        "asciidoc": "kb_search.formats.asciidoc:parse_asciidoc_source",
+        "latex": "kb_search.formats.latex:parse_latex_source",
+        "rtf": "kb_search.formats.rtf:parse_rtf_source",
+        "epub": "kb_search.formats.epub:parse_epub_source",
+        "odf": "kb_search.formats.odf:parse_odf_source",
+        "notebook": "kb_search.formats.notebook:parse_notebook_source",
+        "eml": "kb_search.formats.mail:parse_eml_source",
+        "mbox": "kb_search.formats.mail:parse_mbox_source",
+        "delimited": "kb_search.formats.delimited:parse_delimited_source",
+        "python": "kb_search.formats.code.python:parse_python_source",
+        "code": "kb_search.formats.code.parse:parse_code_source",
+        "pdf": "kb_search.formats.pdf:parse_pdf_source",
+        "html": "kb_search.formats.html:parse_html_source",
+        "office": "kb_search.formats.docling:parse_office_source",
+        "json": "kb_search.formats.config_files:parse_json_source",
+        "yaml": "kb_search.formats.config_files:parse_yaml_source",
+        "toml": "kb_search.formats.config_files:parse_toml_source",
+    },
+    UserInputError,
+)
+
 
 @dataclass(frozen=True)
 class Format:
     doc_type: str  # stored as documents.doc_type: markdown | text | code | pdf | html | ...
-    parser: str  # "module:function" in kb_search.formats
+    parser: str  # a name in PARSERS
     extensions: frozenset[str] = frozenset()
     filenames: frozenset[str] = frozenset()
     language: str | None = None  # for code formats
 
     def load_parser(self) -> Parser:
-        module, _, name = self.parser.partition(":")
-        return getattr(importlib.import_module(f"kb_search.formats.{module}"), name)
+        return PARSERS.load(self.parser)
 
 
 # Programming and config languages by extension; parse_code knows how to split each.
@@ -138,41 +166,39 @@ def _code_formats() -> list[Format]:
     for name, language in CODE_FILENAMES.items():
         by_language.setdefault(language, (set(), set()))[1].add(name)
     return [
-        Format("code", "code.parse:parse_code_source", frozenset(exts), frozenset(names), language)
+        Format("code", "code", frozenset(exts), frozenset(names), language)
         for language, (exts, names) in sorted(by_language.items())
     ]
 
 
 FORMATS: list[Format] = [
-    Format("markdown", "markdown:parse_markdown_source", frozenset(
-        {".md", ".markdown", ".mdown", ".mkd", ".mdx"})),
-    Format("text", "text:parse_text_source", frozenset({".txt", ".text", ".rst"})),
-    Format("org", "org:parse_org_source", frozenset({".org"})),
-    Format("asciidoc", "asciidoc:parse_asciidoc_source", frozenset({".adoc", ".asciidoc"})),
-    Format("latex", "latex:parse_latex_source", frozenset({".tex", ".ltx", ".latex"})),
-    Format("rtf", "rtf:parse_rtf_source", frozenset({".rtf"})),
-    Format("epub", "epub:parse_epub_source", frozenset({".epub"})),
-    Format("odt", "odf:parse_odf_source", frozenset({".odt", ".ott"})),
-    Format("ods", "odf:parse_odf_source", frozenset({".ods", ".ots"})),
-    Format("odp", "odf:parse_odf_source", frozenset({".odp", ".otp"})),
-    Format("notebook", "notebook:parse_notebook_source", frozenset({".ipynb"})),
-    Format("email", "mail:parse_eml_source", frozenset({".eml"})),
-    Format("email", "mail:parse_mbox_source", frozenset({".mbox", ".mbx"})),
-    Format("csv", "delimited:parse_delimited_source", frozenset({".csv", ".tsv", ".tab"})),
-    Format("code", "code.python:parse_python_source", frozenset({".py", ".pyi", ".pyw"}),
-           language="python"),
-    Format("pdf", "pdf:parse_pdf_source", frozenset({".pdf"})),
-    Format("html", "html:parse_html_source", frozenset({".html", ".htm", ".xhtml"})),
+    Format("markdown", "markdown", frozenset({".md", ".markdown", ".mdown", ".mkd", ".mdx"})),
+    Format("text", "text", frozenset({".txt", ".text", ".rst"})),
+    Format("org", "org", frozenset({".org"})),
+    Format("asciidoc", "asciidoc", frozenset({".adoc", ".asciidoc"})),
+    Format("latex", "latex", frozenset({".tex", ".ltx", ".latex"})),
+    Format("rtf", "rtf", frozenset({".rtf"})),
+    Format("epub", "epub", frozenset({".epub"})),
+    Format("odt", "odf", frozenset({".odt", ".ott"})),
+    Format("ods", "odf", frozenset({".ods", ".ots"})),
+    Format("odp", "odf", frozenset({".odp", ".otp"})),
+    Format("notebook", "notebook", frozenset({".ipynb"})),
+    Format("email", "eml", frozenset({".eml"})),
+    Format("email", "mbox", frozenset({".mbox", ".mbx"})),
+    Format("csv", "delimited", frozenset({".csv", ".tsv", ".tab"})),
+    Format("code", "python", frozenset({".py", ".pyi", ".pyw"}), language="python"),
+    Format("pdf", "pdf", frozenset({".pdf"})),
+    Format("html", "html", frozenset({".html", ".htm", ".xhtml"})),
     # Docling-only formats: always recognised, so that without Docling they fail with a hint.
-    Format("docx", "docling:parse_office_source", frozenset({".docx"})),
-    Format("pptx", "docling:parse_office_source", frozenset({".pptx"})),
-    Format("xlsx", "docling:parse_office_source", frozenset({".xlsx"})),
+    Format("docx", "office", frozenset({".docx"})),
+    Format("pptx", "office", frozenset({".pptx"})),
+    Format("xlsx", "office", frozenset({".xlsx"})),
     *_code_formats(),
     # Config files stay "code" in the language of their syntax (`lang:yaml` keeps working) but
     # are chunked by key path; registered after the code formats, so these win the extension.
-    Format("code", "config_files:parse_json_source", frozenset({".json"}), language="json"),
-    Format("code", "config_files:parse_yaml_source", frozenset({".yaml", ".yml"}), language="yaml"),
-    Format("code", "config_files:parse_toml_source", frozenset({".toml"}), language="toml"),
+    Format("code", "json", frozenset({".json"}), language="json"),
+    Format("code", "yaml", frozenset({".yaml", ".yml"}), language="yaml"),
+    Format("code", "toml", frozenset({".toml"}), language="toml"),
 ]  # fmt: skip
 
 # Types whose chunks are the file's own lines: a read of their lines from the file is the text

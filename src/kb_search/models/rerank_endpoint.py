@@ -31,11 +31,6 @@ class RerankSettings:
     timeout_s: float = 3.0
 
 
-def is_endpoint_reranker(name: str) -> bool:
-    scheme, sep, _ = name.partition(":")
-    return bool(sep) and scheme in SCHEMES
-
-
 class RerankEndpoint:
     """Relevance of passages to a query, scored by a rerank server."""
 

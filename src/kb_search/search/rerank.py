@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kb_search.errors import ConfigError, SearchError
+from kb_search.registry import Registry
 from kb_search.search.results import Candidate
 
 if TYPE_CHECKING:
@@ -40,10 +41,34 @@ class RerankFailed(SearchError):
     """The rerank stage could not score the candidates: the fused order stands."""
 
 
-# name (the `search.reranker` setting) -> a function that builds the reranker, for rerankers
-# made in process (tests); `tei:`/`openai:`/`jina:`/`cohere:` names are rerank servers; any
-# other name is a cross-encoder model.
-RERANKERS: dict[str, Callable[[], Reranker]] = {}
+# How every reranker is built: (the `search.reranker` name, the model cache directory, a
+# Config's values or None: `rerank.*`, for rerank servers).
+RerankerFactory = Callable[[str, Path, Any], Reranker]
+
+# `search.reranker` -> its factory, imported when chosen: a name registered here (a reranker
+# made in process, as a test's), else its scheme (`tei:NAME` ... `cohere:NAME`: rerank servers,
+# the schemes of models.rerank_endpoint.SCHEMES), else a cross-encoder model.
+RERANKERS: Registry[RerankerFactory] = Registry(
+    "reranker",
+    {
+        **{
+            f"{scheme}:": "kb_search.search.rerank:endpoint_reranker"
+            for scheme in ("tei", "openai", "jina", "cohere")
+        },
+        "cross-encoder": "kb_search.search.rerank:cross_encoder_reranker",
+    },
+    ConfigError,
+)
+
+
+def reranker_kind(name: str) -> str:
+    """The RERANKERS entry that builds `name`."""
+    if name in RERANKERS:
+        return name
+    scheme, sep, _ = name.partition(":")
+    if sep and f"{scheme}:" in RERANKERS:
+        return f"{scheme}:"
+    return "cross-encoder"
 
 
 class EndpointReranker:
@@ -117,14 +142,18 @@ def reranker_named(name: str, cache_dir: Path, settings: Any = None) -> Reranker
     line when it cannot be had."""
     if name == "none":
         return None
-    if name in RERANKERS:
-        return RERANKERS[name]()
-    from kb_search.models.rerank_endpoint import is_endpoint_reranker, rerank_endpoint
+    return RERANKERS.load(reranker_kind(name))(name, cache_dir, settings)
 
-    if is_endpoint_reranker(name):
-        if settings is None:
-            raise ConfigError(f"reranker {name!r} needs rerank.endpoint settings")
-        return EndpointReranker(rerank_endpoint(name, settings))
+
+def endpoint_reranker(name: str, cache_dir: Path, settings: Any) -> Reranker:
+    from kb_search.models.rerank_endpoint import rerank_endpoint
+
+    if settings is None:
+        raise ConfigError(f"reranker {name!r} needs rerank.endpoint settings")
+    return EndpointReranker(rerank_endpoint(name, settings))
+
+
+def cross_encoder_reranker(name: str, cache_dir: Path, settings: Any) -> Reranker:
     import hashlib  # here: a search without a reranker should not load OpenSSL (~4 ms)
 
     from kb_search.embedding.cross_encoder import load_cross_encoder

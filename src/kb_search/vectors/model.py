@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Protocol
 from kb_search.config import Config
 from kb_search.embedding import is_remote
 from kb_search.errors import ConfigError, DBError, ModelMismatch, ModelUnavailable
+from kb_search.registry import Registry
 from kb_search.store import db
 from kb_search.store import vectors as tables
 from kb_search.store.vectors import Binding, VectorTable
@@ -41,13 +42,35 @@ class TextEmbedder(Protocol):
     def embed_passages(self, texts: list[str]) -> np.ndarray: ...
 
 
-# Embedders made in process rather than provisioned from files, by model name (the test
-# suite registers a small deterministic one; a plugin could register its own).
-_REGISTERED: dict[str, Callable[[], TextEmbedder]] = {}
+# How every embedding model is made: (config, model name, one_shot: the process embeds a query
+# or two and exits, recorded: what the DB knows of the model or None).
+EmbedderFactory = Callable[[Config, str, bool, Binding | None], TextEmbedder]
+
+# Model name -> its factory, imported when chosen: a name registered here (an embedder made in
+# process: the test suite's small deterministic one, a plugin's), else a remote model's scheme
+# (`openai:NAME`, `ollama:NAME`: embedding.REMOTE_SCHEMES), else a local model.
+EMBEDDERS: Registry[EmbedderFactory] = Registry(
+    "embedding model",
+    {
+        "local": "kb_search.vectors.model:local_embedder",
+        "openai:": "kb_search.vectors.model:remote_embedder",
+        "ollama:": "kb_search.vectors.model:remote_embedder",
+    },
+    ConfigError,
+)
 
 
 def register_embedder(name: str, factory: Callable[[], TextEmbedder]) -> None:
-    _REGISTERED[name] = factory
+    """Register an embedder made in process under its model name."""
+    EMBEDDERS[name] = lambda config, name, one_shot, recorded: factory()
+
+
+def embedder_kind(name: str) -> str:
+    """The EMBEDDERS entry that makes the model `name`."""
+    scheme = f"{name.partition(':')[0]}:"
+    if name in EMBEDDERS and name != scheme:
+        return name
+    return scheme if is_remote(name) else "local"
 
 
 def tokenizer_path(embedder: TextEmbedder) -> str | None:
@@ -63,14 +86,15 @@ def tokenizer_path(embedder: TextEmbedder) -> str | None:
 def provisioned_tokenizer(config: Config, name: str) -> tuple[bool, str | None]:
     """(known, tokenizer.json) without loading the model: known is False when the model is
     not provisioned yet, so only loading it can tell."""
-    if name in _REGISTERED:
-        return True, tokenizer_path(_REGISTERED[name]())
-    if is_remote(name):
-        return True, sizing_tokenizer(config)
-    from kb_search.embedding.provision import canonical_name, safe_name
+    kind = embedder_kind(name)
+    if kind == "local":
+        from kb_search.embedding.provision import canonical_name, safe_name
 
-    path = model_cache_dir(config) / safe_name(canonical_name(name)) / "tokenizer.json"
-    return (True, str(path)) if path.is_file() else (False, None)
+        path = model_cache_dir(config) / safe_name(canonical_name(name)) / "tokenizer.json"
+        return (True, str(path)) if path.is_file() else (False, None)
+    if kind == name:  # made in process: cheap to make
+        return True, tokenizer_path(load_embedder(config, name))
+    return True, sizing_tokenizer(config)
 
 
 @dataclass
@@ -104,10 +128,12 @@ def load_embedder(
     knows of it (its dimension, its server).
 
     `one_shot`: the process embeds a query or two and exits (CLI search): load fast."""
-    if name in _REGISTERED:
-        return _REGISTERED[name]()
-    if is_remote(name):
-        return remote_embedder(config, name, recorded)
+    return EMBEDDERS.load(embedder_kind(name))(config, name, one_shot, recorded)
+
+
+def local_embedder(
+    config: Config, name: str, one_shot: bool, recorded: Binding | None
+) -> TextEmbedder:
     from kb_search.embedding import ModelNotAvailableError
     from kb_search.embedding import load_embedder as load
     from kb_search.embedding.providers import ProviderUnavailable
@@ -149,7 +175,9 @@ def sizing_tokenizer(config: Config) -> str | None:
     return str(found) if found is not None and found.is_file() else None
 
 
-def remote_embedder(config: Config, name: str, recorded: Binding | None) -> TextEmbedder:
+def remote_embedder(
+    config: Config, name: str, one_shot: bool, recorded: Binding | None
+) -> TextEmbedder:
     """The client of a remote model's endpoint: the configured server, else the one the DB
     was built with. Nothing is sent until a text must be embedded."""
     from kb_search.embedding.remote import RemoteEmbedder, RemoteSettings, endpoint_for
@@ -197,7 +225,7 @@ def provisioned_info(config: Config, name: str) -> ModelInfo | None:
     """The provisioned model's directory and settings (converting it once), with the configured
     prefixes, without loading it: what a remote executor ships to its workers. None for a
     model made in process (registered), which only this process can run."""
-    if name in _REGISTERED or is_remote(name):
+    if embedder_kind(name) != "local":
         return None
     from kb_search.embedding import ModelNotAvailableError
     from kb_search.embedding.provision import provision_model
