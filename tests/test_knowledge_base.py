@@ -164,7 +164,9 @@ def test_a_rerank_stage_reorders_the_head_and_sees_chunk_text(kb):
 def test_a_reranker_named_in_the_config_is_used(tmp_path, monkeypatch):
     from kb_search.search import rerank
 
-    monkeypatch.setitem(rerank.RERANKERS, "reverse", ReverseReranker)
+    monkeypatch.setitem(
+        rerank.RERANKERS, "reverse", lambda name, cache_dir, settings: ReverseReranker()
+    )
     shutil.copytree(SAMPLE, tmp_path / "notes")
     config = load_config(
         env={"KB_DATA_DIR": str(tmp_path / "data"), "KB_WORKERS": "0", "KB_RERANKER": "reverse"}
