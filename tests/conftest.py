@@ -16,7 +16,7 @@ from kb_testing import HashEmbedder, register_test_embedder
 SAMPLE = Path(__file__).resolve().parent.parent / "examples" / "sample"
 
 register_test_embedder()
-# No test starts a warm search server unless it asks for one (tests/warm does): a server would
+# No test starts a warm search server unless it asks for one (tests/cli/warm does): a server would
 # outlive the test, and it cannot see the test embedder registered in this process.
 os.environ["KB_NO_WARM"] = "1"
 
@@ -44,7 +44,7 @@ def environment(request, tmp_path: Path, model_cache: Path) -> Environment:
         "KB_DATA_DIR": str(tmp_path / "data dir"),
         "KB_MODEL_CACHE": str(model_cache),
         "HF_HUB_OFFLINE": "1",
-        "KB_NO_WARM": "1",  # tests/warm turns the warm search server on
+        "KB_NO_WARM": "1",  # tests/cli/warm turns the warm search server on
     }
     if request.node.get_closest_marker("model") is None:
         env["KB_MODEL"] = HashEmbedder.name

@@ -24,7 +24,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 from kb_search.knowledge_base import KnowledgeBase
 
 # The chunker's invariant helpers live with the ingest tests.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ingest"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "chunking"))
 
 _SLOW_IS_FINE = [
     HealthCheck.too_slow,

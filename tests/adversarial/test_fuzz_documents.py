@@ -67,7 +67,7 @@ def test_any_file_parses_or_is_refused_in_one_line(tmp_path, content, suffix):
 
 @given(text=markdown_document(hostile=False), suffix=st.sampled_from([".md", ".txt"]))
 def test_markdown_structure_keeps_the_chunk_invariants(tmp_path, text, suffix):
-    """The chunker's invariants (tests/ingest/chunk_invariants.py) on random structure; the
+    """The chunker's invariants (tests/chunking/chunk_invariants.py) on random structure; the
     hostile shapes (unclosed fences, words longer than a chunk) are in the crash tests."""
     path = tmp_path / f"m{next(_serial)}{suffix}"
     path.write_text(text, encoding="utf-8", newline="")

@@ -5,7 +5,7 @@ be printed (the full contract or the `--fields`/`--compact` projection) stays wi
 the cut falls between two chunks, never inside one (the first result is kept even when it
 alone is over, so a cursor always moves on). Tokens are counted as an agent pays for them:
 OpenAI's cl100k_base when `tiktoken` can load it offline, else an estimate from the characters
-(CHARS_PER_TOKEN, an over-count on kb's JSON: tests/test_budget_tokens.py measures it).
+(CHARS_PER_TOKEN, an over-count on kb's JSON: tests/search/test_agent_answers.py measures it).
 
 `next_cursor` names where the next page starts: the rank after the last result returned, bound
 to the search that made it (query, phrasings, mode, filters, shaping) and to the state of the

@@ -10,7 +10,7 @@ from types import ModuleType
 
 import pytest
 
-QUESTIONS_DIR = Path(__file__).resolve().parent.parent / "eval" / "questions"
+QUESTIONS_DIR = Path(__file__).resolve().parents[2] / "eval" / "questions"
 SETS = {"docs-qa.jsonl": 130, "code-qa.jsonl": 45}
 
 

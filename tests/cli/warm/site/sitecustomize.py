@@ -1,4 +1,4 @@
-"""Put on PYTHONPATH by tests/warm so that the warm servers they start (separate processes)
+"""Put on PYTHONPATH by tests/cli/warm so that the warm servers they start (separate processes)
 know the test embedders, as the test process does."""
 
 try:

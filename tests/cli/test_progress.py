@@ -19,7 +19,7 @@ from kb_search.knowledge_base import KnowledgeBase
 from kb_search.progress import PDF_PAGE_WORK, Tally
 from kb_testing import HashEmbedder, document_count
 
-SAMPLE = Path(__file__).resolve().parent.parent / "examples" / "sample"
+SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample"
 
 
 class FakeClock:

@@ -429,7 +429,7 @@ def test_the_front_door_takes_only_search_command_lines() -> None:
 
 
 def test_the_server_reranks_as_the_in_process_search_does(warm_kb: WarmKb) -> None:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "embedding"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "embedding"))
     from tiny_bert import write_cross_encoder
 
     write_cross_encoder(warm_kb.environment.cwd / "models" / "ce")

@@ -15,7 +15,7 @@ from kb_search.evaluate.questions import Target, gain_metrics, load_questions
 from kb_search.knowledge_base import KnowledgeBase
 from kb_testing import HashEmbedder
 
-SAMPLE = Path(__file__).resolve().parent.parent / "examples" / "sample"
+SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample"
 
 
 def write_questions(path: Path, items: list[dict]) -> Path:

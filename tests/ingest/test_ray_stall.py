@@ -1,6 +1,6 @@
 """The Ray driver's stall limit (`ingestion.ray_stall_s`), on a stand-in for Ray's futures: which
 actor is killed, when, and which files pay an attempt for it. The real cluster is in
-tests/test_ray_executor.py (an actor frozen with SIGSTOP); this pins the scheduling itself,
+tests/ingest/test_ray_executor.py (an actor frozen with SIGSTOP); this pins the scheduling itself,
 including while the other actors keep answering."""
 
 from __future__ import annotations

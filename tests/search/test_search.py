@@ -273,6 +273,6 @@ def test_a_warm_reply_reads_back_as_the_response_it_was():
 def test_the_warm_path_never_unpickles():
     from pathlib import Path
 
-    warm = Path(__file__).resolve().parent.parent / "src" / "kb_search" / "cli" / "warm"
+    warm = Path(__file__).resolve().parents[2] / "src" / "kb_search" / "cli" / "warm"
     for module in warm.glob("*.py"):
         assert "import pickle" not in module.read_text(encoding="utf-8"), module.name

@@ -18,7 +18,7 @@ import pytest
 
 from kb_testing import HashEmbedder, document_count
 
-TESTS = Path(__file__).resolve().parents[1]
+TESTS = Path(__file__).resolve().parents[2]
 WRAPPER = f"""\
 import sys
 sys.path.insert(0, {str(TESTS)!r})

@@ -21,7 +21,7 @@ from kb_search.environment import Environment
 from kb_testing import HashEmbedder
 
 HERE = Path(__file__).resolve().parent
-TESTS = HERE.parent
+TESTS = HERE.parents[1]
 SITE = Path(__file__).resolve().parent / "site"
 DOCS = {
     "backups.md": "# Backups\n\nNightly backups of every git repository go to the NAS; keep"

@@ -1,6 +1,6 @@
 """The chunking invariants on every file of examples/ and on a seeded random Markdown corpus.
 
-Invariants (tests/ingest/chunk_invariants.py): token_count <= max_tokens (and never below
+Invariants (tests/chunking/chunk_invariants.py): token_count <= max_tokens (and never below
 the counter's count of the text), no empty chunk, no chunk over the character cap, no chunk
 under min_tokens unless the document is one chunk or neither neighbour had room for it,
 line ranges inside the file and in order, heading chains found in the file, every word of

@@ -1,7 +1,7 @@
 """Golden output on the bundled sample: the JSON contract and the human output of every reading
 command, byte for byte (after masking what legitimately varies: temp paths, times, sizes).
 
-A deliberate change of output is recorded with `KB_UPDATE_GOLDEN=1 pytest tests/test_golden.py`
+A deliberate change of output is recorded with `KB_UPDATE_GOLDEN=1 pytest tests/cli/test_golden.py`
 and reviewed in the diff of tests/data/golden_sample.json.
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-GOLDEN = Path(__file__).parent / "data" / "golden_sample.json"
+GOLDEN = Path(__file__).parents[1] / "data" / "golden_sample.json"
 VARYING = {"indexed_at", "seconds", "db_bytes", "index_seconds"}
 
 SEARCHES = [

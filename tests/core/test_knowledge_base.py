@@ -20,7 +20,7 @@ from kb_search.search.results import Candidate, hydrate
 from kb_search.search.shaping import diversify, promote_definitions
 from kb_testing import HashEmbedder
 
-SAMPLE = Path(__file__).resolve().parent.parent / "examples" / "sample"
+SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample"
 
 
 def make_kb(tmp_path: Path, **kwargs) -> KnowledgeBase:

@@ -11,7 +11,7 @@ from kb_search.config import load_config
 from kb_search.knowledge_base import KnowledgeBase
 from kb_testing import HashEmbedder
 
-SAMPLE = Path(__file__).resolve().parent.parent / "examples" / "sample"
+SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample"
 QUERIES = [
     "how do I roll back",
     "install git from source",
