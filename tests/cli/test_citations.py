@@ -16,7 +16,7 @@ import pytest
 
 pytest.importorskip("reportlab")
 
-from pdf.pdf_samples import body, lines_of, words, write_pdf  # noqa: E402
+from pdf_samples import body, lines_of, words, write_pdf  # noqa: E402
 
 MARKDOWN = """\
 # Lighthouse keeping

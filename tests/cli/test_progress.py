@@ -69,7 +69,7 @@ class Recorder(Tally):
 
 
 def test_add_reports_files_work_chunks_and_current_file(tmp_path):
-    from pdf.pdf_samples import body, lines_of, words, write_pdf
+    from pdf_samples import body, lines_of, words, write_pdf
 
     notes = tmp_path / "notes"
     shutil.copytree(SAMPLE, notes)

@@ -15,7 +15,7 @@ from kb_search.shingles import containment, shingles
 
 pytest.importorskip("reportlab")
 
-from pdf.pdf_samples import body, lines_of, write_pdf  # noqa: E402
+from pdf_samples import body, lines_of, write_pdf  # noqa: E402
 
 SECTIONS = {
     "Preparing the orchard": (

@@ -15,8 +15,6 @@ CORE = "core"
 # Suites that test the whole product from one angle, not one package; `data` holds fixtures and
 # `bench` tests the repository's bench/ tool, which is not part of the package.
 CROSS_CUTTING = {"adversarial", "security", "layout", "docs", "data", "bench"}
-# The PDF suite moves to formats/pdf/ once the branch that still adds to it is merged.
-AWAITING_MOVE = {"pdf"}
 
 
 def is_test_file(path: Path) -> bool:
@@ -55,7 +53,7 @@ def test_no_test_file_at_the_root_of_tests():
 
 def test_every_tests_folder_mirrors_a_package_or_is_a_named_suite():
     known = {package.parts[0] for package in src_packages()} | {CORE}
-    known |= CROSS_CUTTING | AWAITING_MOVE
+    known |= CROSS_CUTTING
     folders = sorted(
         path.name
         for path in TESTS.iterdir()
