@@ -26,7 +26,7 @@ $(VENV)/.installed-test: pyproject.toml $(VENV)/.installed
 install: $(VENV)/.installed
 
 demo: $(VENV)/.installed
-	$(KB) $(DEMO) add examples/sample
+	$(KB) $(DEMO) add examples/sample --format human
 	$(KB) $(DEMO) search "how do I install git from source" --top 3 --format human
 	@echo
 	@echo "Next:"
