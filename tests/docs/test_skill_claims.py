@@ -138,6 +138,27 @@ def test_fields_filters_and_their_errors(indexed, kb, corpus):
     assert len(files) == len(set(files))
 
 
+def test_budget_cursor_and_freshness(indexed, corpus):
+    said(
+        "A budget: `--max-tokens 800` stops the answer between two results before 800 tokens"
+        " (cl100k); `next_cursor` in the JSON continues the same ranking with `--cursor CURSOR`.",
+        "Each result's `freshness` says whether its file is `fresh`, `changed` or `gone` since it"
+        " was indexed; a note says how to update the index (`kb sync`), or pass `--sync-stale`.",
+    )
+    query = ("git", "install", "backups", "deploy", "--mode", "lexical", "--compact")
+    whole = [r["chunk_id"] for r in search(indexed, *query)["results"]]
+    first = search(indexed, *query, "--max-tokens", "60")
+    assert first["next_cursor"] and len(first["results"]) < len(whole)
+    rest = search(indexed, *query, "--max-tokens", "4000", "--cursor", first["next_cursor"])
+    assert [r["chunk_id"] for r in first["results"] + rest["results"]] == whole
+    (corpus / "ops" / "deploy.md").write_text("# Deploy\n\nRoll back a release, changed.\n")
+    (corpus / "git.md").unlink()
+    found = search(indexed, "git", "deploy", "release", "--mode", "lexical", "--format", "json")
+    states = {Path(r["source"]["path"]).name: r["freshness"] for r in found["results"]}
+    assert states["deploy.md"] == "changed" and states["git.md"] == "gone"
+    assert any("kb sync" in note for note in found["notes"])
+
+
 def test_query_syntax(indexed):
     said(
         "The query is the rest of the command line: no quotes needed, options anywhere.",
