@@ -28,21 +28,23 @@ def remove(conn: Connection, refs: Iterable[str], cwd: Path) -> Removal:
     fatal, unless none matched. A file under a root that stays is remembered as removed:
     `kb sync` leaves it out until it is added by name."""
     result, paths, roots_gone = Removal(), {}, set()
-    for ref in refs:
-        matched = _match(conn, ref, cwd)
-        if matched is None:
-            result.not_found.append(ref)
-            continue
-        documents, folder_roots = matched
-        paths.update(documents)
-        roots_gone.update(folder_roots)
-    if not paths and not roots_gone:
-        raise NotFound(
-            "nothing indexed matches "
-            + ", ".join(repr(r) for r in result.not_found)
-            + " (see `kb list` and `kb roots`)"
-        )
+    # Matched inside the write transaction: a running add that commits a document of the
+    # folder between the match and the delete would otherwise keep it.
     with transaction(conn):
+        for ref in refs:
+            matched = _match(conn, ref, cwd)
+            if matched is None:
+                result.not_found.append(ref)
+                continue
+            documents, folder_roots = matched
+            paths.update(documents)
+            roots_gone.update(folder_roots)
+        if not paths and not roots_gone:
+            raise NotFound(
+                "nothing indexed matches "
+                + ", ".join(repr(r) for r in result.not_found)
+                + " (see `kb list` and `kb roots`)"
+            )
         result.removed = [doc_id for doc_id in paths if delete_document(conn, doc_id)]
         forget_roots(conn, sorted(roots_gone))
         result.forgotten_roots = sorted(roots_gone)
