@@ -6,10 +6,9 @@ import pytest
 
 pytest.importorskip("reportlab")
 
-from pdf_samples import HEIGHT, body, lines_of, words, write_pdf  # noqa: E402
-
 from kb_search.formats.pdf import parse_pdf  # noqa: E402
 from kb_search.parsed import ChunkSettings, IngestError  # noqa: E402
+from pdf_samples import HEIGHT, body, lines_of, words, write_pdf  # noqa: E402
 
 SETTINGS = ChunkSettings(max_tokens=200, min_tokens=40)
 

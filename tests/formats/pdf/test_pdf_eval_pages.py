@@ -9,11 +9,10 @@ import pytest
 
 pytest.importorskip("reportlab")
 
-from pdf_samples import body, lines_of, write_pdf  # noqa: E402
-
 from kb_search.config import load_config  # noqa: E402
 from kb_search.knowledge_base import KnowledgeBase  # noqa: E402
 from kb_testing import HashEmbedder  # noqa: E402
+from pdf_samples import body, lines_of, write_pdf  # noqa: E402
 
 PAGES = [
     "orchards apples pruning winter grafting rootstock " * 12,

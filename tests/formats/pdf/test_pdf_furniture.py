@@ -8,10 +8,9 @@ import pytest
 
 pytest.importorskip("reportlab")
 
-from pdf_samples import body, lines_of, words, write_pdf  # noqa: E402
-
 from kb_search.formats.pdf import parse_pdf  # noqa: E402
 from kb_search.parsed import ChunkSettings  # noqa: E402
+from pdf_samples import body, lines_of, words, write_pdf  # noqa: E402
 
 SETTINGS = ChunkSettings()
 SECTIONS = ["2.1. SPACING COMMANDS", "2.2. MATH FONTS", "3. TABLES AND ARRAYS"]

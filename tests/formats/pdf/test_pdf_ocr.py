@@ -7,7 +7,6 @@ import pytest
 pytest.importorskip("reportlab")
 Image = pytest.importorskip("PIL.Image")
 
-from pdf_samples import HEIGHT, WIDTH, body, lines_of, words  # noqa: E402
 from PIL import ImageDraw, ImageFont  # noqa: E402
 from reportlab.lib.pagesizes import A4  # noqa: E402
 from reportlab.lib.utils import ImageReader  # noqa: E402
@@ -16,6 +15,7 @@ from reportlab.pdfgen.canvas import Canvas  # noqa: E402
 from kb_search.formats import ocr  # noqa: E402
 from kb_search.formats.pdf import parse_pdf  # noqa: E402
 from kb_search.parsed import ChunkSettings, IngestError  # noqa: E402
+from pdf_samples import HEIGHT, WIDTH, body, lines_of, words  # noqa: E402
 
 SETTINGS = ChunkSettings()
 SCANNED_LINES = ["Quarterly invoice summary", "Payment received in March"]

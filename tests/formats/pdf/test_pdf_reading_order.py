@@ -12,11 +12,11 @@ import pytest
 
 pytest.importorskip("reportlab")
 
-from pdf_samples import HEIGHT, write_pdf  # noqa: E402
 from reportlab.pdfgen.canvas import Canvas  # noqa: E402
 
 from kb_search.formats.pdf import parse_pdf  # noqa: E402
 from kb_search.parsed import ChunkSettings  # noqa: E402
+from pdf_samples import HEIGHT, write_pdf  # noqa: E402
 
 SETTINGS = ChunkSettings()
 PITCH = 11.0

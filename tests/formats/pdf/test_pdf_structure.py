@@ -12,13 +12,13 @@ import pytest
 
 pytest.importorskip("reportlab")
 
-from pdf_samples import HEIGHT, PageSpec, body, lines_of, words, write_pdf  # noqa: E402
 from reportlab.pdfgen.canvas import Canvas  # noqa: E402
 
 from kb_search.formats.pdf import parse_pdf  # noqa: E402
 from kb_search.formats.pdf_layout import Line  # noqa: E402
 from kb_search.formats.pdf_structure import heading_level  # noqa: E402
 from kb_search.parsed import ChunkSettings  # noqa: E402
+from pdf_samples import HEIGHT, PageSpec, body, lines_of, words, write_pdf  # noqa: E402
 
 SETTINGS = ChunkSettings(max_tokens=200, min_tokens=40)
 TITLE = "Layout Analysis for Historical Newspapers"
