@@ -34,6 +34,7 @@ import httpx2 as httpx
 
 from kb_search.config import load_config
 from kb_search.knowledge_base import KnowledgeBase
+from kb_search.profile import Profile
 
 SERVER = Path(__file__).resolve().parents[1] / "tests" / "model_server.py"
 KINDS = ("good", "offtopic", "oneword", "oneword-off", "repeat")
@@ -115,7 +116,7 @@ def run_set(questions_path: Path, kb_dir: Path, only: str | None, kinds: list[st
             "KB_LLM_ENDPOINT": f"{server.url}/v1",
             "HOME": str(work),
         }
-        with KnowledgeBase(load_config(env=env), long_lived=True) as kb:
+        with KnowledgeBase(load_config(env=env), profile=Profile.SERVE) as kb:
             report = kb.eval(subset, ["hybrid"])
         if "hybrid" not in out:
             out["hybrid"] = row(report, "hybrid")
@@ -134,7 +135,7 @@ def also_row(questions: list[dict], kind: str, kb_dir: Path, work: Path, subset:
     ]
     subset.write_text("".join(json.dumps(q) + "\n" for q in scripted_as_variants), "utf-8")
     env = {"KB_DATA_DIR": str(kb_dir), "HOME": str(work)}
-    with KnowledgeBase(load_config(env=env), long_lived=True) as kb:
+    with KnowledgeBase(load_config(env=env), profile=Profile.SERVE) as kb:
         report = kb.eval(subset, ["hybrid"])
     return row(report, "hybrid+variants")
 
