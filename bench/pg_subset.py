@@ -16,8 +16,9 @@ QUESTIONS = Path(__file__).resolve().parents[1] / "eval" / "questions" / "pg-qa.
 OTHERS = 300
 
 
-def main() -> None:
-    source, target = Path(sys.argv[1]), Path(sys.argv[2]) / "html"
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    source, target = Path(args[0]), Path(args[1]) / "html"
     cited = set()
     for line in QUESTIONS.read_text(encoding="utf-8").splitlines():
         cited.update(entry.split("/", 1)[1] for entry in json.loads(line)["relevant"])
