@@ -22,8 +22,10 @@ import socket
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
+
+from json_handler import JsonHandler
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "embedding"))
 
@@ -85,22 +87,8 @@ def pieces(text: str) -> list[str]:
     ]
 
 
-class Handler(BaseHTTPRequestHandler):
+class Handler(JsonHandler):
     state: State
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args) -> None:  # quiet
-        pass
-
-    def _json(self, status: int, payload: object, headers: dict | None = None) -> None:
-        body = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        for key, value in (headers or {}).items():
-            self.send_header(key, value)
-        self.end_headers()
-        self.wfile.write(body)
 
     def _chunk(self, data: bytes) -> None:
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
