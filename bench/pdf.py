@@ -52,7 +52,7 @@ def title_flag(title: str) -> str:
 
 def worker(path: str, ocr: str) -> None:
     """Parse one file and print one JSON line describing the outcome."""
-    from kb_search.formats.pdf import parse_pdf
+    from kb_search.formats.pdf.parse import parse_pdf
     from kb_search.parsed import ChunkSettings, IngestError
 
     started = time.perf_counter()

@@ -49,7 +49,7 @@ def raw_edge_texts(path: Path) -> set[str]:
     decks (landscape pages) have none: a frame title repeats atop its overlays by design."""
     import pypdfium2 as pdfium
 
-    from kb_search.formats.pdf_layout import page_fragments
+    from kb_search.formats.pdf.layout import page_fragments
 
     counts: Counter[str] = Counter()
     body: set[str] = set()
@@ -78,8 +78,8 @@ def _mask(text: str) -> str:
 
 
 def count(paths: list[Path]) -> dict:
-    from kb_search.formats import ocr
-    from kb_search.formats.pdf import parse_pdf
+    from kb_search.formats.pdf import ocr
+    from kb_search.formats.pdf.parse import parse_pdf
     from kb_search.parsed import ChunkSettings, IngestError
 
     ocr.get_engine = lambda: None  # pages kb would OCR are reported, not read

@@ -66,15 +66,15 @@ def kb_text(path: Path, page: int) -> str:
     """kb's layout of one page: its lines in reading order (what chunking reads)."""
     import pypdfium2 as pdfium
 
-    from kb_search.formats.pdf_layout import page_fragments
+    from kb_search.formats.pdf.layout import page_fragments
 
     try:
-        from kb_search.formats.pdf_reading_order import layout
+        from kb_search.formats.pdf.reading_order import layout
     except ImportError:  # kb before the reading order had its own module
-        from kb_search.formats.pdf_layout import layout
+        from kb_search.formats.pdf.layout import layout
 
     try:
-        from kb_search.formats.pdf_furniture import drop_line_numbers
+        from kb_search.formats.pdf.furniture import drop_line_numbers
     except ImportError:  # kb before line numbers were dropped
 
         def drop_line_numbers(frags: list) -> list:

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-import kb_search.formats.pdf as pdf_module
+import kb_search.formats.pdf.parse as pdf_module
 from kb_search.chunking.tokens import count_tokens
 from kb_search.ingest import SUPPORTED_EXTENSIONS, detect_type
 from kb_search.ingest.parse import parse_file

@@ -43,9 +43,9 @@ SCREEN = 400  # characters per screening input
 SCREEN_BUDGET_S = 0.05  # a screening input this slow is already a worst case
 
 # Known slow patterns, each with why it is kept for now: file:line -> why.
-_PDF = "formats/pdf_front.py AFFILIATION_RE: one anchored backtrack per line, near 1 s under load"
+_PDF = "formats/pdf/front.py AFFILIATION_RE: one anchored backtrack per line, near 1 s under load"
 ELSEWHERE: dict[str, str] = {
-    "formats/pdf_front.py:21": _PDF,
+    "formats/pdf/front.py:21": _PDF,
 }
 
 # file -> the most characters its patterns are ever run on (the caller cuts its input).

@@ -68,7 +68,7 @@ PARSERS: Registry[Parser] = Registry(
         "delimited": "kb_search.formats.delimited:parse_delimited_source",
         "python": "kb_search.formats.code.python:parse_python_source",
         "code": "kb_search.formats.code.parse:parse_code_source",
-        "pdf": "kb_search.formats.pdf:parse_pdf_source",
+        "pdf": "kb_search.formats.pdf.parse:parse_pdf_source",
         "html": "kb_search.formats.html:parse_html_source",
         "office": "kb_search.formats.docling:parse_office_source",
         "json": "kb_search.formats.config_files:parse_json_source",

@@ -41,7 +41,7 @@ def outcome_fingerprint(options: AddOptions) -> str:
     """What else decides whether a file fails: a new kb, another size cap, OCR setting or OCR
     engine (one installed since) retries the files that failed under the old ones."""
     from kb_search import __version__
-    from kb_search.formats.ocr import engine_installed
+    from kb_search.formats.pdf.ocr import engine_installed
 
     cap = options.max_file_bytes
     ocr = f"{options.ocr}+{engine_installed() or 'no-engine'}"

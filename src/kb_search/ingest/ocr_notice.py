@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
-from kb_search.formats import ocr
+from kb_search.formats.pdf import ocr
 from kb_search.store.inventory import metadata_with
 from kb_search.store.skipped import failure_reasons
 from kb_search.text import OCR_NOTE_PREFIX as NOTE_PREFIX

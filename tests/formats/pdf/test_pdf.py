@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("reportlab")
 
-from kb_search.formats.pdf import parse_pdf  # noqa: E402
+from kb_search.formats.pdf.parse import parse_pdf  # noqa: E402
 from kb_search.parsed import ChunkSettings, IngestError  # noqa: E402
 from pdf_samples import HEIGHT, body, lines_of, words, write_pdf  # noqa: E402
 

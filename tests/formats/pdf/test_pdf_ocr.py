@@ -12,8 +12,8 @@ from reportlab.lib.pagesizes import A4  # noqa: E402
 from reportlab.lib.utils import ImageReader  # noqa: E402
 from reportlab.pdfgen.canvas import Canvas  # noqa: E402
 
-from kb_search.formats import ocr  # noqa: E402
-from kb_search.formats.pdf import parse_pdf  # noqa: E402
+from kb_search.formats.pdf import ocr  # noqa: E402
+from kb_search.formats.pdf.parse import parse_pdf  # noqa: E402
 from kb_search.parsed import ChunkSettings, IngestError  # noqa: E402
 from pdf_samples import HEIGHT, WIDTH, body, lines_of, words  # noqa: E402
 

@@ -12,7 +12,7 @@ pytest.importorskip("PIL")
 
 from test_pdf_ocr import write_scanned  # noqa: E402
 
-from kb_search.formats import ocr  # noqa: E402
+from kb_search.formats.pdf import ocr  # noqa: E402
 from kb_search.ingest.ocr_notice import NOTE_PREFIX  # noqa: E402
 from pdf_samples import body, lines_of, words, write_pdf  # noqa: E402
 

@@ -14,7 +14,7 @@ pytest.importorskip("reportlab")
 
 from reportlab.pdfgen.canvas import Canvas  # noqa: E402
 
-from kb_search.formats.pdf import parse_pdf  # noqa: E402
+from kb_search.formats.pdf.parse import parse_pdf  # noqa: E402
 from kb_search.parsed import ChunkSettings  # noqa: E402
 from pdf_samples import HEIGHT, write_pdf  # noqa: E402
 
@@ -253,6 +253,6 @@ def test_title_field_loses_its_footnote_mark(tmp_path: Path) -> None:
 
 
 def test_unmapped_glyphs_become_nothing() -> None:
-    from kb_search.formats.pdf_layout import _char
+    from kb_search.formats.pdf.layout import _char
 
     assert [_char(c) for c in (0x01, 0x1F, 0xFFFD, 0xE000, 0x41, 2)] == ["", "", "", "", "A", "-"]

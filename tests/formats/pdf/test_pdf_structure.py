@@ -14,9 +14,9 @@ pytest.importorskip("reportlab")
 
 from reportlab.pdfgen.canvas import Canvas  # noqa: E402
 
-from kb_search.formats.pdf import parse_pdf  # noqa: E402
-from kb_search.formats.pdf_layout import Line  # noqa: E402
-from kb_search.formats.pdf_structure import heading_level  # noqa: E402
+from kb_search.formats.pdf.layout import Line  # noqa: E402
+from kb_search.formats.pdf.parse import parse_pdf  # noqa: E402
+from kb_search.formats.pdf.structure import heading_level  # noqa: E402
 from kb_search.parsed import ChunkSettings  # noqa: E402
 from pdf_samples import HEIGHT, PageSpec, body, lines_of, words, write_pdf  # noqa: E402
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import statistics
 
-from kb_search.formats.pdf_layout import Line, Page
+from kb_search.formats.pdf.layout import Line, Page
 
 LANDSCAPE = 1.2  # width / height of a slide (4:3 is 1.33, 16:9 is 1.78)
 MAX_WIDTH = 1000.0  # points: wider pages are drawings or posters

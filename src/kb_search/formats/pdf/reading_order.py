@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import statistics
 
-from kb_search.formats.pdf_layout import TABLE_CELLS, Frag, Line
+from kb_search.formats.pdf.layout import TABLE_CELLS, Frag, Line
 
 MAX_DEPTH = 3  # columns within columns: up to four columns on a page
 MIN_BAND_ROWS = 3  # rows that share a gutter before they count as columns

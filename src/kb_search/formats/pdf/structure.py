@@ -17,11 +17,11 @@ from pathlib import Path
 from kb_search.chunking.segment import Cut
 from kb_search.chunking.tokens import TokenCounter
 from kb_search.chunking.units import Passage, chunk_passages
-from kb_search.formats import pdf_front as front
-from kb_search.formats.pdf_furniture import PAGE_NUMBER_RE
-from kb_search.formats.pdf_layout import TABLE_CELLS, Line, Page
-from kb_search.formats.pdf_outline import Entry, apply_outline
-from kb_search.formats.pdf_slides import mark_frame_titles
+from kb_search.formats.pdf import front as front
+from kb_search.formats.pdf.furniture import PAGE_NUMBER_RE
+from kb_search.formats.pdf.layout import TABLE_CELLS, Line, Page
+from kb_search.formats.pdf.outline import Entry, apply_outline
+from kb_search.formats.pdf.slides import mark_frame_titles
 from kb_search.parsed import ChunkSettings
 
 HYPHENS = "-\u00ad\u2010\u2011"

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import pypdfium2 as pdfium
 
-from kb_search.formats.pdf_layout import TABLE_CELLS, Page
+from kb_search.formats.pdf.layout import TABLE_CELLS, Page
 
 MAX_ENTRIES = 5000
 MIN_ENTRIES = 3

@@ -1,10 +1,10 @@
 """PDF ingestion over the pypdfium2 text layer: layout-aware, page-aware chunks, no ML.
 
 This module opens the file, reads its metadata, extracts each page and hands pages without a
-usable text layer to OCR. ``pdf_layout`` turns a page's characters into fragments,
-``pdf_furniture`` drops line numbers and running heads, ``pdf_reading_order`` makes lines in
-reading order, ``pdf_outline`` reads the bookmarks;
-``pdf_structure`` turns those lines into a title, headings, paragraphs and chunks.
+usable text layer to OCR. ``layout`` turns a page's characters into fragments,
+``furniture`` drops line numbers and running heads, ``reading_order`` makes lines in
+reading order, ``outline`` reads the bookmarks;
+``structure`` turns those lines into a title, headings, paragraphs and chunks.
 """
 
 from __future__ import annotations
@@ -16,13 +16,11 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from kb_search.chunking.tokens import TokenCounter, count_tokens
-from kb_search.formats import ocr as ocr_mod
-from kb_search.formats import pdf_furniture as furniture
-from kb_search.formats import pdf_slides as slides
-from kb_search.formats import pdf_structure as structure
-from kb_search.formats.pdf_layout import Frag, Page, page_fragments
-from kb_search.formats.pdf_outline import read_outline
-from kb_search.formats.pdf_reading_order import layout
+from kb_search.formats.pdf import furniture, slides, structure
+from kb_search.formats.pdf import ocr as ocr_mod
+from kb_search.formats.pdf.layout import Frag, Page, page_fragments
+from kb_search.formats.pdf.outline import read_outline
+from kb_search.formats.pdf.reading_order import layout
 from kb_search.formats.reader import open_user_file, read_user_file
 from kb_search.formats.registry import Source
 from kb_search.parsed import ChunkSettings, IngestError, ParsedDocument

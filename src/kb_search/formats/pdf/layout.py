@@ -2,8 +2,8 @@
 page types the PDF reader passes along.
 
 Characters on one baseline become fragments (bold, rotated text kept apart; glyphs without a
-Unicode mapping dropped). ``pdf_reading_order`` turns fragments into lines in reading order;
-what the lines mean (headings, paragraphs) is ``pdf_structure``'s.
+Unicode mapping dropped). ``reading_order`` turns fragments into lines in reading order;
+what the lines mean (headings, paragraphs) is ``structure``'s.
 """
 
 from __future__ import annotations
