@@ -77,3 +77,37 @@ def test_rst_sections_give_heading_chains():
         ("Title > Usage > Details", 12),
         ("Title > Other", 17),
     ]
+
+
+PKG_INFO = """Metadata-Version: 2.4
+Name: click
+Version: 8.5.1
+Summary: Composable command line interface toolkit
+Maintainer-email: Pallets <contact@palletsprojects.com>
+Classifier: Development Status :: 5 - Production/Stable
+ continued on a folded line
+
+# $ click_
+
+Click is a Python package for creating beautiful command line interfaces.
+"""
+
+
+def test_package_metadata_is_titled_by_the_package_and_its_summary():
+    doc = parse_text(PKG_INFO, Path("/x/click-8.5.1/PKG-INFO"), ChunkSettings())
+    assert doc.title == "click 8.5.1: Composable command line interface toolkit"
+    control = "Package: hello\nVersion: 2.10-3\nArchitecture: amd64\nDescription: GNU hello\n"
+    assert parse_text(control, Path("control"), ChunkSettings()).title == "hello 2.10-3: GNU hello"
+    r_description = "Package: zoo\nTitle: S3 Infrastructure for Time Series\nLicense: GPL-2\n"
+    assert parse_text(r_description, Path("DESCRIPTION"), ChunkSettings()).title == (
+        "zoo: S3 Infrastructure for Time Series"
+    )
+
+
+def test_text_that_only_opens_like_headers_keeps_its_first_line_title():
+    for text in (
+        "Note: the meeting moved\nName: Ann\n\nSee you there.\n",  # no summary
+        "Name: x\nSummary: y\nthis line is prose, not a header\n",  # not a header block
+        "Name: x\nSummary: y\n\nbody\n",  # two fields: too little to be package metadata
+    ):
+        assert parse_text(text, Path("notes"), ChunkSettings()).title == text.split("\n")[0]

@@ -64,7 +64,39 @@ def _rst_headings(lines: list[str]) -> list[tuple[int, tuple[str, str], int]]:
     return found
 
 
+# Package metadata (PKG-INFO and METADATA of Python packages, Debian control files, R
+# DESCRIPTION files): RFC 822 header lines, named by the package and what it is for.
+_FIELD = re.compile(r"([A-Za-z][A-Za-z0-9-]*):[ \t]*(.*)")
+_NAME_FIELDS = ("name", "package", "source")
+_SUMMARY_FIELDS = ("summary", "title", "description")
+MAX_HEADER_LINES = 200
+
+
+def _metadata_title(lines: list[str]) -> str | None:
+    """"click 8.5.1: Composable command line interface toolkit" for a file that opens with
+    header lines naming a package and what it is for; None for any other text."""
+    fields: dict[str, str] = {}
+    for line in lines[:MAX_HEADER_LINES]:
+        if not line.strip():
+            break
+        if line[:1] in " \t":
+            continue  # a folded field's continuation
+        match = _FIELD.fullmatch(line.rstrip())
+        if match is None:
+            return None
+        fields.setdefault(match.group(1).lower(), match.group(2).strip())
+    name = next((fields[key] for key in _NAME_FIELDS if fields.get(key)), "")
+    summary = next((fields[key] for key in _SUMMARY_FIELDS if fields.get(key)), "")
+    if not name or not summary or len(fields) < 3:
+        return None
+    version = fields.get("version", "")
+    title = f"{name} {version}".strip() + f": {summary}"
+    return title[:MAX_TITLE_CHARS].rstrip()
+
+
 def _text_title(lines: list[str], path: Path) -> str:
+    if title := _metadata_title(lines):
+        return title
     for line in lines:
         stripped = line.strip()
         if not stripped or _RST_ADORNMENT.match(stripped):

@@ -118,7 +118,13 @@ def failed_part(failed: list[Failure], show: Callable[[str], str]) -> str:
     return f"{len(failed)} failed (first: {show(first.path)}: {first.reason})"
 
 
-_MANY = {"minified": "minified", "search index": "search indexes"}
+# Reasons whose plural is not noun + "s" (a file's reason to be left out, in a count).
+_MANY = {
+    "minified": "minified",
+    "search index": "search indexes",
+    "ignored": "ignored",
+    "unsupported": "unsupported",
+}
 
 
 def generated_parts(left_out: dict[str, int]) -> list[str]:
@@ -131,6 +137,20 @@ def generated_parts(left_out: dict[str, int]) -> list[str]:
     return [
         f"{plural(total, 'generated file')} left out: {counts}"
         " (--include-generated indexes them)"
+    ]
+
+
+def excluded_parts(excluded: dict[str, int]) -> list[str]:
+    """"3 documents left the index, their files left out now: 2 ignored, 1 minified"."""
+    total = sum(excluded.values())
+    if not total:
+        return []
+    reasons = sorted(excluded.items(), key=lambda item: (-item[1], item[0]))
+    counts = ", ".join(plural(count, reason, _MANY.get(reason)) for reason, count in reasons)
+    generated = any(reason not in ("ignored", "unsupported") for reason in excluded)
+    hint = " (--include-generated keeps generated files)" if generated else ""
+    return [
+        f"{plural(total, 'document')} left the index, their files left out now: {counts}{hint}"
     ]
 
 
