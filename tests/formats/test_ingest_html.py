@@ -215,3 +215,17 @@ def test_pdf_path_report_names_the_active_path(monkeypatch, tmp_path):
     report = pdf_path_report()
     assert report.startswith("pypdfium2 text layer")
     assert "Docling not used" in report
+
+
+def test_carriage_return_entities_of_a_docbook_page_keep_its_sections():
+    """DocBook's HTML writes `&#13;` before paragraphs and listings (the shared-mime-info
+    spec): a lone CR must not shift Markdown's line map (it was an IndexError, a failed file)."""
+    sections = "".join(
+        f"<h2>2.{i}. Part {i}</h2><p>&#13;Here is part {i} about globs.</p>"
+        f"<pre>&#13;&lt;?xml version=\"1.0\"?&gt;\n&lt;mime-info/&gt;</pre>"
+        for i in range(1, 8)
+    )
+    doc = parse(f"<html><body><h1>2. Unified system</h1>{sections}</body></html>", 40, 5)
+    headings = {c.heading for c in doc.chunks}
+    assert "2. Unified system > 2.7. Part 7" in headings
+    assert all("\r" not in c.text for c in doc.chunks)
