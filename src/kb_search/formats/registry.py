@@ -363,7 +363,10 @@ def format_by_content(head: bytes, text_fallback: bool = False) -> Format | None
     extension = sniff_extension(head)
     if extension:
         return _BY_EXTENSION[extension]
-    if not head.strip() or looks_binary(head):
+    if not head.strip():
+        # an empty `TODO` is an empty text file (counted so), not a file of no known type
+        return _PLAIN_TEXT if text_fallback else None
+    if looks_binary(head):
         return None
     text = decode_bytes(head)
     language = shebang_language(text)
