@@ -111,3 +111,37 @@ def test_text_that_only_opens_like_headers_keeps_its_first_line_title():
         "Name: x\nSummary: y\n\nbody\n",  # two fields: too little to be package metadata
     ):
         assert parse_text(text, Path("notes"), ChunkSettings()).title == text.split("\n")[0]
+
+
+def test_a_note_kept_as_mail_is_titled_by_its_own_heading_not_a_header_field():
+    """git's howto files open with From/Date/Subject/Abstract (or one Content-type) lines."""
+    howto = (
+        "From: Junio C Hamano <gitster@pobox.com>\nDate: Wed, 21 Nov 2007 16:32:55 -0800\n"
+        'Subject: Addendum to "MaintNotes"\nAbstract: Imagine that Git development is racing\n'
+        " along as usual.\nContent-type: text/asciidoc\n\nHow to maintain Git\n"
+        "===================\n\nThe maintainer's job.\n"
+    )
+    assert parse_text(howto, Path("maintain-git.txt"), ChunkSettings()).title == (
+        "How to maintain Git"
+    )
+    daemon = "Content-type: text/asciidoc\n\nHow to use git-daemon\n=====================\n"
+    assert parse_text(daemon, Path("use-git-daemon.txt"), ChunkSettings()).title == (
+        "How to use git-daemon"
+    )
+    # one field of a person's own note is its first line, as before
+    note = "Meeting: Monday\nAttendees: Ann, Bob\n\nWe discussed the roadmap.\n"
+    assert parse_text(note, Path("notes.txt"), ChunkSettings()).title == "Meeting: Monday"
+
+
+def test_rst_directives_and_asciidoc_title_markers_are_not_titles():
+    encoding = ".. module:: itsdangerous.encoding\n\nEncoding Utilities\n==================\n"
+    assert parse_text(encoding, Path("encoding.rst"), ChunkSettings()).title == (
+        "Encoding Utilities"
+    )
+    index = (
+        ".. rst-class:: hide-header\n\n.. image:: logo.png\n    :align: center\n\n"
+        "ItsDangerous\n============\n"
+    )
+    assert parse_text(index, Path("index.rst"), ChunkSettings()).title == "ItsDangerous"
+    trace = "= Trace2 API\n\nThe Trace2 API can be used to print debug information.\n"
+    assert parse_text(trace, Path("api-trace2.txt"), ChunkSettings()).title == "Trace2 API"

@@ -94,14 +94,51 @@ def _metadata_title(lines: list[str]) -> str | None:
     return title[:MAX_TITLE_CHARS].rstrip()
 
 
+# Header fields of a note kept as mail (git's howto files: From, Date, Subject, Abstract...)
+_NOTE_FIELDS = frozenset({
+    "from", "date", "subject", "to", "cc", "message-id", "content-type", "mime-version",
+    "abstract", "author", "reply-to", "in-reply-to",
+})  # fmt: skip
+_ASCIIDOC_TITLE = re.compile(r"={1,5}[ \t]+")
+
+
+def _after_headers(lines: list[str]) -> int:
+    """The line after a mail-like header block that opens the file (two or more fields a
+    mail or a note's header has, or a `Content-type`, then a blank line), or 0: the text's
+    own title follows it."""
+    known = 0
+    for index, line in enumerate(lines[:MAX_HEADER_LINES]):
+        if not line.strip():
+            return index + 1 if known >= 2 else 0
+        if line[:1] in " \t":
+            continue  # a folded field's continuation
+        match = _FIELD.fullmatch(line.rstrip())
+        if match is None:
+            return 0
+        name = match.group(1).lower()
+        known += 2 if name == "content-type" else name in _NOTE_FIELDS
+    return 0
+
+
 def _text_title(lines: list[str], path: Path) -> str:
+    """Package metadata by its name and summary; else the first line of text, past a mail-like
+    header block, RST directives and comments (`.. module:: x` and their indented options),
+    heading adornments, and without AsciiDoc's `= ` title marker."""
     if title := _metadata_title(lines):
         return title
-    for line in lines:
+    in_directive = False
+    for line in lines[_after_headers(lines) :]:
         stripped = line.strip()
+        if stripped.startswith(".. ") or stripped == "..":
+            in_directive = True
+            continue
+        if in_directive and (not stripped or line[:1] in " \t"):
+            continue
+        in_directive = False
         if not stripped or _RST_ADORNMENT.match(stripped):
             continue
-        return stripped if len(stripped) < MAX_TITLE_CHARS else path.stem
+        title = _ASCIIDOC_TITLE.sub("", stripped, count=1) if stripped.startswith("=") else stripped
+        return title if len(title) < MAX_TITLE_CHARS else path.stem
     return path.stem
 
 
