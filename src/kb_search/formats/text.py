@@ -66,7 +66,7 @@ def _rst_headings(lines: list[str]) -> list[tuple[int, tuple[str, str], int]]:
 
 # Package metadata (PKG-INFO and METADATA of Python packages, Debian control files, R
 # DESCRIPTION files): RFC 822 header lines, named by the package and what it is for.
-_FIELD = re.compile(r"([A-Za-z][A-Za-z0-9-]*):[ \t]*(.*)")
+_FIELD = re.compile(r"(?<![A-Za-z0-9-])([A-Za-z][A-Za-z0-9-]*):[ \t]*(.*)")  # linear searched too
 _NAME_FIELDS = ("name", "package", "source")
 _SUMMARY_FIELDS = ("summary", "title", "description")
 MAX_HEADER_LINES = 200
