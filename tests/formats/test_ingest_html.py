@@ -229,3 +229,19 @@ def test_carriage_return_entities_of_a_docbook_page_keep_its_sections():
     headings = {c.heading for c in doc.chunks}
     assert "2. Unified system > 2.7. Part 7" in headings
     assert all("\r" not in c.text for c in doc.chunks)
+
+
+def test_keywords_that_repeat_the_page_title_are_no_tags():
+    """Texinfo's HTML (the diffutils manual) writes each page's title as its keywords: 60 pages
+    made 60 one-page tags, and `--tag` errors listed them."""
+    head = (
+        "<head><title>Brief (Comparing and Merging Files)</title>"
+        '<meta name="keywords" content="Brief (Comparing and Merging Files)"></head>'
+    )
+    doc = parse(f"<html>{head}<body><h1>Brief</h1><p>Summarizing which files differ.</p></body>")
+    assert doc.tags == []
+    other = parse(
+        '<html><head><title>Backups</title><meta name="keywords" content="backups, diff">'
+        "</head><body><p>Keeping copies.</p></body></html>"
+    )
+    assert other.tags == ["diff"]
