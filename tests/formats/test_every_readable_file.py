@@ -219,3 +219,14 @@ def test_an_empty_file_without_an_extension_is_an_empty_text_file(kb, tmp_path):
     assert named.stderr.strip().splitlines()[-1] == (
         "Error: nothing added: 1 empty file (nothing to index)"
     )
+
+
+def test_a_named_hidden_file_or_style_sheet_is_read_as_text(kb, tmp_path):
+    """`kb add .notes site.css`: a file you name is read whenever it is text (the plain-text
+    fallback named a parser the registry did not have: both failed)."""
+    notes = write(tmp_path / "loose" / ".notes", "Ideas for the garden: plant more lavender.\n")
+    style = write(tmp_path / "loose" / "site.css", "body { color: darkolivegreen }\n")
+    summary = kb.json("add", str(notes), str(style))
+    assert (summary["added"], summary["failed"]) == (2, []), summary["failed"]
+    hit = kb.json("search", "lavender", "--mode", "lexical")["results"][0]
+    assert hit["source"]["path"].endswith(".notes")

@@ -225,7 +225,7 @@ for _fmt in FORMATS:
     register(_fmt)
 
 SUPPORTED_EXTENSIONS = frozenset(_BY_EXTENSION)
-_PLAIN_TEXT = _BY_EXTENSION[".txt"]
+PLAIN_TEXT = _BY_EXTENSION[".txt"]
 
 _SHEBANG = re.compile(r"^#!\s*(?:\S*/)?(?:env\s+(?:-\S+\s+)*)?(?P<prog>[\w.+-]+)")
 
@@ -365,7 +365,7 @@ def format_by_content(head: bytes, text_fallback: bool = False) -> Format | None
         return _BY_EXTENSION[extension]
     if not head.strip():
         # an empty `TODO` is an empty text file (counted so), not a file of no known type
-        return _PLAIN_TEXT if text_fallback else None
+        return PLAIN_TEXT if text_fallback else None
     if looks_binary(head):
         return None
     text = decode_bytes(head)
@@ -374,7 +374,7 @@ def format_by_content(head: bytes, text_fallback: bool = False) -> Format | None
         return _BY_LANGUAGE.get(language)
     if not text_fallback:
         return None
-    return _BY_LANGUAGE["bash"] if sniff.defines_shell_functions(text) else _PLAIN_TEXT
+    return _BY_LANGUAGE["bash"] if sniff.defines_shell_functions(text) else PLAIN_TEXT
 
 
 UNSUPPORTED = "unsupported"  # a verdict's reason: binary, or text that is no document

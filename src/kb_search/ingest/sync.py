@@ -364,7 +364,7 @@ def plan(
         elif chunking is not None and row.chunking != chunking:
             # Indexed by an older kb: today's rules decide first (a named file, under no
             # root, was read by the user's choice and stays).
-            verdict = classify(item.path, include_generated or key in result.outside)
+            verdict = classify(item.path, include_generated, named=key in result.outside)
             if verdict.left_out is not None:
                 todo.excluded[key] = verdict.left_out
             else:

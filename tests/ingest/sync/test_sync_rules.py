@@ -82,11 +82,13 @@ def test_a_named_file_outside_every_folder_stays_when_an_older_kb_indexed_it(
     bundle = tmp_path / "loose" / "vendor.min.js"
     bundle.parent.mkdir()
     bundle.write_text(BUNDLE)
-    kb.json("add", str(bundle))
+    hidden = bundle.parent / ".notes"  # a hidden file is read when named, too
+    hidden.write_text("Ideas for the garden: plant more lavender.\n")
+    kb.json("add", str(bundle), str(hidden))
     chunked_by_an_older_kb(environment)
     summary = kb.json("sync")
-    assert summary["excluded"] == {} and summary["rechunked"] == 1
-    assert paths(kb) == ["vendor.min.js"]
+    assert summary["excluded"] == {} and summary["rechunked"] == 2, summary["summary"]
+    assert paths(kb) == [".notes", "vendor.min.js"]
 
 
 def test_a_file_ignored_now_leaves_the_index_counted_as_ignored_not_deleted(kb, tmp_path):
