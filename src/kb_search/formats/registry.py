@@ -354,7 +354,12 @@ def _unknown_format(
     if sniff.not_a_document(path) and not named:
         return None
     # a settings dotfile in a folder is read only when its content announces a format
-    return format_by_content(head_of(path), text_fallback=named or kind != "hidden")
+    text_fallback = named or kind != "hidden"
+    head = head_of(path)
+    if not head.strip() and text_fallback and _extension_says_nothing(path):
+        # an empty `TODO` is an empty text file (counted so), not a file of no known type
+        return PLAIN_TEXT if path.is_file() else None
+    return format_by_content(head, text_fallback)
 
 
 def format_by_content(head: bytes, text_fallback: bool = False) -> Format | None:
@@ -363,10 +368,7 @@ def format_by_content(head: bytes, text_fallback: bool = False) -> Format | None
     extension = sniff_extension(head)
     if extension:
         return _BY_EXTENSION[extension]
-    if not head.strip():
-        # an empty `TODO` is an empty text file (counted so), not a file of no known type
-        return PLAIN_TEXT if text_fallback else None
-    if looks_binary(head):
+    if not head.strip() or looks_binary(head):
         return None
     text = decode_bytes(head)
     language = shebang_language(text)
