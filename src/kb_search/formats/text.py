@@ -91,7 +91,9 @@ def _metadata_title(lines: list[str]) -> str | None:
         return None
     version = fields.get("version", "")
     title = f"{name} {version}".strip() + f": {summary}"
-    return title[:MAX_TITLE_CHARS].rstrip()
+    if len(title) <= MAX_TITLE_CHARS:
+        return title
+    return title[: MAX_TITLE_CHARS - 1].rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
 
 
 # Header fields of a note kept as mail (git's howto files: From, Date, Subject, Abstract...)
