@@ -97,7 +97,7 @@ def add(
             include_generated=include_generated,
         )
     _report(app, summary, fmt)
-    if reason := summary.nothing_added():
+    if reason := summary.nothing_added(app.show_path):
         raise UserError(reason)
 
 
