@@ -1,50 +1,120 @@
 """The model an ingest or a reindex writes vectors with: loaded only when a chunk must be
-embedded, and for the Ray executor shipped to the cluster's actors instead of loaded here."""
+embedded (`LazyVectors`), its tokenizer found without loading it where it is provisioned,
+and for a remote executor (Ray) shipped to the cluster's actors instead of loaded here.
+`loaded.Models` calls these; ingest receives what they return."""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kb_search.errors import ModelUnavailable, UserInputError
+from kb_search.executor_choice import ExecutorChoice
+from kb_search.models.embedders import provisioned_info, provisioned_tokenizer, tokenizer_path
+from kb_search.parsed import ParsedDocument
 from kb_search.store.db import Connection
-from kb_search.vectors.model import (
-    bind,
-    provisioned_info,
-    provisioned_tokenizer,
-    tokenizer_path,
-)
+from kb_search.store.vectors import missing_chunk_ids, table_exists, table_for
+from kb_search.vectors.binding import bind
 
 if TYPE_CHECKING:
-    from kb_search.ingest.batch_writer import LazyVectors
-    from kb_search.ingest.executor import AddOptions, Executor
-    from kb_search.vectors.loaded import LoadedModels
+    from kb_search.ingest.executor import AddOptions, Executor, VectorSource
+    from kb_search.models.loaded import Models
     from kb_search.vectors.writer import ChunkEmbedder
 
 
-def lazy_vectors(models: LoadedModels, conn: Connection, options: AddOptions) -> LazyVectors:
-    """What new chunks are embedded with, loaded only when a chunk must be embedded. The
-    model's tokenizer (it sizes chunks, and unchanged files are recognised by it) is found
-    without loading the model when the model is already provisioned; it goes in `options`."""
-    from kb_search.ingest.batch_writer import LazyVectors
+@dataclass(frozen=True)
+class Writing:
+    """What an ingest needs of the model: the vectors it writes with (loaded on first need)
+    and the tokenizer.json that sizes chunks (None: the chunker's estimate)."""
 
+    vectors: LazyVectors
+    tokenizer_path: str | None
+
+
+class LazyVectors:
+    """A VectorSource whose model is loaded on first need: a run with nothing to embed (a
+    no-op `kb add` or `kb sync`, files that failed before) never loads it. The vector table
+    of `model` (the writing model), once it exists, gives vectors of identical texts without
+    loading the model."""
+
+    def __init__(self, make: Callable[[], VectorSource | None], model: str | None = None):
+        self._make = make
+        self._source: VectorSource | None = None
+        self.model = model
+        self.loaded = False
+
+    def _table(self, conn: Connection) -> str | None:
+        table = table_for(conn, self.model) if self.model else None
+        return table.name if table and table_exists(conn, table) else None
+
+    @property
+    def model_loaded(self) -> bool:
+        """Whether a model was actually loaded (not only tried)."""
+        return self._source is not None
+
+    def load(self) -> VectorSource | None:
+        if not self.loaded:
+            self.loaded = True
+            self._source = self._make()
+        return self._source
+
+    def stored_for(
+        self, conn: Connection, docs: list[ParsedDocument]
+    ) -> list[dict[str, list[bytes | None]]]:
+        if self._source is not None:
+            return self._source.stored_for(conn, docs)
+        from kb_search.vectors.writer import stored_vectors
+
+        return stored_vectors(conn, self._table(conn), docs)
+
+    def pending(self, conn: Connection) -> int:
+        """Chunks without a vector of the writing model (all of them while it has no table)."""
+        if self.loaded:
+            return 0 if self._source is None else self._source.pending(conn)
+        table = self._table(conn)
+        if table is None:
+            from kb_search.store.inventory import chunk_count
+
+            return chunk_count(conn)
+        return len(missing_chunk_ids(conn, table))
+
+    def fill(
+        self,
+        conn: Connection,
+        on_more: Callable[[int], None] | None = None,
+        on_embedded: Callable[[int], None] | None = None,
+        limit: int | None = None,
+    ) -> int:
+        if self.pending(conn) == 0:
+            return 0
+        source = self.load()
+        return 0 if source is None else source.fill(conn, on_more, on_embedded, limit)
+
+
+def for_writing(models: Models, conn: Connection) -> Writing:
+    """The writing model of the DB on `conn` and its tokenizer, found without loading the
+    model when it is already provisioned (unchanged files are recognised by their chunks'
+    sizes); a model not provisioned yet (or none at all) is loaded now to find out."""
     name = models.writing_name(conn)
     if injected := models.injected_named(name):
-        known, options.tokenizer_path = True, tokenizer_path(injected)
+        known, path = True, tokenizer_path(injected)
     else:
-        known, options.tokenizer_path = provisioned_tokenizer(models.config, name)
-    lazy = LazyVectors(lambda: _writing_vectors(models, conn, options), name)
+        known, path = provisioned_tokenizer(models.config, name)
+    loaded: list[str | None] = []
+    lazy = LazyVectors(lambda: _writing_vectors(models, conn, loaded.append), name)
     if not known:
-        lazy.load()  # not provisioned yet (or no model at all): find out now
-    return lazy
+        lazy.load()
+        path = loaded[0] if loaded else None
+    return Writing(lazy, path)
 
 
 def _writing_vectors(
-    models: LoadedModels, conn: Connection, options: AddOptions
+    models: Models, conn: Connection, tokenizer: Callable[[str | None], None]
 ) -> ChunkEmbedder | None:
     """What new chunks are embedded with, or None (with a warning) when no model can be had:
-    the ingest then goes on for lexical search."""
+    the ingest then goes on for lexical search. `tokenizer` gets the loaded model's."""
     from kb_search.vectors.writer import ChunkEmbedder
 
     try:
@@ -56,21 +126,21 @@ def _writing_vectors(
         )
         return None
     table = bind(conn, embedder)
-    options.tokenizer_path = tokenizer_path(embedder)
+    tokenizer(tokenizer_path(embedder))
     return ChunkEmbedder(embedder, table.name)
 
 
-def executor_for(models: LoadedModels, conn: Connection, options: AddOptions) -> Executor:
+def executor_for(models: Models, conn: Connection, options: AddOptions) -> Executor:
     """The executor `options.executor` names (ingest.executor.EXECUTORS). A remote one joins
     no cluster, and imports nothing of it, until a file must be parsed."""
     from kb_search.ingest.executor import make_executor
 
     return make_executor(
-        options.executor, conn, options, lambda: _shipped_model(models, conn, options)
+        options.executor.name, conn, options, lambda: _shipped_model(models, conn, options)
     )
 
 
-def _shipped_model(models: LoadedModels, conn: Connection, options: AddOptions) -> Any:
+def _shipped_model(models: Models, conn: Connection, options: AddOptions) -> Any:
     """The writing model for Ray actors (provisioned, not loaded here); without a model file
     (an in-process model, no model at all) only the tokenizer goes, and this process embeds."""
     from kb_search.ingest.ray_executor import ship_model
@@ -87,32 +157,32 @@ def _shipped_model(models: LoadedModels, conn: Connection, options: AddOptions) 
 
 @contextlib.contextmanager
 def reindex_embedder(
-    models: LoadedModels, name: str, executor: str, address: str | None
+    models: Models, name: str, executor: ExecutorChoice
 ) -> Iterator[tuple[Any, int]]:
     """The embedder `kb reindex` uses for model `name` and how many chunks it embeds per
-    commit: on the Ray cluster at `address`, or here."""
+    commit: on the Ray cluster `executor` names, or here."""
     from kb_search.vectors.reindex import BATCH
 
-    if executor != "ray":
+    if executor.name != "ray":
         embedder = models.embedder(name)
         # a remote model: one round of concurrent requests per commit
         yield embedder, getattr(embedder, "round_size", BATCH)
         return
-    with _ray_embedder(models, name, address) as remote:
+    with _ray_embedder(models, name, executor) as remote:
         yield remote, BATCH * 4 * remote.parallel  # several batches for every actor at once
 
 
 @contextlib.contextmanager
-def _ray_embedder(models: LoadedModels, name: str, address: str | None) -> Iterator[Any]:
-    """A RemoteEmbedder on the cluster at `address` (batches embedded by its actors)."""
+def _ray_embedder(models: Models, name: str, executor: ExecutorChoice) -> Iterator[Any]:
+    """A RemoteEmbedder on the cluster `executor` names (batches embedded by its actors)."""
     from kb_search.ingest.ray_executor import Cluster, RemoteEmbedder, ship_model
 
     info = provisioned_info(models.config, name)
     if info is None:
         raise UserInputError(f"{name} is made in this process: reindex without --executor ray")
-    cluster = Cluster(address)
+    cluster = Cluster(executor.option("address"))
     try:
-        stall_s = models.config["ingestion.ray_stall_s"]
+        stall_s = executor.option("stall_s")
         embedder = RemoteEmbedder(cluster, ship_model(info, None), stall_s=stall_s)
         try:
             yield embedder
