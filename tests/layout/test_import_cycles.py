@@ -113,8 +113,8 @@ def test_relative_and_absolute_face_imports_are_both_seen(tmp_path):
     source = tmp_path / "model.py"
     source.write_text("from . import tables\nfrom kb_search.store import db\n")
     modules = {"kb_search.vectors", "kb_search.vectors.tables", "kb_search.store",
-               "kb_search.store.db", "kb_search.models.embedders"}  # fmt: skip
-    assert imported_modules("kb_search.models.embedders", source, modules) == {
+               "kb_search.store.db", "kb_search.vectors.model"}  # fmt: skip
+    assert imported_modules("kb_search.vectors.model", source, modules) == {
         "kb_search.vectors",
         "kb_search.vectors.tables",
         "kb_search.store",
