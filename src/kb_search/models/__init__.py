@@ -2,16 +2,27 @@
 `loaded.Models` and asks it; ingest, search and rerank receive what it returns and load nothing
 themselves.
 
-| model | loaded by (`Models.`) | when | for whom |
-|---|---|---|---|
-| the writing embedding model | `for_writing(conn)` -> `Writing.vectors` (`writing.LazyVectors`) | the first chunk without a stored vector is embedded; at once only when the model is not provisioned yet; never for a no-op `kb add`/`sync` | the ingest writer, `kb watch` between batches |
-| its tokenizer.json | `for_writing(conn)` -> `Writing.tokenizer_path` (from the provisioned files, without loading the model) | before any file is parsed | parser workers (a frozen `AddOptions.tokenizer_path`) |
-| the model shipped to Ray actors | `executor(conn, options)` (`writing._shipped_model`) | the first file a Ray run parses | the cluster's actors (not loaded in this process) |
-| the reindex model | `reindex_embedder(name, executor)` | `kb reindex` | `vectors/reindex.py`, here or on Ray |
-| the query model + vector index | `vector_leg(reader)` | the first vector or hybrid search | search's vector leg |
-| any embedding model by name | `embedder(name)` | `kb init` (binding), `kb doctor`, BEIR eval | the binding, the doctor's check, eval |
-| a reranker | `reranker(name)` (`rerankers.py`) | the first search with `search.reranker` set; doctor; eval | search's rerank stage |
-| the chat model | `chat()` (`chat.py`, an HTTP client) | `kb ask`, `--expand`, eval with `llm.model` | `ask.py`, `search/expand.py` |
+Who loads which model, when, for whom (each a method of `Models`):
+
+- `for_writing(conn)` -> `Writing.vectors` (`writing.LazyVectors`): the writing embedding model
+  (the DB's, else the configured one), loaded when the first chunk without a stored vector is
+  embedded (at once only when the model is not provisioned yet; never for a no-op `kb add` or
+  `kb sync`), for the ingest writer and `kb watch` between its batches.
+- `for_writing(conn)` -> `Writing.tokenizer_path`: that model's tokenizer.json, found in the
+  provisioned files without loading the model, before any file is parsed, for the parser
+  workers (set once on the frozen `AddOptions`).
+- `executor(conn, options)`: the executor the face chose; Ray's is shipped the provisioned
+  model (`writing._shipped_model`) when it parses its first file, for the cluster's actors,
+  which load it there (never in this process).
+- `reindex_embedder(name, executor)`: the model `kb reindex` embeds with, here or on Ray.
+- `vector_leg(reader)`: the query model and the vector index over the DB, opened on the first
+  vector or hybrid search, for search's vector leg.
+- `embedder(name)`: any embedding model by name, for `kb init` (the binding), `kb doctor` and
+  the BEIR eval.
+- `reranker(name)` (`rerankers.py`): the rerank stage, built on the first search with
+  `search.reranker` set (and by `kb doctor`, `kb eval`), for search's rerank stage.
+- `chat()` (`chat.py`, an HTTP client): the chat model, for `kb ask`, `--expand` and eval with
+  `llm.model`.
 
 How long each stays is the KnowledgeBase's `Profile`: SERVE keeps every embedding model once
 loaded (prepacked, warmed up); ONE_SHOT and WARM load fast and keep none but the vector leg of
