@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kb_search.errors import ModelUnavailable, UserInputError
 from kb_search.executor_choice import ExecutorChoice
@@ -19,9 +19,26 @@ from kb_search.store.vectors import missing_chunk_ids, table_exists, table_for
 from kb_search.vectors.binding import bind
 
 if TYPE_CHECKING:
+    from kb_search.config import Config
+    from kb_search.embedding import TextEmbedder
     from kb_search.ingest.executor import AddOptions, Executor, VectorSource
-    from kb_search.models.loaded import Models
     from kb_search.vectors.writer import ChunkEmbedder
+
+
+class Models(Protocol):
+    """What writing needs of `loaded.Models` (which calls these functions with itself)."""
+
+    config: Config
+
+    def warn(self, message: str) -> None: ...
+
+    def writing_name(self, conn: Connection) -> str: ...
+
+    def injected_named(self, name: str) -> TextEmbedder | None: ...
+
+    def writing_embedder(self, conn: Connection) -> TextEmbedder: ...
+
+    def embedder(self, name: str, queries_only: bool = False) -> TextEmbedder: ...
 
 
 @dataclass(frozen=True)
