@@ -1,4 +1,6 @@
-"""Embedding models: provisioning (safetensors -> ONNX, cached) and a torch-free embedder.
+"""How an embedding model runs: provisioning (safetensors -> ONNX, cached), a torch-free
+embedder, a cross-encoder, remote models' clients, and the `TextEmbedder` protocol they share.
+Which model is used, and when it is loaded, is `models/`.
 
 Attributes are imported lazily so `import kb_search.embedding` stays cheap: onnxruntime and
 tokenizers load only when an Embedder is built, onnx only when a model is converted.
