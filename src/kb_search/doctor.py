@@ -245,7 +245,7 @@ def model_checks(conn: Connection, choice: Any, load: Callable[[str], Any]) -> l
     """The model loads and matches the DB. `choice` is the configured ModelChoice,
     `load(name)` loads an embedder."""
     from kb_search.embedding.providers import short_name
-    from kb_search.vectors.model import resolve_db_model
+    from kb_search.models.embedders import resolve_db_model
 
     try:
         name = resolve_db_model(conn, choice)
@@ -287,7 +287,7 @@ def reranker_check(name: str, depth: int, load: Callable[[str], Any]) -> Check:
 def _vectors_in_sync(conn: Connection) -> str:
     from kb_search.store.inventory import chunk_count
     from kb_search.store.vectors import db_model
-    from kb_search.vectors.model import AWAITING, vector_sync_detail
+    from kb_search.vectors.binding import AWAITING, vector_sync_detail
 
     name = db_model(conn)
     if name is None:

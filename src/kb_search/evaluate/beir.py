@@ -265,9 +265,9 @@ def run_eval(
     With an embedder the index also holds its vectors, and the vector leg searches an
     in-memory matrix, as a long-running process would.
     """
+    from kb_search.vectors.binding import bind
     from kb_search.vectors.index import VectorSearch
     from kb_search.vectors.matrix import MatrixIndex
-    from kb_search.vectors.model import bind
     from kb_search.vectors.writer import ChunkEmbedder
 
     dataset = load_dataset(dataset_dir)

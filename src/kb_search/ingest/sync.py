@@ -427,7 +427,7 @@ def sync(
     the changes written first (keyword-searchable), then, with `embed`, every chunk without a
     vector embedded (`kb watch` embeds between its batches instead).
 
-    Pass a `batch_writer.LazyVectors` as `vectors` so that a sync with nothing to embed never
+    Pass a `models.writing.LazyVectors` as `vectors` so that a sync with nothing to embed never
     loads the embedding model.
     """
     started = time.perf_counter()
