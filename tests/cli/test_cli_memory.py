@@ -155,11 +155,12 @@ def test_summary_line_names_the_first_failure_and_unsupported_file(kb, tmp_path,
 @pytest.mark.model
 def test_noop_add_with_the_real_model_does_not_load_it(kb, sample, monkeypatch):
     kb("add", str(sample))
-    import kb_search.models.embedders as model
+    import kb_search.embedding as embedding
 
     def refuse(*args, **kwargs):
         raise AssertionError("the model was loaded for a no-op run")
 
-    monkeypatch.setattr(model, "load_embedder", refuse)
+    # every load ends here (models.embedders imports it at call time)
+    monkeypatch.setattr(embedding, "load_embedder", refuse)
     assert kb.json("add", str(sample))["model_loaded"] is False
     assert kb.json("sync")["model_loaded"] is False
