@@ -51,13 +51,23 @@ FOOTNOTE_MARK_RE = re.compile(
     r"(?<![\s*\u2217\u2020\u2021\u00a7\u00b6])[\s*\u2217\u2020\u2021\u00a7\u00b6]*"
     r"[*\u2217\u2020\u2021\u00a7\u00b6]\s*$"
 )
+# The same marks glued to a word inside a title that goes on ('The dramatist package∗ User Guide').
+INNER_MARK_RE = re.compile(r"(?<=[^\W\d_])[*\u2217\u2020\u2021\u00a7\u00b6]+(?=\s)")
+# A chapter label a title goes on from ('Chapter 1' above 'What is Earth Science?').
+CHAPTER_LABEL_RE = re.compile(r"^(chapter|part|book|lecture|unit)\s+(\d+|[ivxlc]+|[a-z])\.?$", re.I)
+# Words a wrapped title line can end on: the title goes on below ('... for', '... and').
+OPEN_ENDINGS = frozenset({"a", "an", "and", "for", "in", "of", "on", "or", "the", "to", "with"})
 LETTERS_RE = re.compile(r"[^\W\d_]+")
 WORD_RE = re.compile(r"[^\W\d_][\w\-\u2010]*\w|\w+", re.UNICODE)
 MEANINGLESS_TITLE_RE = re.compile(
-    r"^(untitled|title|document\d*|microsoft (word|powerpoint).*"
-    r"|.*\.(docx?|pdf|tex|dvi|rtf|odt|pptx?|xlsx?|indd|exe|e?ps|txt|html?|qxd|wpd))$",
+    r"^(untitled( \w+)?|title|document\d*|microsoft (word|powerpoint).*"
+    r"|.*\.(docx?|pdf|tex|dvi|rtf|od[tpsg]|pptx?|xlsx?|indd|exe|e?ps|txt|html?|qxd|wpd|key"
+    r"|pages|numbers|ai|psd|pub|xps)"
+    r"|powerpoint presentation|presentation\d*)$",
     re.I,
 )
+# An identifier, not a name: one 'word' joined by underscores ('905_Precinct_NoOU').
+IDENTIFIER_TITLE_RE = re.compile(r"^\w+(_\w+)+$")
 
 
 @dataclass
@@ -180,10 +190,17 @@ def _heading_sizes(pages: list[Page], body_size: float) -> list[float]:
     return heads[:4]
 
 
-def choose_title(meta_title: str | None, pages: list[Page], body: float, path: Path) -> str:
+def choose_title(
+    meta_title: str | None,
+    pages: list[Page],
+    body: float,
+    path: Path,
+    outline: list[Entry] | None = None,
+) -> str:
     """The Title field when sane, else the largest lines atop the first page with text that
-    are not authors' e-mails, affiliations, dates, table rows or a generic 'Contents'."""
-    meta_title = FOOTNOTE_MARK_RE.sub("", meta_title or "")
+    are not authors' e-mails, affiliations, dates, table rows, a section heading or a generic
+    'Contents', else the outline's first entry; the file name only when none of these is."""
+    meta_title = _unmarked(meta_title or "")
     if meta_title and _meaningful_title(meta_title, path):
         return meta_title
     first = next((p for p in pages if p.lines), None)
@@ -192,12 +209,32 @@ def choose_title(meta_title: str | None, pages: list[Page], body: float, path: P
         named = [ln for ln in top if _could_name_document(ln)]
         big = [ln for ln in named if body > 0 and ln.size >= 1.15 * body]
         if big:
-            return _title_lines(top, max(big, key=lambda ln: ln.size))
+            # glyph-box sizes are noisy: of the lines set in the largest size, the topmost
+            largest = max(ln.size for ln in big)
+            return _title_lines(top, next(ln for ln in big if ln.size >= 0.92 * largest))
         sizes = _heading_sizes(pages, body)
         for line in named:
             if heading_level(line, body, sizes) is not None:
-                return line.text[:200]
-    return path.stem
+                return _unmarked(line.text)[:200]
+    entry = _outline_title(outline or [])
+    return entry or path.stem
+
+
+def _outline_title(outline: list[Entry]) -> str:
+    """The outline's first top-level entry when it names something: a few words, not a
+    numbered section, not 'Contents' or 'Introduction'."""
+    top = [e for e in outline if e.level == 1]
+    if not top:
+        return ""
+    text = top[0].text
+    if len(text.split()) < 2 or NUMBERED_HEADING_RE.match(text) or front.is_generic_heading(text):
+        return ""
+    return text if _wordy(text) else ""
+
+
+def _unmarked(title: str) -> str:
+    """The title without footnote marks, at its end or inside it."""
+    return INNER_MARK_RE.sub("", FOOTNOTE_MARK_RE.sub("", title)).strip()
 
 
 def _could_name_document(line: Line) -> bool:
@@ -206,22 +243,31 @@ def _could_name_document(line: Line) -> bool:
         len(text) <= 150
         and line.cells < TABLE_CELLS
         and _wordy(text)
+        and re.search(r"[^\W\d_]{3}", text) is not None  # '1st', '~70%' are figures
+        and not NUMBERED_HEADING_RE.match(text)  # '4 Conclusions' heads a section
+        and not PAGE_NUMBER_RE.match(text)
         and not front.is_front_matter(text)
         and not front.is_generic_heading(text)
     )
 
 
 def _title_lines(top: list[Line], largest: Line) -> str:
-    """The largest line on page 1 plus the lines it wraps onto (same block and size, close)."""
-    index = top.index(largest)
+    """The largest line on page 1 plus the lines it wraps onto (same block and size, close;
+    farther when the line above ends on 'for' or is a chapter label)."""
     lines = [largest]
-    for line in top[index + 1 : index + 3]:
+    following = [ln for ln in top[top.index(largest) + 1 :] if ln.block == largest.block]
+    for line in following[:2]:
         prev = lines[-1]
-        same = line.block == prev.block and abs(line.size - prev.size) <= 0.05 * prev.size
-        if not same or line.y0 - prev.y1 > 0.8 * prev.size or not _could_name_document(line):
+        words = prev.text.split()
+        goes_on = words[-1].lower() in OPEN_ENDINGS or CHAPTER_LABEL_RE.match(prev.text)
+        same = abs(line.size - prev.size) <= (0.12 if goes_on else 0.05) * prev.size
+        gap = line.y0 - prev.y1
+        if not same or gap > (3.0 if goes_on else 0.8) * prev.size:
+            break
+        if not _could_name_document(line) and not goes_on:
             break
         lines.append(line)
-    return FOOTNOTE_MARK_RE.sub("", " ".join(ln.text for ln in lines))[:200]
+    return _unmarked(" ".join(ln.text for ln in lines))[:200]
 
 
 def _meaningful_title(title: str, path: Path) -> bool:
@@ -229,7 +275,10 @@ def _meaningful_title(title: str, path: Path) -> bool:
     if len(t) < 3 or not re.search(r"[^\W\d_]{2}", t):
         return False
     return not (
-        MEANINGLESS_TITLE_RE.match(t) or t.lower() == path.stem.lower() or front.is_default_title(t)
+        MEANINGLESS_TITLE_RE.match(t)
+        or IDENTIFIER_TITLE_RE.match(t)
+        or t.lower() == path.stem.lower()
+        or front.is_default_title(t)
     )
 
 
