@@ -31,7 +31,7 @@ from bench.pdf import title_flag
 C0_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 SOUP_RE = re.compile(r"[\ufffd\ue000-\uf8ff]")
 FOOTNOTE_END_RE = re.compile(r"[*\u2217\u2020\u2021]\s*$")
-DOT_LEADER_RE = re.compile(r"\w\s*(\.\s*){3,}\d{1,4}\b")
+DOT_LEADER_RE = re.compile(r"\w\s*((\.\s*){3,}|\u2026\s*)\d{1,4}\b")
 CONTENTS_RE = re.compile(r"^\W*(table of )?contents\W*$", re.I)
 LIGATURES = ("fi", "fl", "ff", "ffi", "ffl")
 LOWER_WORD_RE = re.compile(r"[a-z]+")
@@ -119,11 +119,15 @@ def outline_texts(path: Path) -> set[str]:
 
     doc = pdfium.PdfDocument(str(path))
     try:
-        return {_mask(item.get_title() or "") for item in doc.get_toc(max_depth=8)}
+        return {_letters(item.get_title() or "") for item in doc.get_toc(max_depth=8)}
     except Exception:
         return set()
     finally:
         doc.close()
+
+
+def _letters(text: str) -> str:
+    return "".join(ch for ch in text.lower() if ch.isalpha())
 
 
 def _mask(text: str) -> str:
@@ -158,7 +162,8 @@ def count(paths: list[Path]) -> dict:
         totals["files"] += 1
         totals["pages"] += doc.page_count or 0
         # a heading the outline names is the author's, even where it also runs atop pages
-        heads = raw_edge_texts(path) - outline_texts(path)
+        outline = outline_texts(path)
+        heads = {h for h in raw_edge_texts(path) if _letters(h) not in outline}
         for chunk in doc.chunks:
             totals["chunks"] += 1
             chain = [h.strip() for h in (chunk.heading or "").split(" > ") if h.strip()]

@@ -93,3 +93,45 @@ def test_the_outline_names_a_document_whose_first_page_has_no_title(tmp_path: Pa
         canvas.showPage()
     canvas.save()
     assert parse_pdf(path, SETTINGS).title == "Ipsum labore ut consectetur"
+
+
+def chunks_of(tmp_path: Path, page: PageSpec, title: str | None = None) -> list:
+    return parse_pdf(write_pdf(tmp_path / "doc.pdf", [page], title=title), SETTINGS).chunks
+
+
+def test_the_title_and_the_authors_under_it_head_no_chain(tmp_path: Path) -> None:
+    """The Title field lacks the printed footnote mark; the authors' line is set large."""
+    page: PageSpec = [
+        (72, 80, "Adjusting Margins for Multicolumn Output\u2217", "Times-Roman", 17),
+        (72, 110, "Boris Veytsman", "Times-Roman", 12),
+        (72, 140, "Motivation", "Times-Bold", 13),
+    ]
+    page += body(lines_of(words(120, "intro")), top=160, size=10)
+    chunks = chunks_of(tmp_path, page, title="Adjusting Margins for Multicolumn Output")
+    assert {c.heading for c in chunks if "intro0" in c.text} == {"Motivation"}
+    assert not any("Veytsman" in (c.heading or "") for c in chunks)
+    assert not any("Adjusting" in (c.heading or "") for c in chunks)
+
+
+def test_a_bold_heading_under_the_title_stays_a_heading(tmp_path: Path) -> None:
+    page: PageSpec = [
+        (72, 80, "Search Engine Design Notes", "Helvetica", 20),
+        (72, 120, "Overview", "Helvetica-Bold", 14),
+    ]
+    page += body(lines_of(words(120, "over")), top=140, size=10)
+    assert {c.heading for c in chunks_of(tmp_path, page) if "over0" in c.text} == {"Overview"}
+
+
+def test_contents_entries_are_no_headings_and_lose_their_leaders(tmp_path: Path) -> None:
+    leaders = " ." * 30
+    page: PageSpec = [(72, 80, "Routing Tables in Practice", "Helvetica-Bold", 20)]
+    page.append((72, 120, "Contents", "Helvetica-Bold", 14))
+    for i, name in enumerate(["Package Options", "Sectioning Commands", "Stage directions"]):
+        page.append((72, 140 + 14 * i, f"2.{i + 1} {name}{leaders} {i + 2}", "Helvetica-Bold", 11))
+    page.append((72, 200, "1 Introduction", "Helvetica-Bold", 14))
+    page += body(lines_of(words(120, "intro")), top=220, size=10)
+    chunks = chunks_of(tmp_path, page)
+    toc = next(c for c in chunks if "Package Options" in c.text)
+    assert toc.heading == "Contents"
+    assert "2.1 Package Options \u2026 2" in toc.text and ". . ." not in toc.text
+    assert {c.heading for c in chunks if "intro0" in c.text} == {"1 Introduction"}

@@ -43,6 +43,8 @@ BOX_LABEL_RE = re.compile(
     r"|info|information|see also|nb)\W*$",
     re.I,
 )
+# A table of contents' entry: a title, dot leaders, its page ('2.1 Package Options . . . 2').
+TOC_ENTRY_RE = re.compile(r"[^\W\d_]\s*(\.\s*){3,}\d{1,4}$")
 # A bibliography entry: '[12] A. Author, ...', '[Knu84] Knuth ...'.
 BIBLIOGRAPHY_RE = re.compile(r"^\[\w{1,12}\+?\]\s")
 # A footnote mark after a title ('... in LaTeX ∗', 'A Study†'): the note, not the title's.
@@ -58,6 +60,9 @@ CHAPTER_LABEL_RE = re.compile(r"^(chapter|part|book|lecture|unit)\s+(\d+|[ivxlc]
 # Words a wrapped title line can end on: the title goes on below ('... for', '... and').
 OPEN_ENDINGS = frozenset({"a", "an", "and", "for", "in", "of", "on", "or", "the", "to", "with"})
 LETTERS_RE = re.compile(r"[^\W\d_]+")
+# A table of contents' dot leaders ('Options . . . . . . 4', or one '.' per cell when the dots
+# were read as a table row): a reader sees a gap to the page number, not fifty full stops.
+LEADER_RE = re.compile(r"(?:[ \t]*\|?[ \t]*\.){5,}[ \t]*\|?")
 WORD_RE = re.compile(r"[^\W\d_][\w\-\u2010]*\w|\w+", re.UNICODE)
 MEANINGLESS_TITLE_RE = re.compile(
     r"^(untitled( \w+)?|title|document\d*|microsoft (word|powerpoint).*"
@@ -134,7 +139,7 @@ def heading_level(line: Line, body_size: float, heading_sizes: list[float]) -> i
 def _could_be_heading(text: str, words: list[str]) -> bool:
     if not (1 <= len(words) <= 15 and len(text) <= 120) or text[-1] in ",;" or text.count(",") > 1:
         return False
-    if BOX_LABEL_RE.match(text) or BIBLIOGRAPHY_RE.match(text):
+    if BOX_LABEL_RE.match(text) or BIBLIOGRAPHY_RE.match(text) or TOC_ENTRY_RE.search(text):
         return False
     return _wordy(text) and not PAGE_NUMBER_RE.match(text) and not _reads_like_prose(text)
 
@@ -295,7 +300,8 @@ def paragraphs(
     """The pages' lines as paragraphs with their heading chains: headings from the outline
     when it describes the text, else from fonts and numbering; a slide's frame title heads
     its slide."""
-    if not apply_outline(pages, outline or []):
+    from_outline = apply_outline(pages, outline or [])
+    if not from_outline:
         sizes = _heading_sizes(pages, body_size)
         for page in pages:
             for line in page.lines:
@@ -304,19 +310,29 @@ def paragraphs(
     if slides:
         mark_frame_titles(pages, title)
     vocab, hyphenated = _vocabulary(pages)
+    first_page = next((p.number for p in pages if p.lines), 0)
     paras: list[Para] = []
     stack: list[tuple[int, str]] = []
+    byline = False  # just below the title on page 1: authors, not sections
     for page in pages:
         for group in _group_lines(page.lines):
             first = group[0]
+            if byline and not (first.heading_level is not None and _byline(first)):
+                byline = False
             if first.mono:
                 text = _listing(group)
             elif first.cells >= TABLE_CELLS:
                 text = "\n".join(ln.text for ln in group)
             else:
                 text = _join_lines([ln.text for ln in group], vocab, hyphenated)
+            if not first.mono:
+                text = LEADER_RE.sub(" \u2026 ", text).replace("  ", " ")
             if first.heading_level is not None:
-                if text == title:
+                if page.number == first_page and _part_of_title(text, title):
+                    paras.append(Para(text, page.number, None, _chain(stack)))
+                    byline = not from_outline
+                    continue
+                if byline:
                     paras.append(Para(text, page.number, None, _chain(stack)))
                     continue
                 while stack and stack[-1][0] >= first.heading_level:
@@ -324,6 +340,24 @@ def paragraphs(
                 stack.append((first.heading_level, text[:80]))
             paras.append(Para(text, page.number, first.heading_level, _chain(stack)))
     return paras
+
+
+def _part_of_title(text: str, title: str) -> bool:
+    """The title's own lines on page 1 (marks and all, or one of its wrapped lines): they
+    name the document, not a section, so they head no chain."""
+    key, title_key = _letters_key(_unmarked(text)), _letters_key(title)
+    return key == title_key or (len(key) >= 0.3 * len(title_key) and key in title_key)
+
+
+def _byline(line: Line) -> bool:
+    """A line set large under the title that is no section heading: not bold, not numbered,
+    not 'Abstract' or 'Contents' (the authors' names, a subtitle, a version)."""
+    text = line.text
+    return not (line.bold or NUMBERED_HEADING_RE.match(text) or front.is_generic_heading(text))
+
+
+def _letters_key(text: str) -> str:
+    return "".join(ch for ch in text.lower() if ch.isalnum())
 
 
 def _chain(stack: list[tuple[int, str]]) -> str | None:
