@@ -139,14 +139,16 @@ def _strip_subset(name: str) -> str:
 def _page_fonts(page: Any) -> dict[str, dict[int, str]]:
     out: dict[str, dict[int, str]] = {}
     for font in _fonts_of(page.get("/Resources")):
+        # pdfium names a font without its subset prefix, so two subsets of one face ('CMR10'
+        # re-encoded twice) share a name: their glyph names are merged, the first one kept
         base = _strip_subset(str(font.get("/BaseFont", "")).lstrip("/"))
-        if not base or base in out or "/ToUnicode" in font:
+        if not base:
             continue
-        codes = _encoding(font)
-        texts = {code: text for code, name in codes.items() if (text := glyph_text(name))}
-        if texts:
-            out[base] = texts
-    return out
+        texts = out.setdefault(base, {})
+        for code, name in _encoding(font).items():
+            if code not in texts and (text := glyph_text(name)):
+                texts[code] = text
+    return {base: texts for base, texts in out.items() if texts}
 
 
 def _fonts_of(resources: Any, depth: int = 0) -> list[Any]:
