@@ -44,6 +44,8 @@ UNI_RE = re.compile(r"^(uni([0-9A-F]{4})+|u[0-9A-F]{4,6})$")
 CODE_RE = re.compile(rb"dup\s+(\d{1,3})\s*/([\w.\-]{1,40})\s+put")
 MAX_FONTS_PER_PAGE = 200
 MAX_FONT_HEADER = 65536  # bytes of a Type1 program's clear-text part read for its encoding
+MAX_FONT_PROGRAM = 4_000_000  # declared bytes: a larger program is not decompressed
+MAX_DIFFERENCES = 2048
 
 
 def glyph_text(name: str) -> str:
@@ -75,6 +77,8 @@ class GlyphNames:
         self._reader: Any = None
         self._handle: IO[bytes] | None = None
         self._failed = False
+        # each font object's codes, read once for the whole document
+        self._by_font: dict[tuple[int, int], dict[int, str]] = {}
 
     def page(self, index: int) -> PageGlyphs:
         return PageGlyphs(self, index)
@@ -85,7 +89,7 @@ class GlyphNames:
         if reader is None:
             return {}
         try:
-            return _page_fonts(reader.pages[index])
+            return _page_fonts(reader.pages[index], self._by_font)
         except Exception:  # a damaged font or resource dictionary leaves the glyphs unread
             return {}
 
@@ -136,18 +140,26 @@ def _strip_subset(name: str) -> str:
     return name.split("+", 1)[1] if re.match(r"^[A-Z]{6}\+", name) else name
 
 
-def _page_fonts(page: Any) -> dict[str, dict[int, str]]:
+def _page_fonts(
+    page: Any, cache: dict[tuple[int, int], dict[int, str]]
+) -> dict[str, dict[int, str]]:
     out: dict[str, dict[int, str]] = {}
     for font in _fonts_of(page.get("/Resources")):
+        ref = getattr(font, "indirect_reference", None)
+        key = (ref.idnum, ref.generation) if ref is not None else None
+        codes = cache.get(key) if key is not None else None
+        if codes is None:
+            codes = {c: t for c, name in _encoding(font).items() if (t := glyph_text(name))}
+            if key is not None:
+                cache[key] = codes
         # pdfium names a font without its subset prefix, so two subsets of one face ('CMR10'
         # re-encoded twice) share a name: their glyph names are merged, the first one kept
         base = _strip_subset(str(font.get("/BaseFont", "")).lstrip("/"))
         if not base:
             continue
         texts = out.setdefault(base, {})
-        for code, name in _encoding(font).items():
-            if code not in texts and (text := glyph_text(name)):
-                texts[code] = text
+        for code, text in codes.items():
+            texts.setdefault(code, text)
     return {base: texts for base, texts in out.items() if texts}
 
 
@@ -173,7 +185,7 @@ def _encoding(font: Any) -> dict[int, str]:
     encoding = encoding.get_object() if encoding is not None else None
     if hasattr(encoding, "get"):
         code = 0
-        for item in encoding.get("/Differences") or []:
+        for item in list(encoding.get("/Differences") or [])[:MAX_DIFFERENCES]:
             item = item.get_object() if hasattr(item, "get_object") else item
             if isinstance(item, int):
                 code = item
@@ -188,6 +200,10 @@ def _builtin_encoding(font: Any) -> dict[int, str]:
     program = descriptor.get_object().get("/FontFile") if descriptor is not None else None
     if program is None:
         return {}
-    data = program.get_object().get_data()[:MAX_FONT_HEADER]
+    program = program.get_object()
+    declared = sum(int(program.get(k, 0) or 0) for k in ("/Length", "/Length1", "/Length2"))
+    if declared > MAX_FONT_PROGRAM:
+        return {}
+    data = program.get_data()[:MAX_FONT_HEADER]
     head = data.split(b"eexec", 1)[0]
     return {int(c): n.decode("ascii") for c, n in CODE_RE.findall(head) if int(c) < 256}
