@@ -44,7 +44,7 @@ def read_vectors(db_path: Path) -> tuple[np.ndarray, np.ndarray]:
 def embed_queries(kb_data_dir: Path, texts: list[str]) -> np.ndarray:
     """Queries embedded the way `kb search` embeds them (same model, same query prefix)."""
     from kb_search.config import load_config
-    from kb_search.vectors.model import configured_model, load_embedder
+    from kb_search.models.embedders import configured_model, load_embedder
 
     config = load_config(flags={"data_dir": str(kb_data_dir)})
     embedder = load_embedder(config, configured_model(config).name)

@@ -19,13 +19,13 @@ from pathlib import Path
 
 from bench import harness
 from kb_search.evaluate import percentile
+from kb_search.models.embedders import load_embedder
 from kb_search.search.pipeline import SearchOptions, search
 from kb_search.store import db
 from kb_search.store.vectors import table_for
 from kb_search.vectors.exact import SqliteVecIndex
 from kb_search.vectors.index import VectorSearch
 from kb_search.vectors.matrix import MatrixIndex
-from kb_search.vectors.model import load_embedder
 
 
 def warm(conn, queries, mode, vector=None) -> list[float]:

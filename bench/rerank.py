@@ -31,8 +31,8 @@ from kb_search.config import load_config
 from kb_search.embedding.bert_onnx import read_safetensors
 from kb_search.evaluate import percentile
 from kb_search.knowledge_base import KnowledgeBase
+from kb_search.models.rerankers import reranker_named
 from kb_search.profile import Profile
-from kb_search.search.rerank import reranker_named
 
 
 def minilm_shaped_cross_encoder(target: Path) -> Path:

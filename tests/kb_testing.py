@@ -57,7 +57,7 @@ class HashEmbedder:
 
 
 def register_test_embedder() -> None:
-    from kb_search.vectors.model import register_embedder
+    from kb_search.models.embedders import register_embedder
 
     register_embedder(HashEmbedder.name, HashEmbedder)
 

@@ -44,11 +44,18 @@ def files_check(conn: Connection) -> Check:
     and hashed only when its size or mtime moved (a `touch`, a checkout). A warning, not a
     failure: editing a file without `kb watch` running is normal, and `kb sync` catches up."""
     try:
-        stale, missing, total = _stale_files(conn)
+        stale, missing, total, older = _stale_files(conn)
     except DatabaseError as exc:
         return Check("files_in_sync", False, f"{type(exc).__name__}: {exc}")
-    if not stale and not missing:
+    if not stale and not missing and not older:
         return Check("files_in_sync", True, f"{plural(total, 'indexed file')} match the disk")
+    if not stale and not missing:
+        shown = ", ".join(older[:FILE_EXAMPLES])
+        detail = (
+            f"{plural(len(older), 'file')} chunked by an older kb (e.g. {shown}): their titles"
+            " and chunks are not what kb makes now; run `kb sync`"
+        )
+        return Check("files_in_sync", True, detail, warning=True)
     parts = []
     if stale:
         shown = ", ".join(stale[:FILE_EXAMPLES])
@@ -56,20 +63,28 @@ def files_check(conn: Connection) -> Check:
     if missing:
         shown = ", ".join(missing[:FILE_EXAMPLES])
         parts.append(f"{plural(len(missing), 'file')} gone or unreadable (e.g. {shown})")
+    if older:
+        parts.append(f"{plural(len(older), 'file')} chunked by an older kb")
     detail = "; ".join(parts) + ": the index holds their old text; run `kb sync`"
     return Check("files_in_sync", True, detail, warning=True)
 
 
-def _stale_files(conn: Connection) -> tuple[list[str], list[str], int]:
+def _stale_files(conn: Connection) -> tuple[list[str], list[str], int, list[str]]:
+    """Files changed since indexed, files gone, the count, and files chunked by an older kb."""
+    from kb_search.ingest.changes import CHUNKER_VERSION
     from kb_search.store.documents import content_hash
 
     stale: list[str] = []
     missing: list[str] = []
+    older: list[str] = []
+    current = f"v{CHUNKER_VERSION}:"
     total = 0
-    for path, rel_path, size, mtime, digest in health.document_files(conn):
+    for path, rel_path, size, mtime, digest, chunking in health.document_files(conn):
         total += 1
         if not os.path.isabs(path):
             continue  # an imported collection (BEIR): no file behind it
+        if not chunking.startswith(current):
+            older.append(rel_path)
         try:
             st = os.stat(path)  # never blocks, even on a FIFO
         except OSError:
@@ -85,7 +100,7 @@ def _stale_files(conn: Connection) -> tuple[list[str], list[str], int]:
                 continue
             if not same:
                 stale.append(rel_path)
-    return stale, missing, total
+    return stale, missing, total, older
 
 
 def _check(name: str, fn: Callable[[], str]) -> Check:
@@ -148,7 +163,7 @@ _HEADING_LINE = re.compile(r"^ {0,3}#{1,6}(\s|$)")
 JUNK_MIN_WORDS = 8
 SAME_SPAN_LIMIT = 20  # chunks cut from one line range (a minified or binary-like line)
 EXAMPLES = 3
-OLD_JUNK_ADVICE = "chunked by an older kb: `kb add` the files again to re-chunk them, or .kbignore"
+OLD_JUNK_ADVICE = "chunked by an older kb: `kb sync` re-chunks them, or .kbignore"
 JUNK_ADVICE = (
     "pieces the chunker could not merge with a neighbour: a short section between long ones,"
     " a table row or a line over the chunk budget; search still finds them. If a file's pieces"
@@ -160,7 +175,7 @@ def _chunk_quality(conn: Connection) -> str:
     """Junk chunks in documents of more than one chunk: almost no words (a table separator,
     a lone character), headings alone, or many chunks cut from one line range.
 
-    Junk an older chunker left fails (adding the files again re-chunks them); what this
+    Junk an older chunker left fails (`kb sync` re-chunks them); what this
     chunker made is a warning: re-adding would make the same pieces."""
     from kb_search.ingest.changes import CHUNKER_VERSION
 
@@ -230,7 +245,7 @@ def model_checks(conn: Connection, choice: Any, load: Callable[[str], Any]) -> l
     """The model loads and matches the DB. `choice` is the configured ModelChoice,
     `load(name)` loads an embedder."""
     from kb_search.embedding.providers import short_name
-    from kb_search.vectors.model import resolve_db_model
+    from kb_search.models.embedders import resolve_db_model
 
     try:
         name = resolve_db_model(conn, choice)
@@ -272,7 +287,7 @@ def reranker_check(name: str, depth: int, load: Callable[[str], Any]) -> Check:
 def _vectors_in_sync(conn: Connection) -> str:
     from kb_search.store.inventory import chunk_count
     from kb_search.store.vectors import db_model
-    from kb_search.vectors.model import AWAITING, vector_sync_detail
+    from kb_search.vectors.binding import AWAITING, vector_sync_detail
 
     name = db_model(conn)
     if name is None:

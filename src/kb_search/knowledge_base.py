@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 
 from kb_search.config import Config
 from kb_search.errors import (
-    ConfigError,
     KbError,
     NotFound,
     SearchError,
@@ -35,21 +34,22 @@ from kb_search.store import db
 if TYPE_CHECKING:
     from kb_search.ask import Answer
     from kb_search.doctor import Check
+    from kb_search.embedding import TextEmbedder
+    from kb_search.executor_choice import ExecutorChoice
     from kb_search.ingest.executor import AddOptions
     from kb_search.ingest.summary import AddSummary
     from kb_search.ingest.sync import SyncSummary
     from kb_search.ingest.watch import WatchBatch, WatchPlan, WatchThread
     from kb_search.models.chat import ChatModel
+    from kb_search.models.loaded import Models, VectorLegState
     from kb_search.reading import Reading
     from kb_search.search.expand import Expansion
     from kb_search.search.pipeline import SearchOptions
-    from kb_search.search.rerank import LoadedRerankers, Reranker
+    from kb_search.search.rerank import Reranker
     from kb_search.search.results import SearchResponse
     from kb_search.store.export import ExportResult
     from kb_search.store.inventory import ChunkView, DocumentPage, DocumentView
     from kb_search.store.roots import Removal, RootSummary
-    from kb_search.vectors.loaded import LoadedModels, VectorLegState
-    from kb_search.vectors.model import TextEmbedder
     from kb_search.vectors.reindex import ReindexSummary
 
 
@@ -76,9 +76,7 @@ class KnowledgeBase:
         self._readers: list[db.Connection] = []
         self._writer: db.Connection | None = None
         self._readers_lock = threading.Lock()
-        self._models: LoadedModels | None = None
-        self._rerankers: LoadedRerankers | None = None
-        self._chat: ChatModel | None = None
+        self._models: Models | None = None
         self._lazy_lock = threading.Lock()
 
     # ---- lifetime ----------------------------------------------------------------------------
@@ -154,13 +152,14 @@ class KnowledgeBase:
     # ---- the models --------------------------------------------------------------------------
 
     @property
-    def models(self) -> LoadedModels:
-        """The embedding models and the vector leg, loaded when first needed."""
+    def models(self) -> Models:
+        """Every model this KB uses (embedding, vector leg, rerankers, chat), loaded when first
+        needed: `models/`."""
         with self._lazy_lock:  # the MCP server's threads: one holder, so each model loads once
             if self._models is None:
-                from kb_search.vectors.loaded import LoadedModels
+                from kb_search.models.loaded import Models
 
-                self._models = LoadedModels(
+                self._models = Models(
                     self.config,
                     profile=self.profile,
                     injected=self._embedder,
@@ -190,15 +189,7 @@ class KnowledgeBase:
 
     def _reranker(self, name: str | None = None) -> Reranker | None:
         """The rerank stage called `name` (default: the configured one), built once."""
-        with self._lazy_lock:
-            if self._rerankers is None:
-                from kb_search.search.rerank import LoadedRerankers
-                from kb_search.vectors.model import model_cache_dir
-
-                self._rerankers = LoadedRerankers(
-                    lambda: model_cache_dir(self.config), self.config.values
-                )
-        return self._rerankers.named(name or self.config["search.reranker"])
+        return self.models.reranker(name)
 
     # ---- reading -----------------------------------------------------------------------------
 
@@ -291,14 +282,7 @@ class KnowledgeBase:
     def chat_model(self) -> ChatModel:
         """The configured chat model (`llm.*`), built once; ConfigError saying how to set one
         when none is."""
-        with self._lazy_lock:
-            if self._chat is None:
-                from kb_search.models.chat import HOW_TO_SET, chat_model
-
-                self._chat = chat_model(self.config.values)
-                if self._chat is None:
-                    raise ConfigError(f"no chat model is configured: {HOW_TO_SET}")
-            return self._chat
+        return self.models.chat()
 
     def _expanded(self, query: str, options: SearchOptions) -> tuple[SearchOptions, Expansion]:
         """`options` with the chat model's phrasings for `query` after the caller's own."""
@@ -527,7 +511,7 @@ class KnowledgeBase:
         endpoint once), bind the DB to it; `docling` also fetches Docling's PDF layout models
         (online)."""
         from kb_search.store.inventory import stats
-        from kb_search.vectors.model import bind
+        from kb_search.vectors.binding import bind
 
         if model:
             self.config.override("model", model)
@@ -551,8 +535,7 @@ class KnowledgeBase:
         workers: int | None = None,
         retry_failed: bool = False,
         progress: Progress | None = None,
-        executor: str | None = None,
-        ray_address: str | None = None,
+        executor: ExecutorChoice | None = None,
         include_generated: bool = False,
     ) -> AddSummary:
         """Ingest files and folders. A path that does not exist is a UserInputError before
@@ -569,7 +552,6 @@ class KnowledgeBase:
             self.config,
             workers,
             executor,
-            ray_address,
             tags=list(tags),
             doc_type=doc_type,
             retry_failed=retry_failed,
@@ -585,8 +567,7 @@ class KnowledgeBase:
         workers: int | None = None,
         retry_failed: bool = False,
         progress: Progress | None = None,
-        executor: str | None = None,
-        ray_address: str | None = None,
+        executor: ExecutorChoice | None = None,
         include_generated: bool = False,
         embed: bool = True,
     ) -> SyncSummary:
@@ -599,7 +580,6 @@ class KnowledgeBase:
             self.config,
             workers,
             executor,
-            ray_address,
             retry_failed=retry_failed,
             include_generated=include_generated,
         )
@@ -610,11 +590,8 @@ class KnowledgeBase:
 
     def embed_some(self, limit: int) -> int:
         """Embed up to `limit` chunks that have no vector yet (one transaction); how many."""
-        from kb_search.ingest.executor import add_options
-        from kb_search.ingest.writing_model import lazy_vectors
-
         conn = self.writer()
-        return lazy_vectors(self.models, conn, add_options(self.config)).fill(conn, limit=limit)
+        return self.models.for_writing(conn).vectors.fill(conn, limit=limit)
 
     def _ingest(
         self,
@@ -626,18 +603,18 @@ class KnowledgeBase:
         """What `add` and `sync` share: the error log, the lazily loaded model, the executor,
         and the notes their summary gets afterwards."""
         from kb_search.ingest.summary import ErrorLog, with_closing_notes
-        from kb_search.ingest.writing_model import executor_for, lazy_vectors
 
         log = ErrorLog(self.error_log)
-        vectors = lazy_vectors(self.models, conn, options)
+        writing = self.models.for_writing(conn)
+        options = replace(options, tokenizer_path=writing.tokenizer_path)
         summary = run(
             options,
-            vectors=vectors,
+            vectors=writing.vectors,
             error_log=log,
             progress=progress or NoProgress(),
-            executor=executor_for(self.models, conn, options),
+            executor=self.models.executor(conn, options),
         )
-        summary.model_loaded = vectors.model_loaded
+        summary.model_loaded = writing.vectors.model_loaded
         return with_closing_notes(summary, log, conn, options.ocr)
 
     def watch(
@@ -699,25 +676,23 @@ class KnowledgeBase:
         model: str | None = None,
         full: bool = False,
         progress: Progress | None = None,
-        executor: str | None = None,
-        ray_address: str | None = None,
+        executor: ExecutorChoice | None = None,
         endpoint: str | None = None,
     ) -> ReindexSummary:
         """Embed chunks without vectors (resumable); `model` switches the DB to another
         (`endpoint`: a remote model's server). With the Ray executor, batches of chunks are
         embedded on the cluster."""
-        from kb_search.ingest.writing_model import reindex_embedder
+        from kb_search.executor_choice import ExecutorChoice
+        from kb_search.models.embedders import canonical
         from kb_search.store.vectors import db_model
-        from kb_search.vectors.model import canonical
         from kb_search.vectors.reindex import reindex
 
         progress = progress or NoProgress()
         self._use_endpoint(endpoint)
         conn = self.writer()
         name = canonical(model) if model else db_model(conn) or self.models.choice().name
-        executor = executor or self.config["ingestion.executor"]
-        address = ray_address or self.config["ingestion.ray_address"]
-        with reindex_embedder(self.models, name, executor, address) as (embedder, batch):
+        executor = executor or ExecutorChoice.configured(self.config)
+        with self.models.reindex_embedder(name, executor) as (embedder, batch):
             return reindex(
                 conn,
                 embedder,

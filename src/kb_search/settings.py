@@ -389,7 +389,7 @@ SETTINGS: tuple[Setting, ...] = (
         ("KB_VECTOR_INDEX",),
         "auto (ann from vectors.ann_min_chunks chunks; below it sqlite-vec one-shot,"
         " live-matrix in servers, sqlite-vec-shortlist in the warm server), sqlite-vec,"
-        " sqlite-vec-shortlist, matrix, live-matrix, ann",
+        " sqlite-vec-shortlist, live-matrix, ann",
     ),
     Setting(
         "vectors.ann_min_chunks",

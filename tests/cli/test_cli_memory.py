@@ -30,8 +30,8 @@ def parses(monkeypatch, environment):
 
 @pytest.fixture
 def loads(monkeypatch):
-    """Model loads in this test (KnowledgeBase loads embedders through vectors.loaded)."""
-    import kb_search.vectors.loaded as model
+    """Model loads in this test (KnowledgeBase loads embedders through models.loaded)."""
+    import kb_search.models.loaded as model
 
     names: list[str] = []
     real = model.load_embedder
@@ -155,7 +155,7 @@ def test_summary_line_names_the_first_failure_and_unsupported_file(kb, tmp_path,
 @pytest.mark.model
 def test_noop_add_with_the_real_model_does_not_load_it(kb, sample, monkeypatch):
     kb("add", str(sample))
-    import kb_search.vectors.model as model
+    import kb_search.models.embedders as model
 
     def refuse(*args, **kwargs):
         raise AssertionError("the model was loaded for a no-op run")

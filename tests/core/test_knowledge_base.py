@@ -162,7 +162,7 @@ def test_a_rerank_stage_reorders_the_head_and_sees_chunk_text(kb):
 
 
 def test_a_reranker_named_in_the_config_is_used(tmp_path, monkeypatch):
-    from kb_search.search import rerank
+    from kb_search.models import rerankers as rerank
 
     monkeypatch.setitem(
         rerank.RERANKERS, "reverse", lambda name, cache_dir, settings: ReverseReranker()

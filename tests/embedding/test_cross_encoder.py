@@ -32,7 +32,7 @@ from kb_search.embedding.cross_encoder import CrossEncoder, load_cross_encoder, 
 from kb_search.embedding.provision import provision_model  # noqa: E402
 from kb_search.errors import ConfigError  # noqa: E402
 from kb_search.knowledge_base import KnowledgeBase  # noqa: E402
-from kb_search.search.rerank import CrossEncoderReranker, reranker_named  # noqa: E402
+from kb_search.models.rerankers import CrossEncoderReranker, reranker_named  # noqa: E402
 from kb_testing import HashEmbedder  # noqa: E402
 
 SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample"

@@ -75,7 +75,7 @@ def test_readable_files_without_a_known_extension_are_indexed(
         ("style.css", "body { color: red }\n" * 20),  # text, but no document
         ("server.pem", "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"),
         (".coveragerc", "[run]\nbranch = True\n"),  # a tool's hidden settings
-        ("empty", b""),
+        (".gitkeep", b""),  # hidden, and empty
     ],
 )
 def test_binary_files_and_non_documents_are_unsupported(tmp_path, name, data):
@@ -201,3 +201,32 @@ def test_a_hidden_text_file_named_on_its_own_is_read(tmp_path):
     assert [item.path.name for item in candidates([note], AddOptions()).found] == [".ideas"]
     binary = write(tmp_path / ".cache-blob", bytes(range(256)) * 4)
     assert classify(binary, named=True).left_out == UNSUPPORTED
+
+
+def test_an_empty_file_without_an_extension_is_an_empty_text_file(kb, tmp_path):
+    """`TODO` with nothing in it yet is counted with the other empty files, not as a file of
+    an unsupported type (walked or named: one wording for one outcome)."""
+    notes = tmp_path / "notes"
+    write(notes / "TODO", b"")
+    write(notes / "blank.md", "")
+    write(notes / "NOTES", "  \n\n")
+    write(notes / "good.md", "# Good\n\nSomething about lemurs.\n")
+    summary = kb.json("add", str(notes))
+    assert (summary["empty"], summary["unsupported"]) == (3, 0), summary
+    assert "3 empty files skipped (nothing to index)" in summary["summary"]
+    named = kb("add", str(notes / "TODO"), "--format", "json", ok=False)
+    assert named.exit_code == 1
+    assert named.stderr.strip().splitlines()[-1] == (
+        "Error: nothing added: 1 empty file (nothing to index)"
+    )
+
+
+def test_a_named_hidden_file_or_style_sheet_is_read_as_text(kb, tmp_path):
+    """`kb add .notes site.css`: a file you name is read whenever it is text (the plain-text
+    fallback named a parser the registry did not have: both failed)."""
+    notes = write(tmp_path / "loose" / ".notes", "Ideas for the garden: plant more lavender.\n")
+    style = write(tmp_path / "loose" / "site.css", "body { color: darkolivegreen }\n")
+    summary = kb.json("add", str(notes), str(style))
+    assert (summary["added"], summary["failed"]) == (2, []), summary["failed"]
+    hit = kb.json("search", "lavender", "--mode", "lexical")["results"][0]
+    assert hit["source"]["path"].endswith(".notes")

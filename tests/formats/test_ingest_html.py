@@ -215,3 +215,33 @@ def test_pdf_path_report_names_the_active_path(monkeypatch, tmp_path):
     report = pdf_path_report()
     assert report.startswith("pypdfium2 text layer")
     assert "Docling not used" in report
+
+
+def test_carriage_return_entities_of_a_docbook_page_keep_its_sections():
+    """DocBook's HTML writes `&#13;` before paragraphs and listings (the shared-mime-info
+    spec): a lone CR must not shift Markdown's line map (it was an IndexError, a failed file)."""
+    sections = "".join(
+        f"<h2>2.{i}. Part {i}</h2><p>&#13;Here is part {i} about globs.</p>"
+        f"<pre>&#13;&lt;?xml version=\"1.0\"?&gt;\n&lt;mime-info/&gt;</pre>"
+        for i in range(1, 8)
+    )
+    doc = parse(f"<html><body><h1>2. Unified system</h1>{sections}</body></html>", 40, 5)
+    headings = {c.heading for c in doc.chunks}
+    assert "2. Unified system > 2.7. Part 7" in headings
+    assert all("\r" not in c.text for c in doc.chunks)
+
+
+def test_keywords_that_repeat_the_page_title_are_no_tags():
+    """Texinfo's HTML (the diffutils manual) writes each page's title as its keywords: 60 pages
+    made 60 one-page tags, and `--tag` errors listed them."""
+    head = (
+        "<head><title>Brief (Comparing and Merging Files)</title>"
+        '<meta name="keywords" content="Brief (Comparing and Merging Files)"></head>'
+    )
+    doc = parse(f"<html>{head}<body><h1>Brief</h1><p>Summarizing which files differ.</p></body>")
+    assert doc.tags == []
+    other = parse(
+        '<html><head><title>Backups</title><meta name="keywords" content="backups, diff">'
+        "</head><body><p>Keeping copies.</p></body></html>"
+    )
+    assert other.tags == ["diff"]

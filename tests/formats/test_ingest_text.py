@@ -77,3 +77,75 @@ def test_rst_sections_give_heading_chains():
         ("Title > Usage > Details", 12),
         ("Title > Other", 17),
     ]
+
+
+PKG_INFO = """Metadata-Version: 2.4
+Name: click
+Version: 8.5.1
+Summary: Composable command line interface toolkit
+Maintainer-email: Pallets <contact@palletsprojects.com>
+Classifier: Development Status :: 5 - Production/Stable
+ continued on a folded line
+
+# $ click_
+
+Click is a Python package for creating beautiful command line interfaces.
+"""
+
+
+def test_package_metadata_is_titled_by_the_package_and_its_summary():
+    doc = parse_text(PKG_INFO, Path("/x/click-8.5.1/PKG-INFO"), ChunkSettings())
+    assert doc.title == "click 8.5.1: Composable command line interface toolkit"
+    long = PKG_INFO.replace("Composable command line interface toolkit", "Render rich text, " * 8)
+    title = parse_text(long, Path("PKG-INFO"), ChunkSettings()).title
+    assert title.startswith("click 8.5.1: Render rich text") and title.endswith(", Render rich…")
+    assert len(title) <= 100
+    control = "Package: hello\nVersion: 2.10-3\nArchitecture: amd64\nDescription: GNU hello\n"
+    assert parse_text(control, Path("control"), ChunkSettings()).title == "hello 2.10-3: GNU hello"
+    r_description = "Package: zoo\nTitle: S3 Infrastructure for Time Series\nLicense: GPL-2\n"
+    assert parse_text(r_description, Path("DESCRIPTION"), ChunkSettings()).title == (
+        "zoo: S3 Infrastructure for Time Series"
+    )
+
+
+def test_text_that_only_opens_like_headers_keeps_its_first_line_title():
+    for text in (
+        "Note: the meeting moved\nName: Ann\n\nSee you there.\n",  # no summary
+        "Name: x\nSummary: y\nthis line is prose, not a header\n",  # not a header block
+        "Name: x\nSummary: y\n\nbody\n",  # two fields: too little to be package metadata
+    ):
+        assert parse_text(text, Path("notes"), ChunkSettings()).title == text.split("\n")[0]
+
+
+def test_a_note_kept_as_mail_is_titled_by_its_own_heading_not_a_header_field():
+    """git's howto files open with From/Date/Subject/Abstract (or one Content-type) lines."""
+    howto = (
+        "From: Junio C Hamano <gitster@pobox.com>\nDate: Wed, 21 Nov 2007 16:32:55 -0800\n"
+        'Subject: Addendum to "MaintNotes"\nAbstract: Imagine that Git development is racing\n'
+        " along as usual.\nContent-type: text/asciidoc\n\nHow to maintain Git\n"
+        "===================\n\nThe maintainer's job.\n"
+    )
+    assert parse_text(howto, Path("maintain-git.txt"), ChunkSettings()).title == (
+        "How to maintain Git"
+    )
+    daemon = "Content-type: text/asciidoc\n\nHow to use git-daemon\n=====================\n"
+    assert parse_text(daemon, Path("use-git-daemon.txt"), ChunkSettings()).title == (
+        "How to use git-daemon"
+    )
+    # one field of a person's own note is its first line, as before
+    note = "Meeting: Monday\nAttendees: Ann, Bob\n\nWe discussed the roadmap.\n"
+    assert parse_text(note, Path("notes.txt"), ChunkSettings()).title == "Meeting: Monday"
+
+
+def test_rst_directives_and_asciidoc_title_markers_are_not_titles():
+    encoding = ".. module:: itsdangerous.encoding\n\nEncoding Utilities\n==================\n"
+    assert parse_text(encoding, Path("encoding.rst"), ChunkSettings()).title == (
+        "Encoding Utilities"
+    )
+    index = (
+        ".. rst-class:: hide-header\n\n.. image:: logo.png\n    :align: center\n\n"
+        "ItsDangerous\n============\n"
+    )
+    assert parse_text(index, Path("index.rst"), ChunkSettings()).title == "ItsDangerous"
+    trace = "= Trace2 API\n\nThe Trace2 API can be used to print debug information.\n"
+    assert parse_text(trace, Path("api-trace2.txt"), ChunkSettings()).title == "Trace2 API"

@@ -10,12 +10,13 @@ import numpy as np
 
 from kb_search.config import load_config
 from kb_search.embedding.provision import ModelInfo
+from kb_search.executor_choice import ExecutorChoice
 from kb_search.ingest.executor import AddOptions, LocalExecutor
 from kb_search.ingest.ray_executor import RayExecutor, ShippedModel, embed_new
 from kb_search.parsed import ParsedChunk, ParsedDocument
 from kb_search.store.documents import DocumentRecord, content_hash, embedding_text, write_document
 from kb_search.store.vectors import to_blob
-from kb_search.vectors.model import bind
+from kb_search.vectors.binding import bind
 from kb_search.vectors.writer import ChunkEmbedder
 from kb_testing import HashEmbedder
 
@@ -55,7 +56,8 @@ def test_remote_vectors_reuse_stored_then_computed_then_the_local_model_fills(co
         vectors={table: [to_blob(v) for v in hasher.embed_passages(["sentinel"])]},
     )
     info = ModelInfo(hasher.name, Path("/nowhere"), hasher.dim, hasher.max_tokens, "mean", True)
-    executor = RayExecutor(conn, AddOptions(executor="ray"), lambda: ShippedModel(info))
+    options = AddOptions(executor=ExecutorChoice("ray"))
+    executor = RayExecutor(conn, options, lambda: ShippedModel(info))
     executor.shipped = ShippedModel(info)
     local_embedder = CountingEmbedder()
     source = executor.vectors(ChunkEmbedder(local_embedder, table))

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import kb_search.ingest.ray_executor as rx
+from kb_search.executor_choice import ExecutorChoice
 from kb_search.ingest.executor import AddOptions
 from kb_search.ingest.workers import Outcome
 
@@ -79,7 +80,9 @@ class Workers:
 
 
 def run(actors: list[Actor], tasks: list[rx._Task], stall_s: float, make=None):
-    executor = rx.RayExecutor(None, AddOptions(executor="ray", ray_stall_s=stall_s), lambda: None)
+    executor = rx.RayExecutor(
+        None, AddOptions(executor=ExecutorChoice("ray", {"stall_s": stall_s})), lambda: None
+    )
     executor._known = lambda task: []
     ray = FakeRay()
     workers = Workers(actors, make or (lambda: Actor(0.005)))

@@ -23,7 +23,7 @@ from kb_search.embedding.cross_encoder import load_cross_encoder  # noqa: E402
 from kb_search.errors import ConfigError, EndpointError  # noqa: E402
 from kb_search.knowledge_base import KnowledgeBase  # noqa: E402
 from kb_search.models.rerank_endpoint import RerankEndpoint, RerankSettings  # noqa: E402
-from kb_search.search.rerank import EndpointReranker, reranker_named  # noqa: E402
+from kb_search.models.rerankers import EndpointReranker, reranker_named  # noqa: E402
 from kb_testing import HashEmbedder  # noqa: E402
 from model_server import Running  # noqa: E402
 

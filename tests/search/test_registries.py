@@ -79,7 +79,7 @@ def test_a_parser_is_imported_only_when_a_file_needs_it():
 
 
 def test_every_reranker_is_built_with_one_signature():
-    from kb_search.search.rerank import RERANKERS
+    from kb_search.models.rerankers import RERANKERS
 
     assert set(RERANKERS) == {"tei:", "openai:", "jina:", "cohere:", "cross-encoder"}
     for name in RERANKERS:
@@ -89,7 +89,7 @@ def test_every_reranker_is_built_with_one_signature():
 
 def test_the_rerank_servers_are_the_endpoint_schemes():
     from kb_search.models.rerank_endpoint import SCHEMES
-    from kb_search.search.rerank import RERANKERS
+    from kb_search.models.rerankers import RERANKERS
 
     assert {name[:-1] for name in RERANKERS if name.endswith(":")} == set(SCHEMES)
 
@@ -108,7 +108,7 @@ def test_the_rerank_servers_are_the_endpoint_schemes():
     ],
 )
 def test_a_reranker_name_chooses_a_server_scheme_else_a_cross_encoder(name, kind):
-    from kb_search.search.rerank import reranker_kind
+    from kb_search.models.rerankers import reranker_kind
 
     assert reranker_kind(name) == kind
 
@@ -122,7 +122,7 @@ class _Named:
 
 
 def test_a_registered_reranker_is_built_like_every_other(monkeypatch, tmp_path):
-    from kb_search.search import rerank
+    from kb_search.models import rerankers as rerank
 
     monkeypatch.setitem(rerank.RERANKERS, "mine", _Named)
     monkeypatch.setitem(rerank.RERANKERS, "lab:", _Named)  # a scheme of one's own
@@ -134,7 +134,7 @@ def test_a_registered_reranker_is_built_like_every_other(monkeypatch, tmp_path):
 
 
 def test_a_rerank_server_without_settings_is_a_config_error(tmp_path):
-    from kb_search.search.rerank import reranker_named
+    from kb_search.models.rerankers import reranker_named
 
     with pytest.raises(ConfigError, match=r"^reranker 'jina:x' needs rerank.endpoint settings$"):
         reranker_named("jina:x", tmp_path)
@@ -144,7 +144,7 @@ def test_a_rerank_server_without_settings_is_a_config_error(tmp_path):
 
 
 def test_every_embedder_is_made_with_one_signature():
-    from kb_search.vectors.model import EMBEDDERS
+    from kb_search.models.embedders import EMBEDDERS
 
     assert {"local", "openai:", "ollama:", HashEmbedder.name} <= set(EMBEDDERS)
     for name in EMBEDDERS:  # the test embedder (registered by conftest) included
@@ -154,7 +154,7 @@ def test_every_embedder_is_made_with_one_signature():
 
 def test_the_remote_embedder_kinds_are_the_remote_schemes():
     from kb_search.embedding import REMOTE_SCHEMES
-    from kb_search.vectors.model import EMBEDDERS
+    from kb_search.models.embedders import EMBEDDERS
 
     assert {name[:-1] for name in EMBEDDERS if name.endswith(":")} == set(REMOTE_SCHEMES)
 
@@ -171,14 +171,14 @@ def test_the_remote_embedder_kinds_are_the_remote_schemes():
     ],
 )
 def test_a_model_name_chooses_registered_then_remote_then_local(name, kind):
-    from kb_search.vectors.model import embedder_kind
+    from kb_search.models.embedders import embedder_kind
 
     assert embedder_kind(name) == kind
 
 
 def test_each_embedder_kind_is_made_by_name(tmp_path):
     from kb_search.embedding.remote import RemoteEmbedder
-    from kb_search.vectors.model import load_embedder, provisioned_info, provisioned_tokenizer
+    from kb_search.models.embedders import load_embedder, provisioned_info, provisioned_tokenizer
 
     config = load_config(env={"KB_DATA_DIR": str(tmp_path / "data")}, cwd=tmp_path, home=tmp_path)
     assert isinstance(load_embedder(config, HashEmbedder.name), HashEmbedder)

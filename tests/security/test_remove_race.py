@@ -23,7 +23,7 @@ LAUNCH = """
 import sys, time
 sys.path.insert(0, {tests!r})
 from kb_testing import HashEmbedder
-from kb_search.vectors.model import register_embedder
+from kb_search.models.embedders import register_embedder
 
 class Slow(HashEmbedder):
     name = "kb-test/slow-hash-64"

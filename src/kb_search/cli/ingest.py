@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from kb_search.cli.app import FORMATS, App, UserError, common_options
+from kb_search.executor_choice import ExecutorChoice
 from kb_search.sanitize import printable
 from kb_search.text import OCR_NOTE_PREFIX, plural
 
@@ -28,13 +29,19 @@ ADDRESS_HELP = (
 
 
 def executor_options(command: Any) -> Any:
-    """--executor and --address, shared by add, sync and reindex."""
+    """--executor and --address, shared by add, sync and reindex (read by `executor_choice`)."""
     command = click.option("--address", "ray_address", metavar="ADDRESS", help=ADDRESS_HELP)(
         command
     )
     return click.option("--executor", type=click.Choice(["local", "ray"]), help=EXECUTOR_HELP)(
         command
     )
+
+
+def executor_choice(app: App, executor: str | None, ray_address: str | None) -> ExecutorChoice:
+    """Where this command's heavy work runs: `--executor` (else `ingestion.executor`) with its
+    settings, `--address` replacing Ray's."""
+    return ExecutorChoice.configured(app.config, executor, address=ray_address)
 
 
 def _report(app: App, summary: Any, fmt: str | None) -> None:
@@ -92,12 +99,11 @@ def add(
             workers=workers,
             retry_failed=retry_failed,
             progress=progress,
-            executor=executor,
-            ray_address=ray_address,
+            executor=executor_choice(app, executor, ray_address),
             include_generated=include_generated,
         )
     _report(app, summary, fmt)
-    if reason := summary.nothing_added():
+    if reason := summary.nothing_added(app.show_path):
         raise UserError(reason)
 
 
@@ -116,8 +122,7 @@ def sync_paths(
             workers=workers,
             retry_failed=retry_failed,
             progress=progress,
-            executor=executor,
-            ray_address=ray_address,
+            executor=executor_choice(app, executor, ray_address),
             include_generated=include_generated,
         )
 
@@ -243,8 +248,7 @@ def reindex(
             model,
             full=full,
             progress=progress,
-            executor=executor,
-            ray_address=ray_address,
+            executor=executor_choice(app, executor, ray_address),
             endpoint=endpoint,
         )
     app.emit(summary.to_dict(), fmt, summary.line)

@@ -1,4 +1,6 @@
-"""Embedding models: provisioning (safetensors -> ONNX, cached) and a torch-free embedder.
+"""How an embedding model runs: provisioning (safetensors -> ONNX, cached), a torch-free
+embedder, a cross-encoder, remote models' clients, and the `TextEmbedder` protocol they share.
+Which model is used, and when it is loaded, is `models/`.
 
 Attributes are imported lazily so `import kb_search.embedding` stays cheap: onnxruntime and
 tokenizers load only when an Embedder is built, onnx only when a model is converted.
@@ -8,9 +10,11 @@ from __future__ import annotations
 
 from importlib import import_module
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    import numpy as np  # annotations only
+
     from kb_search.embedding.embedder import Embedder
     from kb_search.embedding.provision import (
         DEFAULT_MODEL,
@@ -26,7 +30,27 @@ __all__ = [
     "ModelNotAvailableError",
     "load_embedder",
     "provision_model",
+    "TextEmbedder",
 ]
+
+
+class TextEmbedder(Protocol):
+    """What kb needs of an embedding model (`Embedder` is the real one; a
+    remote model's client and a test's in-process model are others)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    @property
+    def max_tokens(self) -> int: ...
+
+    def embed_query(self, text: str) -> np.ndarray: ...
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray: ...
+
 
 _LAZY = {
     "Embedder": "kb_search.embedding.embedder",

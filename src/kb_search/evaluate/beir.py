@@ -14,7 +14,7 @@ from typing import Any
 from kb_search.errors import EvalError
 from kb_search.evaluate.metrics import DEPTH, hit_at, mrr_at, ndcg_at, percentile, recall_at
 from kb_search.ingest.batch_writer import BatchWriter
-from kb_search.ingest.changes import CHUNKER_VERSION
+from kb_search.ingest.changes import TEXT_CHUNKER_VERSION
 from kb_search.ingest.executor import VectorSource
 from kb_search.parsed import ChunkSettings
 from kb_search.search.legs import VectorLeg
@@ -88,7 +88,7 @@ def index_fingerprint(dataset: Dataset, settings: ChunkSettings, model: str | No
     key = json.dumps(
         [
             EVAL_FORMAT,
-            CHUNKER_VERSION,
+            TEXT_CHUNKER_VERSION,
             str(dataset.corpus_path.resolve()),
             _file_digest(dataset.corpus_path),
             settings.max_tokens,
@@ -265,9 +265,9 @@ def run_eval(
     With an embedder the index also holds its vectors, and the vector leg searches an
     in-memory matrix, as a long-running process would.
     """
+    from kb_search.vectors.binding import bind
     from kb_search.vectors.index import VectorSearch
     from kb_search.vectors.matrix import MatrixIndex
-    from kb_search.vectors.model import bind
     from kb_search.vectors.writer import ChunkEmbedder
 
     dataset = load_dataset(dataset_dir)

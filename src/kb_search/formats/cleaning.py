@@ -191,9 +191,12 @@ def _read_head(root: etree._Element, page: HtmlPage) -> None:
         if name in ("description", "keywords", "author", "og:title") and content:
             page.metadata[name] = content
     keywords = page.metadata.pop("keywords", "")
-    page.tags = [t.strip() for t in keywords.split(",") if t.strip()]
     og_title = page.metadata.pop("og:title", None)
     page.title = page.title or og_title
+    # Texinfo writes each page's title as its keywords: a tag that names one page groups nothing
+    title = (page.title or "").casefold()
+    tags = [t.strip() for t in keywords.split(",") if t.strip()]
+    page.tags = [t for t in tags if t.casefold() != title]
 
 
 def _tag(element: etree._Element) -> str:

@@ -38,7 +38,9 @@ def parse_markdown(
     text: str, path: Path, settings: ChunkSettings, count: TokenCounter = count_tokens
 ) -> ParsedDocument:
     """Split a Markdown file into heading-chain chunks."""
-    lines = text.split("\n")
+    # markdown-it ends a line at a lone CR too: one left in (a converted page's `&#13;`) would
+    # shift its line map past ours. Files from disk have theirs made newlines by the reader.
+    lines = text.replace("\r\n", "\n").replace("\r", " ").split("\n")
     front, body_start = front_matter(lines)
     structure = markdown_structure(lines, body_start)
     sections, first_h1 = markdown_sections(lines, structure, body_start)

@@ -225,7 +225,7 @@ for _fmt in FORMATS:
     register(_fmt)
 
 SUPPORTED_EXTENSIONS = frozenset(_BY_EXTENSION)
-_PLAIN_TEXT = _BY_EXTENSION[".txt"]
+PLAIN_TEXT = _BY_EXTENSION[".txt"]
 
 _SHEBANG = re.compile(r"^#!\s*(?:\S*/)?(?:env\s+(?:-\S+\s+)*)?(?P<prog>[\w.+-]+)")
 
@@ -354,7 +354,12 @@ def _unknown_format(
     if sniff.not_a_document(path) and not named:
         return None
     # a settings dotfile in a folder is read only when its content announces a format
-    return format_by_content(head_of(path), text_fallback=named or kind != "hidden")
+    text_fallback = named or kind != "hidden"
+    head = head_of(path)
+    if not head.strip() and text_fallback and _extension_says_nothing(path):
+        # an empty `TODO` is an empty text file (counted so), not a file of no known type
+        return PLAIN_TEXT if path.is_file() else None
+    return format_by_content(head, text_fallback)
 
 
 def format_by_content(head: bytes, text_fallback: bool = False) -> Format | None:
@@ -371,7 +376,7 @@ def format_by_content(head: bytes, text_fallback: bool = False) -> Format | None
         return _BY_LANGUAGE.get(language)
     if not text_fallback:
         return None
-    return _BY_LANGUAGE["bash"] if sniff.defines_shell_functions(text) else _PLAIN_TEXT
+    return _BY_LANGUAGE["bash"] if sniff.defines_shell_functions(text) else PLAIN_TEXT
 
 
 UNSUPPORTED = "unsupported"  # a verdict's reason: binary, or text that is no document

@@ -64,12 +64,83 @@ def _rst_headings(lines: list[str]) -> list[tuple[int, tuple[str, str], int]]:
     return found
 
 
+# Package metadata (PKG-INFO and METADATA of Python packages, Debian control files, R
+# DESCRIPTION files): RFC 822 header lines, named by the package and what it is for.
+_FIELD = re.compile(r"(?<![A-Za-z0-9-])([A-Za-z][A-Za-z0-9-]*):[ \t]*(.*)")  # linear searched too
+_NAME_FIELDS = ("name", "package", "source")
+_SUMMARY_FIELDS = ("summary", "title", "description")
+MAX_HEADER_LINES = 200
+
+
+def _metadata_title(lines: list[str]) -> str | None:
+    """"click 8.5.1: Composable command line interface toolkit" for a file that opens with
+    header lines naming a package and what it is for; None for any other text."""
+    fields: dict[str, str] = {}
+    for line in lines[:MAX_HEADER_LINES]:
+        if not line.strip():
+            break
+        if line[:1] in " \t":
+            continue  # a folded field's continuation
+        match = _FIELD.fullmatch(line.rstrip())
+        if match is None:
+            return None
+        fields.setdefault(match.group(1).lower(), match.group(2).strip())
+    name = next((fields[key] for key in _NAME_FIELDS if fields.get(key)), "")
+    summary = next((fields[key] for key in _SUMMARY_FIELDS if fields.get(key)), "")
+    if not name or not summary or len(fields) < 3:
+        return None
+    version = fields.get("version", "")
+    title = f"{name} {version}".strip() + f": {summary}"
+    if len(title) <= MAX_TITLE_CHARS:
+        return title
+    return title[: MAX_TITLE_CHARS - 1].rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
+
+
+# Header fields of a note kept as mail (git's howto files: From, Date, Subject, Abstract...)
+_NOTE_FIELDS = frozenset({
+    "from", "date", "subject", "to", "cc", "message-id", "content-type", "mime-version",
+    "abstract", "author", "reply-to", "in-reply-to",
+})  # fmt: skip
+_ASCIIDOC_TITLE = re.compile(r"={1,5}[ \t]+")
+
+
+def _after_headers(lines: list[str]) -> int:
+    """The line after a mail-like header block that opens the file (two or more fields a
+    mail or a note's header has, or a `Content-type`, then a blank line), or 0: the text's
+    own title follows it."""
+    known = 0
+    for index, line in enumerate(lines[:MAX_HEADER_LINES]):
+        if not line.strip():
+            return index + 1 if known >= 2 else 0
+        if line[:1] in " \t":
+            continue  # a folded field's continuation
+        match = _FIELD.fullmatch(line.rstrip())
+        if match is None:
+            return 0
+        name = match.group(1).lower()
+        known += 2 if name == "content-type" else name in _NOTE_FIELDS
+    return 0
+
+
 def _text_title(lines: list[str], path: Path) -> str:
-    for line in lines:
+    """Package metadata by its name and summary; else the first line of text, past a mail-like
+    header block, RST directives and comments (`.. module:: x` and their indented options),
+    heading adornments, and without AsciiDoc's `= ` title marker."""
+    if title := _metadata_title(lines):
+        return title
+    in_directive = False
+    for line in lines[_after_headers(lines) :]:
         stripped = line.strip()
+        if stripped.startswith(".. ") or stripped == "..":
+            in_directive = True
+            continue
+        if in_directive and (not stripped or line[:1] in " \t"):
+            continue
+        in_directive = False
         if not stripped or _RST_ADORNMENT.match(stripped):
             continue
-        return stripped if len(stripped) < MAX_TITLE_CHARS else path.stem
+        title = _ASCIIDOC_TITLE.sub("", stripped, count=1) if stripped.startswith("=") else stripped
+        return title if len(title) < MAX_TITLE_CHARS else path.stem
     return path.stem
 
 

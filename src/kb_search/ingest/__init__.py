@@ -1,7 +1,12 @@
-"""Turning files into documents: the pipeline that walks the added folders, parses files in
-worker processes or on an executor and writes them (`pipeline`, `walk`, `workers`,
-`executor`, `batch_writer`), and `sync`, `watch`, `remove` over what was added. The parsers
-and their registry are `formats/`."""
+"""Turning files into documents. `kb add` is `pipeline`: `walk` the paths, skip what is
+unchanged (`changes`), parse the rest on an `executor` (worker processes: `workers`, `parse`;
+or `ray_executor`) and write each document as it comes (`batch_writer`: text first, vectors
+after); `summary` and `ocr_notice` report the run. `sync`, `watch` and `remove` work over the
+folders `roots` remembers. What is parsed and how is `formats/`. Ingest never picks a model:
+the writing model (a `LazyVectors`) and its tokenizer are handed in by `models/` (Ray's actors
+load the one shipped to them).
+
+The format registry's names are re-exported here for older callers, loaded on first use."""
 
 from __future__ import annotations
 

@@ -22,67 +22,6 @@ from kb_search.store.documents import (
     DocumentRecord,
     write_document,
 )
-from kb_search.store.vectors import missing_chunk_ids, table_exists, table_for
-
-
-class LazyVectors:
-    """A VectorSource whose model is loaded on first need: a run with nothing to embed (a
-    no-op `kb add` or `kb sync`, files that failed before) never loads it. The vector table
-    of `model` (the writing model), once it exists, gives vectors of identical texts without
-    loading the model."""
-
-    def __init__(self, make: Callable[[], VectorSource | None], model: str | None = None):
-        self._make = make
-        self._source: VectorSource | None = None
-        self.model = model
-        self.loaded = False
-
-    def _table(self, conn: Connection) -> str | None:
-        table = table_for(conn, self.model) if self.model else None
-        return table.name if table and table_exists(conn, table) else None
-
-    @property
-    def model_loaded(self) -> bool:
-        """Whether a model was actually loaded (not only tried)."""
-        return self._source is not None
-
-    def load(self) -> VectorSource | None:
-        if not self.loaded:
-            self.loaded = True
-            self._source = self._make()
-        return self._source
-
-    def stored_for(
-        self, conn: Connection, docs: list[ParsedDocument]
-    ) -> list[dict[str, list[bytes | None]]]:
-        if self._source is not None:
-            return self._source.stored_for(conn, docs)
-        from kb_search.vectors.writer import stored_vectors
-
-        return stored_vectors(conn, self._table(conn), docs)
-
-    def pending(self, conn: Connection) -> int:
-        """Chunks without a vector of the writing model (all of them while it has no table)."""
-        if self.loaded:
-            return 0 if self._source is None else self._source.pending(conn)
-        table = self._table(conn)
-        if table is None:
-            from kb_search.store.inventory import chunk_count
-
-            return chunk_count(conn)
-        return len(missing_chunk_ids(conn, table))
-
-    def fill(
-        self,
-        conn: Connection,
-        on_more: Callable[[int], None] | None = None,
-        on_embedded: Callable[[int], None] | None = None,
-        limit: int | None = None,
-    ) -> int:
-        if self.pending(conn) == 0:
-            return 0
-        source = self.load()
-        return 0 if source is None else source.fill(conn, on_more, on_embedded, limit)
 
 
 def embed_pending(conn: Connection, vectors: VectorSource | None, progress: Progress) -> int:

@@ -28,7 +28,15 @@ from kb_search.store.skipped import (
 
 UNCHANGED, KNOWN_FAILURE, LEFT_OUT = "unchanged", "known failure", "removed"
 KNOWN_EMPTY = "known empty"  # empty before and unchanged since: not a failure
-CHUNKER_VERSION = 3  # bump when an ingester changes how it splits documents
+# Bump when an ingester changes how it splits or titles documents: `kb add` and `kb sync` read
+# every document chunked by an older version again (unchanged chunk texts keep their vectors).
+# 4: Markdown titles from front matter or the first heading; a section merged into headless
+#    text names its chunk; PDF running heads, reading order and headings (issue 37); titles of
+#    package metadata files (PKG-INFO); generated and sniffed files judged again.
+CHUNKER_VERSION = 4
+# The last version whose change reached plain-text chunks (`formats/text.parse_text`), the
+# cut BEIR corpora go through: their cached eval indexes (evaluate/beir.py) outlive other bumps.
+TEXT_CHUNKER_VERSION = 3
 
 
 def chunking_fingerprint(options: AddOptions) -> str:

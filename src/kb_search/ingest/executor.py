@@ -4,8 +4,8 @@ The pipeline walks, checks and writes (one writer, one transaction per document)
 Executor parses the changed files, and may embed their chunks where it parses them. The
 local process pool is the default; `ray_executor.RayExecutor` fans the work out on a Ray
 cluster (imported only when asked for: `import ray` costs seconds). What crosses the seam is
-defined here: `AddOptions` (how to ingest), `Candidate` (a file to parse) and `VectorSource`
-(what the writer embeds with).
+defined here: `AddOptions` (how to ingest, with the face's `ExecutorChoice`), `Candidate` (a
+file to parse) and `VectorSource` (what the writer embeds with).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from kb_search.config import Config
 from kb_search.errors import UserInputError
+from kb_search.executor_choice import ExecutorChoice
 from kb_search.ingest.workers import Outcome, ParseJob, ParserPool, make_counter, parse_one
 from kb_search.parsed import ChunkSettings
 from kb_search.registry import Registry
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from kb_search.store.documents import DocumentRecord
 
 
-@dataclass
+@dataclass(frozen=True)
 class AddOptions:
     settings: ChunkSettings = field(default_factory=ChunkSettings)
     tags: list[str] = field(default_factory=list)
@@ -35,15 +36,13 @@ class AddOptions:
     max_file_bytes: int = 20_000_000
     follow_symlinks: bool = False
     ocr: str = "auto"
-    tokenizer_path: str | None = None  # the model's tokenizer.json: exact chunk sizes
+    tokenizer_path: str | None = None  # the model's tokenizer.json: exact chunk sizes (Models)
     workers: int = 1  # parser processes; 0 parses in this process
     timeout_s: float = 120.0  # per file
     memory_mb: int = 4096  # per parser process; 0 = no cap
     retry_failed: bool = False  # parse files that failed before even when they did not change
     include_generated: bool = False  # index minified, generated and lock files too
-    executor: str = "local"  # "local": the process pool below; "ray": ingest/ray_executor.py
-    ray_address: str | None = None  # "auto", "ray://host:port"; None: a local Ray for the run
-    ray_stall_s: float = 900.0  # a Ray worker silent this long is hung: killed, file sent again
+    executor: ExecutorChoice = ExecutorChoice()  # where files are parsed (EXECUTORS below)
 
 
 def chunk_settings(config: Config) -> ChunkSettings:
@@ -56,17 +55,14 @@ def chunk_settings(config: Config) -> ChunkSettings:
 def add_options(
     config: Config,
     workers: int | None = None,
-    executor: str | None = None,
-    ray_address: str | None = None,
+    executor: ExecutorChoice | None = None,
     **overrides: Any,
 ) -> AddOptions:
     """The ingestion options every writing command uses (`add`, `sync`, the git hook) from the
-    `ingestion.*` and `chunking.*` settings; `executor`/`ray_address` override the configured
-    ones."""
+    `ingestion.*` and `chunking.*` settings; `executor`: the face's choice (default: the
+    configured one)."""
     return AddOptions(
-        executor=executor or config["ingestion.executor"],
-        ray_address=ray_address or config["ingestion.ray_address"],
-        ray_stall_s=config["ingestion.ray_stall_s"],
+        executor=executor or ExecutorChoice.configured(config),
         settings=chunk_settings(config),
         max_file_bytes=int(config["ingestion.max_file_mb"] * 1_000_000),
         follow_symlinks=config["ingestion.follow_symlinks"],
@@ -125,7 +121,7 @@ class Executor(Protocol):
 
 
 # A factory takes (conn, options, shipped_model: a callable giving the model to send to remote
-# workers) and returns an Executor.
+# workers) and returns an Executor; its own settings are `options.executor.options`.
 ExecutorFactory = Callable[[Any, AddOptions, Callable[[], Any]], Executor]
 
 # Executors by the name `--executor` / `ingestion.executor` gives, imported only when chosen

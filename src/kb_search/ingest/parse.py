@@ -14,11 +14,15 @@ from kb_search.formats.reader import (
     read_user_file,
     scrub_document,
 )
-from kb_search.formats.registry import Format, Source, format_by_content, format_for
+from kb_search.formats.registry import (
+    PLAIN_TEXT,
+    Format,
+    Source,
+    format_by_content,
+    format_for,
+)
 from kb_search.parsed import ChunkSettings, EmptyFile, IngestError, ParsedDocument
 from kb_search.regular import NotRegularFile
-
-_PLAIN_TEXT = Format("text", "text:parse_text_source")
 
 
 def parse_file(
@@ -61,5 +65,5 @@ def _by_content(source: Source) -> Format:
     try:
         head = read_user_file(source.path, SNIFF_BYTES)
     except OSError:
-        return _PLAIN_TEXT  # reading the text gives the one-line reason
-    return format_by_content(head) or _PLAIN_TEXT
+        return PLAIN_TEXT  # reading the text gives the one-line reason
+    return format_by_content(head) or PLAIN_TEXT

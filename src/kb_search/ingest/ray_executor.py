@@ -50,6 +50,7 @@ CLIENT_ATTEMPTS = 3  # connecting through Ray Client (ray://)
 ATTEMPTS = 3  # a file whose worker dies this many times fails (it may be what kills it)
 WAIT_TICK_S = 1.0  # how often the driver looks for a stalled worker while it waits
 TOKENIZER = "tokenizer.json"
+STALL_S = 900.0  # `ingestion.ray_stall_s` where the executor's choice does not say
 
 
 @dataclass
@@ -336,6 +337,8 @@ class RayExecutor:
     ):
         self.conn = conn
         self.options = options
+        # a worker silent this long is hung: killed, its file sent again (0: no limit)
+        self.stall_s: float = options.executor.option("stall_s", STALL_S)
         self._model = model
         self.shipped: ShippedModel | None = None
         self.computed: dict[str, bytes] = {}  # content hash -> vector, until written
@@ -359,7 +362,7 @@ class RayExecutor:
         self, tasks: list[_Task], dispatched: Callable[[int], None] | None
     ) -> Iterator[Outcome]:
         self.shipped = self._model()
-        cluster = Cluster(self.options.ray_address)
+        cluster = Cluster(self.options.executor.option("address"))
         workers: Workers | None = None
         try:
             workers = Workers(cluster, self._job(), self.options.timeout_s, self.shipped)
@@ -435,7 +438,7 @@ class RayExecutor:
         """Kill each actor that has answered nothing for the stall limit: its calls then come
         back as a lost worker's do. The file it was on counts an attempt; the files queued
         behind it are sent again as they were."""
-        limit = self.options.ray_stall_s
+        limit = self.stall_s
         if limit <= 0:
             return  # 0: no limit
         now = time.monotonic()
@@ -479,7 +482,7 @@ class RayExecutor:
                 queue.appendleft(replace(task))  # queued behind the stalled call: not its doing
                 return None
             if task.stalled and task.attempt >= ATTEMPTS:
-                limit = self.options.ray_stall_s
+                limit = self.stall_s
                 reason = f"Ray worker silent for {limit:g} s, {ATTEMPTS} times on this file"
                 return Outcome(task.key, "error", reason=reason)
             if task.attempt >= ATTEMPTS:
@@ -534,7 +537,7 @@ class RemoteVectors:
         if shipped is None or shipped.info is None:
             return self.local.stored_for(conn, docs) if self.local else [{} for _ in docs]
         from kb_search.store.vectors import vectors_by_hash
-        from kb_search.vectors.model import bind
+        from kb_search.vectors.binding import bind
 
         if self._table is None:
             self._table = bind(conn, shipped.info).name
@@ -574,7 +577,7 @@ class RemoteEmbedder:
         cluster: Cluster,
         model: ShippedModel,
         timeout_s: float = 120.0,
-        stall_s: float = 900.0,
+        stall_s: float = STALL_S,
     ):
         if model.info is None:
             raise ValueError("a remote embedder needs a provisioned model")

@@ -82,18 +82,18 @@ class AddSummary:
             "notes": self.notes,
         }
 
-    def nothing_added(self) -> str | None:
+    def nothing_added(self, show: Callable[[str], str] = str) -> str | None:
         """Why this run added nothing it was asked to add, or None: none of the files found
         under the given paths is in the index after it (none added, updated or already
         indexed) while at least one was found and failed, was empty, of an unsupported type,
         or failed before. An empty folder, or one whose files were all `kb remove`d, asks
-        for nothing and is no error."""
+        for nothing and is no error. `show` prints a path as `line` does."""
         if self.added or self.updated or self.skipped:
             return None
         if self.failed:
             first = self.failed[0]
             more = f" ({len(self.failed)} failed)" if len(self.failed) > 1 else ""
-            return f"nothing added: {first.path}: {first.reason}{more}"
+            return f"nothing added: {show(first.path)}: {first.reason}{more}"
         if self.known_failures:
             return (
                 f"nothing added: {plural(self.known_failures, 'file')} that failed before and"
@@ -103,7 +103,7 @@ class AddSummary:
             return f"nothing added: {plural(self.empty, 'empty file')} (nothing to index)"
         if self.unsupported:
             first = self.unsupported_files[0] if self.unsupported_files else ""
-            named = f" (first: {first})" if first else ""
+            named = f" (first: {show(first)})" if first else ""
             return f"nothing added: {plural(self.unsupported, 'file')} of unsupported types{named}"
         return None
 
@@ -118,7 +118,13 @@ def failed_part(failed: list[Failure], show: Callable[[str], str]) -> str:
     return f"{len(failed)} failed (first: {show(first.path)}: {first.reason})"
 
 
-_MANY = {"minified": "minified", "search index": "search indexes"}
+# Reasons whose plural is not noun + "s" (a file's reason to be left out, in a count).
+_MANY = {
+    "minified": "minified",
+    "search index": "search indexes",
+    "ignored": "ignored",
+    "unsupported": "unsupported",
+}
 
 
 def generated_parts(left_out: dict[str, int]) -> list[str]:
@@ -131,6 +137,20 @@ def generated_parts(left_out: dict[str, int]) -> list[str]:
     return [
         f"{plural(total, 'generated file')} left out: {counts}"
         " (--include-generated indexes them)"
+    ]
+
+
+def excluded_parts(excluded: dict[str, int]) -> list[str]:
+    """"3 documents left the index, their files left out now: 2 ignored, 1 minified"."""
+    total = sum(excluded.values())
+    if not total:
+        return []
+    reasons = sorted(excluded.items(), key=lambda item: (-item[1], item[0]))
+    counts = ", ".join(plural(count, reason, _MANY.get(reason)) for reason, count in reasons)
+    generated = any(reason not in ("ignored", "unsupported") for reason in excluded)
+    hint = " (--include-generated keeps generated files)" if generated else ""
+    return [
+        f"{plural(total, 'document')} left the index, their files left out now: {counts}{hint}"
     ]
 
 

@@ -4,6 +4,12 @@ New files are ingested, changed ones re-ingested (size+mtime first, the content 
 confirms), vanished ones deleted and renamed ones moved in place: a vanished document and
 a new file with the same content hash keep the document's id, chunks and vectors.
 
+A document chunked by an older kb (or under other chunking settings) is read again, as
+`kb add` does: first judged by today's rules (`registry.classify`), so one whose file is now
+generated or of no type kb reads leaves the index, then re-chunked (unchanged chunk texts
+keep their vectors). A document whose file is still there but ignored now (`.kbignore`,
+`.gitignore`) leaves too. Both are counted by reason (`excluded`), apart from deletions.
+
 Nothing is read on a no-op run: one query loads every (path, size, mtime) and one walk
 stats the files. Each change commits on its own, so a killed sync resumes by running again.
 Documents are only deleted when their root is there to prove them gone: an unmounted drive
@@ -22,6 +28,7 @@ from typing import TYPE_CHECKING
 from kb_search.errors import SyncError  # noqa: F401 - re-exported
 from kb_search.formats.reader import read_user_file
 from kb_search.ingest.batch_writer import embed_pending
+from kb_search.ingest.changes import chunking_fingerprint
 from kb_search.ingest.executor import AddOptions, VectorSource
 from kb_search.ingest.pipeline import ingest_files
 from kb_search.ingest.roots import deepest_root, root_change
@@ -31,6 +38,7 @@ from kb_search.ingest.summary import (
     Failure,
     dropped_parts,
     empty_parts,
+    excluded_parts,
     failed_part,
     generated_parts,
     left_out_parts,
@@ -45,7 +53,7 @@ from kb_search.store.documents import (
     move_document,
     touch_document,
 )
-from kb_search.store.inventory import document_states
+from kb_search.store.inventory import document_state, document_states
 from kb_search.store.roots import load_roots
 from kb_search.store.skipped import forget, load_skipped
 from kb_search.text import plural
@@ -88,6 +96,11 @@ class SyncSummary:
     known_failures: int = 0  # failed before and unchanged since: not read again
     removed: int = 0  # removed with `kb remove`: left out until added by name
     dropped: int = 0  # documents whose file now has no text, or none kb can read: removed
+    # Documents chunked by an older kb (or other chunking settings), read again unchanged
+    rechunked: int = 0
+    # Documents that left the index because their file is left out now, by reason: "ignored"
+    # (.kbignore, .gitignore), "unsupported", or one of `generated.REASONS`
+    excluded: dict[str, int] = field(default_factory=dict)
     chunks: int = 0
     embedded: int = 0  # chunks that got a vector in this run (also ones an earlier run left)
     keyword_seconds: float = 0.0  # until every change was written: keyword-searchable
@@ -102,16 +115,19 @@ class SyncSummary:
 
     @property
     def changed(self) -> int:
-        return self.added + self.updated + self.renamed + self.deleted + self.dropped
+        gone = self.deleted + self.dropped + sum(self.excluded.values())
+        return self.added + self.updated + self.renamed + self.rechunked + gone
 
     def line(self, show: Callable[[str], str] = str) -> str:
         """One line for a person; `show` turns a stored path into the one to print."""
         parts = [
             f"Synced: {self.added} added, {self.updated} updated, {self.renamed} renamed, "
             f"{self.deleted} deleted, {self.unchanged} unchanged",
+            *rechunked_parts(self.rechunked),
             failed_part(self.failed, show),
             *left_out_parts(self.known_failures, self.removed, "`kb sync --retry-failed`"),
             *dropped_parts(self.dropped),
+            *excluded_parts(self.excluded),
             *empty_parts(self.empty),
         ]
         if self.missing_roots:
@@ -139,6 +155,8 @@ class SyncSummary:
             "known_failures": self.known_failures,
             "removed": self.removed,
             "dropped": self.dropped,
+            "rechunked": self.rechunked,
+            "excluded": dict(sorted(self.excluded.items())),
             "chunks": self.chunks,
             "embedded": self.embedded,
             "keyword_seconds": round(self.keyword_seconds, 3),
@@ -150,12 +168,22 @@ class SyncSummary:
         }
 
 
+def rechunked_parts(rechunked: int) -> list[str]:
+    if not rechunked:
+        return []
+    return [
+        f"{plural(rechunked, 'unchanged file')} read again: chunked by an older kb or other"
+        " chunking settings"
+    ]
+
+
 @dataclass
 class Row:
     id: int
     size: int
     mtime: float
     content_hash: str
+    chunking: str = ""
 
 
 @dataclass
@@ -167,6 +195,7 @@ class Scan:
     exact: set[str] = field(default_factory=set)  # single files rescanned
     protected: list[str] = field(default_factory=list)  # unreadable dirs: nothing is deleted
     ignored: int = 0
+    outside: set[str] = field(default_factory=set)  # indexed files under no root: named ones
 
     def covers(self, path: str) -> bool:
         if any(_under(path, p) for p in self.protected):
@@ -183,7 +212,7 @@ def _abs(path: Path | str) -> Path:
 
 
 def load_rows(conn: Connection) -> dict[str, Row]:
-    return {r[0]: Row(r[1], r[2], r[3], r[4]) for r in document_states(conn)}
+    return {r[0]: Row(r[1], r[2], r[3], r[4], r[5]) for r in document_states(conn)}
 
 
 def scan(
@@ -283,6 +312,8 @@ def _scan_file(
     if root is None and key not in rows:
         result.ignored += path.is_file()
         return
+    if root is None:
+        result.outside.add(key)
     try:
         st = path.stat()
     except OSError:
@@ -292,22 +323,35 @@ def _scan_file(
     result.seen[key] = Found(path, root or path.parent, st.st_size, st.st_mtime)
 
 
+IGNORED = "ignored"  # an excluded document's reason: .kbignore, .gitignore or a default rule
+
+
 @dataclass
 class Plan:
     new: list[Found] = field(default_factory=list)
     changed: list[Found] = field(default_factory=list)
+    rechunk: list[Found] = field(default_factory=list)  # unchanged, chunked by an older kb
     vanished: dict[str, Row] = field(default_factory=dict)
     renames: list[tuple[str, Row, Found]] = field(default_factory=list)
+    excluded: dict[str, str] = field(default_factory=dict)  # stored path -> why it leaves
 
 
 def plan(
-    rows: dict[str, Row], result: Scan, summary: SyncSummary, include_generated: bool = False
+    rows: dict[str, Row],
+    result: Scan,
+    summary: SyncSummary,
+    include_generated: bool = False,
+    chunking: str | None = None,
 ) -> Plan:
+    """What to do with each file: new, changed, re-chunked, excluded, vanished or renamed.
+    `chunking` is today's fingerprint: a document chunked otherwise is judged and read again
+    (None: never, as the caller cannot say)."""
     from kb_search.formats.registry import classify
 
     todo = Plan()
     for key, item in result.seen.items():
         row = rows.get(key)
+        same = row is not None and row.size == item.size and row.mtime == item.mtime
         if row is None:
             verdict = classify(item.path, include_generated)
             if verdict.format is None:
@@ -317,13 +361,25 @@ def plan(
                 left_out[verdict.left_out] = left_out.get(verdict.left_out, 0) + 1
             else:
                 todo.new.append(item)
-        elif row.size == item.size and row.mtime == item.mtime:
+        elif chunking is not None and row.chunking != chunking:
+            # Indexed by an older kb: today's rules decide first (a named file, under no
+            # root, was read by the user's choice and stays).
+            verdict = classify(item.path, include_generated, named=key in result.outside)
+            if verdict.left_out is not None:
+                todo.excluded[key] = verdict.left_out
+            else:
+                (todo.rechunk if same else todo.changed).append(item)
+        elif same:
             summary.unchanged += 1
         else:
             todo.changed.append(item)
-    todo.vanished = {
-        path: row for path, row in rows.items() if path not in result.seen and result.covers(path)
-    }
+    for path, row in rows.items():
+        if path in result.seen or not result.covers(path):
+            continue
+        if os.path.isfile(path):
+            todo.excluded[path] = IGNORED  # still there, but the walk leaves it out now
+        else:
+            todo.vanished[path] = row
     todo.renames = match_renames(todo.vanished, todo.new)
     for old_path, _, item in todo.renames:
         del todo.vanished[old_path]
@@ -371,7 +427,7 @@ def sync(
     the changes written first (keyword-searchable), then, with `embed`, every chunk without a
     vector embedded (`kb watch` embeds between its batches instead).
 
-    Pass a `batch_writer.LazyVectors` as `vectors` so that a sync with nothing to embed never
+    Pass a `models.writing.LazyVectors` as `vectors` so that a sync with nothing to embed never
     loads the embedding model.
     """
     started = time.perf_counter()
@@ -383,15 +439,20 @@ def sync(
     summary.ignored += result.ignored
     for failure in summary.failed:
         log.write(failure)
-    todo = plan(rows, result, summary, options.include_generated)
+    current = chunking_fingerprint(options)
+    todo = plan(rows, result, summary, options.include_generated, current)
     todo.changed = _drop_touched(conn, todo.changed, rows, summary)
     _forget_vanished(conn, result)
-    progress.start(len(todo.renames) + len(todo.vanished) + len(todo.changed) + len(todo.new))
+    steps = len(todo.renames) + len(todo.vanished) + len(todo.excluded)
+    progress.start(steps + len(todo.changed) + len(todo.new) + len(todo.rechunk))
     left, retitled = _apply_renames(conn, todo.renames, summary, progress)
     _apply_deletes(conn, todo.vanished, summary, progress)
-    to_ingest = todo.changed + todo.new + left
+    _apply_exclusions(conn, todo.excluded, rows, summary, progress)
+    to_ingest = todo.changed + todo.new + left + todo.rechunk
     if to_ingest:
-        _ingest(conn, to_ingest, options, summary, log, vectors, progress, executor, retitled)
+        counted = retitled | {item.path for item in todo.rechunk}
+        _ingest(conn, to_ingest, options, summary, log, vectors, progress, executor, counted)
+        summary.rechunked += _rechunked(conn, todo.rechunk, current)
     summary.keyword_seconds = time.perf_counter() - started
     if embed:
         summary.embedded += embed_pending(conn, vectors, progress)
@@ -467,6 +528,31 @@ def _apply_deletes(
         if delete_document(conn, row.id):
             summary.deleted += 1
         progress.advance(1)
+
+
+def _apply_exclusions(
+    conn: Connection,
+    excluded: dict[str, str],
+    rows: dict[str, Row],
+    summary: SyncSummary,
+    progress: Progress,
+) -> None:
+    """Documents whose files are left out now (ignored, generated, unsupported): removed,
+    counted by reason."""
+    for path, reason in excluded.items():
+        if delete_document(conn, rows[path].id):
+            summary.excluded[reason] = summary.excluded.get(reason, 0) + 1
+        progress.advance(1)
+
+
+def _rechunked(conn: Connection, items: list[Found], chunking: str) -> int:
+    """How many of the files read again only to re-chunk them are indexed so now (one that
+    failed or turned out empty is counted as such)."""
+    done = 0
+    for item in items:
+        state = document_state(conn, path_text(item.path))
+        done += state is not None and state[4] == chunking
+    return done
 
 
 def _ingest(

@@ -112,6 +112,8 @@ class WatchBatch:
                 (s.renamed, "renamed"),
                 (s.deleted, "deleted"),
                 (s.dropped, "dropped (no text now)"),
+                (s.rechunked, "re-chunked"),
+                *((n, f"left the index ({reason})") for reason, n in sorted(s.excluded.items())),
             )
             if n
         ]

@@ -31,10 +31,21 @@ def _unknown(name: str, value: str, known: list[str]) -> str:
     import difflib
 
     close = difflib.get_close_matches(value.lower(), known, n=3, cutoff=0.6)
-    hint = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
+    if close:
+        why = f"; did you mean {' or '.join(repr(c) for c in close)}?"
+    elif name == "type" and value.lower() in _readable_types():
+        why = f": kb reads {value.lower()} files, but none was added."
+    else:
+        why = "."
     listed = ", ".join(known[:20]) + (", ..." if len(known) > 20 else "")
     what = "languages of code" if name == "language" else f"{name}s"
-    return f"no {name} {value!r} in the index: {hint}(it has {what}: {listed or 'none'})"
+    return f"no {name} {value!r} in the index{why} It has {what}: {listed or 'none'}"
+
+
+def _readable_types() -> set[str]:
+    from kb_search.formats.registry import FORMATS
+
+    return {fmt.doc_type for fmt in FORMATS}
 
 
 def store_filter(filters: Filters) -> ChunkFilter:

@@ -41,9 +41,11 @@ def chunk_count_mismatches(conn: Connection) -> tuple[int, int]:
     return bad, orphans
 
 
-def document_files(conn: Connection) -> Iterator[tuple[str, str, int, float, str]]:
-    """(path, rel_path, size, mtime, content_hash) of every document, as stored."""
-    yield from conn.execute("SELECT path, rel_path, size, mtime, content_hash FROM documents")
+def document_files(conn: Connection) -> Iterator[tuple[str, str, int, float, str, str]]:
+    """(path, rel_path, size, mtime, content_hash, chunking) of every document, as stored."""
+    yield from conn.execute(
+        "SELECT path, rel_path, size, mtime, content_hash, chunking FROM documents"
+    )
 
 
 # Chunks of documents whose chunking fingerprint starts (or not) with the current chunker's.

@@ -280,9 +280,12 @@ def document_state(conn: Connection, path: str) -> tuple[int, str, int, float, s
     ).fetchone()
 
 
-def document_states(conn: Connection) -> list[tuple[str, int, int, float, str]]:
-    """(path, id, size, mtime, content_hash) of every document: what `kb sync` compares."""
-    return conn.execute("SELECT path, id, size, mtime, content_hash FROM documents").fetchall()
+def document_states(conn: Connection) -> list[tuple[str, int, int, float, str, str]]:
+    """(path, id, size, mtime, content_hash, chunking) of every document: what `kb sync`
+    compares."""
+    return conn.execute(
+        "SELECT path, id, size, mtime, content_hash, chunking FROM documents"
+    ).fetchall()
 
 
 def document_paths(conn: Connection) -> list[str]:

@@ -1,10 +1,11 @@
-"""Vectors: the model binding (`model`) and the models a process has loaded (`loaded`), the
-indexes that search them (`exact`, `matrix`, `ann`), embedding new chunks (`writer`) and
-`reindex`; their SQL is `store/vectors.py`.
+"""Vectors: a DB's binding to its embedding model (`binding`), the indexes that search its
+vectors (`exact`, `matrix`, `ann`), embedding new chunks (`writer`) and `reindex`; their SQL is
+`store/vectors.py`. Which model, and loading it, is `models/`.
 
 An index backend is one class with `open(conn, table)` and `nearest(...)` (see
 `index.VectorIndex`), listed in BACKENDS under the name the `vectors.index` setting uses;
-every backend's `open` takes `note` (a one-line message for the user), used or not.
+every backend's `open` takes `note` (a one-line message for the user), used or not. The
+snapshot `matrix.MatrixIndex` is not a choice of its own: `live-matrix` keeps one in step.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ BACKENDS: Registry[IndexOpener] = Registry(
         # sqlite-vec's answers from memory: what the warm server uses where a one-shot call
         # would use sqlite-vec (Profile.WARM)
         "sqlite-vec-shortlist": "kb_search.vectors.exact:ShortlistIndex.open_loading",
-        "matrix": "kb_search.vectors.matrix:MatrixIndex.open",
         "live-matrix": "kb_search.vectors.matrix:LiveMatrixIndex.open",
         "ann": "kb_search.vectors.ann:AnnIndex.open",
     },

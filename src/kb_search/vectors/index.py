@@ -18,8 +18,8 @@ from kb_search.store.db import Connection
 from kb_search.store.vectors import fetch_vectors
 
 if TYPE_CHECKING:
+    from kb_search.embedding import TextEmbedder
     from kb_search.store.vectors import VectorTable
-    from kb_search.vectors.model import TextEmbedder
 
 Hits = list[tuple[int, float]]
 Note = Callable[[str], None]  # a one-line message for the user

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kb_search.embedding import TextEmbedder
 from kb_search.store.db import Connection, transaction
 from kb_search.store.inventory import chunk_count
 from kb_search.store.vectors import (
@@ -15,7 +16,7 @@ from kb_search.store.vectors import (
     ensure_table,
     missing_chunk_ids,
 )
-from kb_search.vectors.model import TextEmbedder, switch_model
+from kb_search.vectors.binding import switch_model
 from kb_search.vectors.writer import embed_chunks
 
 BATCH = 64

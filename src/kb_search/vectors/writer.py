@@ -13,6 +13,7 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from kb_search.embedding import TextEmbedder
 from kb_search.parsed import ParsedDocument
 from kb_search.store.db import Connection, DatabaseError, transaction
 from kb_search.store.documents import content_hash, embedding_text, embedding_texts
@@ -23,7 +24,6 @@ from kb_search.store.vectors import (
     to_blob,
     vectors_by_hash,
 )
-from kb_search.vectors.model import TextEmbedder
 
 # Chunks embedded together: the embedder sorts them by length, so a bigger group pads less
 # (measured on 2,176 doc and code chunks: 26% padding tokens at 64, 4% at 256 in batches of 16).

@@ -42,7 +42,7 @@ class OtherHashEmbedder(HashEmbedder):
 
 
 def register_other_embedder() -> None:
-    from kb_search.vectors.model import register_embedder
+    from kb_search.models.embedders import register_embedder
 
     register_embedder(OtherHashEmbedder.name, OtherHashEmbedder)
 

@@ -216,3 +216,46 @@ def test_slide_text_over_a_background_picture_is_not_a_scan(tmp_path: Path) -> N
     doc = parse_pdf(write_slide_over_picture(tmp_path / "slide.pdf"), SETTINGS)
     assert "ocr_skipped_pages" not in doc.metadata
     assert "Recall is up" in " ".join(c.text for c in doc.chunks)
+
+
+def write_pictures_with_words(path: Path, size: float, typed_pages: int) -> Path:
+    """`typed_pages` pages of text, then two full-page pictures with a few words over each."""
+    canvas = Canvas(str(path), pagesize=A4)
+    for _ in range(typed_pages):
+        for x, y, text, font, font_size in body(lines_of(words(80, "typed"))):
+            canvas.setFont(font, font_size)
+            canvas.drawString(x, HEIGHT - y, text)
+        canvas.showPage()
+    for slogan in ("YOUR POINT", "THANK YOU"):
+        canvas.drawImage(ImageReader(scanned_page_image()), 0, 0, width=WIDTH, height=HEIGHT)
+        canvas.setFont("Helvetica-Bold", size)
+        canvas.drawString(72, HEIGHT - 120, slogan)
+        canvas.showPage()
+    canvas.save()
+    return path
+
+
+@pytest.mark.usefixtures("no_engine")
+def test_display_text_over_a_picture_is_not_a_stamp(tmp_path: Path) -> None:
+    """Fails on the old code: a slide's short slogan over a photo counted as a stamp on a scan
+    (born-digital slides were OCR'd into junk)."""
+    doc = parse_pdf(write_pictures_with_words(tmp_path / "s.pdf", 40, typed_pages=0), SETTINGS)
+    assert "ocr_skipped_pages" not in doc.metadata
+    assert "YOUR POINT" in " ".join(c.text for c in doc.chunks)
+
+
+@pytest.mark.usefixtures("no_engine")
+def test_a_few_words_over_a_picture_in_a_born_digital_document_are_not_a_stamp(
+    tmp_path: Path,
+) -> None:
+    """Fails on the old code: most pages have their text, so small words over a picture on two
+    of them are that page's text, not a stamp on a scanned page."""
+    doc = parse_pdf(write_pictures_with_words(tmp_path / "d.pdf", 10, typed_pages=3), SETTINGS)
+    assert "ocr_skipped_pages" not in doc.metadata
+
+
+@pytest.mark.usefixtures("no_engine")
+def test_stamped_scans_are_still_scans(tmp_path: Path) -> None:
+    """A scanned document with a small stamp on every page is read by OCR."""
+    doc = parse_pdf(write_pictures_with_words(tmp_path / "b.pdf", 10, typed_pages=1), SETTINGS)
+    assert doc.metadata["ocr_skipped_pages"] == [2, 3]

@@ -175,7 +175,9 @@ def test_kbignore_and_default_ignores(kb, environment, tmp_path, check_db):
     # a pattern added later: sync drops what it now ignores, and adds what is no longer ignored
     (notes / ".kbignore").write_text("*.tmp.md\nnote1.md\n")
     summary = kb.json("sync")
-    assert summary["deleted"] == 1 and summary["added"] == 1  # note1 out, drafts/d.md in
+    # note1 out (ignored now: counted so, not as deleted), drafts/d.md in
+    assert summary["excluded"] == {"ignored": 1} and summary["deleted"] == 0
+    assert summary["added"] == 1
     rels = {d["rel_path"] for d in kb.json("list")["documents"]}
     assert rels == {"notes/note0.md", "notes/drafts/d.md", "notes/team/keep.tmp.md"}
     check_db(db_path(environment))
@@ -209,7 +211,8 @@ def test_sync_honours_kbignore_for_explicit_paths(kb, environment, tmp_path, giv
     kb.json("add", str(notes))
     (notes / ".kbignore").write_text("note0.md\n")
     target = notes / "note0.md" if given == "file" else notes
-    assert kb.json("sync", str(target))["deleted"] == 1
+    summary = kb.json("sync", str(target))
+    assert summary["excluded"] == {"ignored": 1} and summary["deleted"] == 0
 
 
 def test_sync_of_a_path_that_is_neither_on_disk_nor_indexed_is_an_error(tmp_path):

@@ -70,6 +70,10 @@ def test_an_add_that_adds_nothing_it_was_asked_to_exits_1(kb, tmp_path):
     result = kb("add", str(broken), ok=False)
     assert result.exit_code == 1 and "Error: nothing added: " in result.stderr
     assert "broken.pdf" in result.stderr.strip().splitlines()[-1]
+    # the error names the file as the summary line above it does
+    human = kb("add", str(broken), "--retry-failed", "--format", "human", ok=False)
+    shown = human.stdout.split("(first: ", 1)[1].split(": ", 1)[0]
+    assert human.stderr.strip().splitlines()[-1].startswith(f"Error: nothing added: {shown}: ")
     # something indexed (now or before) is success, failures beside it or not
     (notes / "good.md").write_text("# Good\n\nSomething to index about lemurs.\n")
     assert kb("add", str(notes), ok=False).exit_code == 0

@@ -229,6 +229,9 @@ def test_ignored_files_and_its_own_writes_start_no_batch(tmp_path: Path, notes: 
         # a changed .kbignore rescans its folder: what it now ignores leaves the index
         (notes / ".kbignore").write_text("hidden/\n*.log\nprojects/\n")
         follows(lambda: "notes/projects/plan.md" not in watcher.docs())
+        follows(lambda: any(b.summary.excluded for b in watcher.batches))
+        lines = [b.line() for b in watcher.batches if b.summary.excluded]
+        assert "1 left the index (ignored)" in lines[0], lines
     finally:
         watcher.close()
     for batch in watcher.batches:

@@ -34,6 +34,9 @@ MIXED_PAGE_MAX_ALNUM = 400
 SCAN_MIN_PAGE_SHARE = 0.5
 # ... with fewer letters and digits of text layer over it than this (a stamp, a Bates number).
 SCAN_MAX_TEXT_INSIDE = 20
+# A stamp is small print; a glyph this tall (a share of the page height) over the image is
+# display text set on a background picture (a slide's slogan), so the page is not a scan.
+STAMP_MAX_HEIGHT_SHARE = 0.04
 PAGE_OBJECT_RE = re.compile(rb"/Type\s*/Page(?!s)")
 PDF_DATE_RE = re.compile(
     r"^(D:)?(\d{4})(\d\d)?(\d\d)?(\d\d)?(\d\d)?(\d\d)?([Zz+\-])?(\d\d)?'?(\d\d)?"
@@ -197,6 +200,7 @@ def _extract_pages(
 ) -> tuple[list[Page], dict]:
     pages: list[Page] = []
     need_ocr: dict[int, list[Frag]] = {}  # page index -> its text-layer fragments
+    stamped: set[int] = set()  # scan-like pages with a few words of text layer over the image
     broken: list[int] = []
     for index in range(len(doc)):
         try:
@@ -208,12 +212,20 @@ def _extract_pages(
         width, height = page.get_size()
         names = glyphs.page(index) if glyphs is not None else None
         frags = furniture.drop_line_numbers(page_fragments(page, height, names))
-        if ocr == "always" or (ocr == "auto" and _needs_ocr(page, frags, width, height)):
+        if ocr == "always":
             need_ocr[index] = frags
+        elif ocr == "auto" and (inside := _text_over_scan(page, frags, width, height)) is not None:
+            need_ocr[index] = frags
+            if inside:
+                stamped.add(index)
         pages.append(Page(index + 1, height, layout(frags, index + 1, width), width))
         page.close()
     if broken and len(broken) == len(pages):
         raise IngestError("broken PDF: no page could be read")
+    if stamped and len(need_ocr) * 2 < len(pages):
+        # A born-digital document (most pages have their text) with a picture behind a few
+        # words: those words are the page, not a stamp on a scan.
+        need_ocr = {i: f for i, f in need_ocr.items() if i not in stamped}
     info: dict = {"unreadable_pages": broken} if broken else {}
     if need_ocr and ocr != "never":
         info.update(_run_ocr(doc, pages, need_ocr))
@@ -242,13 +254,17 @@ def _run_ocr(doc: pdfium.PdfDocument, pages: list[Page], need_ocr: dict[int, lis
     return {"ocr_pages": numbers, "ocr_engine": engine.name}
 
 
-def _needs_ocr(page: pdfium.PdfPage, frags: list[Frag], width: float, height: float) -> bool:
-    """A scan: an image covering most of the page with no text layer over it (a typed header
-    beside the image may exist). A blank page or a vector figure has no such image and is not a
-    scan, whatever little text it has."""
+def _text_over_scan(
+    page: pdfium.PdfPage, frags: list[Frag], width: float, height: float
+) -> int | None:
+    """Letters and digits of text layer over a scan, or None when the page is no scan.
+
+    A scan: an image covering most of the page with no text layer over it but a stamp (a typed
+    header beside the image may exist). A blank page or a vector figure has no such image and is
+    not a scan, whatever little text it has; nor is a picture with display text set over it."""
     alnum = sum(ch.isalnum() for f in frags for ch in f.text)
     if alnum >= MIXED_PAGE_MAX_ALNUM:
-        return False
+        return None
     page_area = max(width * height, 1.0)
     for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=2):
         left, bottom, right, top = obj.get_bounds()
@@ -256,15 +272,12 @@ def _needs_ocr(page: pdfium.PdfPage, frags: list[Frag], width: float, height: fl
             continue
         # the image in the top-left coordinates of the fragments
         x0, y0, x1, y1 = left, height - top, right, height - bottom
-        inside = sum(
-            ch.isalnum()
-            for f in frags
-            if x0 <= (f.x0 + f.x1) / 2 <= x1 and y0 <= (f.y0 + f.y1) / 2 <= y1
-            for ch in f.text
-        )
-        if inside < SCAN_MAX_TEXT_INSIDE:
-            return True
-    return False
+        over = [f for f in frags if x0 <= (f.x0 + f.x1) / 2 <= x1 and y0 <= (f.y0 + f.y1) / 2 <= y1]
+        inside = sum(ch.isalnum() for f in over for ch in f.text)
+        display = any(f.size >= STAMP_MAX_HEIGHT_SHARE * height for f in over)
+        if inside < SCAN_MAX_TEXT_INSIDE and not display:
+            return inside
+    return None
 
 
 def parse_pdf_source(source: Source) -> ParsedDocument:

@@ -1,8 +1,8 @@
-"""The models a process has loaded: each embedding model by name, and the vector leg (the
-query model with an index over the database's vectors) that search uses.
+"""`Models`: every model a KnowledgeBase uses, loaded when first needed and kept as its
+profile says (the table of who loads which model, when, for whom: `models/__init__.py`).
 
-A KnowledgeBase holds one `LoadedModels`; a companion KB (a writer beside a server) shares the
-models through `sharing`, but opens a leg of its own over its own connection.
+A KnowledgeBase holds one `Models`; a companion KB (a writer beside a server) shares the
+embedding models through `sharing`, but opens a leg of its own over its own connection.
 """
 
 from __future__ import annotations
@@ -10,26 +10,31 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kb_search.config import Config
-from kb_search.embedding import is_remote
+from kb_search.embedding import TextEmbedder, is_remote
 from kb_search.errors import ConfigError, DBError, EndpointError, ModelUnavailable
-from kb_search.profile import Profile
-from kb_search.store import db
-from kb_search.vectors.model import (
+from kb_search.executor_choice import ExecutorChoice
+from kb_search.models.embedders import (
     NO_MODEL,
     ModelChoice,
-    TextEmbedder,
     configured_model,
     load_embedder,
-    readable_table,
+    model_cache_dir,
     resolve_db_model,
 )
+from kb_search.profile import Profile
+from kb_search.store import db
+from kb_search.vectors.binding import readable_table
 
 if TYPE_CHECKING:
+    from kb_search.ingest.executor import AddOptions, Executor
+    from kb_search.models.chat import ChatModel
+    from kb_search.models.writing import Writing
+    from kb_search.search.rerank import Reranker
     from kb_search.store.vectors import Binding, VectorTable
     from kb_search.vectors.index import VectorSearch
 
@@ -43,11 +48,12 @@ class VectorLegState:
     unavailable: str | None
 
 
-class LoadedModels:
+class Models:
     """Which model to use and the loaded ones. The SERVE profile (the MCP server, `kb watch`,
-    eval) keeps each model once loaded and prepacks its weights; a one-shot call (and the warm
-    server, which answers as one) loads fast and keeps nothing. `injected` replaces the
-    configured model (tests). `records()` is the connection the DB's model records are read
+    eval) keeps each embedding model once loaded and prepacks its weights; a one-shot call (and
+    the warm server, which answers as one) loads fast and keeps nothing. Rerankers and the chat
+    model are built once per holder in every profile. `injected` replaces the configured
+    embedding model (tests). `records()` is the connection the DB's model records are read
     from, None while no DB exists."""
 
     def __init__(
@@ -69,10 +75,13 @@ class LoadedModels:
         self._leg: VectorLegState | None = None
         self._leg_lock = threading.Lock()
         self.load_ms = 0.0  # how long opening the vector leg (model + index) took
+        self._rerankers: dict[str, Reranker | None] = {}
+        self._chat: ChatModel | None = None
+        self._lock = threading.Lock()  # rerankers and the chat model: each built once
 
-    def sharing(self, records: Callable[[], db.Connection | None]) -> LoadedModels:
-        """Another holder over the same loaded models, with its own records and leg."""
-        other = LoadedModels(
+    def sharing(self, records: Callable[[], db.Connection | None]) -> Models:
+        """Another holder over the same loaded embedding models, with its own records and leg."""
+        other = Models(
             self.config,
             profile=self.profile,
             injected=self.injected,
@@ -130,6 +139,55 @@ class LoadedModels:
             return None if conn is None else recorded_binding(conn, name)
         except db.DatabaseError:
             return None
+
+    # ---- for ingest and reindex (models/writing.py) ---------------------------------------------
+
+    def for_writing(self, conn: db.Connection) -> Writing:
+        """The lazily loaded writing model of the DB on `conn` and its tokenizer path."""
+        from kb_search.models.writing import for_writing
+
+        return for_writing(self, conn)
+
+    def executor(self, conn: db.Connection, options: AddOptions) -> Executor:
+        """The executor `options.executor` names, shipped the writing model if it is remote."""
+        from kb_search.models.writing import executor_for
+
+        return executor_for(self, conn, options)
+
+    @contextlib.contextmanager
+    def reindex_embedder(self, name: str, executor: ExecutorChoice) -> Iterator[tuple[Any, int]]:
+        """The embedder `kb reindex` uses for `name` (here, or on `executor`'s cluster) and how
+        many chunks it embeds per commit."""
+        from kb_search.models.writing import reindex_embedder
+
+        with reindex_embedder(self, name, executor) as pair:
+            yield pair
+
+    # ---- rerankers and the chat model ---------------------------------------------------------
+
+    def reranker(self, name: str | None = None) -> Reranker | None:
+        """The rerank stage `name` means (default: `search.reranker`; "none": no stage), built
+        once; ConfigError in one line when it cannot be had."""
+        from kb_search.models.rerankers import reranker_named
+
+        name = name or self.config["search.reranker"]
+        with self._lock:
+            if name not in self._rerankers:
+                cache = model_cache_dir(self.config)
+                self._rerankers[name] = reranker_named(name, cache, self.config.values)
+            return self._rerankers[name]
+
+    def chat(self) -> ChatModel:
+        """The configured chat model (`llm.*`), built once; ConfigError saying how to set one
+        when none is."""
+        from kb_search.models.chat import HOW_TO_SET, chat_model
+
+        with self._lock:
+            if self._chat is None:
+                self._chat = chat_model(self.config.values)
+                if self._chat is None:
+                    raise ConfigError(f"no chat model is configured: {HOW_TO_SET}")
+            return self._chat
 
     # ---- the vector leg ----------------------------------------------------------------------
 

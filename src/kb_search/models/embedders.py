@@ -1,5 +1,7 @@
-"""The embedding model as a database sees it: which model a DB is bound to, loading it,
-binding a DB to it, and the doctor's model and vector checks."""
+"""Which embedding model, and making it: the model a DB or the config names, the registry of
+how each kind is made (local ONNX, a remote endpoint, one registered in process), its tokenizer
+(what sizes chunks) and what a remote executor ships to its workers. Binding a DB to the model
+is `vectors/binding.py`; holding the loaded ones is `loaded.py`."""
 
 from __future__ import annotations
 
@@ -7,39 +9,21 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from kb_search.config import Config
-from kb_search.embedding import is_remote
-from kb_search.errors import ConfigError, DBError, ModelMismatch, ModelUnavailable
+from kb_search.embedding import TextEmbedder, is_remote
+from kb_search.errors import ConfigError, ModelMismatch, ModelUnavailable
 from kb_search.registry import Registry
 from kb_search.store import db
 from kb_search.store import vectors as tables
-from kb_search.store.vectors import Binding, VectorTable
+from kb_search.store.vectors import Binding
 
 if TYPE_CHECKING:
-    import numpy as np  # annotations only: a no-op `kb sync` never imports numpy
 
     from kb_search.embedding.provision import ModelInfo
 
 NO_MODEL = "no embedding model in this database: run `kb init` then `kb reindex`"
-
-
-class TextEmbedder(Protocol):
-    """What kb needs of an embedding model (kb_search.embedding.Embedder is the real one)."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def dim(self) -> int: ...
-
-    @property
-    def max_tokens(self) -> int: ...
-
-    def embed_query(self, text: str) -> np.ndarray: ...
-
-    def embed_passages(self, texts: list[str]) -> np.ndarray: ...
 
 
 # How every embedding model is made: (config, model name, one_shot: the process embeds a query
@@ -52,9 +36,9 @@ EmbedderFactory = Callable[[Config, str, bool, Binding | None], TextEmbedder]
 EMBEDDERS: Registry[EmbedderFactory] = Registry(
     "embedding model",
     {
-        "local": "kb_search.vectors.model:local_embedder",
-        "openai:": "kb_search.vectors.model:remote_embedder",
-        "ollama:": "kb_search.vectors.model:remote_embedder",
+        "local": "kb_search.models.embedders:local_embedder",
+        "openai:": "kb_search.models.embedders:remote_embedder",
+        "ollama:": "kb_search.models.embedders:remote_embedder",
     },
     ConfigError,
 )
@@ -256,73 +240,3 @@ def resolve_db_model(conn: db.Connection, choice: ModelChoice) -> str | None:
     return built_with
 
 
-def readable_table(conn: db.Connection, name: str) -> VectorTable:
-    """The model's vector table, checked to be readable; DBError says what to run."""
-    table = tables.table_for(conn, name)
-    if table is None or not tables.table_exists(conn, table):
-        raise DBError(f"no vector table for {name}: run `kb reindex`")
-    try:
-        tables.probe(conn, table.name)
-    except db.DatabaseError as exc:
-        raise DBError(f"vector table unreadable ({exc}): check `kb doctor`") from exc
-    return table
-
-
-def bind(conn: db.Connection, embedder: TextEmbedder) -> VectorTable:
-    """Make sure the embedder's vector table exists; bind an unbound DB to the model. A
-    remote model's server is recorded only once it has answered with vectors of the DB's
-    dimension (a first bind probes it; a server named anew is probed here): a `kb add` whose
-    endpoint does not answer leaves the recorded one as it was."""
-    table = tables.ensure_table(conn, embedder.name, embedder.dim)
-    bound = tables.db_model(conn)
-    endpoint = endpoint_of(embedder)
-    if bound is None:
-        with db.transaction(conn):
-            tables.set_db_model(conn, embedder.name, embedder.dim, embedder.max_tokens, endpoint)
-    elif bound == embedder.name and endpoint:
-        recorded = tables.recorded_binding(conn, bound)
-        if recorded is None or recorded.endpoint != endpoint:
-            if (probe := getattr(embedder, "probe", None)) is not None:
-                probe()  # EndpointError when it does not answer as this DB needs
-            with db.transaction(conn):  # the server moved (`kb init --endpoint`)
-                tables.set_db_endpoint(conn, endpoint)
-    return table
-
-
-AWAITING = (
-    "chunks await embedding (written and keyword-searchable; the next `kb add`, `kb sync` or"
-    " `kb reindex` embeds them)"
-)
-
-
-def switch_model(conn: db.Connection, embedder: TextEmbedder) -> str | None:
-    """Point the DB at the embedder's model (inside a write transaction); the previous one."""
-    previous = tables.db_model(conn)
-    tables.set_db_model(
-        conn, embedder.name, embedder.dim, embedder.max_tokens, endpoint_of(embedder)
-    )
-    return previous
-
-
-def endpoint_of(embedder: TextEmbedder) -> str | None:
-    """A remote model's server as the DB binding records it (no userinfo, no key); None for
-    a local model."""
-    return getattr(embedder, "recorded_endpoint", None) or getattr(embedder, "endpoint", None)
-
-
-def vector_sync_detail(conn: db.Connection, name: str) -> tuple[bool, str]:
-    """Doctor: does every chunk have exactly one vector of the DB's model? Chunks that only
-    lack one are not a fault: they await the embedding phase (ok, said as "N chunks await
-    embedding")."""
-    table = tables.table_for(conn, name)
-    if table is None or not tables.table_exists(conn, table):
-        return False, f"no vector table for {name}: run `kb reindex`"
-    try:
-        missing, orphans = tables.sync_counts(conn, table.name)
-    except db.DatabaseError as exc:
-        return False, str(exc)
-    if missing == 0 and orphans == 0:
-        return True, "every chunk has one vector"
-    if orphans == 0:
-        return True, f"{missing} {AWAITING}"
-    return False, f"{missing} chunks without vectors (run `kb reindex`), {orphans} orphan vectors"
