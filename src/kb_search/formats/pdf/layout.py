@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
+from kb_search.formats.pdf.glyphs import PageGlyphs
+
 TABLE_CELLS = 3
 # TeX's bold fonts say so by 'bx' in their name: CMBX10, SFBX1200, cmssbx10, ECBX, LMRoman... has
 # 'Bold'. A subset prefix ('ABCDEF+') may come first.
@@ -80,15 +82,20 @@ class Page:
 # --------------------------------------------------------------------------- fragments
 
 
-def page_fragments(page: pdfium.PdfPage, height: float) -> list[Frag]:
+def page_fragments(
+    page: pdfium.PdfPage, height: float, glyphs: PageGlyphs | None = None
+) -> list[Frag]:
+    """The page's fragments; `glyphs` names the glyphs pdfium leaves unmapped (ligatures)."""
     textpage = page.get_textpage()
     try:
-        return list(_fragments(textpage, height))
+        return list(_fragments(textpage, height, glyphs))
     finally:
         textpage.close()
 
 
-def _fragments(textpage: pdfium.PdfTextPage, height: float) -> Iterable[Frag]:
+def _fragments(
+    textpage: pdfium.PdfTextPage, height: float, glyphs: PageGlyphs | None
+) -> Iterable[Frag]:
     """Group characters, in content-stream order, into runs on one baseline without big gaps."""
     raw = textpage.raw
     rect = pdfium_c.FS_RECTF()
@@ -101,7 +108,12 @@ def _fragments(textpage: pdfium.PdfTextPage, height: float) -> Iterable[Frag]:
     first_index = last_index = 0
     space = False
     for i in range(textpage.count_chars()):
-        ch = _char(get_unicode(raw, i))
+        code = get_unicode(raw, i)
+        ch = _char(code)
+        if glyphs is not None and code < 0x20 and code != 2:
+            # a glyph pdfium could not name reports its bare character code ('fi' as 0x1B or
+            # 0x0C, 'fl' as 0x0D): the font's encoding may name it
+            ch = glyphs.text(raw, i, code) or ch
         if not ch:
             continue
         if ch.isspace():

@@ -28,6 +28,7 @@ class Entry:
     level: int  # 1 for the top level
     key: str  # the title, normalised
     bare: str  # ... without its section number
+    text: str = ""  # the title as written
 
 
 def read_outline(doc: pdfium.PdfDocument) -> list[Entry]:
@@ -43,7 +44,8 @@ def read_outline(doc: pdfium.PdfDocument) -> list[Entry]:
             if index is None or index < 0 or not _key(title):
                 continue
             bare = NUMBER_PREFIX_RE.sub("", title, count=1)
-            entries.append(Entry(index + 1, item.level + 1, _key(title), _key(bare)))
+            text = " ".join(title.split())[:200]
+            entries.append(Entry(index + 1, item.level + 1, _key(title), _key(bare), text))
     except Exception:  # a damaged outline must not stop ingestion
         return []
     return entries

@@ -18,6 +18,7 @@ import pypdfium2.raw as pdfium_c
 from kb_search.chunking.tokens import TokenCounter, count_tokens
 from kb_search.formats.pdf import furniture, slides, structure
 from kb_search.formats.pdf import ocr as ocr_mod
+from kb_search.formats.pdf.glyphs import GlyphNames
 from kb_search.formats.pdf.layout import Frag, Page, page_fragments
 from kb_search.formats.pdf.outline import read_outline
 from kb_search.formats.pdf.reading_order import layout
@@ -56,14 +57,16 @@ def parse_pdf(
         raise ValueError(f"ocr must be one of {OCR_MODES}, not {ocr!r}")
     _check_header(path)
     doc = _open(path)
+    glyphs = GlyphNames(lambda: open_user_file(path))
     try:
         page_count = len(doc)
         if page_count == 0:
             raise IngestError("PDF has no pages")
         metadata = _metadata(doc)
         outline = read_outline(doc)
-        pages, ocr_info = _extract_pages(doc, ocr)
+        pages, ocr_info = _extract_pages(doc, ocr, glyphs)
     finally:
+        glyphs.close()
         doc.close()
     metadata.update(ocr_info)
     if not any(p.lines for p in pages):
@@ -73,7 +76,7 @@ def parse_pdf(
     furniture.remove_headers_footers(pages, keep=slides.frame_titles(pages) if deck else None)
     if deck:
         slides.merge_overlays(pages)
-    title = structure.choose_title(metadata.get("title"), pages, body_size, path)
+    title = structure.choose_title(metadata.get("title"), pages, body_size, path, outline)
     paras = structure.paragraphs(pages, body_size, title, outline, slides=deck)
     structure.fix_page_break_hyphens(paras)
     cut = structure.chunk(paras, settings, count)
@@ -192,7 +195,9 @@ def _pdf_date(value: str) -> str:
 # --------------------------------------------------------------------------- extraction
 
 
-def _extract_pages(doc: pdfium.PdfDocument, ocr: str) -> tuple[list[Page], dict]:
+def _extract_pages(
+    doc: pdfium.PdfDocument, ocr: str, glyphs: GlyphNames | None = None
+) -> tuple[list[Page], dict]:
     pages: list[Page] = []
     need_ocr: dict[int, list[Frag]] = {}  # page index -> its text-layer fragments
     stamped: set[int] = set()  # scan-like pages with a few words of text layer over the image
@@ -205,7 +210,8 @@ def _extract_pages(doc: pdfium.PdfDocument, ocr: str) -> tuple[list[Page], dict]
             pages.append(Page(index + 1, 0.0))
             continue
         width, height = page.get_size()
-        frags = furniture.drop_line_numbers(page_fragments(page, height))
+        names = glyphs.page(index) if glyphs is not None else None
+        frags = furniture.drop_line_numbers(page_fragments(page, height, names))
         if ocr == "always":
             need_ocr[index] = frags
         elif ocr == "auto" and (inside := _text_over_scan(page, frags, width, height)) is not None:

@@ -43,6 +43,8 @@ BOX_LABEL_RE = re.compile(
     r"|info|information|see also|nb)\W*$",
     re.I,
 )
+# A table of contents' entry: a title, dot leaders, its page ('2.1 Package Options . . . 2').
+TOC_ENTRY_RE = re.compile(r"[^\W\d_]\s*(\.\s*){3,}\d{1,4}$")
 # A bibliography entry: '[12] A. Author, ...', '[Knu84] Knuth ...'.
 BIBLIOGRAPHY_RE = re.compile(r"^\[\w{1,12}\+?\]\s")
 # A footnote mark after a title ('... in LaTeX ∗', 'A Study†'): the note, not the title's.
@@ -51,13 +53,26 @@ FOOTNOTE_MARK_RE = re.compile(
     r"(?<![\s*\u2217\u2020\u2021\u00a7\u00b6])[\s*\u2217\u2020\u2021\u00a7\u00b6]*"
     r"[*\u2217\u2020\u2021\u00a7\u00b6]\s*$"
 )
+# The same marks glued to a word inside a title that goes on ('The dramatist package∗ User Guide').
+INNER_MARK_RE = re.compile(r"(?<=[^\W\d_])[*\u2217\u2020\u2021\u00a7\u00b6]+(?=\s)")
+# A chapter label a title goes on from ('Chapter 1' above 'What is Earth Science?').
+CHAPTER_LABEL_RE = re.compile(r"^(chapter|part|book|lecture|unit)\s+(\d+|[ivxlc]+|[a-z])\.?$", re.I)
+# Words a wrapped title line can end on: the title goes on below ('... for', '... and').
+OPEN_ENDINGS = frozenset({"a", "an", "and", "for", "in", "of", "on", "or", "the", "to", "with"})
 LETTERS_RE = re.compile(r"[^\W\d_]+")
+# A table of contents' dot leaders ('Options . . . . . . 4', or one '.' per cell when the dots
+# were read as a table row): a reader sees a gap to the page number, not fifty full stops.
+LEADER_RE = re.compile(r"(?:[ \t]*\|?[ \t]*\.){5,}[ \t]*\|?")
 WORD_RE = re.compile(r"[^\W\d_][\w\-\u2010]*\w|\w+", re.UNICODE)
 MEANINGLESS_TITLE_RE = re.compile(
-    r"^(untitled|title|document\d*|microsoft (word|powerpoint).*"
-    r"|.*\.(docx?|pdf|tex|dvi|rtf|odt|pptx?|xlsx?|indd|exe|e?ps|txt|html?|qxd|wpd))$",
+    r"^(untitled( \w+)?|title|document\d*|microsoft (word|powerpoint).*"
+    r"|.*\.(docx?|pdf|tex|dvi|rtf|od[tpsg]|pptx?|xlsx?|indd|exe|e?ps|txt|html?|qxd|wpd|key"
+    r"|pages|numbers|ai|psd|pub|xps)"
+    r"|powerpoint presentation|presentation\d*)$",
     re.I,
 )
+# An identifier, not a name: one 'word' joined by underscores ('905_Precinct_NoOU').
+IDENTIFIER_TITLE_RE = re.compile(r"^\w+(_\w+)+$")
 
 
 @dataclass
@@ -124,7 +139,7 @@ def heading_level(line: Line, body_size: float, heading_sizes: list[float]) -> i
 def _could_be_heading(text: str, words: list[str]) -> bool:
     if not (1 <= len(words) <= 15 and len(text) <= 120) or text[-1] in ",;" or text.count(",") > 1:
         return False
-    if BOX_LABEL_RE.match(text) or BIBLIOGRAPHY_RE.match(text):
+    if BOX_LABEL_RE.match(text) or BIBLIOGRAPHY_RE.match(text) or TOC_ENTRY_RE.search(text):
         return False
     return _wordy(text) and not PAGE_NUMBER_RE.match(text) and not _reads_like_prose(text)
 
@@ -180,10 +195,17 @@ def _heading_sizes(pages: list[Page], body_size: float) -> list[float]:
     return heads[:4]
 
 
-def choose_title(meta_title: str | None, pages: list[Page], body: float, path: Path) -> str:
+def choose_title(
+    meta_title: str | None,
+    pages: list[Page],
+    body: float,
+    path: Path,
+    outline: list[Entry] | None = None,
+) -> str:
     """The Title field when sane, else the largest lines atop the first page with text that
-    are not authors' e-mails, affiliations, dates, table rows or a generic 'Contents'."""
-    meta_title = FOOTNOTE_MARK_RE.sub("", meta_title or "")
+    are not authors' e-mails, affiliations, dates, table rows, a section heading or a generic
+    'Contents', else the outline's first entry; the file name only when none of these is."""
+    meta_title = _unmarked(meta_title or "")
     if meta_title and _meaningful_title(meta_title, path):
         return meta_title
     first = next((p for p in pages if p.lines), None)
@@ -192,12 +214,32 @@ def choose_title(meta_title: str | None, pages: list[Page], body: float, path: P
         named = [ln for ln in top if _could_name_document(ln)]
         big = [ln for ln in named if body > 0 and ln.size >= 1.15 * body]
         if big:
-            return _title_lines(top, max(big, key=lambda ln: ln.size))
+            # glyph-box sizes are noisy: of the lines set in the largest size, the topmost
+            largest = max(ln.size for ln in big)
+            return _title_lines(top, next(ln for ln in big if ln.size >= 0.92 * largest))
         sizes = _heading_sizes(pages, body)
         for line in named:
             if heading_level(line, body, sizes) is not None:
-                return line.text[:200]
-    return path.stem
+                return _unmarked(line.text)[:200]
+    entry = _outline_title(outline or [])
+    return entry or path.stem
+
+
+def _outline_title(outline: list[Entry]) -> str:
+    """The outline's first top-level entry when it names something: a few words, not a
+    numbered section, not 'Contents' or 'Introduction'."""
+    top = [e for e in outline if e.level == 1]
+    if not top:
+        return ""
+    text = top[0].text
+    if len(text.split()) < 2 or NUMBERED_HEADING_RE.match(text) or front.is_generic_heading(text):
+        return ""
+    return text if _wordy(text) else ""
+
+
+def _unmarked(title: str) -> str:
+    """The title without footnote marks, at its end or inside it."""
+    return INNER_MARK_RE.sub("", FOOTNOTE_MARK_RE.sub("", title)).strip()
 
 
 def _could_name_document(line: Line) -> bool:
@@ -206,22 +248,31 @@ def _could_name_document(line: Line) -> bool:
         len(text) <= 150
         and line.cells < TABLE_CELLS
         and _wordy(text)
+        and re.search(r"[^\W\d_]{3}", text) is not None  # '1st', '~70%' are figures
+        and not NUMBERED_HEADING_RE.match(text)  # '4 Conclusions' heads a section
+        and not PAGE_NUMBER_RE.match(text)
         and not front.is_front_matter(text)
         and not front.is_generic_heading(text)
     )
 
 
 def _title_lines(top: list[Line], largest: Line) -> str:
-    """The largest line on page 1 plus the lines it wraps onto (same block and size, close)."""
-    index = top.index(largest)
+    """The largest line on page 1 plus the lines it wraps onto (same block and size, close;
+    farther when the line above ends on 'for' or is a chapter label)."""
     lines = [largest]
-    for line in top[index + 1 : index + 3]:
+    following = [ln for ln in top[top.index(largest) + 1 :] if ln.block == largest.block]
+    for line in following[:2]:
         prev = lines[-1]
-        same = line.block == prev.block and abs(line.size - prev.size) <= 0.05 * prev.size
-        if not same or line.y0 - prev.y1 > 0.8 * prev.size or not _could_name_document(line):
+        words = prev.text.split()
+        goes_on = words[-1].lower() in OPEN_ENDINGS or CHAPTER_LABEL_RE.match(prev.text)
+        same = abs(line.size - prev.size) <= (0.12 if goes_on else 0.05) * prev.size
+        gap = line.y0 - prev.y1
+        if not same or gap > (3.0 if goes_on else 0.8) * prev.size:
+            break
+        if not _could_name_document(line) and not goes_on:
             break
         lines.append(line)
-    return FOOTNOTE_MARK_RE.sub("", " ".join(ln.text for ln in lines))[:200]
+    return _unmarked(" ".join(ln.text for ln in lines))[:200]
 
 
 def _meaningful_title(title: str, path: Path) -> bool:
@@ -229,7 +280,10 @@ def _meaningful_title(title: str, path: Path) -> bool:
     if len(t) < 3 or not re.search(r"[^\W\d_]{2}", t):
         return False
     return not (
-        MEANINGLESS_TITLE_RE.match(t) or t.lower() == path.stem.lower() or front.is_default_title(t)
+        MEANINGLESS_TITLE_RE.match(t)
+        or IDENTIFIER_TITLE_RE.match(t)
+        or t.lower() == path.stem.lower()
+        or front.is_default_title(t)
     )
 
 
@@ -246,7 +300,8 @@ def paragraphs(
     """The pages' lines as paragraphs with their heading chains: headings from the outline
     when it describes the text, else from fonts and numbering; a slide's frame title heads
     its slide."""
-    if not apply_outline(pages, outline or []):
+    from_outline = apply_outline(pages, outline or [])
+    if not from_outline:
         sizes = _heading_sizes(pages, body_size)
         for page in pages:
             for line in page.lines:
@@ -255,19 +310,29 @@ def paragraphs(
     if slides:
         mark_frame_titles(pages, title)
     vocab, hyphenated = _vocabulary(pages)
+    first_page = next((p.number for p in pages if p.lines), 0)
     paras: list[Para] = []
     stack: list[tuple[int, str]] = []
+    byline = False  # just below the title on page 1: authors, not sections
     for page in pages:
         for group in _group_lines(page.lines):
             first = group[0]
+            if byline and not (first.heading_level is not None and _byline(first)):
+                byline = False
             if first.mono:
                 text = _listing(group)
             elif first.cells >= TABLE_CELLS:
                 text = "\n".join(ln.text for ln in group)
             else:
                 text = _join_lines([ln.text for ln in group], vocab, hyphenated)
+            if not first.mono:
+                text = LEADER_RE.sub(" \u2026 ", text).replace("  ", " ")
             if first.heading_level is not None:
-                if text == title:
+                if page.number == first_page and _part_of_title(text, title):
+                    paras.append(Para(text, page.number, None, _chain(stack)))
+                    byline = not from_outline
+                    continue
+                if byline:
                     paras.append(Para(text, page.number, None, _chain(stack)))
                     continue
                 while stack and stack[-1][0] >= first.heading_level:
@@ -275,6 +340,24 @@ def paragraphs(
                 stack.append((first.heading_level, text[:80]))
             paras.append(Para(text, page.number, first.heading_level, _chain(stack)))
     return paras
+
+
+def _part_of_title(text: str, title: str) -> bool:
+    """The title's own lines on page 1 (marks and all, or one of its wrapped lines): they
+    name the document, not a section, so they head no chain."""
+    key, title_key = _letters_key(_unmarked(text)), _letters_key(title)
+    return key == title_key or (len(key) >= 0.3 * len(title_key) and key in title_key)
+
+
+def _byline(line: Line) -> bool:
+    """A line set large under the title that is no section heading: not bold, not numbered,
+    not 'Abstract' or 'Contents' (the authors' names, a subtitle, a version)."""
+    text = line.text
+    return not (line.bold or NUMBERED_HEADING_RE.match(text) or front.is_generic_heading(text))
+
+
+def _letters_key(text: str) -> str:
+    return "".join(ch for ch in text.lower() if ch.isalnum())
 
 
 def _chain(stack: list[tuple[int, str]]) -> str | None:
