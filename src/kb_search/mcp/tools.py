@@ -166,7 +166,7 @@ def document_dict(
     if not ref.strip() or "\x00" in ref:
         raise _tool_error("give a document id or the path of an indexed document")
     try:
-        view = kb.document(
+        view = kb.reads.document(
             ref.strip(), with_chunks=with_chunks, offset=offset, limit=limit,
             relative_to_roots=True,
         )  # fmt: skip
@@ -241,7 +241,7 @@ class KbTools:
         ] = DEFAULT_GET_BYTES,
     ) -> str:
         try:
-            reading = self.kb.get(citations, context, max_bytes, relative_to_roots=True)
+            reading = self.kb.reads.get(citations, context, max_bytes, relative_to_roots=True)
             return to_json(reading.to_dict())
         except KbError as exc:
             raise _tool_error(str(exc)) from exc
@@ -252,7 +252,7 @@ class KbTools:
         context: Annotated[int, Field(ge=0, le=MAX_CONTEXT)] = 0,
     ) -> str:
         try:
-            chunks = self.kb.chunk(chunk_id, context)
+            chunks = self.kb.reads.chunk(chunk_id, context)
         except KbError as exc:
             raise _tool_error(f"{exc}: take chunk ids from search results") from exc
         return to_json({"chunk_id": chunk_id, "chunks": [c.to_dict() for c in chunks]})
@@ -284,13 +284,13 @@ class KbTools:
         limit: Annotated[int, Field(ge=1, le=MAX_LIST_LIMIT)] = DEFAULT_LIST_LIMIT,
         offset: Annotated[int, Field(ge=0)] = 0,
     ) -> str:
-        return to_json(self.kb.document_page(type, tag, limit, offset).to_dict())
+        return to_json(self.kb.reads.document_page(type, tag, limit, offset).to_dict())
 
     def list_tags(self) -> str:
-        return to_json({"tags": self.kb.tags()})
+        return to_json({"tags": self.kb.reads.tags()})
 
     def stats(self) -> str:
-        return to_json(self.kb.stats())
+        return to_json(self.kb.reads.stats())
 
 
 # (KbTools method, description) in the order tools/list shows them. {scores} is filled at
@@ -404,7 +404,7 @@ def register_resources(server: Any, kb: KnowledgeBase) -> None:
         mime_type="application/json",
     )
     def stats_resource() -> str:
-        return json.dumps(kb.stats(), ensure_ascii=False)
+        return json.dumps(kb.reads.stats(), ensure_ascii=False)
 
     @server.resource(
         "kb://document/{id}",

@@ -107,7 +107,7 @@ class WarmServer:
     def _binding(self) -> list[Any]:
         """Which model and vector tables the DB is bound to: a change (reindex with another
         model) makes this server's loaded model the wrong one."""
-        return self.kb.binding()
+        return self.kb.reads.binding()
 
     def warm_up(self) -> None:
         """Load the model and run one search: the first ONNX run and the first reads of the
