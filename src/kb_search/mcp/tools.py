@@ -138,11 +138,11 @@ def run_search(
     max_tokens: int = DEFAULT_MAX_TOKENS,
     cursor: str | None = None,
 ) -> str:
-    from kb_search.search.fields import COMPACT, parse_fields, project
+    from kb_search.search.fields import chosen_fields, project
 
     try:
         # `fields` replaces the compact default; `compact: false` asks for the whole contract.
-        selected = parse_fields(fields) if fields else list(COMPACT) if compact else None
+        selected = chosen_fields(fields or None, compact and not fields, ("fields", "compact"))
         options = kb.search_options(
             mode=mode,
             top=top,
@@ -155,7 +155,7 @@ def run_search(
         response = kb.search(query, options, explain=explain, relative_to_roots=True)
     except KbError as exc:
         raise _tool_error(str(exc)) from exc
-    return to_json(project(response, selected) if selected else response.to_dict())
+    return to_json(project(response, selected))
 
 
 def document_dict(
@@ -275,7 +275,7 @@ class KbTools:
                 response = self.kb.similar(str(document_id), top=top)
         except KbError as exc:
             raise _tool_error(str(exc)) from exc
-        return to_json(project(response, COMPACT) if compact else response.to_dict())
+        return to_json(project(response, COMPACT if compact else None))
 
     def list_documents(
         self,
