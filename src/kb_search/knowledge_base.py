@@ -232,20 +232,37 @@ class KnowledgeBase:
         vector search of a process), `model_load` says how long that took. `explain`: a path
         whose place at each stage the response explains (`explanation`), relative to this KB's
         cwd, or to the added folders with `relative_to_roots` (a caller with no directory of
-        its own: an MCP client). `expand`: the chat
-        model's phrasings join the variants (`search.expand`; ConfigError when none is set)."""
-        from kb_search.search.pipeline import Trace, search
-
+        its own: an MCP client). `expand`: the chat model's phrasings join the variants
+        (`search.expand`; ConfigError when none is set)."""
         started = time.perf_counter()
         expansion = None
         if expand:
             options, expansion = self._expanded(query, options)
         loaded_before = self.models.leg_loaded
-        if options.mode == "lexical":
-            vector, why = None, None
-        else:
-            leg = self.vector_leg()
-            vector, why = leg.search, leg.unavailable
+        leg = None if options.mode == "lexical" else self.vector_leg()
+        response = self._budgeted_search(query, options, leg, explain, relative_to_roots)
+        if leg is not None and not loaded_before:
+            response.timings_ms["model_load"] = self.model_load_ms
+        if expansion is not None:
+            from kb_search.search.expand import mark_expanded
+
+            mark_expanded(response, expansion)
+        response.timings_ms["total"] = (time.perf_counter() - started) * 1000
+        return response
+
+    def _budgeted_search(
+        self,
+        query: str,
+        options: SearchOptions,
+        leg: VectorLegState | None,
+        explain: str | None,
+        relative_to_roots: bool,
+    ) -> SearchResponse:
+        """The pipeline on this thread's reader within one request's budget (`search.timeout_s`,
+        the client's cancel). A leg the budget stopped says so in `legs`; with none left, the
+        search is an error."""
+        from kb_search.search.pipeline import Trace, search
+
         conn = self.reader()
         budget = SearchBudget(self.config["search.timeout_s"])
         options = replace(
@@ -254,6 +271,7 @@ class KnowledgeBase:
             should_stop=budget.spent,
             max_query_chars=self.config["search.max_query_chars"],
         )
+        vector, why = (leg.search, leg.unavailable) if leg is not None else (None, None)
         trace = Trace() if explain is not None else None
         try:
             # The budget holds for the network too: a remote model's query embedding stops
@@ -272,17 +290,9 @@ class KnowledgeBase:
             if not budget.spent():
                 raise
             raise budget.stopped() from exc
-        # A leg stopped by the budget reports it in `legs`; with none left, it is an error.
         legs = response.legs.values()
         if budget.spent() and all(s.startswith("error") for s in legs):
             raise budget.stopped()
-        if options.mode != "lexical" and not loaded_before:
-            response.timings_ms["model_load"] = self.model_load_ms
-        if expansion is not None:
-            from kb_search.search.expand import mark_expanded
-
-            mark_expanded(response, expansion)
-        response.timings_ms["total"] = (time.perf_counter() - started) * 1000
         return response
 
     def ask(

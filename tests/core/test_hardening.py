@@ -235,7 +235,7 @@ def test_a_rename_that_changes_the_title_matches_a_clean_ingest(folder, tmp_path
     clean_root.mkdir()
     with make_kb(clean_root) as clean:
         clean.add([folder])
-        fresh = clean.document(str(folder / "voyages.py"))
+        fresh = clean.reads.document(str(folder / "voyages.py"))
     with make_kb(tmp_path) as kb:
         conn = kb.reader()
         hashes = [r[0] for r in conn.execute(

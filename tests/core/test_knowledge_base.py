@@ -14,7 +14,7 @@ from kb_search.knowledge_base import KnowledgeBase
 from kb_search.profile import Profile
 from kb_search.search.fusion import fuse
 from kb_search.search.legs import LegResult
-from kb_search.search.pipeline import SearchOptions, cut, prepare, retrieve, with_text
+from kb_search.search.pipeline import SearchOptions, above_min_score, prepare, retrieve, with_text
 from kb_search.search.rerank import apply_reranker
 from kb_search.search.results import Candidate, hydrate
 from kb_search.search.shaping import diversify, promote_definitions
@@ -132,7 +132,7 @@ def test_stages_compose_to_search(kb):
     assert all(len(result.hits) <= options.depth() for result in legs.values())
     fused = fuse(legs, options.rrf_k, options.fusion)
     shaped = diversify(conn, promote_definitions(conn, fused, []), options.per_file, False)
-    top = cut(shaped, options)
+    top = above_min_score(shaped, options)[: options.top]
     results = hydrate(conn, top, {})
     whole = kb.search("retry backoff", options)
     assert [r.chunk_id for r in results] == [r.chunk_id for r in whole.results]

@@ -258,12 +258,6 @@ _JSON_CONTAINER = re.compile(r'(?<!\s)\s*(\{\s*"|\[\s*[\[{"])')
 _LATEX_START = re.compile(r"\\(documentclass|documentstyle)\b")
 _ORG_START = re.compile(r"#\+(title|author|filetags|startup|options|setupfile):", re.I)
 _HTML_START = re.compile(r"(?<!\s)\s*(<!doctype html|<html[\s>])", re.I)
-_PLAIN_EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9_+-]{0,11}")
-
-
-def _extension_says_nothing(path: Path) -> bool:
-    """No extension, or a suffix that is not one (a date, a version, a Maildir flag)."""
-    return _PLAIN_EXTENSION.fullmatch(path.suffix) is None
 
 
 def _head_bytes(path: Path) -> bytes:
