@@ -29,13 +29,12 @@ from kb_search.errors import (
     ConfigError,
     DBError,
     KbError,
-    SearchError,
     UserInputError,
 )
 from kb_search.net import time_limit
 from kb_search.profile import Profile
 from kb_search.progress import NoProgress, Progress
-from kb_search.search.budget import SEARCH_CANCELLED, SearchBudget
+from kb_search.search.budget import SEARCH_CANCELLED, budgeted
 from kb_search.store import db
 
 if TYPE_CHECKING:
@@ -264,20 +263,18 @@ class KnowledgeBase:
         from kb_search.search.pipeline import Trace, search
 
         conn = self.reader()
-        budget = SearchBudget(self.config["search.timeout_s"])
-        options = replace(
-            options,
-            deadline=budget.deadline,
-            should_stop=budget.spent,
-            max_query_chars=self.config["search.max_query_chars"],
-        )
         vector, why = (leg.search, leg.unavailable) if leg is not None else (None, None)
         trace = Trace() if explain is not None else None
-        try:
+        with budgeted(conn, self.config["search.timeout_s"]) as budget:
+            options = replace(
+                options,
+                deadline=budget.deadline,
+                should_stop=budget.spent,
+                max_query_chars=self.config["search.max_query_chars"],
+            )
             # The budget holds for the network too: a remote model's query embedding stops
             # at 80% of it, so a stalled server costs the vector leg, not the lexical answer.
-            network_until = budget.deadline - 0.2 * budget.seconds
-            with db.progress_handler(conn, budget.spent), time_limit(network_until):
+            with time_limit(budget.deadline - 0.2 * budget.seconds):
                 response = search(
                     conn, query, options, vector=vector, vector_unavailable=why, trace=trace
                 )
@@ -286,10 +283,6 @@ class KnowledgeBase:
                     response.explanation = self._explain(
                         conn, explain, options, trace, response, cwd
                     )
-        except (db.OperationalError, SearchError) as exc:
-            if not budget.spent():
-                raise
-            raise budget.stopped() from exc
         legs = response.legs.values()
         if budget.spent() and all(s.startswith("error") for s in legs):
             raise budget.stopped()

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kb_search.config import Config
-from kb_search.errors import NotFound, SearchError
+from kb_search.errors import NotFound
 from kb_search.sanitize import parse_id
-from kb_search.search.budget import SearchBudget
+from kb_search.search.budget import SearchBudget, budgeted
 from kb_search.store import db
 from kb_search.store.inventory import (
     ChunkView,
@@ -49,14 +49,8 @@ class Reads:
         past `search.timeout_s` or when the client cancels, and the error says `what` ran
         past its budget (a read, a document page, a similarity query)."""
         conn = self.reader()
-        budget = SearchBudget(self.config["search.timeout_s"])
-        try:
-            with db.progress_handler(conn, budget.spent):
-                yield conn, budget
-        except (db.OperationalError, SearchError) as exc:
-            if not budget.spent():
-                raise
-            raise budget.stopped(what) from exc
+        with budgeted(conn, self.config["search.timeout_s"], what) as budget:
+            yield conn, budget
 
     def document(
         self,
