@@ -28,7 +28,8 @@ from kb_search.errors import EvalError
 from kb_search.evaluate.metrics import percentile
 from kb_search.search.results import Result, SearchResponse
 from kb_search.store.db import Connection
-from kb_search.store.inventory import document_locations
+from kb_search.store.inventory import counts, document_locations
+from kb_search.store.vectors import db_model
 
 _LOCATION = re.compile(r"^(?P<path>.*?)(?:#(?:L(?P<a>\d+)(?:-L?(?P<b>\d+))?|page=(?P<p>\d+)))?$")
 
@@ -367,9 +368,6 @@ def questions_report(
 ) -> dict[str, Any]:
     """The questions file at `path` scored over the KB `conn` reads, `run` searching it (see
     `evaluate_questions`), with what the index held; `expand`: a hybrid+expand row too."""
-    from kb_search.store.inventory import counts
-    from kb_search.store.vectors import db_model
-
     questions = load_questions(path)
     scores = evaluate_questions(conn, questions, scored_modes(questions, modes, expand), run)
     documents, chunks = counts(conn)

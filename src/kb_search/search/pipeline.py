@@ -52,10 +52,12 @@ from kb_search.search.shaping import (
     distinct_scores,
     diversify,
     group_copies,
+    identifiers,
     promote_definitions,
 )
 from kb_search.store.chunk_filter import ChunkFilter
 from kb_search.store.db import Connection, OperationalError
+from kb_search.store.retrieval import index_stamp
 from kb_search.store.vectors import embedding_coverage
 
 MODES = ("hybrid", "lexical", "vector")
@@ -466,8 +468,6 @@ def variant_report(
 
 def search_key(conn: Connection, query: Query, options: SearchOptions) -> str:
     """What a cursor is bound to: everything that makes this ranking, and the index state."""
-    from kb_search.store.retrieval import index_stamp
-
     return budget_tokens.search_key(
         {
             "query": query.text,
@@ -559,7 +559,5 @@ def coverage_notes(coverage: dict[str, int] | None) -> list[str]:
 
 def identifier_terms(query: Query) -> list[str]:
     """The identifier-shaped words of the query and of its keyword variants."""
-    from kb_search.search.shaping import identifiers
-
     texts = [query.text] + [p.text for p, _ in query.variants if p.searches("lexical")]
     return list(dict.fromkeys(name for text in texts for name in identifiers(text)))
