@@ -16,7 +16,6 @@ from kb_search.environment import process_age_ms
 if TYPE_CHECKING:  # `kb --help` loads this module: the search types only when it runs
     from kb_search.cli.search_request import SearchRequest
     from kb_search.knowledge_base import KnowledgeBase
-    from kb_search.search.pipeline import SearchOptions
     from kb_search.search.results import SearchResponse
 
 QUERY_SYNTAX = """\b
@@ -258,10 +257,11 @@ def forwarded_request(argv: list[str]) -> SearchRequest | None:
 def _search_here(app: App, request: SearchRequest) -> SearchResponse:
     """The search in this process (no warm server answered, or one it cannot run)."""
     kb = app.kb()
-    options = request.options(kb)
+    options = kb.search_options(**request.search_values())
     response = kb.search(request.query, options, explain=request.explain, expand=request.expand)
-    if request.sync_stale:
-        response = _sync_stale(kb, request, options, response)
+    if request.sync_stale and _synced_stale(kb, response):
+        # the answer the index gives once it is up to date
+        response = kb.search(request.query, options, explain=request.explain)
     return response
 
 
@@ -275,19 +275,16 @@ def _warn_if_shell_expanded(query: tuple[str, ...], app: App) -> None:
         )
 
 
-def _sync_stale(
-    kb: KnowledgeBase, request: SearchRequest, options: SearchOptions, response: SearchResponse
-) -> SearchResponse:
-    """Re-index the files of hits that changed or are gone (only those), then search again:
-    the answer the index gives once it is up to date."""
+def _synced_stale(kb: KnowledgeBase, response: SearchResponse) -> bool:
+    """Re-index the files of hits that changed or are gone (only those); whether there were
+    some."""
     stale = list(
         dict.fromkeys(r.source.path for r in response.results if r.freshness not in (None, "fresh"))
     )
-    if not stale:
-        return response
-    kb.sync([Path(p) for p in stale])
-    warn(f"re-indexed {len(stale)} changed or gone file(s) before answering")
-    return kb.search(request.query, options, explain=request.explain)
+    if stale:
+        kb.sync([Path(p) for p in stale])
+        warn(f"re-indexed {len(stale)} changed or gone file(s) before answering")
+    return bool(stale)
 
 
 @click.command()

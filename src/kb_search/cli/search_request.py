@@ -2,22 +2,19 @@
 and run the same way by each of its three paths: in-process, by the warm server for the CLI's
 warm client (sent as JSON: `to_dict` / `from_dict`), and by the warm server for the front door
 (which sends its argv: the front door imports no click, so the server parses it with the
-command's own options and builds the request with the same `from_params`)."""
+command's own options and builds the request with the same `from_params`). Both give
+`KnowledgeBase.search_options` the request's `search_values`."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, fields
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from kb_search.search.fields import FieldsConflict, chosen_fields
 from kb_search.search.query import Filters
-
-if TYPE_CHECKING:
-    from kb_search.knowledge_base import KnowledgeBase
-    from kb_search.search.pipeline import SearchOptions
 
 
 @dataclass
@@ -82,9 +79,9 @@ class SearchRequest:
         """--explain, --expand and --sync-stale run in-process only."""
         return self.explain is None and not self.expand and not self.sync_stale
 
-    def options(self, kb: KnowledgeBase) -> SearchOptions:
-        """The search options this request asks of `kb` (its defaults for what it leaves)."""
-        return kb.search_options(
+    def search_values(self) -> dict[str, Any]:
+        """What it asks of `KnowledgeBase.search_options` (None: the KB's default)."""
+        return dict(
             mode=self.mode,
             top=self.top,
             filters=Filters(**{k: list(v) for k, v in self.filters.items()}),

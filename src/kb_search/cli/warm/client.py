@@ -18,7 +18,6 @@ import sys
 import time
 from collections.abc import Mapping
 
-from kb_search.cli.warm import warm_enabled
 from kb_search.cli.warm.paths import WarmPaths, config_spec, identity, warm_paths
 from kb_search.cli.warm.protocol import (
     Peer,
@@ -51,10 +50,6 @@ class WarmClient:
         self.config = config
         self.env = env
         self.start_wanted: WarmPaths | None = None  # no server found: see start_if_wanted
-
-    @property
-    def enabled(self) -> bool:
-        return warm_enabled(self.config, self.env)
 
     def debug(self, message: str) -> None:
         if self.env.get("KB_DEBUG"):

@@ -248,7 +248,7 @@ class WarmServer:
             if asked is None:
                 send_message(client, {"status": "declined"})
                 return
-            response = self.kb.search(asked.query, asked.options(self.kb))
+            response = self.kb.search(asked.query, self.kb.search_options(**asked.search_values()))
         except KbError as exc:
             error = {"kind": type(exc).__name__, "message": str(exc)}
             send_message(client, {"status": "error"}, json.dumps(error).encode())
