@@ -67,7 +67,7 @@ def replay(kb: KnowledgeBase, path: Path, args) -> dict:
         paid = tokens_of(project(response, COMPACT))
         n_calls = 1
         if response.results:
-            reading = kb.reads.get([response.results[0].citation], 0, args.get_bytes)
+            reading = kb.get([response.results[0].citation], 0, args.get_bytes)
             paid += tokens_of(reading.to_dict())
             n_calls += 1
         file_scores, _, _ = score_question(q, response.results, indexed)

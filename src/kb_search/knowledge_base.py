@@ -2,8 +2,8 @@
 
 `KnowledgeBase` opens the database, the embedding model and the vector index lazily, owns
 their lifetime, and offers the verbs (search, ask, similar, add, sync, watch, remove, tag,
-reindex, init, doctor, export, eval); what the faces only read (documents, chunks, cited
-passages, tags, stats, the added folders) is `kb.reads` (`kb_search.reads`). The CLI and the
+reindex, init, doctor, export, eval, get); what the faces only read (documents, chunks, tags,
+stats, the added folders) is `kb.reads` (`kb_search.reads`). The CLI and the
 MCP server parse their input, call one method and render the result; they hold no wiring of
 their own.
 
@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from kb_search.ingest.sync import SyncSummary
     from kb_search.ingest.watch import WatchBatch, WatchPlan, WatchThread
     from kb_search.models.chat import ChatModel
+    from kb_search.reading import Reading
     from kb_search.reads import Reads
     from kb_search.search.expand import Expansion
     from kb_search.search.pipeline import SearchOptions
@@ -374,6 +375,31 @@ class KnowledgeBase:
             if chunk:
                 return similar_chunks(conn, index, table, self.reads.chunk_id(ref), top)
             return similar_documents(conn, index, table, self.reads.document_id(conn, ref), top)
+
+    def get(
+        self,
+        citations: list[str],
+        context: int = 0,
+        max_bytes: int | None = None,
+        *,
+        raw: bool = False,
+        symbol: bool = False,
+        relative_to_roots: bool = False,
+    ) -> Reading:
+        """The cited passages (`kb get`), only from indexed documents, as the clean text that
+        was indexed (`raw`: a text file's own lines; `symbol`: a code line widened to the
+        function or class around it), within the search budget (`search.timeout_s`, the
+        client's cancellation). Paths are relative to this KB's cwd, or to the added folders
+        with `relative_to_roots`."""
+        from kb_search.reading import read_citations
+
+        cwd = None if relative_to_roots else self.cwd
+        conn = self.reader()
+        with budgeted(conn, self.config["search.timeout_s"], "read") as budget:
+            return read_citations(
+                conn, citations, context, max_bytes, cwd,
+                raw=raw, symbol=symbol, should_stop=budget.spent,
+            )  # fmt: skip
 
     @staticmethod
     @contextmanager

@@ -1,15 +1,16 @@
 """What a knowledge base's faces read from its index (`kb.reads`): documents a page at a time,
-a document or chunk with its neighbours, cited passages, tags, counts, the added folders and
-the model binding. Each is a store view handed through with this thread's read-only
-connection; the reads that can be slow (a document, a chunk, cited passages) run inside one
-request's budget, as a search does."""
+a document or chunk with its neighbours, tags, counts, the added folders and the model
+binding. Each is a store view handed through with this thread's read-only connection; the
+reads that can be slow (a document, a chunk) run inside one request's budget, as a search
+does. (Cited passages, `kb get`, are a verb of `KnowledgeBase`: an agent's next step after
+a search, which should not pay for these imports.)"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kb_search.config import Config
 from kb_search.errors import NotFound
@@ -30,9 +31,6 @@ from kb_search.store.inventory import (
 )
 from kb_search.store.roots import RootSummary, load_roots, root_summaries
 from kb_search.store.vectors import binding, db_model
-
-if TYPE_CHECKING:
-    from kb_search.reading import Reading
 
 
 class Reads:
@@ -73,30 +71,6 @@ class Reads:
             return get_document(
                 conn, ref, with_chunks=with_chunks, cwd=self.cwd, offset=offset, limit=limit
             )
-
-    def get(
-        self,
-        citations: list[str],
-        context: int = 0,
-        max_bytes: int | None = None,
-        *,
-        raw: bool = False,
-        symbol: bool = False,
-        relative_to_roots: bool = False,
-    ) -> Reading:
-        """The cited passages (`kb get`), only from indexed documents, as the clean text that
-        was indexed (`raw`: a text file's own lines; `symbol`: a code line widened to the
-        function or class around it), within the search budget (`search.timeout_s`, the
-        client's cancellation). Paths are relative to this KB's cwd, or to the added folders
-        with `relative_to_roots`."""
-        from kb_search.reading import read_citations  # ~60 ms of imports only `kb get` needs
-
-        cwd = None if relative_to_roots else self.cwd
-        with self.budgeted("read") as (conn, budget):
-            return read_citations(
-                conn, citations, context, max_bytes, cwd,
-                raw=raw, symbol=symbol, should_stop=budget.spent,
-            )  # fmt: skip
 
     def chunk(self, chunk_id: int | str, context: int = 0) -> list[ChunkView]:
         """A chunk with `context` neighbours on each side."""

@@ -101,11 +101,11 @@ def test_an_html_citation_reads_the_clean_text_with_its_source_lines(tmp_path, f
     with _kb(tmp_path) as kb:
         kb.add([folder])
         hit = kb.search("DEFAULT_THROTTLE_CLASSES", kb.search_options(mode="lexical")).results[0]
-        passage = kb.reads.get([hit.citation]).passages[0]
+        passage = kb.get([hit.citation]).passages[0]
         assert passage.text == hit.text and passage.from_ == "index"
         assert passage.lines == hit.source.lines and passage.chunk_ids == [hit.chunk_id]
         assert "<" not in passage.text and "span" not in passage.text
-        raw = kb.reads.get([hit.citation], raw=True).passages[0]
+        raw = kb.get([hit.citation], raw=True).passages[0]
         assert raw.from_ == "disk" and '<span class="pre">' in raw.text
         assert raw.lines == passage.lines
 
@@ -118,12 +118,12 @@ def test_a_whole_html_page_shows_each_heading_line_once_and_the_budget_counts_cl
         kb.add([folder])
         chunks = _chunks(kb, page)
         assert len(chunks) > 2  # several chunks of one section repeat its heading line on top
-        reading = kb.reads.get([str(page)])
+        reading = kb.get([str(page)])
         text = reading.passages[0].text
         assert text.count("# Setting the policy") == 1 and text.count("# Throttling") == 1
         assert "Home" not in text and "<" not in text
         assert reading.bytes == len(text.encode())
-        cut = kb.reads.get([str(page)], max_bytes=200)
+        cut = kb.get([str(page)], max_bytes=200)
         assert cut.bytes <= 200 and "<" not in cut.passages[0].text
 
 
@@ -141,12 +141,12 @@ def test_every_converted_format_reads_as_its_indexed_text(tmp_path, folder, name
     path = folder / name
     with _kb(tmp_path) as kb:
         kb.add([folder])
-        passage = kb.reads.get([str(path)]).passages[0]
+        passage = kb.get([str(path)]).passages[0]
         indexed = [c.text for c in _chunks(kb, path)]
         assert passage.from_ == "index" and markup not in passage.text
         assert all(text.split("\n")[-1] in passage.text for text in indexed)
         for chunk in _chunks(kb, path):  # each chunk's own citation reads that chunk
-            read = kb.reads.get([chunk.citation]).passages[0].text
+            read = kb.get([chunk.citation]).passages[0].text
             if "#L" in chunk.citation:
                 assert read.strip() == chunk.text.strip()
             else:  # a page (a cell, a slide) or the whole file: what it holds
@@ -156,29 +156,29 @@ def test_every_converted_format_reads_as_its_indexed_text(tmp_path, folder, name
 def test_raw_reads_a_text_source_and_refuses_a_binary_one(tmp_path, folder):
     with _kb(tmp_path) as kb:
         kb.add([folder])
-        assert "\\rtf1" in kb.reads.get([str(folder / "notes.rtf")], raw=True).passages[0].text
+        assert "\\rtf1" in kb.get([str(folder / "notes.rtf")], raw=True).passages[0].text
         with pytest.raises(UserInputError, match="read it without --raw"):
-            kb.reads.get([str(folder / "garden.epub")], raw=True)
+            kb.get([str(folder / "garden.epub")], raw=True)
 
 
 def test_code_is_read_by_symbol(tmp_path, folder):
     source = CODE.split("\n")
     with _kb(tmp_path) as kb:
         kb.add([folder])
-        method = kb.reads.get([f"{folder}/retry.py#Retry.backoff"]).passages[0]
+        method = kb.get([f"{folder}/retry.py#Retry.backoff"]).passages[0]
         first, last = method.lines
         assert source[first - 1].strip().startswith("def backoff")
         assert source[last - 1].strip() == "return min(base, 30.0)"
         assert method.from_ == "disk" and method.citation.endswith(f"#L{first}-L{last}")
-        assert kb.reads.get([f"{folder}/retry.py#backoff"]).passages[0].lines == method.lines
-        whole = kb.reads.get([f"{folder}/retry.py#Retry"]).passages[0]
+        assert kb.get([f"{folder}/retry.py#backoff"]).passages[0].lines == method.lines
+        whole = kb.get([f"{folder}/retry.py#Retry"]).passages[0]
         assert "class Retry" in whole.text and "return min(base, 30.0)" in whole.text
-        around = kb.reads.get([f"{folder}/retry.py:{first + 2}"], symbol=True).passages[0]
+        around = kb.get([f"{folder}/retry.py:{first + 2}"], symbol=True).passages[0]
         assert around.lines == method.lines
         with pytest.raises(NotFound, match="it defines .*Retry.backoff"):
-            kb.reads.get([f"{folder}/retry.py#Retry.nope"])
+            kb.get([f"{folder}/retry.py#Retry.nope"])
         with pytest.raises(NotFound, match="outside every function and class"):
-            kb.reads.get([f"{folder}/retry.py:1"], symbol=True)
+            kb.get([f"{folder}/retry.py:1"], symbol=True)
 
 
 def test_compact_results_of_code_are_headed_by_their_symbol(tmp_path, folder):
@@ -212,8 +212,8 @@ def test_go_code_is_read_by_symbol_with_its_doc_comment(tmp_path):
     (code / "badge.go").write_text(GO)
     with _kb(tmp_path) as kb:
         kb.add([code])
-        method = kb.reads.get([f"{code}/badge.go#ServeHTTP"]).passages[0]
+        method = kb.get([f"{code}/badge.go#ServeHTTP"]).passages[0]
         assert method.text.startswith("// ServeHTTP writes the badge.\nfunc (h *Handler)")
         assert method.text.rstrip().endswith("}")
-        around = kb.reads.get([f"{code}/badge.go:10"], symbol=True).passages[0]
+        around = kb.get([f"{code}/badge.go:10"], symbol=True).passages[0]
         assert around.lines == method.lines

@@ -86,11 +86,11 @@ def test_a_read_stops_when_its_client_cancels(tmp_path: Path):
     token = SEARCH_CANCELLED.set(cancelled)
     try:
         with kb, pytest.raises(SearchError, match="cancelled"):
-            kb.reads.get(["notes/r.md#L1-L2000"])
+            kb.get(["notes/r.md#L1-L2000"])
     finally:
         SEARCH_CANCELLED.reset(token)
     with kb:
-        assert kb.reads.get(["notes/r.md#L1-L2"]).passages[0].text == "# Top\n"
+        assert kb.get(["notes/r.md#L1-L2"]).passages[0].text == "# Top\n"
 
 
 def test_a_read_stops_at_the_search_budget(tmp_path: Path, monkeypatch):
@@ -98,7 +98,7 @@ def test_a_read_stops_at_the_search_budget(tmp_path: Path, monkeypatch):
     clock = itertools.chain([0.0], itertools.repeat(100.0))  # starts at 0; every look: 100 s
     monkeypatch.setattr("kb_search.search.budget.time.monotonic", lambda: next(clock))
     with kb, pytest.raises(SearchError, match="budget"):
-        kb.reads.get(["notes/r.md#L1-L3"])
+        kb.get(["notes/r.md#L1-L3"])
 
 
 def test_a_path_with_lines_is_parsed_in_linear_time():

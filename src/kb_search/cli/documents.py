@@ -24,7 +24,7 @@ def show(app: App, ref: str, fmt: str | None) -> None:
       kb show "docs/git-admin.md#L15-L19" --format json
     """
     if _is_passage(ref):
-        _emit_reading(app, app.kb().reads.get([ref]), fmt)
+        _emit_reading(app, app.kb().get([ref]), fmt)
         return
     doc = app.kb().reads.document(ref)
 
@@ -106,7 +106,7 @@ def get(
       kb get chunk:18 "docs/manual.pdf#page=3" --max-bytes 4000
       kb get src/app.py#Retry.backoff          kb get src/app.py:120 --symbol
     """
-    reading = app.kb().reads.get(list(citations), context, max_bytes, raw=raw, symbol=symbol)
+    reading = app.kb().get(list(citations), context, max_bytes, raw=raw, symbol=symbol)
     _emit_reading(app, reading, fmt)
 
 

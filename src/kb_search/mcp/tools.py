@@ -241,7 +241,7 @@ class KbTools:
         ] = DEFAULT_GET_BYTES,
     ) -> str:
         try:
-            reading = self.kb.reads.get(citations, context, max_bytes, relative_to_roots=True)
+            reading = self.kb.get(citations, context, max_bytes, relative_to_roots=True)
             return to_json(reading.to_dict())
         except KbError as exc:
             raise _tool_error(str(exc)) from exc
