@@ -14,9 +14,8 @@ from kb_search.errors import ConfigError, ModelError
 from kb_search.regular import read_regular
 from kb_search.store import health
 from kb_search.store.db import Connection, DatabaseError, load_vec_extension, schema_version
-from kb_search.store.inventory import chunk_count, paths_here
+from kb_search.store.inventory import chunk_count
 from kb_search.store.migrations import MIGRATIONS
-from kb_search.store.vectors import db_model, table_for
 from kb_search.text import plural
 
 
@@ -271,6 +270,8 @@ def reranker_check(name: str, depth: int, load: Callable[[str], Any]) -> Check:
 
 
 def _vectors_in_sync(conn: Connection) -> str:
+    from kb_search.store.inventory import chunk_count
+    from kb_search.store.vectors import db_model
     from kb_search.vectors.model import AWAITING, vector_sync_detail
 
     name = db_model(conn)
@@ -289,6 +290,7 @@ def _vectors_in_sync(conn: Connection) -> str:
 def _ann_index(conn: Connection, policy: tuple[str, int] | None = None) -> Check:
     """The approximate index's file (informational: a stale or missing one is rebuilt or
     updated on the next search that uses it). `policy`: (vectors.index, ann_min_chunks)."""
+    from kb_search.store.vectors import db_model, table_for
     from kb_search.vectors.ann import ann_available, ann_state
 
     name = db_model(conn)
@@ -327,6 +329,8 @@ def _ann_use(conn: Connection, state: str, policy: tuple[str, int] | None) -> st
 
 def _paths_here(conn: Connection) -> str:
     """Informational: an exported DB opened on another machine names files that are not here."""
+    from kb_search.store.inventory import paths_here
+
     found = paths_here(conn)
     return found.note or f"{found.checked} sampled indexed files found here"
 

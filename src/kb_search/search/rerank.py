@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kb_search.errors import ConfigError, EndpointError, SearchError
+from kb_search.errors import ConfigError, SearchError
 from kb_search.registry import Registry
 from kb_search.search.results import Candidate
 
@@ -82,6 +82,8 @@ class EndpointReranker:
     def rerank(
         self, query: str, candidates: list[Candidate], deadline: float | None = None
     ) -> list[Candidate]:
+        from kb_search.errors import EndpointError
+
         try:
             scores = self.endpoint.scores(query, [c.text or "" for c in candidates], deadline)
         except EndpointError as exc:
