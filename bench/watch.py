@@ -136,8 +136,8 @@ def main(argv: list[str] | None = None) -> None:
         run_kb(env, "add", str(notes), "--format", "json")
         config = load_config(env={k: v for k, v in env.items() if k.startswith("KB_")})
         with KnowledgeBase(config) as kb:
-            model = kb.stats()["model"]
-            docs = kb.stats()["documents"]
+            model = kb.reads.stats()["model"]
+            docs = kb.reads.stats()["documents"]
             rows = []
             first, times = measure_watch(env, notes, kb, args.edits, [], "a")
             rows.append(("kb watch", first, times))

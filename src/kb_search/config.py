@@ -287,22 +287,7 @@ def load_config(
     flags = {k: v for k, v in (flags or {}).items() if v is not None}
 
     project_file = find_project_file(cwd)
-    project: dict[str, Any] = {}
-    ignored: list[str] = []
-    trusted: bool | None = None
-    linked = False
-    if project_file is not None:
-        raw = read_config_bytes(project_file)
-        project = parse_config(raw, project_file)
-        sensitive = sorted(key for key in project if needs_trust(key))
-        if sensitive:
-            from kb_search.trust import is_link, is_trusted
-
-            linked = is_link(project_file)
-            trusted = is_trusted(project_file, raw, env, home)
-            if not trusted:
-                ignored = sensitive
-                project = {k: v for k, v in project.items() if k not in sensitive}
+    project, ignored, trusted, linked = _project_settings(project_file, env, home)
 
     def place(key: str, value: Any, origin: str) -> Path:
         return Path(_convert(PLACES[key], value, origin)).expanduser()
@@ -350,8 +335,35 @@ def load_config(
             value, origin = flags[setting.key], "flag"
         cfg.values[setting.key] = _convert(setting, value, origin)
         cfg.sources[setting.key] = origin
-    # Directories named relative to where they were written: made absolute here, as the DB
-    # path is, so a warm server (another process, another cwd) loads the same model.
+    _absolute_dirs(cfg, config_file, project_file, cwd)
+    return cfg
+
+
+def _project_settings(
+    project_file: Path | None, env: Mapping[str, str], home: Path
+) -> tuple[dict[str, Any], list[str], bool | None, bool]:
+    """The project file's settings, without those that need trust when it has none; the
+    keys left out, whether it is trusted (None: nothing in it needs trust) and whether it is
+    a symbolic link."""
+    if project_file is None:
+        return {}, [], None, False
+    raw = read_config_bytes(project_file)
+    project = parse_config(raw, project_file)
+    sensitive = sorted(key for key in project if needs_trust(key))
+    if not sensitive:
+        return project, [], None, False
+    from kb_search.trust import is_link, is_trusted
+
+    linked = is_link(project_file)
+    trusted = is_trusted(project_file, raw, env, home)
+    if trusted:
+        return project, [], trusted, linked
+    return {k: v for k, v in project.items() if k not in sensitive}, sensitive, trusted, linked
+
+
+def _absolute_dirs(cfg: Config, config_file: Path, project_file: Path | None, cwd: Path) -> None:
+    """Directories named relative to where they were written, made absolute, as the DB path
+    is, so that a warm server (another process, another cwd) loads the same model."""
     bases = {str(config_file): config_file.parent}
     if project_file is not None:
         bases[str(project_file)] = project_file.parent
@@ -363,7 +375,6 @@ def load_config(
     if reranker != "none":  # a directory only if it is one there; else a model id
         base = bases.get(cfg.sources["search.reranker"], cwd)
         cfg.values["search.reranker"] = absolute_dir(reranker, base)
-    return cfg
 
 
 def absolute_dir(value: str, base: Path) -> str:

@@ -1,9 +1,16 @@
 """The one core every face calls: a knowledge base built from a Config.
 
 `KnowledgeBase` opens the database, the embedding model and the vector index lazily, owns
-their lifetime, and offers every operation (search, add, sync, remove, reindex, similar,
-document, chunk, stats, doctor, export, eval). The CLI and the MCP server parse their input,
-call one method and render the result; they hold no wiring of their own.
+their lifetime, and offers the verbs (search, ask, similar, add, sync, watch, remove, tag,
+reindex, init, doctor, export, eval, get); what the faces only read (documents, chunks, tags,
+stats, the added folders) is `kb.reads` (`kb_search.reads`). The CLI and the
+MCP server parse their input, call one method and render the result; they hold no wiring of
+their own.
+
+A verb imports the machinery it runs when it is called: every command's start pays only for
+its own (each measured on top of `import kb_search.knowledge_base`, two busy cores: the search
+pipeline +44 ms, `kb get`'s reading +62 ms, ingest +124 ms, eval +200 ms, numpy for similarity
++214 ms).
 """
 
 from __future__ import annotations
@@ -18,17 +25,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kb_search.config import Config
+from kb_search.config import Config, absolute_dir
 from kb_search.errors import (
+    DBError,
     KbError,
-    NotFound,
-    SearchError,
     UserInputError,
 )
 from kb_search.net import time_limit
 from kb_search.profile import Profile
 from kb_search.progress import NoProgress, Progress
-from kb_search.search.budget import SEARCH_CANCELLED, SearchBudget
+from kb_search.search.budget import SEARCH_CANCELLED, budgeted
 from kb_search.store import db
 
 if TYPE_CHECKING:
@@ -43,13 +49,13 @@ if TYPE_CHECKING:
     from kb_search.models.chat import ChatModel
     from kb_search.models.loaded import Models, VectorLegState
     from kb_search.reading import Reading
+    from kb_search.reads import Reads
     from kb_search.search.expand import Expansion
     from kb_search.search.pipeline import SearchOptions
     from kb_search.search.rerank import Reranker
     from kb_search.search.results import SearchResponse
     from kb_search.store.export import ExportResult
-    from kb_search.store.inventory import ChunkView, DocumentPage, DocumentView
-    from kb_search.store.roots import Removal, RootSummary
+    from kb_search.store.roots import Removal
     from kb_search.vectors.reindex import ReindexSummary
 
 
@@ -77,6 +83,7 @@ class KnowledgeBase:
         self._writer: db.Connection | None = None
         self._readers_lock = threading.Lock()
         self._models: Models | None = None
+        self._reads: Reads | None = None
         self._lazy_lock = threading.Lock()
 
     # ---- lifetime ----------------------------------------------------------------------------
@@ -110,6 +117,17 @@ class KnowledgeBase:
                 self.db_path, create=create, adopt_empty=adopt_empty, trace=self._sql_trace()
             )
         return self._writer
+
+    @property
+    def reads(self) -> Reads:
+        """The index's read-only views for the faces (documents, chunks, cited passages,
+        tags, stats, the added folders): `kb_search.reads`."""
+        with self._lazy_lock:
+            if self._reads is None:
+                from kb_search.reads import Reads  # `kb search` needs none of the store's views
+
+                self._reads = Reads(self.reader, self.config, self.cwd)
+            return self._reads
 
     def _sql_trace(self) -> Callable[[str], None] | None:
         """`trace_sql` (KB_TRACE_SQL=1): every statement this KB runs, on stderr."""
@@ -206,34 +224,50 @@ class KnowledgeBase:
         vector search of a process), `model_load` says how long that took. `explain`: a path
         whose place at each stage the response explains (`explanation`), relative to this KB's
         cwd, or to the added folders with `relative_to_roots` (a caller with no directory of
-        its own: an MCP client). `expand`: the chat
-        model's phrasings join the variants (`search.expand`; ConfigError when none is set)."""
-        from kb_search.search.pipeline import Trace, search
-
+        its own: an MCP client). `expand`: the chat model's phrasings join the variants
+        (`search.expand`; ConfigError when none is set)."""
         started = time.perf_counter()
         expansion = None
         if expand:
             options, expansion = self._expanded(query, options)
         loaded_before = self.models.leg_loaded
-        if options.mode == "lexical":
-            vector, why = None, None
-        else:
-            leg = self.vector_leg()
-            vector, why = leg.search, leg.unavailable
+        leg = None if options.mode == "lexical" else self.vector_leg()
+        response = self._budgeted_search(query, options, leg, explain, relative_to_roots)
+        if leg is not None and not loaded_before:
+            response.timings_ms["model_load"] = self.model_load_ms
+        if expansion is not None:
+            from kb_search.search.expand import mark_expanded
+
+            mark_expanded(response, expansion)
+        response.timings_ms["total"] = (time.perf_counter() - started) * 1000
+        return response
+
+    def _budgeted_search(
+        self,
+        query: str,
+        options: SearchOptions,
+        leg: VectorLegState | None,
+        explain: str | None,
+        relative_to_roots: bool,
+    ) -> SearchResponse:
+        """The pipeline on this thread's reader within one request's budget (`search.timeout_s`,
+        the client's cancel). A leg the budget stopped says so in `legs`; with none left, the
+        search is an error."""
+        from kb_search.search.pipeline import Trace, search
+
         conn = self.reader()
-        budget = SearchBudget(self.config["search.timeout_s"])
-        options = replace(
-            options,
-            deadline=budget.deadline,
-            should_stop=budget.spent,
-            max_query_chars=self.config["search.max_query_chars"],
-        )
+        vector, why = (leg.search, leg.unavailable) if leg is not None else (None, None)
         trace = Trace() if explain is not None else None
-        try:
+        with budgeted(conn, self.config["search.timeout_s"]) as budget:
+            options = replace(
+                options,
+                deadline=budget.deadline,
+                should_stop=budget.spent,
+                max_query_chars=self.config["search.max_query_chars"],
+            )
             # The budget holds for the network too: a remote model's query embedding stops
             # at 80% of it, so a stalled server costs the vector leg, not the lexical answer.
-            network_until = budget.deadline - 0.2 * budget.seconds
-            with db.progress_handler(conn, budget.spent), time_limit(network_until):
+            with time_limit(budget.deadline - 0.2 * budget.seconds):
                 response = search(
                     conn, query, options, vector=vector, vector_unavailable=why, trace=trace
                 )
@@ -242,21 +276,9 @@ class KnowledgeBase:
                     response.explanation = self._explain(
                         conn, explain, options, trace, response, cwd
                     )
-        except (db.OperationalError, SearchError) as exc:
-            if not budget.spent():
-                raise
-            raise budget.stopped() from exc
-        # A leg stopped by the budget reports it in `legs`; with none left, it is an error.
         legs = response.legs.values()
         if budget.spent() and all(s.startswith("error") for s in legs):
             raise budget.stopped()
-        if options.mode != "lexical" and not loaded_before:
-            response.timings_ms["model_load"] = self.model_load_ms
-        if expansion is not None:
-            from kb_search.search.expand import mark_expanded
-
-            mark_expanded(response, expansion)
-        response.timings_ms["total"] = (time.perf_counter() - started) * 1000
         return response
 
     def ask(
@@ -334,33 +356,10 @@ class KnowledgeBase:
         if leg.search is None or leg.table is None:
             raise UserInputError(f"similarity needs vectors: {leg.unavailable}")
         index, table = leg.search.index, leg.table.name
-        with self.budgeted("similarity query") as (conn, _):
+        with self.reads.budgeted("similarity query") as (conn, _):
             if chunk:
-                return similar_chunks(conn, index, table, self._chunk_id(ref), top)
-            return similar_documents(conn, index, table, self._document_id(conn, ref), top)
-
-    def document(
-        self,
-        ref: str,
-        with_chunks: bool = True,
-        offset: int = 0,
-        limit: int | None = None,
-        relative_to_roots: bool = False,
-    ) -> DocumentView:
-        """A document; with its chunks from `offset`, at most `limit` of them. A path is
-        relative to this KB's cwd, or to the added folders with `relative_to_roots`."""
-        from kb_search.locating import indexed_document
-        from kb_search.store.inventory import get_document
-
-        with self.budgeted("document read") as (conn, _):
-            if relative_to_roots and not str(ref).strip().isdigit():
-                found = indexed_document(conn, str(ref).strip().split("#", 1)[0], None)
-                if found is None:
-                    raise NotFound(f"no indexed document matches {ref!r}")
-                ref = str(found.document_id)
-            return get_document(
-                conn, ref, with_chunks=with_chunks, cwd=self.cwd, offset=offset, limit=limit
-            )
+                return similar_chunks(conn, index, table, self.reads.chunk_id(ref), top)
+            return similar_documents(conn, index, table, self.reads.document_id(conn, ref), top)
 
     def get(
         self,
@@ -380,26 +379,12 @@ class KnowledgeBase:
         from kb_search.reading import read_citations
 
         cwd = None if relative_to_roots else self.cwd
-        with self.budgeted("read") as (conn, budget):
+        conn = self.reader()
+        with budgeted(conn, self.config["search.timeout_s"], "read") as budget:
             return read_citations(
                 conn, citations, context, max_bytes, cwd,
                 raw=raw, symbol=symbol, should_stop=budget.spent,
             )  # fmt: skip
-
-    @contextmanager
-    def budgeted(self, what: str) -> Iterator[tuple[db.Connection, SearchBudget]]:
-        """The reader connection inside one request's budget, as a search has: its SQL stops
-        past `search.timeout_s` or when the client cancels, and the error says `what` ran
-        past its budget (a read, a document page, a similarity query)."""
-        conn = self.reader()
-        budget = SearchBudget(self.config["search.timeout_s"])
-        try:
-            with db.progress_handler(conn, budget.spent):
-                yield conn, budget
-        except (db.OperationalError, SearchError) as exc:
-            if not budget.spent():
-                raise
-            raise budget.stopped(what) from exc
 
     @staticmethod
     @contextmanager
@@ -413,65 +398,6 @@ class KnowledgeBase:
         finally:
             SEARCH_CANCELLED.reset(token)
 
-    def chunk(self, chunk_id: int | str, context: int = 0) -> list[ChunkView]:
-        from kb_search.store.inventory import get_chunk
-
-        with self.budgeted("chunk read") as (conn, _):
-            return get_chunk(conn, self._chunk_id(chunk_id), context)
-
-    def documents(
-        self,
-        doc_type: str | None = None,
-        tag: str | None = None,
-        limit: int | None = None,
-        offset: int = 0,
-    ) -> list[DocumentView]:
-        from kb_search.store.inventory import list_documents
-
-        return list_documents(self.reader(), doc_type, tag, limit, offset)
-
-    def document_page(
-        self,
-        doc_type: str | None = None,
-        tag: str | None = None,
-        limit: int | None = None,
-        offset: int = 0,
-    ) -> DocumentPage:
-        """Documents a page at a time, with the total and where the next page starts."""
-        from kb_search.store.inventory import DocumentPage
-
-        docs = self.documents(doc_type, tag, limit, offset)
-        total = self.document_count(doc_type, tag) if (limit or offset) else len(docs)
-        return DocumentPage(docs, total, offset)
-
-    def document_count(self, doc_type: str | None = None, tag: str | None = None) -> int:
-        from kb_search.store.inventory import count_documents
-
-        return count_documents(self.reader(), doc_type, tag)
-
-    def tags(self) -> list[dict[str, Any]]:
-        from kb_search.store.inventory import list_tags
-
-        return list_tags(self.reader())
-
-    def stats(self) -> dict[str, Any]:
-        from kb_search.store.inventory import stats
-
-        return stats(self.reader(), self.db_path)
-
-    def binding(self) -> list[list[Any]]:
-        """The model settings and vector tables the database is bound to (what a long-lived
-        process compares to notice a `kb reindex --model`)."""
-        from kb_search.store.vectors import binding
-
-        return binding(self.reader())
-
-    def bound_model(self) -> str | None:
-        """The embedding model this database's vectors were made with (None: lexical only)."""
-        from kb_search.store.vectors import db_model
-
-        return db_model(self.reader())
-
     @staticmethod
     def watch_in_background(
         run: Callable[[threading.Event], object], report: Callable[[str], None]
@@ -483,17 +409,6 @@ class KnowledgeBase:
         thread = WatchThread(run, report)
         thread.start()
         return thread
-
-    def root_summaries(self) -> list[RootSummary]:
-        """The added folders with their document and chunk counts (`kb roots`)."""
-        from kb_search.store.roots import root_summaries
-
-        return root_summaries(self.reader())
-
-    def roots(self) -> list[Path]:
-        from kb_search.store.roots import load_roots
-
-        return load_roots(self.reader())
 
     def export(
         self, target: Path, force: bool = False, progress: Progress | None = None
@@ -657,7 +572,7 @@ class KnowledgeBase:
         from kb_search.store.tags import add_tags
 
         conn = self.writer()
-        doc_id = self._document_id(conn, ref)
+        doc_id = self.reads.document_id(conn, ref)
         add_tags(conn, doc_id, names)
         return doc_id, document_tags(conn, {doc_id}).get(doc_id, [])
 
@@ -667,7 +582,7 @@ class KnowledgeBase:
         from kb_search.store.tags import remove_tags
 
         conn = self.writer()
-        doc_id = self._document_id(conn, ref)
+        doc_id = self.reads.document_id(conn, ref)
         removed = remove_tags(conn, doc_id, names)
         return doc_id, removed, document_tags(conn, {doc_id}).get(doc_id, [])
 
@@ -713,7 +628,6 @@ class KnowledgeBase:
         """Every health check: SQLite, schema, integrity, FTS, chunks, sqlite-vec, the model and
         its vectors, and which parsers this install uses."""
         from kb_search.doctor import Check, model_checks, reranker_check, run_checks
-        from kb_search.errors import DBError
         from kb_search.store.salvage import damage_advice
 
         try:
@@ -748,8 +662,6 @@ class KnowledgeBase:
 
         fusion = fusion or self.config["search.fusion"]
         if reranker and reranker != "none":  # a directory on the command line: from its cwd
-            from kb_search.config import absolute_dir
-
             reranker = absolute_dir(reranker, self.cwd)
         rerank = self._reranker(reranker or self.config["search.reranker"])
         used = {
@@ -809,23 +721,8 @@ class KnowledgeBase:
         )
         return {"kind": "beir", **report}
 
-    # ---- references ----------------------------------------------------------------------------
-
-    def _document_id(self, conn: db.Connection, ref: str | int) -> int:
-        from kb_search.store.inventory import resolve_document_id
-
-        return resolve_document_id(conn, ref, self.cwd)
-
-    @staticmethod
-    def _chunk_id(ref: str | int) -> int:
-        from kb_search.sanitize import parse_id
-
-        return parse_id(ref, "chunk id")
-
 
 def explain_error(exc: BaseException) -> KbError | None:
     """A one-line error a person can act on, for the storage errors they can meet (disk full,
     a damaged or locked file); None for anything else."""
-    from kb_search.store.db import DatabaseError, explain
-
-    return explain(exc) if isinstance(exc, DatabaseError) else None
+    return db.explain(exc) if isinstance(exc, db.DatabaseError) else None

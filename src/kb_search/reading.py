@@ -19,8 +19,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kb_search.errors import NotFound, SearchError, UserInputError
-from kb_search.formats.registry import SOURCE_LINE_TYPES
+from kb_search.formats.reader import SNIFF_BYTES, decode_bytes, looks_binary
+from kb_search.formats.registry import SOURCE_LINE_TYPES, format_for
 from kb_search.locating import IndexedDocument, indexed_document
+from kb_search.regular import read_regular
 from kb_search.sanitize import SQLITE_MAX_INT, valid_text
 from kb_search.store.db import Connection
 from kb_search.store.records import (
@@ -284,7 +286,6 @@ def code_symbols(
     """The file's definitions read from its text when it is unchanged (every method, also in a
     class that fit one chunk); else the symbols its stored chunks carry."""
     from kb_search.formats.code.symbols import Symbol, file_symbols
-    from kb_search.formats.registry import format_for
 
     if file_text is not None:
         found = format_for(Path(document.path), sniff=False)
@@ -338,8 +339,6 @@ def current_text(document: IndexedDocument, raw: bool = False) -> tuple[str | No
     """(the file's text, None) when it is a regular text file that still hashes to what was
     indexed; else (None, why not). Documents located by pages only (PDF, slides) or nothing
     are served from the index, unless `raw` asks for the file's text whatever it is."""
-    from kb_search.formats.reader import SNIFF_BYTES, decode_bytes, looks_binary
-    from kb_search.regular import read_regular
     from kb_search.store.documents import content_hash
 
     if not document.has_lines and not raw:

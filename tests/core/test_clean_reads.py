@@ -94,7 +94,7 @@ def folder(tmp_path: Path) -> Path:
 
 
 def _chunks(kb: KnowledgeBase, path: Path) -> list:
-    return kb.document(str(path)).chunks or []
+    return kb.reads.document(str(path)).chunks or []
 
 
 def test_an_html_citation_reads_the_clean_text_with_its_source_lines(tmp_path, folder):

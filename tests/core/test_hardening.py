@@ -45,7 +45,7 @@ def test_a_non_utf8_file_name_is_indexed_with_the_rest(folder, tmp_path):
     with make_kb(tmp_path) as kb:
         summary = kb.add([folder])
         assert summary.added == 3 and not summary.failed
-        docs = {d.rel_path for d in kb.documents()}
+        docs = {d.rel_path for d in kb.reads.documents()}
         assert "docs/caf\\xe9.md" in docs
         hit = kb.search("espresso croissants", kb.search_options(mode="lexical")).results[0]
         assert hit.citation == hit.source.path + "#L1-L3"
@@ -133,7 +133,7 @@ def test_add_and_remove_work_after_the_vector_table_was_dropped(folder, tmp_path
         conn = kb.writer()
         table = conn.execute("SELECT table_name FROM vector_tables").fetchone()[0]
         conn.execute(f"DROP TABLE {table}")
-        assert kb.remove([str(kb.documents()[0].document_id)]).removed
+        assert kb.remove([str(kb.reads.documents()[0].document_id)]).removed
         (folder / "good3.md").write_text("# Three\n\nA third note about kayaks.\n")
         summary = kb.add([folder])  # the new one; the removed one stays out (kb remove)
         assert (summary.added, summary.removed) == (1, 1)
@@ -225,17 +225,17 @@ def test_a_rename_that_changes_the_title_matches_a_clean_ingest(folder, tmp_path
     (folder / "plain.py").write_text("def sail():\n    return 'boats'\n")
     with make_kb(tmp_path) as kb:
         kb.add([folder])
-        assert kb.document("docs/plain.py").title == "plain.py"
+        assert kb.reads.document("docs/plain.py").title == "plain.py"
         (folder / "plain.py").rename(folder / "voyages.py")
         summary = kb.sync()
         assert summary.renamed == 1
-        doc = kb.document("docs/voyages.py")
+        doc = kb.reads.document("docs/voyages.py")
         assert doc.title == "voyages.py"
     clean_root = tmp_path / "clean"
     clean_root.mkdir()
     with make_kb(clean_root) as clean:
         clean.add([folder])
-        fresh = clean.document(str(folder / "voyages.py"))
+        fresh = clean.reads.document(str(folder / "voyages.py"))
     with make_kb(tmp_path) as kb:
         conn = kb.reader()
         hashes = [r[0] for r in conn.execute(
@@ -289,7 +289,7 @@ def test_a_full_disk_stops_the_batch_cleanly_and_the_rerun_completes(tmp_path):
         conn.execute(f"PRAGMA max_page_count = {pages + 40}")
         with pytest.raises(DBError, match="disk is full"):
             kb.add([docs])
-        done = len(kb.documents())
+        done = len(kb.reads.documents())
         assert 1 <= done < 40
         assert all(c.ok for c in kb.doctor() if c.name != "model")
         conn.execute("PRAGMA max_page_count = 1073741823")

@@ -14,7 +14,7 @@ from kb_search.knowledge_base import KnowledgeBase
 from kb_search.profile import Profile
 from kb_search.search.fusion import fuse
 from kb_search.search.legs import LegResult
-from kb_search.search.pipeline import SearchOptions, cut, prepare, retrieve, with_text
+from kb_search.search.pipeline import SearchOptions, above_min_score, prepare, retrieve, with_text
 from kb_search.search.rerank import apply_reranker
 from kb_search.search.results import Candidate, hydrate
 from kb_search.search.shaping import diversify, promote_definitions
@@ -38,7 +38,7 @@ def kb(tmp_path: Path):
 
 
 def test_add_binds_the_db_to_the_model_and_search_uses_both_legs(kb):
-    assert kb.stats()["model"] == HashEmbedder.name
+    assert kb.reads.stats()["model"] == HashEmbedder.name
     response = kb.search("install git from source", kb.search_options())
     assert response.legs == {"lexical": "ok", "vector": "ok"}
     assert response.results[0].source.title == "Git Admin Guide"
@@ -92,22 +92,22 @@ def test_reindex_recreates_a_dropped_vector_table(kb):
 
 
 def test_similar_remove_tag_document_chunk(kb, tmp_path):
-    doc = kb.document("notes/docs/git-admin.md")
+    doc = kb.reads.document("notes/docs/git-admin.md")
     assert doc.title == "Git Admin Guide" and doc.chunks
     similar = kb.similar(str(doc.document_id), top=3)
     assert similar.results and all(r.source.document_id != doc.document_id for r in similar.results)
     chunk = doc.chunks[0]
-    around = kb.chunk(chunk.chunk_id, context=1)
+    around = kb.reads.chunk(chunk.chunk_id, context=1)
     assert [c.chunk_index for c in around] == [0, 1]
     doc_id, tags = kb.tag(str(doc.document_id), ["zz"])
     assert doc_id == doc.document_id and "zz" in tags
     assert kb.remove([str(doc.document_id)]).removed == [doc.document_id]
     with pytest.raises(NotFound):
-        kb.document(str(doc.document_id))
+        kb.reads.document(str(doc.document_id))
     with pytest.raises(UserInputError, match="chunk id must be a number like 42"):
-        kb.chunk("٣")
+        kb.reads.chunk("٣")
     with pytest.raises(UserInputError, match="no chunk id '99999999999999999999'"):
-        kb.chunk("99999999999999999999")
+        kb.reads.chunk("99999999999999999999")
 
 
 def test_an_explicit_other_model_is_a_model_error_not_a_db_error(kb, tmp_path):
@@ -132,7 +132,7 @@ def test_stages_compose_to_search(kb):
     assert all(len(result.hits) <= options.depth() for result in legs.values())
     fused = fuse(legs, options.rrf_k, options.fusion)
     shaped = diversify(conn, promote_definitions(conn, fused, []), options.per_file, False)
-    top = cut(shaped, options)
+    top = above_min_score(shaped, options)[: options.top]
     results = hydrate(conn, top, {})
     whole = kb.search("retry backoff", options)
     assert [r.chunk_id for r in results] == [r.chunk_id for r in whole.results]

@@ -61,7 +61,7 @@ def test_bad_question_files_are_one_line_errors(tmp_path):
 
 
 def test_questions_score_files_and_chunks_and_list_misses(kb, tmp_path):
-    git = kb.document("notes/docs/git-admin.md")
+    git = kb.reads.document("notes/docs/git-admin.md")
     source = next(c for c in git.chunks if "From source" in (c.heading or ""))
     lines = f"#L{source.lines[0]}-L{source.lines[1]}"
     questions = write_questions(

@@ -77,7 +77,7 @@ def test_search_says_how_much_of_the_index_the_vector_leg_covers(tmp_path):
     )
     with make_kb(tmp_path) as kb:
         kb.add([tmp_path / "notes"])
-        total = kb.stats()["chunks"]
+        total = kb.reads.stats()["chunks"]
         full = kb.search("install git from source", kb.search_options()).to_dict()
         assert "embedding" not in full  # said only while part of the index lacks vectors
         assert not any(n.startswith("vector leg") for n in full["notes"])

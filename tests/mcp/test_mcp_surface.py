@@ -84,7 +84,7 @@ def test_tools_list_fits_the_budget_with_one_search_tool(tmp_path: Path):
 def test_instructions_come_from_the_index(tmp_path: Path):
     with make_kb(tmp_path) as kb:
         _, text = listed(kb)
-        roots = [str(r) for r in kb.roots()]
+        roots = [str(r) for r in kb.reads.roots()]
     assert "2 documents (1 markdown, 1 text)" in text
     assert roots and all(r in text for r in roots)
     assert "ops" in text and HashEmbedder.name in text

@@ -345,7 +345,7 @@ def _repo_indexed(app: App, top: Path) -> bool:
     from kb_search.errors import DBError
 
     try:
-        roots = app.kb().roots()
+        roots = app.kb().reads.roots()
     except DBError:
         return False
     return any(r == top or top in r.parents or r in top.parents for r in roots)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from kb_search.cli.app import FORMATS, App, common_options
-from kb_search.cli.search import QueryCommand, _filters
+from kb_search.cli.search import QueryCommand
 
 if TYPE_CHECKING:
     from kb_search.ask import Answer
@@ -66,6 +66,7 @@ def ask(
     expand: bool,
     fmt: str | None,
 ) -> None:
+    from kb_search.cli.search_request import filter_params
     from kb_search.search.query import Filters
 
     text = " ".join(question)
@@ -75,7 +76,7 @@ def ask(
     options = kb.search_options(
         mode=mode,
         top=passages or app.config["ask.passages"],
-        filters=Filters(**_filters(types, tags, paths, languages, after, before)),
+        filters=Filters(**filter_params(types, tags, paths, languages, after, before)),
         variants=tuple(variants),
     )
     streamed = out != "json"

@@ -26,7 +26,7 @@ def show(app: App, ref: str, fmt: str | None) -> None:
     if _is_passage(ref):
         _emit_reading(app, app.kb().get([ref]), fmt)
         return
-    doc = app.kb().document(ref)
+    doc = app.kb().reads.document(ref)
 
     def human() -> str:
         from kb_search.cli.render import document_human
@@ -132,13 +132,13 @@ def chunk(app: App, chunk_id: str, context: int, fmt: str | None) -> None:
 
     number = parse_id(chunk_id, "chunk id")
     kb = app.kb()
-    chunks = kb.chunk(number, context)
+    chunks = kb.reads.chunk(number, context)
     data = {"chunk_id": number, "chunks": [c.to_dict() for c in chunks]}
 
     def human() -> str:
         from kb_search.cli.render import chunks_human
 
-        path = kb.document(str(chunks[0].document_id), with_chunks=False).path
+        path = kb.reads.document(str(chunks[0].document_id), with_chunks=False).path
         return chunks_human(chunks, path, app.terminal)
 
     app.emit(data, fmt, human, page=True)
@@ -161,7 +161,7 @@ def list_cmd(app: App, doc_type, tag, limit, offset: int, fmt: str | None) -> No
       kb list --type pdf
       kb list --tag work --limit 50 --offset 50
     """
-    page = app.kb().document_page(doc_type, tag, limit, offset)
+    page = app.kb().reads.document_page(doc_type, tag, limit, offset)
     docs, data = page.documents, page.to_dict()
 
     def human() -> str:
@@ -184,7 +184,7 @@ def list_cmd(app: App, doc_type, tag, limit, offset: int, fmt: str | None) -> No
 @common_options
 def stats(app: App, fmt: str | None) -> None:
     """Counts, sizes and the model."""
-    info = app.kb().stats()
+    info = app.kb().reads.stats()
 
     def human() -> str:
         types = ", ".join(f"{k}: {v}" for k, v in sorted(info["by_type"].items())) or "none"
@@ -242,7 +242,7 @@ def untag(app: App, ref: str, tags, fmt: str | None) -> None:
 @common_options
 def tags(app: App, fmt: str | None) -> None:
     """All tags with their document counts."""
-    rows = app.kb().tags()
+    rows = app.kb().reads.tags()
 
     def human() -> str:
         from kb_search.cli.render import table
@@ -265,7 +265,7 @@ def roots(app: App, fmt: str | None) -> None:
     """
     from dataclasses import asdict
 
-    rows = app.kb().root_summaries()
+    rows = app.kb().reads.root_summaries()
 
     def human() -> str:
         from kb_search.cli.render import table

@@ -10,10 +10,13 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from kb_search.cli.app import FORMATS, App, UsageError, common_options, warn
+from kb_search.cli.warm import warm_client
 from kb_search.environment import process_age_ms
 
-if TYPE_CHECKING:
-    from kb_search.cli.warm.request import WarmRequest
+if TYPE_CHECKING:  # `kb --help` loads this module: the search types only when it runs
+    from kb_search.cli.search_request import SearchRequest
+    from kb_search.knowledge_base import KnowledgeBase
+    from kb_search.search.results import SearchResponse
 
 QUERY_SYNTAX = """\b
 Query syntax:
@@ -197,55 +200,16 @@ class QueryCommand(click.Command):
 )
 @click.option("--format", "fmt", type=FORMATS, help="json or human (default: by terminal).")
 @common_options
-def search(
-    app: App,
-    query: tuple[str, ...],
-    mode,
-    top,
-    types,
-    tags,
-    paths,
-    languages,
-    after,
-    before,
-    min_score,
-    fusion: str | None,
-    variants: tuple[str, ...],
-    expand: bool,
-    files: bool,
-    per_file: int | None,
-    fields: str | None,
-    compact: bool,
-    max_tokens: int | None,
-    cursor: str | None,
-    sync_stale: bool,
-    explain: str | None,
-    fmt: str | None,
-) -> None:
-    startup = process_age_ms()
-    shaping = {"variants": list(variants), "per_file": per_file, "files": files}
-    shaping |= {"max_tokens": max_tokens, "cursor": cursor}
-    selected = _fields(fields, compact)
-    filters = _filters(types, tags, paths, languages, after, before)
-    text = " ".join(query)
-    expanded = shell_expanded(query, app.environment.cwd)
-    if expanded:
-        warn(
-            f"{', '.join(expanded)} {'is a file' if len(expanded) == 1 else 'are files'} here:"
-            " did the shell expand a * or ? in the query? Put it in single quotes:"
-            " kb search 'notes on pg*'"
-        )
-    out = app.output_format("json" if selected and not fmt else fmt)
-    answer, client = None, None
-    # else not even the warm client is imported
-    if explain is None and not expand and not sync_stale and _warm_on(app):
-        from kb_search.cli.warm.client import WarmClient
+def search(app: App, **params: Any) -> None:
+    from kb_search.cli.search_request import SearchRequest
+    from kb_search.search.fields import project
 
-        request = _warm_request(
-            text, mode, top, filters, min_score, fusion, out, selected, shaping
-        )
-        client = WarmClient(app.config, app.environment.env)
-        answer = client.search(request)
+    startup = process_age_ms()
+    request = SearchRequest.from_params(params)
+    _warn_if_shell_expanded(params["query"], app)
+    out = app.output_format("json" if request.fields and not request.fmt else request.fmt)
+    client = warm_client(app.config, app.environment.env) if request.warm_can_answer else None
+    answer = client.search(request, reply=out) if client is not None else None
     if isinstance(answer, dict):  # the JSON itself: this process needs no search code
         from kb_search.cli.warm.client import add_startup
 
@@ -253,125 +217,74 @@ def search(
         return
     response = answer
     if response is None:
-        from kb_search.search.query import Filters
-
-        kb = app.kb()
-        options = kb.search_options(
-            mode=mode,
-            top=top,
-            filters=Filters(**filters),
-            min_score=min_score,
-            fusion=fusion,
-            variants=tuple(variants),
-            per_file=per_file,
-            files=files,
-            max_tokens=max_tokens,
-            cursor=cursor,
-            fields=tuple(selected) if selected else None,
-        )
         try:
-            response = kb.search(text, options, explain=explain, expand=expand)
-            if sync_stale:
-                response = _sync_stale(app, kb, text, options, response, explain)
+            response = _search_here(app, request)
         finally:
             if client is not None:
                 client.start_if_wanted()  # after this search: its start-up would slow this one
     # the process's own start (interpreter, imports, opening the DB) is part of the answer's cost
     response.timings_ms["startup"] = startup
     response.timings_ms["total"] += startup
-    data: dict[str, Any]
-    if selected:
-        from kb_search.search.fields import project
-
-        data = project(response, selected)
-    else:
-        data = response.to_dict()
 
     def human() -> str:
         from kb_search.cli.render import search_human
 
-        if files:
+        if request.files:
             return "\n".join(r.citation for r in response.results)
         return search_human(response, app.terminal)
 
-    app.emit(data, out, human, page=True)
+    app.emit(project(response, request.fields), out, human, page=True)
 
 
-def forwarded_request(argv: list[str]) -> WarmRequest | None:
+def forwarded_request(argv: list[str]) -> SearchRequest | None:
     """The request a piped `kb search ARGV` (stdout not a terminal) makes of the warm server,
     parsed and checked by this command's own options; None when the command must run in full:
     a usage error or help (the full CLI says it), or human output. --data-dir/--db/--config
     were the client's to find this server (the request's identity proves the match)."""
+    from kb_search.cli.search_request import SearchRequest
+
     if {"-h", "--help"} & set(argv):
         return None
     try:
-        ctx = search.make_context("search", list(argv))
-        p = ctx.params
-        selected = _fields(p["fields"], p["compact"])
+        request = SearchRequest.from_params(search.make_context("search", list(argv)).params)
     except (click.ClickException, click.exceptions.Exit):
         return None
-    out = p["fmt"] or "json"
-    if out != "json" or p["explain"] is not None or p["expand"] or p["sync_stale"]:
-        # these run in full
-        return None
-    filters = _filters(p["types"], p["tags"], p["paths"], p["languages"], p["after"], p["before"])
-    text, mode, top = " ".join(p["query"]), p["mode"], p["top"]
-    shaping = {"variants": list(p["variants"]), "per_file": p["per_file"], "files": p["files"]}
-    shaping |= {"max_tokens": p["max_tokens"], "cursor": p["cursor"]}
-    return _warm_request(
-        text, mode, top, filters, p["min_score"], p["fusion"], out, selected, shaping
-    )
+    if (request.fmt or "json") != "json" or not request.warm_can_answer:
+        return None  # these run in full
+    return request
 
 
-def _sync_stale(app: App, kb, text: str, options, response, explain: str | None):
-    """Re-index the files of hits that changed or are gone (only those), then search again:
-    the answer the index gives once it is up to date."""
+def _search_here(app: App, request: SearchRequest) -> SearchResponse:
+    """The search in this process (no warm server answered, or one it cannot run)."""
+    kb = app.kb()
+    options = kb.search_options(**request.search_values())
+    response = kb.search(request.query, options, explain=request.explain, expand=request.expand)
+    if request.sync_stale and _synced_stale(kb, response):
+        # the answer the index gives once it is up to date
+        response = kb.search(request.query, options, explain=request.explain)
+    return response
+
+
+def _warn_if_shell_expanded(query: tuple[str, ...], app: App) -> None:
+    expanded = shell_expanded(query, app.environment.cwd)
+    if expanded:
+        warn(
+            f"{', '.join(expanded)} {'is a file' if len(expanded) == 1 else 'are files'} here:"
+            " did the shell expand a * or ? in the query? Put it in single quotes:"
+            " kb search 'notes on pg*'"
+        )
+
+
+def _synced_stale(kb: KnowledgeBase, response: SearchResponse) -> bool:
+    """Re-index the files of hits that changed or are gone (only those); whether there were
+    some."""
     stale = list(
         dict.fromkeys(r.source.path for r in response.results if r.freshness not in (None, "fresh"))
     )
-    if not stale:
-        return response
-    kb.sync([Path(p) for p in stale])
-    warn(f"re-indexed {len(stale)} changed or gone file(s) before answering")
-    return kb.search(text, options, explain=explain)
-
-
-def _filters(types, tags, paths, languages, after, before) -> dict[str, list[str]]:
-    return {
-        "types": list(types),
-        "tags": list(tags),
-        "paths": list(paths),
-        "languages": list(languages),
-        "after": [after] if after else [],
-        "before": [before] if before else [],
-    }
-
-
-def _warm_request(
-    text, mode, top, filters, min_score, fusion, out: str, selected, shaping: dict[str, Any]
-) -> WarmRequest:
-    from kb_search.cli.warm.request import WarmRequest
-
-    reply = "json" if out == "json" else "pickle"
-    return WarmRequest(
-        text, mode, top, min_score, filters, fusion=fusion, reply=reply, fields=selected,
-        **shaping,
-    )  # fmt: skip
-
-
-def _warm_on(app: App) -> bool:
-    from kb_search.cli.warm import warm_enabled
-
-    return warm_enabled(app.config, app.environment.env)
-
-
-def _fields(fields: str | None, compact: bool) -> list[str] | None:
-    from kb_search.search.fields import FieldsConflict, chosen_fields
-
-    try:
-        return chosen_fields(fields, compact, ("--fields", "--compact"))
-    except FieldsConflict as exc:
-        raise click.UsageError(str(exc)) from None
+    if stale:
+        kb.sync([Path(p) for p in stale])
+        warn(f"re-indexed {len(stale)} changed or gone file(s) before answering")
+    return bool(stale)
 
 
 @click.command()
@@ -396,7 +309,7 @@ def similar(
     from kb_search.search.fields import COMPACT, project
 
     response = app.kb().similar(ref, chunk=is_chunk, top=top)
-    data = project(response, COMPACT) if compact else response.to_dict()
+    data = project(response, COMPACT if compact else None)
 
     def human() -> str:
         from kb_search.cli.render import search_human

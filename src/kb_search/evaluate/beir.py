@@ -13,6 +13,7 @@ from typing import Any
 
 from kb_search.errors import EvalError
 from kb_search.evaluate.metrics import DEPTH, hit_at, mrr_at, ndcg_at, percentile, recall_at
+from kb_search.formats.reader import scrub
 from kb_search.ingest.batch_writer import BatchWriter
 from kb_search.ingest.changes import TEXT_CHUNKER_VERSION
 from kb_search.ingest.executor import VectorSource
@@ -119,7 +120,6 @@ def build_index(
 ) -> int:
     """Index the corpus once; a crash or Ctrl-C resumes at the first missing document."""
     from kb_search.chunking.tokens import count_tokens
-    from kb_search.formats.reader import scrub
     from kb_search.formats.text import parse_text
 
     done = set(document_paths(conn))

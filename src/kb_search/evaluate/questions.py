@@ -28,7 +28,8 @@ from kb_search.errors import EvalError
 from kb_search.evaluate.metrics import percentile
 from kb_search.search.results import Result, SearchResponse
 from kb_search.store.db import Connection
-from kb_search.store.inventory import document_locations
+from kb_search.store.inventory import counts, document_locations
+from kb_search.store.vectors import db_model
 
 _LOCATION = re.compile(r"^(?P<path>.*?)(?:#(?:L(?P<a>\d+)(?:-L?(?P<b>\d+))?|page=(?P<p>\d+)))?$")
 
@@ -292,70 +293,85 @@ def evaluate_questions(
     indexed = Indexed.load(conn, questions)
     out = []
     for mode in modes:
-        expand = mode.endswith(WITH_EXPANSION)
-        base = (
-            mode.removesuffix(WITH_VARIANTS)
-            .removesuffix(WITH_PLAIN_VARIANTS)
-            .removesuffix(WITH_EXPANSION)
-        )
-        file_sum: dict[str, float] = {}
-        chunk_sum: dict[str, float] = {}
-        chunk_n = 0
-        page_sum: dict[str, float] = {}
-        page_n = 0
-        latencies: list[float] = []
-        misses: list[dict[str, Any]] = []
-        legs: dict[str, int] = {}
-        graded: list[tuple[str, float, float]] = []
+        tally = _Tally()
         for question in questions:
             t0 = time.perf_counter()
-            with_variants = mode.endswith((WITH_VARIANTS, WITH_PLAIN_VARIANTS))
-            variants = question.variants if with_variants else ()
-            if mode.endswith(WITH_PLAIN_VARIANTS):
-                variants = tuple(plain_variant(v) for v in variants)
-            if expand:
-                response = run(question.text, base, variants, expand=True)
-            else:
-                response = run(question.text, base, variants)
-            latencies.append((time.perf_counter() - t0) * 1000)
-            for leg, state in response.legs.items():
-                legs[f"{leg}:{state}"] = legs.get(f"{leg}:{state}", 0) + 1
-            file_scores, chunk_scores, details = score_question(question, response.results, indexed)
-            for key, value in file_scores.items():
-                file_sum[key] = file_sum.get(key, 0.0) + value
-            if chunk_scores is not None:
-                chunk_n += 1
-                for key, value in chunk_scores.items():
-                    chunk_sum[key] = chunk_sum.get(key, 0.0) + value
-            if details["page"] is not None:
-                page_n += 1
-                for key, value in details.pop("page").items():
-                    page_sum[key] = page_sum.get(key, 0.0) + value
-            else:
-                details.pop("page")
-            if file_scores["hit@10"] == 0.0:
-                misses.append(details)
-            grade = getattr(response, "coverage", None)
-            if grade:
-                graded.append((grade, file_scores["hit@1"], file_scores["hit@5"]))
-        n = len(questions)
-        out.append(
-            QuestionScores(
-                mode=mode,
-                questions=n,
-                file={k: v / n for k, v in file_sum.items()},
-                chunk={k: v / chunk_n for k, v in chunk_sum.items()} if chunk_n else {},
-                chunk_questions=chunk_n,
-                p50_ms=percentile(latencies, 50),
-                p95_ms=percentile(latencies, 95),
-                misses=misses,
-                legs=legs,
-                coverage=coverage_rows(graded),
-                page={k: v / page_n for k, v in page_sum.items()} if page_n else {},
-                page_questions=page_n,
-            )
-        )
+            response = _search_as(mode, question, run)
+            tally.add(question, response, indexed, (time.perf_counter() - t0) * 1000)
+        out.append(tally.scores(mode, len(questions)))
     return out
+
+
+def _search_as(mode: str, question: Question, run: Callable[..., SearchResponse]) -> SearchResponse:
+    """The question searched as `mode` asks: its base mode, with the question's variants (as
+    typed or plain) or the chat model's phrasings."""
+    expand = mode.endswith(WITH_EXPANSION)
+    base = mode.removesuffix(WITH_VARIANTS).removesuffix(WITH_PLAIN_VARIANTS)
+    base = base.removesuffix(WITH_EXPANSION)
+    with_variants = mode.endswith((WITH_VARIANTS, WITH_PLAIN_VARIANTS))
+    variants = question.variants if with_variants else ()
+    if mode.endswith(WITH_PLAIN_VARIANTS):
+        variants = tuple(plain_variant(v) for v in variants)
+    if expand:
+        return run(question.text, base, variants, expand=True)
+    return run(question.text, base, variants)
+
+
+@dataclass
+class _Tally:
+    """One mode's sums over its questions."""
+
+    file: dict[str, float] = field(default_factory=dict)
+    chunk: dict[str, float] = field(default_factory=dict)
+    chunk_n: int = 0
+    page: dict[str, float] = field(default_factory=dict)
+    page_n: int = 0
+    latencies: list[float] = field(default_factory=list)
+    misses: list[dict[str, Any]] = field(default_factory=list)
+    legs: dict[str, int] = field(default_factory=dict)
+    graded: list[tuple[str, float, float]] = field(default_factory=list)
+
+    def add(
+        self, question: Question, response: SearchResponse, indexed: Indexed, ms: float
+    ) -> None:
+        self.latencies.append(ms)
+        for leg, state in response.legs.items():
+            self.legs[f"{leg}:{state}"] = self.legs.get(f"{leg}:{state}", 0) + 1
+        file_scores, chunk_scores, details = score_question(question, response.results, indexed)
+        _add_to(self.file, file_scores)
+        if chunk_scores is not None:
+            self.chunk_n += 1
+            _add_to(self.chunk, chunk_scores)
+        page = details.pop("page")
+        if page is not None:
+            self.page_n += 1
+            _add_to(self.page, page)
+        if file_scores["hit@10"] == 0.0:
+            self.misses.append(details)
+        grade = getattr(response, "coverage", None)
+        if grade:
+            self.graded.append((grade, file_scores["hit@1"], file_scores["hit@5"]))
+
+    def scores(self, mode: str, n: int) -> QuestionScores:
+        return QuestionScores(
+            mode=mode,
+            questions=n,
+            file={k: v / n for k, v in self.file.items()},
+            chunk={k: v / self.chunk_n for k, v in self.chunk.items()} if self.chunk_n else {},
+            chunk_questions=self.chunk_n,
+            p50_ms=percentile(self.latencies, 50),
+            p95_ms=percentile(self.latencies, 95),
+            misses=self.misses,
+            legs=self.legs,
+            coverage=coverage_rows(self.graded),
+            page={k: v / self.page_n for k, v in self.page.items()} if self.page_n else {},
+            page_questions=self.page_n,
+        )
+
+
+def _add_to(sums: dict[str, float], values: dict[str, float]) -> None:
+    for key, value in values.items():
+        sums[key] = sums.get(key, 0.0) + value
 
 
 def questions_report(
@@ -367,9 +383,6 @@ def questions_report(
 ) -> dict[str, Any]:
     """The questions file at `path` scored over the KB `conn` reads, `run` searching it (see
     `evaluate_questions`), with what the index held; `expand`: a hybrid+expand row too."""
-    from kb_search.store.inventory import counts
-    from kb_search.store.vectors import db_model
-
     questions = load_questions(path)
     scores = evaluate_questions(conn, questions, scored_modes(questions, modes, expand), run)
     documents, chunks = counts(conn)

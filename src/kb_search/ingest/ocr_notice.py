@@ -47,12 +47,6 @@ def unread_files(conn: Any) -> list[Unread]:
     return out
 
 
-def unread_pages(conn: Any) -> tuple[int, int]:
-    """(pages, files) of the index left unread for want of an OCR engine."""
-    files = unread_files(conn)
-    return sum(f.count for f in files), len(files)
-
-
 def unread_note(conn: Any, ocr_mode: str) -> str | None:
     """The line to show, or None when every page was read or OCR is off or installed."""
     if ocr_mode == "never" or ocr.engine_installed() is not None:

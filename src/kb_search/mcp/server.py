@@ -146,7 +146,7 @@ def build_server(kb: KnowledgeBase) -> Any:
     from kb_search import __version__
 
     try:
-        text = instructions(kb.stats(), kb.tags())
+        text = instructions(kb.reads.stats(), kb.reads.tags())
     except KbError:  # no index yet (serve() refuses to start; tests build one anyway)
         text = instructions({}, [])
     server = _server_class()(
@@ -369,7 +369,7 @@ def start_line(kb: KnowledgeBase) -> str:
     except KbError as exc:
         raise ServeError(str(exc)) from exc
     reranked = f", reranked by {reranker.name}" if reranker is not None else ""
-    model = kb.bound_model()
+    model = kb.reads.bound_model()
     if model is None:
         return f"no embedding model bound: lexical only{reranked}"
     return f"model {model}{reranked}"

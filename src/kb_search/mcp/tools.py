@@ -138,11 +138,11 @@ def run_search(
     max_tokens: int = DEFAULT_MAX_TOKENS,
     cursor: str | None = None,
 ) -> str:
-    from kb_search.search.fields import COMPACT, parse_fields, project
+    from kb_search.search.fields import chosen_fields, project
 
     try:
         # `fields` replaces the compact default; `compact: false` asks for the whole contract.
-        selected = parse_fields(fields) if fields else list(COMPACT) if compact else None
+        selected = chosen_fields(fields or None, compact and not fields, ("fields", "compact"))
         options = kb.search_options(
             mode=mode,
             top=top,
@@ -155,7 +155,7 @@ def run_search(
         response = kb.search(query, options, explain=explain, relative_to_roots=True)
     except KbError as exc:
         raise _tool_error(str(exc)) from exc
-    return to_json(project(response, selected) if selected else response.to_dict())
+    return to_json(project(response, selected))
 
 
 def document_dict(
@@ -166,7 +166,7 @@ def document_dict(
     if not ref.strip() or "\x00" in ref:
         raise _tool_error("give a document id or the path of an indexed document")
     try:
-        view = kb.document(
+        view = kb.reads.document(
             ref.strip(), with_chunks=with_chunks, offset=offset, limit=limit,
             relative_to_roots=True,
         )  # fmt: skip
@@ -252,7 +252,7 @@ class KbTools:
         context: Annotated[int, Field(ge=0, le=MAX_CONTEXT)] = 0,
     ) -> str:
         try:
-            chunks = self.kb.chunk(chunk_id, context)
+            chunks = self.kb.reads.chunk(chunk_id, context)
         except KbError as exc:
             raise _tool_error(f"{exc}: take chunk ids from search results") from exc
         return to_json({"chunk_id": chunk_id, "chunks": [c.to_dict() for c in chunks]})
@@ -275,7 +275,7 @@ class KbTools:
                 response = self.kb.similar(str(document_id), top=top)
         except KbError as exc:
             raise _tool_error(str(exc)) from exc
-        return to_json(project(response, COMPACT) if compact else response.to_dict())
+        return to_json(project(response, COMPACT if compact else None))
 
     def list_documents(
         self,
@@ -284,13 +284,13 @@ class KbTools:
         limit: Annotated[int, Field(ge=1, le=MAX_LIST_LIMIT)] = DEFAULT_LIST_LIMIT,
         offset: Annotated[int, Field(ge=0)] = 0,
     ) -> str:
-        return to_json(self.kb.document_page(type, tag, limit, offset).to_dict())
+        return to_json(self.kb.reads.document_page(type, tag, limit, offset).to_dict())
 
     def list_tags(self) -> str:
-        return to_json({"tags": self.kb.tags()})
+        return to_json({"tags": self.kb.reads.tags()})
 
     def stats(self) -> str:
-        return to_json(self.kb.stats())
+        return to_json(self.kb.reads.stats())
 
 
 # (KbTools method, description) in the order tools/list shows them. {scores} is filled at
@@ -404,7 +404,7 @@ def register_resources(server: Any, kb: KnowledgeBase) -> None:
         mime_type="application/json",
     )
     def stats_resource() -> str:
-        return json.dumps(kb.stats(), ensure_ascii=False)
+        return json.dumps(kb.reads.stats(), ensure_ascii=False)
 
     @server.resource(
         "kb://document/{id}",

@@ -6,8 +6,11 @@ from __future__ import annotations
 import contextvars
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from kb_search.errors import SearchError
+from kb_search.store import db
 
 # Set by whoever runs a search on a request's behalf (the MCP server, per tool call): once the
 # event is set (the client cancelled or went away), the search stops at its next check. A
@@ -38,3 +41,18 @@ class SearchBudget:
             f"the {what} ran past its {self.seconds:g} s budget and was stopped: {advice}raise"
             " search.timeout_s"
         )
+
+
+@contextmanager
+def budgeted(conn: db.Connection, seconds: float, what: str = "search") -> Iterator[SearchBudget]:
+    """`conn` inside one request's budget: its SQL stops (SQLite's progress handler) past
+    `seconds` or when the client cancels, and the error it raises then says that `what` (a
+    search, a read, a similarity query) ran past its budget or was cancelled."""
+    budget = SearchBudget(seconds)
+    try:
+        with db.progress_handler(conn, budget.spent):
+            yield budget
+    except (db.OperationalError, SearchError) as exc:
+        if not budget.spent():
+            raise
+        raise budget.stopped(what) from exc

@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kb_search.errors import EndpointError
+from kb_search.errors import EndpointError, SearchError
+from kb_search.search.query import MAX_VARIANTS, parse_variant
 from kb_search.search.shaping import identifiers
 
 if TYPE_CHECKING:
@@ -102,9 +103,6 @@ def parse_expansion(text: str, query: str) -> list[str]:
 
 def _searchable(phrasing: str) -> bool:
     """Whether the search takes it as a variant (a model's odd line must not fail a search)."""
-    from kb_search.errors import SearchError
-    from kb_search.search.query import parse_variant
-
     try:
         parse_variant(phrasing)
     except SearchError:
@@ -212,8 +210,6 @@ def agreeing(
 def with_expansion(variants: tuple[str, ...], expansion: Expansion) -> tuple[str, ...]:
     """The caller's variants, then the expansion's phrasings (at most MAX_VARIANTS in all:
     the caller's come first; `expansion.phrasings` keeps those that fit)."""
-    from kb_search.search.query import MAX_VARIANTS
-
     room = max(0, MAX_VARIANTS - len(variants))
     expansion.phrasings = expansion.phrasings[:room]
     return (*variants, *expansion.phrasings)

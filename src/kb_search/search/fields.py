@@ -88,10 +88,12 @@ def parse_fields(text: str | Iterable[str]) -> list[str]:
     return names
 
 
-def project(response: SearchResponse, fields: Sequence[str]) -> dict[str, Any]:
+def project(response: SearchResponse, fields: Sequence[str] | None) -> dict[str, Any]:
     """The response with each result cut to `fields` (flat); legs only when one failed,
-    notes only when there are some."""
+    notes only when there are some. No fields: the full contract."""
     full = response.to_dict()
+    if not fields:
+        return full
     results = []
     for result in full["results"]:
         source = result["source"]

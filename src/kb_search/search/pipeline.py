@@ -52,10 +52,12 @@ from kb_search.search.shaping import (
     distinct_scores,
     diversify,
     group_copies,
+    identifiers,
     promote_definitions,
 )
 from kb_search.store.chunk_filter import ChunkFilter
 from kb_search.store.db import Connection, OperationalError
+from kb_search.store.retrieval import index_stamp
 from kb_search.store.vectors import embedding_coverage
 
 MODES = ("hybrid", "lexical", "vector")
@@ -251,11 +253,6 @@ def with_text(conn: Connection, candidates: list[Candidate], limit: int) -> list
     return candidates
 
 
-def cut(candidates: list[Candidate], options: SearchOptions) -> list[Candidate]:
-    """Drop what scores under `min_score`; keep the top N."""
-    return above_min_score(candidates, options)[: options.top]
-
-
 def above_min_score(candidates: list[Candidate], options: SearchOptions) -> list[Candidate]:
     if options.min_score is None:
         return candidates
@@ -315,6 +312,7 @@ def record_trace(
     query: Query,
     legs: dict[str, LegResult],
     ranked: list[Candidate],
+    grouped: list[Candidate],
     passing: list[Candidate],
     top: list[Candidate],
     options: SearchOptions,
@@ -327,6 +325,9 @@ def record_trace(
         trace.cuts.append(Cut("min_score", f"scored under --min-score {options.min_score}", below))
     shown = {c.chunk_id for c in top}
     trace.cuts.append(Cut("top", f"ranked below the top {options.top}", kept - shown))
+    copies = {chunk_id for c in grouped for chunk_id in c.copies}
+    if copies:
+        trace.cuts.append(Cut("copies", "the same text as a higher result", copies))
 
 
 def search(
@@ -356,13 +357,7 @@ def search(
     if options.reranker is not None:
         stop_if_asked(options, "rerank")
         t0 = clock()
-        candidates = with_text(conn, candidates, options.rerank_depth)
-        try:
-            candidates = apply_reranker(
-                options.reranker, query, candidates, options.rerank_depth, options.deadline
-            )
-        except RerankFailed as exc:
-            rerank_note = f"not reranked, results in fused order: {exc}"
+        candidates, rerank_note = rerank(conn, query, candidates, options)
         timings["rerank"] = (clock() - t0) * 1000
     if options.mode != "vector":
         candidates = promote_definitions(conn, candidates, identifier_terms(prepared))
@@ -371,35 +366,21 @@ def search(
     passing = above_min_score(grouped, options)
     key = search_key(conn, prepared, options) if options.cursor or options.max_tokens else ""
     offset = read_cursor(options.cursor, key) if options.cursor else 0
-    top = passing[: offset + options.top]
-    if options.mode == "hybrid" and options.reranker is None:  # one leg's score is its own
-        top = distinct_scores(top)
-    top = top[offset:]
+    top = page_from(passing, offset, options)
     if trace is not None:
-        record_trace(trace, prepared, legs, candidates, passing, top, options)
-        copies = {chunk_id for c in grouped for chunk_id in c.copies}
-        if copies:
-            trace.cuts.append(Cut("copies", "the same text as a higher result", copies))
+        record_trace(trace, prepared, legs, candidates, grouped, passing, top, options)
     dropped = min(options.top, len(candidates)) - len(passing[: options.top])
     for candidate in top:
         candidate.breakdown = complete_breakdown(candidate.breakdown, legs)
     stop_if_asked(options, "fetching the results")
     t0 = clock()
-    expr = prepared.parsed.fts_expression()
-    ids = [c.chunk_id for c in top]
-    snippet_of = snippets(conn, expr, ids) if options.snippets else {}
-    results = hydrate(conn, top, snippet_of)
+    results = fetch(conn, prepared, top, options)
     timings["fetch"] = (clock() - t0) * 1000
     ran = sum(1 for found in [legs, *variant_legs] for leg in found.values() if leg.status in RAN)
     coverage = annotate_evidence(results, prepared, options, ran) if offset == 0 else None
     embedding = vector_coverage(conn, legs)
     notes = explain(prepared, legs, options, dropped) + ([rerank_note] if rerank_note else [])
-    notes += coverage_notes(embedding)
-    stale = stale_note(r.freshness or FRESH for r in results)
-    if stale:
-        notes.append(stale)
-    if coverage == WEAK_COVERAGE and options.mode == "hybrid":
-        notes.append(WEAK_ADVICE)
+    notes += closing_notes(results, embedding, coverage, options)
     response = SearchResponse(
         query=query,
         mode=options.mode,
@@ -410,14 +391,7 @@ def search(
         filters=prepared.filters,
         notes=notes,
         embedding=embedding,
-        variants=[
-            phrasing.to_dict()
-            | {"legs": {name: leg.status for name, leg in found.items()}}
-            | ({"ignored": IGNORED} if number in ignored else {})
-            for number, ((phrasing, _), found) in enumerate(
-                zip(prepared.variants, variant_legs), start=1
-            )
-        ],
+        variants=variant_report(prepared, variant_legs, ignored),
         coverage=coverage,
     )
     if options.cursor or options.max_tokens:
@@ -426,10 +400,74 @@ def search(
     return response
 
 
+def page_from(passing: list[Candidate], offset: int, options: SearchOptions) -> list[Candidate]:
+    """The `top` results from `offset` (a cursor's); fused scores made distinct (one leg's
+    score is its own)."""
+    top = passing[: offset + options.top]
+    if options.mode == "hybrid" and options.reranker is None:
+        top = distinct_scores(top)
+    return top[offset:]
+
+
+def fetch(
+    conn: Connection, prepared: Query, top: list[Candidate], options: SearchOptions
+) -> list[Result]:
+    """The shown results' rows, with snippets when asked for."""
+    snippet_of = {}
+    if options.snippets:
+        snippet_of = snippets(conn, prepared.parsed.fts_expression(), [c.chunk_id for c in top])
+    return hydrate(conn, top, snippet_of)
+
+
+def rerank(
+    conn: Connection, query: str, candidates: list[Candidate], options: SearchOptions
+) -> tuple[list[Candidate], str | None]:
+    """The reranker's order of the first `rerank_depth` candidates (their text loaded first);
+    a reranker that fails leaves the fused order, and the note says so."""
+    assert options.reranker is not None
+    candidates = with_text(conn, candidates, options.rerank_depth)
+    try:
+        return apply_reranker(
+            options.reranker, query, candidates, options.rerank_depth, options.deadline
+        ), None
+    except RerankFailed as exc:
+        return candidates, f"not reranked, results in fused order: {exc}"
+
+
+def closing_notes(
+    results: list[Result],
+    embedding: dict[str, int] | None,
+    coverage: str | None,
+    options: SearchOptions,
+) -> list[str]:
+    """What the answer says after the results: chunks without vectors, stale files, and
+    what to do about weak evidence."""
+    notes = coverage_notes(embedding)
+    stale = stale_note(r.freshness or FRESH for r in results)
+    if stale:
+        notes.append(stale)
+    if coverage == WEAK_COVERAGE and options.mode == "hybrid":
+        notes.append(WEAK_ADVICE)
+    return notes
+
+
+def variant_report(
+    prepared: Query, variant_legs: list[dict[str, LegResult]], ignored: set[int]
+) -> list[dict[str, Any]]:
+    """Each phrasing as the response lists it: its text and use, how each of its legs ran, and
+    whether it was ignored (an expanded phrasing that found nothing the query agrees with)."""
+    return [
+        phrasing.to_dict()
+        | {"legs": {name: leg.status for name, leg in found.items()}}
+        | ({"ignored": IGNORED} if number in ignored else {})
+        for number, ((phrasing, _), found) in enumerate(
+            zip(prepared.variants, variant_legs), start=1
+        )
+    ]
+
+
 def search_key(conn: Connection, query: Query, options: SearchOptions) -> str:
     """What a cursor is bound to: everything that makes this ranking, and the index state."""
-    from kb_search.store.retrieval import index_stamp
-
     return budget_tokens.search_key(
         {
             "query": query.text,
@@ -459,7 +497,7 @@ def page(
         end = offset + kept
         more = kept and end < min(ranked, MAX_OFFSET)
         response.next_cursor = budget_tokens.make_cursor(end, key) if more else None
-        return project(response, options.fields) if options.fields else response.to_dict()
+        return project(response, options.fields)
 
     if not options.max_tokens:
         printed(len(ranked_results))
@@ -521,7 +559,5 @@ def coverage_notes(coverage: dict[str, int] | None) -> list[str]:
 
 def identifier_terms(query: Query) -> list[str]:
     """The identifier-shaped words of the query and of its keyword variants."""
-    from kb_search.search.shaping import identifiers
-
     texts = [query.text] + [p.text for p, _ in query.variants if p.searches("lexical")]
     return list(dict.fromkeys(name for text in texts for name in identifiers(text)))

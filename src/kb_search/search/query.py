@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 
 from kb_search.cjk import cjk_runs
+from kb_search.errors import SearchError
 from kb_search.sanitize import valid_text
 
 FILTER_KEYS = {
@@ -228,8 +229,6 @@ def _words(text: str) -> list[str]:
 def check_query_length(query: str, limit: int = DEFAULT_MAX_QUERY_CHARS) -> None:
     """SearchError for a query over `limit` characters (search.max_query_chars)."""
     if len(query) > limit:
-        from kb_search.errors import SearchError
-
         raise SearchError(
             f"the query is {len(query):,} characters long, over the {limit:,} limit:"
             " shorten it (or raise search.max_query_chars)"
@@ -340,8 +339,6 @@ class Phrasing:
 def parse_variant(text: str) -> Phrasing:
     """ "lex: max_connections" -> mainly keywords; "vec: ..." -> mainly meaning; else both
     (a typed phrasing weighs `fusion.CROSS_SHARE` in its other leg)."""
-    from kb_search.errors import SearchError
-
     body = valid_text(text).strip()
     prefix, sep, rest = body.partition(":")
     use = VARIANT_PREFIXES.get(prefix.strip().lower()) if sep else None
@@ -353,8 +350,6 @@ def parse_variant(text: str) -> Phrasing:
 
 
 def parse_variants(texts: list[str] | tuple[str, ...]) -> list[Phrasing]:
-    from kb_search.errors import SearchError
-
     if len(texts) > MAX_VARIANTS:
         raise SearchError(
             f"{len(texts)} variants: give at most {MAX_VARIANTS} (the query is the first phrasing)"
@@ -367,7 +362,6 @@ def date_timestamp(date: str) -> float:
     the platform cannot convert (year 1, year 9999) are before or after every file."""
     from datetime import datetime
 
-    from kb_search.errors import SearchError
 
     try:
         moment = datetime.fromisoformat(date.strip())

@@ -24,6 +24,7 @@ from pathlib import Path
 from kb_search.errors import ExportError  # noqa: F401 - re-exported
 from kb_search.progress import NoProgress, Progress
 from kb_search.store import db
+from kb_search.store.db import sqlite
 
 MB = 1_000_000
 _CHECK_EVERY = 20_000  # SQLite VM instructions between progress checks
@@ -198,8 +199,6 @@ def _redact_secrets(copy: db.Connection) -> None:
 
 def _finish_copy(path: Path) -> tuple[int, int]:
     """Rollback-journal mode, integrity verified; returns (documents, chunks)."""
-    from kb_search.store.db import sqlite
-
     copy = sqlite.connect(str(path), isolation_level=None)
     try:
         copy.execute("PRAGMA journal_mode = DELETE")

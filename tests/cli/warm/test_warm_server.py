@@ -24,8 +24,8 @@ from warm_harness import (
     wait_gone,
 )
 
+from kb_search.cli.search_request import SearchRequest
 from kb_search.cli.warm.protocol import recv_message, send_message
-from kb_search.cli.warm.request import WarmRequest
 
 # unix sockets, SO_PEERCRED and /proc (to find the servers a test leaves) are Linux's
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only")
@@ -74,8 +74,8 @@ def test_the_server_is_started_after_the_search_that_found_none(warm_kb: WarmKb)
     (measured ~95 ms on two cores). A search that finds none asks for the start;
     `start_if_wanted` makes it, once."""
     client = warm_kb.client
-    request = WarmRequest("backups", reply="json")
-    assert client.search(request) is None
+    request = SearchRequest("backups")
+    assert client.search(request, reply="json") is None
     assert client.start_wanted == client.paths()
     time.sleep(1)
     assert warm_kb.status() is None  # nothing started yet
@@ -86,8 +86,8 @@ def test_the_server_is_started_after_the_search_that_found_none(warm_kb: WarmKb)
     client.start_if_wanted()  # nothing wanted any more: not started twice
     assert starts == [client.paths()] and client.start_wanted is None
     warm_kb.wait_for_server()
-    lexical = WarmRequest("backups", mode="lexical", reply="json")
-    assert warm_kb.client.search(lexical) is not None  # served by it
+    lexical = SearchRequest("backups", mode="lexical")
+    assert warm_kb.client.search(lexical, reply="json") is not None  # served by it
 
 
 def test_output_is_identical_with_and_without_the_server(warm_kb: WarmKb) -> None:
@@ -249,11 +249,11 @@ def test_concurrent_clients_are_served_at_once(warm_kb: WarmKb) -> None:
     warm_kb.start_server()
     client = warm_kb.client
     queries = ["backups", "rollback release", "retry jitter", "pasta"] * 4
-    expected = {q: client.search(WarmRequest(q)).to_dict()["results"] for q in set(queries)}
+    expected = {q: client.search(SearchRequest(q)).to_dict()["results"] for q in set(queries)}
     answers: dict[int, list] = {}
 
     def ask(i: int, query: str) -> None:
-        answers[i] = client.search(WarmRequest(query)).to_dict()["results"]
+        answers[i] = client.search(SearchRequest(query)).to_dict()["results"]
 
     threads = [threading.Thread(target=ask, args=(i, q)) for i, q in enumerate(queries)]
     for thread in threads:

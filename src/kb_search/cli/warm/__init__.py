@@ -14,6 +14,7 @@ from collections.abc import Mapping
 
 TYPE_CHECKING = False  # typing's, without importing typing: every piped `kb search` loads this
 if TYPE_CHECKING:
+    from kb_search.cli.warm.client import WarmClient
     from kb_search.config import Config
 
 
@@ -25,3 +26,13 @@ def off_by_environment(env: Mapping[str, str]) -> bool:
 def warm_enabled(config: Config, env: Mapping[str, str]) -> bool:
     """The warm path is on: the `search.warm` setting, and KB_NO_WARM not set."""
     return bool(config["search.warm"]) and not off_by_environment(env)
+
+
+def warm_client(config: Config, env: Mapping[str, str]) -> WarmClient | None:
+    """This database's warm client when the warm path is on (the one check of `search.warm`
+    and KB_NO_WARM); None: search in-process, without importing the client."""
+    if not warm_enabled(config, env):
+        return None
+    from kb_search.cli.warm.client import WarmClient
+
+    return WarmClient(config, env)

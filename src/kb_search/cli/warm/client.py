@@ -1,8 +1,9 @@
 """What `kb search` calls: ask this database's warm server, start one when there is none.
 
-`WarmClient.search` returns the server's `SearchResponse`, or None whenever the warm path
-cannot answer (off, no server yet, a stale or foreign one, a timeout, a protocol error): the
-caller then searches in-process, and calls `start_if_wanted` after. Nothing here prints to
+`cli.warm.warm_client` gives a client only when the warm path is on; `WarmClient.search`
+returns the server's `SearchResponse`, or None whenever the warm path cannot answer (no server
+yet, a stale or foreign one, a timeout, a protocol error): the caller then searches
+in-process, and calls `start_if_wanted` after. Nothing here prints to
 stdout; KB_DEBUG=1 says on stderr why the warm path was not taken. Imports stay light (no
 numpy, no model code; no typing, dataclasses, pickle or signal until needed: every piped
 `kb search` imports this module): that is the point.
@@ -17,7 +18,6 @@ import sys
 import time
 from collections.abc import Mapping
 
-from kb_search.cli.warm import warm_enabled
 from kb_search.cli.warm.paths import WarmPaths, config_spec, identity, warm_paths
 from kb_search.cli.warm.protocol import (
     Peer,
@@ -34,7 +34,7 @@ TYPE_CHECKING = False  # typing's, without importing typing
 if TYPE_CHECKING:
     from typing import Any
 
-    from kb_search.cli.warm.request import WarmRequest
+    from kb_search.cli.search_request import SearchRequest
     from kb_search.search.results import SearchResponse
 
 # A live server greets a connection at once, from a thread no search can hold up; no greeting
@@ -51,10 +51,6 @@ class WarmClient:
         self.env = env
         self.start_wanted: WarmPaths | None = None  # no server found: see start_if_wanted
 
-    @property
-    def enabled(self) -> bool:
-        return warm_enabled(self.config, self.env)
-
     def debug(self, message: str) -> None:
         if self.env.get("KB_DEBUG"):
             print(f"kb warm: {message}", file=sys.stderr, flush=True)
@@ -64,25 +60,26 @@ class WarmClient:
 
     # ---- search ------------------------------------------------------------------------------
 
-    def search(self, request: WarmRequest) -> SearchResponse | dict[str, Any] | None:
-        """The server's answer (a SearchResponse, or the JSON data when `request.reply` is
-        "json"), or None: search in-process, then `start_if_wanted`. A KbError the server
-        raised is raised here, as in-process search would have."""
-        from dataclasses import asdict  # the full CLI's path: dataclasses is loaded there
-
+    def search(
+        self, request: SearchRequest, reply: str = "human"
+    ) -> SearchResponse | dict[str, Any] | None:
+        """The server's answer to `request`, sent as JSON: the data `kb search` prints when
+        `reply` is "json" (projected to the request's fields), else the SearchResponse; or
+        None: search in-process, then `start_if_wanted`. A KbError the server raised is
+        raised here, as in-process search would have."""
         paths = self._usable_paths()
         if paths is None:
             return None
         mode = request.mode or self.config["search.default_mode"]
         try:
-            ask = {"op": "search", "identity": identity(self.config), **asdict(request)}
-            header, payload = self._ask(paths, ask)
+            ask = {"op": "search", "identity": identity(self.config), "reply": reply}
+            header, payload = self._ask(paths, {**ask, "request": request.to_dict()})
         except (OSError, ProtocolError) as exc:
             self.debug(f"no warm server ({exc}): searching in-process")
             if mode != "lexical":  # lexical search loads no model: no server to start for it
                 self.start_wanted = paths
             return None
-        return self._reply(paths, header, payload, request.reply)
+        return self._reply(paths, header, payload, reply)
 
     def start_if_wanted(self) -> None:
         """Start the server that `search` found missing. The CLI calls this once its own
@@ -101,8 +98,8 @@ class WarmClient:
         if paths is None:
             return None
         try:
-            ask = {"op": "search", "identity": identity(self.config), "argv": list(argv)}
-            header, payload = self._ask(paths, ask)
+            ask = {"op": "search", "identity": identity(self.config), "reply": "json"}
+            header, payload = self._ask(paths, {**ask, "argv": list(argv)})
         except (OSError, ProtocolError) as exc:
             self.debug(f"no warm server for the front door ({exc})")
             return None
@@ -112,9 +109,8 @@ class WarmClient:
         return self._reply(paths, header, payload, "json")
 
     def _usable_paths(self) -> WarmPaths | None:
-        """This database's server paths when the warm path is on and can be used here."""
-        if not self.enabled:
-            return None
+        """This database's server paths when they can be used here (whether the warm path is
+        on was asked once, by `warm_client`)."""
         paths = self.paths()
         if paths is None or not self.config.db_path.is_file():
             self.debug("no private runtime directory or no database: searching in-process")

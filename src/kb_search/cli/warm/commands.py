@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from kb_search.cli.app import FORMATS, App, common_options
+from kb_search.cli.warm import warm_enabled
 
 
 @click.group()
@@ -30,16 +31,17 @@ def warm_status(app: App, fmt: str | None) -> None:
     client = _client(app)
     info = client.status()
     paths = client.paths()
+    enabled = warm_enabled(app.config, app.environment.env)
     data: dict[str, Any] = {
         "running": info is not None,
-        "enabled": client.enabled,
+        "enabled": enabled,
         "socket": str(paths.socket) if paths else None,
         "log": str(paths.log) if paths else None,
         **(info or {}),
     }
 
     def human() -> str:
-        state = "off" if not client.enabled else "not running"
+        state = "off" if not enabled else "not running"
         if info is not None:
             state = (
                 f"running (pid {info['pid']}, {info['requests']} requests,"

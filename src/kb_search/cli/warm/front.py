@@ -84,7 +84,8 @@ def _option(args: list[str], at: int, names: set[str], flags: dict[str, str]) ->
 
 
 def _answer(flags: dict[str, str], args: list[str]) -> int | None:
-    from kb_search.cli.warm.client import WarmClient, add_startup
+    from kb_search.cli.warm import warm_client
+    from kb_search.cli.warm.client import add_startup
     from kb_search.config import load_config
     from kb_search.environment import Environment, process_age_ms
     from kb_search.sanitize import json_text
@@ -99,7 +100,8 @@ def _answer(flags: dict[str, str], args: list[str]) -> int | None:
     )
     if config.ignored:  # the full CLI says which settings of the project file it ignored
         return None
-    answer = WarmClient(config, environment.env).forward(args)
+    client = warm_client(config, environment.env)
+    answer = client.forward(args) if client is not None else None
     if answer is None:
         return None
     sys.stdout.write(json_text(add_startup(answer, process_age_ms())) + "\n")

@@ -23,12 +23,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kb_search.cli.search import forwarded_request
+from kb_search.cli.search_request import SearchRequest
 from kb_search.cli.warm.paths import WarmPaths, config_from_spec, db_file_id, identity
 from kb_search.cli.warm.protocol import ProtocolError, recv_message, same_user, send_message
 from kb_search.config import Config
 from kb_search.errors import KbError
 from kb_search.knowledge_base import KnowledgeBase
 from kb_search.profile import Profile
+from kb_search.search.fields import project
 
 WORKERS = 4  # concurrent searches; each worker thread keeps its own SQLite reader
 REQUEST_WAIT_S = 1.0  # a client sends its request at once after "ready": an idle one is dropped
@@ -107,7 +110,7 @@ class WarmServer:
     def _binding(self) -> list[Any]:
         """Which model and vector tables the DB is bound to: a change (reindex with another
         model) makes this server's loaded model the wrong one."""
-        return self.kb.binding()
+        return self.kb.reads.binding()
 
     def warm_up(self) -> None:
         """Load the model and run one search: the first ONNX run and the first reads of the
@@ -240,18 +243,12 @@ class WarmServer:
             send_message(client, {"status": "stale", "reason": stale})
             self.stopping.set()
             return
-        if "argv" in request:  # a piped `kb search` command line, from the front door
-            from dataclasses import asdict
-
-            from kb_search.cli.search import forwarded_request
-
-            parsed = forwarded_request([str(arg) for arg in request["argv"]])
-            if parsed is None:
+        try:
+            asked = self._request(request)
+            if asked is None:
                 send_message(client, {"status": "declined"})
                 return
-            request = {**request, **asdict(parsed)}
-        try:
-            response = self._run_search(request)
+            response = self.kb.search(asked.query, self.kb.search_options(**asked.search_values()))
         except KbError as exc:
             error = {"kind": type(exc).__name__, "message": str(exc)}
             send_message(client, {"status": "error"}, json.dumps(error).encode())
@@ -261,7 +258,7 @@ class WarmServer:
             send_message(client, {"status": "failed", "reason": f"{type(exc).__name__}: {exc}"})
             return
         if request.get("reply") == "json":
-            send_message(client, {"status": "ok"}, self._json(response, request.get("fields")))
+            send_message(client, {"status": "ok"}, self._json(response, asked.fields))
         else:
             reply = json.dumps(response.to_dict(highlights=True), separators=(",", ":"))
             send_message(client, {"status": "ok"}, reply.encode())
@@ -270,9 +267,7 @@ class WarmServer:
         """What `kb search --format json` prints, before the client adds its own startup
         time: the full contract, or the --fields/--compact projection. ASCII on the wire, so
         that text the JSON keeps as it is (even a lone surrogate) arrives unchanged."""
-        from kb_search.search.fields import project
-
-        data = project(response, fields) if fields else response.to_dict()
+        data = project(response, fields)
         return json.dumps(data, separators=(",", ":"), default=str).encode()
 
     def _stale(self) -> str | None:
@@ -285,24 +280,14 @@ class WarmServer:
             return f"cannot check the database: {exc}"
         return None
 
-    def _run_search(self, request: dict[str, Any]) -> Any:
-        from kb_search.search.query import Filters
-
-        filters = Filters(**{k: list(v) for k, v in request["filters"].items()})
-        search_options = self.kb.search_options(
-            mode=request["mode"],
-            top=request["top"],
-            filters=filters,
-            min_score=request["min_score"],
-            fusion=request.get("fusion"),
-            variants=tuple(request.get("variants") or ()),
-            per_file=request.get("per_file"),
-            files=bool(request.get("files")),
-            max_tokens=request.get("max_tokens"),
-            cursor=request.get("cursor"),
-            fields=tuple(request["fields"]) if request.get("fields") else None,
-        )
-        return self.kb.search(request["query"], search_options)
+    @staticmethod
+    def _request(request: dict[str, Any]) -> SearchRequest | None:
+        """The search a client asks for: the CLI's request as JSON, or the front door's argv
+        (`kb search ARGS`: it imports no click), parsed by the command's own options. None:
+        a command line the full CLI must run."""
+        if "argv" in request:
+            return forwarded_request([str(arg) for arg in request["argv"]])
+        return SearchRequest.from_dict(request["request"])
 
     def info(self) -> dict[str, Any]:
         return {
