@@ -60,24 +60,27 @@ def apply_outline(pages: list[Page], entries: list[Entry]) -> bool:
     levels: dict[int, int] = {}  # id(line) -> level
     matched: set[int] = set()  # id(entry)
     for page in pages:
-        # a heading atop a page may be bookmarked at the foot of the page before
-        candidates = by_page.get(page.number, []) + by_page.get(page.number - 1, [])
+        # a heading atop a page may be bookmarked at the foot of the page before, or before
+        # the blank page a chapter that opens on a right-hand page leaves
+        candidates = [e for back in (0, 1, 2) for e in by_page.get(page.number - back, [])]
         wrapping: Entry | None = None
         for line in page.lines:
             if line.cells >= TABLE_CELLS:
                 wrapping = None
                 continue
             key = _key(line.text)
+            # bookmarks often leave out the number the heading prints ('2 Usage' as 'Usage')
+            bare = _key(NUMBER_PREFIX_RE.sub("", line.text, count=1))
             if wrapping is not None and key and wrapping.key.endswith(key):
                 levels[id(line)] = wrapping.level
                 wrapping = None
                 continue
             wrapping = None
-            entry = _match(key, candidates, matched)
+            entry = _match(key, candidates, matched) or _match(bare, candidates, matched)
             if entry is not None:
                 matched.add(id(entry))
                 levels[id(line)] = entry.level
-                if key not in (entry.key, entry.bare):
+                if key not in (entry.key, entry.bare) and bare != entry.bare:
                     wrapping = entry
     if len(matched) < MIN_MATCHED_SHARE * len(entries):
         return False
