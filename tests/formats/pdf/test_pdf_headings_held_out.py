@@ -51,3 +51,52 @@ def test_bookmarks_without_section_numbers_still_name_the_headings(tmp_path: Pat
     canvas.save()
     doc = parse_pdf(path, SETTINGS)
     assert {c.heading for c in doc.chunks} == {f"{n} {name}" for n, name in sections}
+
+
+def _page_of_text(canvas: Canvas, marker: str, top: float = 110, count: int = 120) -> None:
+    for i, line in enumerate(lines_of(words(count, marker), per_line=10)):
+        _text(canvas, 72, top + i * 13, line, "Helvetica", 10)
+
+
+def test_a_running_head_is_dropped_where_its_page_number_stands_apart(tmp_path: Path) -> None:
+    """Fails on the old code: on the page where the section starts, the head's page number was
+    extracted as a line of its own, the rest of the head no longer matched the heads of the
+    other pages, and it became the section's heading (the real one, lower down, was lost)."""
+    path = tmp_path / "heads.pdf"
+    canvas = Canvas(str(path))
+    canvas.setTitle("Geometry notes")
+    head = "4.3. HYPERBOLIC GEOMETRY"
+    for i in range(9):
+        if i == 4:  # the section starts here; its head's number is read as a line apart
+            _text(canvas, 72, 40, str(i + 70), "Helvetica", 8)
+            _text(canvas, 380, 52, head, "Helvetica", 8)
+            _page_of_text(canvas, "ex", count=60)
+            _text(canvas, 72, 300, "4.3 Hyperbolic Geometry", "Helvetica-Bold", 13)
+            _page_of_text(canvas, "ey", top=330, count=60)
+        else:
+            number = str(i + 70)
+            text = f"{number} {head}" if i % 2 else f"{head} {number}"
+            _text(canvas, 72, 40, text, "Helvetica", 8)
+            _page_of_text(canvas, f"{'abcdefghi'[i]}x")
+        canvas.showPage()
+    canvas.save()
+    doc = parse_pdf(path, SETTINGS)
+    assert not any(head in c.text or head in (c.heading or "") for c in doc.chunks)
+    assert any("4.3 Hyperbolic Geometry" in (c.heading or "") for c in doc.chunks)
+
+
+def test_page_numbers_set_above_a_deep_bottom_margin_are_dropped(tmp_path: Path) -> None:
+    """Fails on the old code: a page number a fifth of the page above its foot lay outside the
+    margin that furniture was looked for in, and stayed in the text."""
+    path = tmp_path / "folios.pdf"
+    canvas = Canvas(str(path))
+    canvas.setTitle("Deep margins")
+    for i in range(6):
+        _page_of_text(canvas, f"{'abcdef'[i]}x", top=90, count=300)
+        _text(canvas, 290, HEIGHT * 0.8, str(i + 1), "Helvetica", 10)
+        canvas.showPage()
+    canvas.save()
+    doc = parse_pdf(path, SETTINGS)
+    lines = [line.strip() for c in doc.chunks for line in c.text.split("\n")]
+    assert not any(line.isdigit() for line in lines)
+    assert "ax0" in " ".join(lines) and "fx294" in " ".join(lines)
