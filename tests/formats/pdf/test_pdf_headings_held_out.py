@@ -100,3 +100,62 @@ def test_page_numbers_set_above_a_deep_bottom_margin_are_dropped(tmp_path: Path)
     lines = [line.strip() for c in doc.chunks for line in c.text.split("\n")]
     assert not any(line.isdigit() for line in lines)
     assert "ax0" in " ".join(lines) and "fx294" in " ".join(lines)
+
+
+SLIDE = (364, 273)
+
+
+def _slide(canvas: Canvas, title: str | None, points: list[str], title_size: float = 14) -> None:
+    if title:
+        canvas.setFont("Helvetica-Bold", title_size)
+        canvas.drawString(12, SLIDE[1] - 24, title)
+    canvas.setFont("Helvetica", 10)
+    for i, point in enumerate(points):
+        canvas.drawString(30, SLIDE[1] - 90 - i * 16, point)
+    canvas.showPage()
+
+
+def test_each_slide_frame_is_a_chunk_under_its_own_title(tmp_path: Path) -> None:
+    """Fails on the old code: small frames were merged into chunks that spanned several
+    frames under one frame's title (or their section's), and a frame with an empty title got
+    its body line as heading."""
+    path = tmp_path / "deck.pdf"
+    canvas = Canvas(str(path), pagesize=SLIDE)
+    canvas.setTitle("A modern theme")
+    _slide(canvas, None, [])  # the title slide, drawn below
+    canvas.setFont("Helvetica-Bold", 18)
+    frames = ["Sections", "Typography", "Lists", "Tables", "Quotes"]
+    for title in frames:
+        if title == "Lists":  # a section slide: its heading alone, set larger and lower
+            canvas.setFont("Helvetica-Bold", 18)
+            canvas.drawString(60, SLIDE[1] - 130, "Elements")
+            canvas.showPage()
+        _slide(canvas, title, [f"{title.lower()}{i} point of the frame" for i in range(2)])
+    _slide(canvas, None, ["This frame has an empty title and is aligned to top."])
+    canvas.save()
+    doc = parse_pdf(path, SETTINGS)
+    for title in frames:
+        (chunk,) = [c for c in doc.chunks if f"{title.lower()}0 point" in c.text]
+        assert (chunk.heading or "").endswith(title), (title, chunk.heading)
+        assert not any(
+            f"{other.lower()}0 point" in chunk.text for other in frames if other != title
+        )
+    (lists,) = [c for c in doc.chunks if "lists0 point" in c.text]
+    assert lists.heading == "Elements > Lists" and lists.page_end - lists.page_start == 1
+    (empty,) = [c for c in doc.chunks if "empty title" in c.text]
+    assert empty.heading == "Elements"  # not the title of the frame before
+
+
+def test_text_a_slide_keeps_off_the_page_is_not_read(tmp_path: Path) -> None:
+    """Fails on the old code: text beamer moves off the page for another overlay was read
+    before the slide's title."""
+    path = tmp_path / "hidden.pdf"
+    canvas = Canvas(str(path), pagesize=SLIDE)
+    canvas.setTitle("Overlays")
+    for i, word in enumerate(["Alert block", "Example text", "Hidden remark"]):
+        canvas.setFont("Helvetica", 10)
+        canvas.drawString(2000, SLIDE[1] + 1800, f"{word} of another overlay")
+        _slide(canvas, f"Frame {i}", [f"shown{i} words of this slide"] * 3)
+    canvas.save()
+    text = " ".join(c.text for c in parse_pdf(path, SETTINGS).chunks)
+    assert "shown0" in text and "another overlay" not in text

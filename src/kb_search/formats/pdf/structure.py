@@ -21,7 +21,7 @@ from kb_search.formats.pdf import front as front
 from kb_search.formats.pdf.furniture import PAGE_NUMBER_RE
 from kb_search.formats.pdf.layout import TABLE_CELLS, Line, Page
 from kb_search.formats.pdf.outline import Entry, apply_outline
-from kb_search.formats.pdf.slides import mark_frame_titles
+from kb_search.formats.pdf.slides import frame_starts, mark_frame_titles
 from kb_search.parsed import ChunkSettings
 
 HYPHENS = "-\u00ad\u2010\u2011"
@@ -66,6 +66,7 @@ class Para:
     page: int
     heading_level: int | None = None
     chain: str | None = None
+    new_chunk: bool = False  # a chunk starts here (a slide's first paragraph)
 
 
 # --------------------------------------------------------------------------- cleanup
@@ -252,12 +253,16 @@ def paragraphs(
             for line in page.lines:
                 line.heading_level = heading_level(line, body_size, sizes)
             _demote_long_heading_runs(page.lines)
+    frame_level, starts = 0, set()
     if slides:
-        mark_frame_titles(pages, title)
+        frame_level, starts = mark_frame_titles(pages, title), frame_starts(pages)
     vocab, hyphenated = _vocabulary(pages)
     paras: list[Para] = []
     stack: list[tuple[int, str]] = []
     for page in pages:
+        first_para = len(paras)
+        if page.number in starts:  # a slide without a frame title is not under the one before
+            stack = [entry for entry in stack if entry[0] < frame_level]
         for group in _group_lines(page.lines):
             first = group[0]
             if first.mono:
@@ -274,6 +279,8 @@ def paragraphs(
                     stack.pop()
                 stack.append((first.heading_level, text[:80]))
             paras.append(Para(text, page.number, first.heading_level, _chain(stack)))
+        if page.number in starts and len(paras) > first_para:
+            paras[first_para].new_chunk = True
     return paras
 
 
@@ -404,6 +411,7 @@ def chunk(paras: list[Para], settings: ChunkSettings, count: TokenCounter) -> Cu
             page=p.page,
             heading=p.heading_level is not None,
             rows="\n" in p.text,
+            new_chunk=p.new_chunk,
         )
         for p in paras
     ]
