@@ -159,3 +159,36 @@ def test_text_a_slide_keeps_off_the_page_is_not_read(tmp_path: Path) -> None:
     canvas.save()
     text = " ".join(c.text for c in parse_pdf(path, SETTINGS).chunks)
     assert "shown0" in text and "another overlay" not in text
+
+
+def test_speaker_lines_and_list_items_are_not_headings(tmp_path: Path) -> None:
+    """Fails on the old code: without bookmarks, a play's numbered speaker line in bold body
+    type ('3 Tircis et Dorilas') became a top-level heading and the parent of the next section,
+    and a bulleted item in bold became the heading of the text after it."""
+    path = tmp_path / "play.pdf"
+    canvas = Canvas(str(path))
+    canvas.setTitle("Theatre package help")
+    _text(canvas, 72, 60, "1 Presentation", "Helvetica-Bold", 17)
+    sections = [("1.1 Purpose", "pu"), ("1.2 Commands", "co"), ("1.3 Variables", "va")]
+    for page, (heading, marker) in enumerate(sections):
+        top = 100 if page == 0 else 60
+        _text(canvas, 72, top, heading, "Helvetica-Bold", 14)
+        _page_of_text(canvas, f"{marker}x", top=top + 30, count=80)
+        _speakers(canvas, top + 150, marker)
+        _text(canvas, 90, top + 300, "\u2022 kpathsea version 3.5.4", "Helvetica-Bold", 10)
+        _page_of_text(canvas, f"{marker}y", top=top + 320, count=60)
+        _text(
+            canvas,
+            72,
+            top + 420,
+            "So to work with this you likely need to know:",
+            "Helvetica-Bold",
+            10,
+        )
+        _page_of_text(canvas, f"{marker}z", top=top + 440, count=40)
+        canvas.showPage()
+    canvas.save()
+    doc = parse_pdf(path, SETTINGS)
+    chains = {c.heading for c in doc.chunks}
+    assert chains <= {"1 Presentation"} | {f"1 Presentation > {h}" for h, _ in sections}, chains
+    assert any((c.heading or "").endswith("1.3 Variables") for c in doc.chunks)

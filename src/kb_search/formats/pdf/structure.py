@@ -19,6 +19,7 @@ from kb_search.chunking.tokens import TokenCounter
 from kb_search.chunking.units import Passage, chunk_passages
 from kb_search.formats.pdf import front as front
 from kb_search.formats.pdf.furniture import PAGE_NUMBER_RE
+from kb_search.formats.pdf.heading_checks import cannot_be_heading, demote_out_of_rank
 from kb_search.formats.pdf.layout import TABLE_CELLS, Line, Page
 from kb_search.formats.pdf.outline import Entry, apply_outline
 from kb_search.formats.pdf.slides import frame_starts, mark_frame_titles
@@ -126,6 +127,8 @@ def _could_be_heading(text: str, words: list[str]) -> bool:
     if not (1 <= len(words) <= 15 and len(text) <= 120) or text[-1] in ",;" or text.count(",") > 1:
         return False
     if BOX_LABEL_RE.match(text) or BIBLIOGRAPHY_RE.match(text):
+        return False
+    if cannot_be_heading(text):
         return False
     return _wordy(text) and not PAGE_NUMBER_RE.match(text) and not _reads_like_prose(text)
 
@@ -253,6 +256,7 @@ def paragraphs(
             for line in page.lines:
                 line.heading_level = heading_level(line, body_size, sizes)
             _demote_long_heading_runs(page.lines)
+        demote_out_of_rank(pages)
     frame_level, starts = 0, set()
     if slides:
         frame_level, starts = mark_frame_titles(pages, title), frame_starts(pages)
