@@ -48,9 +48,13 @@ def test_bookmarks_without_section_numbers_still_name_the_headings(tmp_path: Pat
             _text(canvas, 72, 110 + i * 13, line, "Helvetica", 10)
         _speakers(canvas, 260, name[:3])
         canvas.showPage()
+    _text(canvas, 72, 80, "Index", "Helvetica-Bold", 14)  # not bookmarked, as is common
+    _page_of_text(canvas, "ix", count=60)
+    canvas.showPage()
     canvas.save()
     doc = parse_pdf(path, SETTINGS)
-    assert {c.heading for c in doc.chunks} == {f"{n} {name}" for n, name in sections}
+    expected = {f"{n} {name}" for n, name in sections} | {"Index"}
+    assert {c.heading for c in doc.chunks} == expected
 
 
 def _page_of_text(canvas: Canvas, marker: str, top: float = 110, count: int = 120) -> None:

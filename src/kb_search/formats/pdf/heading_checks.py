@@ -21,18 +21,23 @@ BULLET_RE = re.compile(
     r"^[\u2022\u00b7\u25aa\u25ab\u25e6\u2023\u25b6\u25ba\u25a0\u25a1\u27a2\u2043]\s"
 )
 SENTENCE_END_RE = re.compile(r"(\u2026|\.\.\.|!)$")
-INTRO_MIN_WORDS = 6  # a line this long ending with ':' is a clause that introduces a list
+INTRO_MIN_WORDS = 8  # a line this long ending with ':' is a clause that introduces a list
+SECTION_LABEL_RE = re.compile(r"^(\d+(\.\d+)*\.?|[A-Z]\.|[IVX]{1,5}\.)\s")
 SECTION_NUMBER_RE = re.compile(r"^(\d+(?:\.\d+)*)\.?\s+\S")
 RANK_SIZE = 0.95  # a heading below this share of its subsections' size is out of rank
 RANK_MIN_LINES = 2  # subsections seen before their size is trusted
 
 
 def cannot_be_heading(text: str) -> bool:
-    """A list item or a line that ends like a sentence."""
+    """A list item or a line that ends like a sentence (a label set in capitals may trail off
+    with an ellipsis; a numbered line ending in a colon heads what follows it)."""
     text = text.strip()
-    if BULLET_RE.match(text) or SENTENCE_END_RE.search(text):
+    if BULLET_RE.match(text):
         return True
-    return text.endswith(":") and len(text.split()) >= INTRO_MIN_WORDS
+    if SENTENCE_END_RE.search(text) and not text.isupper():
+        return True
+    long = len(text.split()) >= INTRO_MIN_WORDS
+    return text.endswith(":") and long and not SECTION_LABEL_RE.match(text)
 
 
 def demote_out_of_rank(pages: list[Page]) -> None:

@@ -20,6 +20,7 @@ MAX_WIDTH = 1000.0  # points: wider pages are drawings or posters
 MAX_LINES = 30  # a slide's median number of lines
 TITLE_ZONE = 0.3  # share of the page height, from its top, where a frame title sits
 TITLE_MAX_WORDS = 12
+OFF_PAGE = 2.0  # points beyond the page's edge a line must lie to be off the page
 SLOT_SIZE = 0.08  # a frame title is set within this share of the deck's frame-title size
 
 
@@ -66,14 +67,21 @@ def frame_titles(pages: list[Page]) -> set[int]:
 
 def drop_off_page(pages: list[Page]) -> None:
     """Drop lines that lie wholly outside the page: text a deck keeps for other overlays
-    (beamer moves what an overlay hides off the page), which no reader sees."""
+    (beamer moves what an overlay hides off the page), which no reader sees. A page whose
+    every line is outside has no usable geometry (zero-size boxes) and is kept as it is."""
     for page in pages:
-        if page.width > 0 and page.height > 0:
-            page.lines = [
-                ln
-                for ln in page.lines
-                if ln.x1 > 0 and ln.y1 > 0 and ln.x0 < page.width and ln.y0 < page.height
-            ]
+        if page.width <= 0 or page.height <= 0:
+            continue
+        shown = [
+            ln
+            for ln in page.lines
+            if ln.x1 >= -OFF_PAGE
+            and ln.y1 >= -OFF_PAGE
+            and ln.x0 <= page.width + OFF_PAGE
+            and ln.y0 <= page.height + OFF_PAGE
+        ]
+        if shown:
+            page.lines = shown
 
 
 def merge_overlays(pages: list[Page]) -> None:
