@@ -1,11 +1,11 @@
 """Headings from a PDF's outline (bookmarks): the author's own table of contents.
 
 When a PDF has an outline that names the headings its pages show, those lines and no others
-(but for a bold or large 'Contents', 'Index' it leaves out) are headings, at the outline's
-depth, whether or not its titles carry the section number the page prints: a running head, a
-bold body sentence, a bibliography line or a box label ('Warning') is not in the outline, so it
-never becomes a heading. An outline that does not match the text (generated 'Page 1', 'Page 2'
-bookmarks) is ignored and fonts decide.
+(but for a bold or large 'Contents', 'Index' before or after them, which outlines often leave
+out) are headings, at the outline's depth, whether or not its titles carry the section number
+the page prints: a running head, a bold body sentence, a bibliography line or a box label
+('Warning') is not in the outline, so it never becomes a heading. An outline that does not
+match the text (generated 'Page 1', 'Page 2' bookmarks) is ignored and fonts decide.
 """
 
 from __future__ import annotations
@@ -15,12 +15,16 @@ from dataclasses import dataclass
 
 import pypdfium2 as pdfium
 
-from kb_search.formats.pdf import front
 from kb_search.formats.pdf.layout import TABLE_CELLS, Line, Page
 
 MAX_ENTRIES = 5000
 MIN_ENTRIES = 3
 MIN_MATCHED_SHARE = 0.5  # of the entries: below that, the outline does not describe the text
+# Front and back matter that outlines often leave out (starred sections, generated lists).
+UNLISTED = frozenset(
+    {"abstract", "contents", "table of contents", "preface", "foreword", "index", "glossary"}
+    | {"references", "bibliography", "acknowledgements", "acknowledgments", "change history"}
+)
 UNLISTED_SIZE = 1.15  # a generic heading the outline leaves out is set this much larger
 WRAP_MIN_CHARS = 8  # a heading's first line, when it wraps, holds at least this much of it
 NUMBER_PREFIX_RE = re.compile(r"^\W*((\d+|[ivxlc]+|[a-z])(\.\d+)*)\.?\s+", re.I)
@@ -92,22 +96,26 @@ def apply_outline(pages: list[Page], entries: list[Entry]) -> bool:
                     wrapping = entry
     if len(matched) < MIN_MATCHED_SHARE * len(entries):
         return False
+    listed = [i for i, line in enumerate(ln for p in pages for ln in p.lines) if id(line) in levels]
+    index = 0
     for page in pages:
         sizes = sorted(ln.size for ln in page.lines)
         median = sizes[len(sizes) // 2] if sizes else 0.0
         for line in page.lines:
             level = levels.get(id(line))
-            if level is None and _unlisted_heading(line, median):
+            # front and back matter only: between listed headings a 'Summary' is the outline's
+            outside = index < listed[0] or index > listed[-1]
+            if level is None and outside and _unlisted_heading(line, median):
                 level = 1
             line.heading_level = level
+            index += 1
     return True
 
 
 def _unlisted_heading(line: Line, page_size: float) -> bool:
-    """'Contents', 'Abstract', 'Index' set bold or large: headings that outlines often leave
-    out (starred sections, generated lists), at the top level."""
+    """'Contents', 'Abstract', 'Index' set bold or large: a top-level heading."""
     display = line.bold or line.size >= UNLISTED_SIZE * page_size
-    return display and front.is_generic_heading(line.text)
+    return display and line.text.strip(" .:").lower() in UNLISTED
 
 
 def _match(key: str, candidates: list[Entry], matched: set[int]) -> Entry | None:
