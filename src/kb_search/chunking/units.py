@@ -120,6 +120,7 @@ class Passage:
     page: int | None = None
     heading: bool = False
     rows: bool = False  # its lines are table rows: cut between them, never inside one
+    new_chunk: bool = False  # a chunk starts here (a slide: one frame, one chunk)
 
 
 # Keeping the last paragraph of a page and the first of the next in one chunk.
@@ -135,11 +136,13 @@ def chunk_passages(passages: list[Passage], settings: ChunkSettings, count: Toke
     context = _Context()
     try:
         for passage in passages:
-            first = len(lines)
+            first, first_unit = len(lines), len(builder.units)
             texts = passage.text.split("\n")
             lines.extend(texts + [""])
             pages.extend([passage.page] * len(texts) + [None])
             builder.chain = passage.chain
+            if passage.new_chunk:  # nothing of the slide before is repeated on this one
+                context = _Context()
             if passage.heading:
                 context = builder.context(_Context(), f"{passage.text}\n\n")
                 builder.lines_unit(
@@ -156,6 +159,8 @@ def chunk_passages(passages: list[Passage], settings: ChunkSettings, count: Toke
                     builder.line(index, text, context, cost, prose=False)
             else:
                 builder.paragraph(Block("paragraph", first, first + len(texts)), context)
+            if passage.new_chunk and len(builder.units) > first_unit:
+                builder.units[first_unit].forced_break = True
     except _Full:
         builder.notes.append(
             f"text from page {pages[len(lines) - 1] or '?'} on not indexed: "

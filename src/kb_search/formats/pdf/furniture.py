@@ -23,6 +23,7 @@ PAGE_NUMBER_RE = re.compile(
 # '12 Chapter 3. Tables', 'Page 7 of 40' (the number before 'of').
 LEADING_NUMBER_RE = re.compile(r"^\W*(?:page\s+)?(\d{1,4})\b", re.I)
 TRAILING_NUMBER_RE = re.compile(r"\b(\d{1,4})(?:\s*(?:/|of)\s*\d{1,4})?\W*$", re.I)
+EDGE_NUMBER_KEY_RE = re.compile(r"^#\s+|\s+#$|^#$")
 EDGE_LINES = 2  # lines at the top and at the bottom of a page that may be furniture
 MARGIN_SHARE = 0.15  # ... when they lie in this share of the page height from its edge
 HEAD_MAX_WORDS = 16
@@ -90,14 +91,11 @@ def remove_headers_footers(pages: list[Page], keep: set[int] | None = None) -> N
     """Drop running heads and feet and bare page numbers from the pages' lines, but not the
     lines in `keep` (by id: a slide's frame title repeats on its overlay pages)."""
     edges = {page.number: _edge_lines(page) for page in pages}
-    repeated = _repeated_texts(edges, len(pages))
-    numbered = _numbered_heads(edges, pages)
+    furniture = _repeated_heads(edges, len(pages)) | _numbered_heads(edges, pages)
+    furniture |= _folios(pages)
     for page in pages:
-        drop = {
-            id(ln)
-            for ln in edges[page.number]
-            if _norm_key(ln.text) in repeated or id(ln) in numbered or PAGE_NUMBER_RE.match(ln.text)
-        }
+        drop = {id(ln) for ln in page.lines if id(ln) in furniture}
+        drop |= {id(ln) for ln in edges[page.number] if PAGE_NUMBER_RE.match(ln.text)}
         drop -= keep or set()
         if drop and len(drop) < len(page.lines):
             page.lines = [ln for ln in page.lines if id(ln) not in drop]
@@ -112,16 +110,47 @@ def _edge_lines(page: Page) -> list[Line]:
     return [ln for ln in unique if ln.y1 <= margin or ln.y0 >= page.height - margin]
 
 
-def _repeated_texts(edges: dict[int, list[Line]], page_count: int) -> set[str]:
-    """Edge texts (digits aside) found on several pages: running heads and feet, the same on
-    every page or on the pages of one chapter ('3 THE USER INTERFACE' on its odd pages)."""
+def _repeated_heads(edges: dict[int, list[Line]], page_count: int) -> set[int]:
+    """Edge lines whose text (digits aside) is found on several pages: running heads and feet,
+    the same on every page or on the pages of one chapter ('3 THE USER INTERFACE' on its odd
+    pages). The page number at either end is left out of the text, since it may be extracted
+    as a line of its own on some pages and not on others; and a line set larger than the
+    others of its text is a heading, not the head that repeats it."""
     if page_count < 3:
         return set()
-    counts: Counter[str] = Counter()
+    by_key: dict[str, list[Line]] = defaultdict(list)
     for lines in edges.values():
-        counts.update({_norm_key(ln.text) for ln in lines})
+        for line in lines:
+            if key := _head_key(line.text):
+                by_key[key].append(line)
     threshold = 3 if page_count >= SECTION_HEADS_MIN_PAGES else max(3, 0.3 * page_count)
-    return {k for k, n in counts.items() if n >= threshold}
+    heads: set[int] = set()
+    for lines in by_key.values():
+        if len({ln.page for ln in lines}) < threshold:
+            continue
+        size = statistics.median(ln.size for ln in lines)
+        heads.update(id(ln) for ln in lines if ln.size <= 1.1 * size)
+    return heads
+
+
+def _folios(pages: list[Page]) -> set[int]:
+    """Bare page numbers that are the first or last line of their page, wherever the page's
+    margins put them, when they count with the pages (the same offset from the physical page
+    number on many pages): a folio set high above a deep bottom margin is still a folio."""
+    by_offset: dict[int, list[Line]] = defaultdict(list)
+    for page in pages:
+        ordered = sorted(page.lines, key=lambda ln: ln.y0)
+        for line in {id(ln): ln for ln in ordered[:1] + ordered[-1:]}.values():
+            m = PAGE_NUMBER_RE.match(line.text)
+            if m and m.group(2).isdigit():
+                by_offset[int(m.group(2)) - page.number].append(line)
+    needed = max(3, 0.2 * len(pages))
+    return {
+        id(ln)
+        for lines in by_offset.values()
+        if len({ln.page for ln in lines}) >= needed
+        for ln in lines
+    }
 
 
 def _numbered_heads(edges: dict[int, list[Line]], pages: list[Page]) -> set[int]:
@@ -160,5 +189,7 @@ def _edge_numbers(text: str) -> set[int]:
     return {int(m.group(1)) for m in found if m}
 
 
-def _norm_key(text: str) -> str:
-    return re.sub(r"\s+", " ", re.sub(r"\d+", "#", text.lower())).strip()
+def _head_key(text: str) -> str:
+    """The text, lower case, digits masked, without a page number at either end."""
+    key = re.sub(r"\s+", " ", re.sub(r"\d+", "#", text.lower())).strip()
+    return EDGE_NUMBER_KEY_RE.sub("", key)

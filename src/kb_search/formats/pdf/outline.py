@@ -1,9 +1,11 @@
 """Headings from a PDF's outline (bookmarks): the author's own table of contents.
 
 When a PDF has an outline that names the headings its pages show, those lines and no others
-are headings, at the outline's depth: a running head, a bold body sentence, a bibliography line
-or a box label ('Warning') is not in the outline, so it never becomes a heading. An outline that
-does not match the text (generated 'Page 1', 'Page 2' bookmarks) is ignored and fonts decide.
+(but for a bold or large 'Contents', 'Index' before or after them, which outlines often leave
+out) are headings, at the outline's depth, whether or not its titles carry the section number
+the page prints: a running head, a bold body sentence, a bibliography line or a box label
+('Warning') is not in the outline, so it never becomes a heading. An outline that does not
+match the text (generated 'Page 1', 'Page 2' bookmarks) is ignored and fonts decide.
 """
 
 from __future__ import annotations
@@ -13,11 +15,17 @@ from dataclasses import dataclass
 
 import pypdfium2 as pdfium
 
-from kb_search.formats.pdf.layout import TABLE_CELLS, Page
+from kb_search.formats.pdf.layout import TABLE_CELLS, Line, Page
 
 MAX_ENTRIES = 5000
 MIN_ENTRIES = 3
 MIN_MATCHED_SHARE = 0.5  # of the entries: below that, the outline does not describe the text
+# Front and back matter that outlines often leave out (starred sections, generated lists).
+UNLISTED = frozenset(
+    {"abstract", "contents", "table of contents", "preface", "foreword", "index", "glossary"}
+    | {"references", "bibliography", "acknowledgements", "acknowledgments", "change history"}
+)
+UNLISTED_SIZE = 1.15  # a generic heading the outline leaves out is set this much larger
 WRAP_MIN_CHARS = 8  # a heading's first line, when it wraps, holds at least this much of it
 NUMBER_PREFIX_RE = re.compile(r"^\W*((\d+|[ivxlc]+|[a-z])(\.\d+)*)\.?\s+", re.I)
 
@@ -52,8 +60,9 @@ def read_outline(doc: pdfium.PdfDocument) -> list[Entry]:
 
 
 def apply_outline(pages: list[Page], entries: list[Entry]) -> bool:
-    """Mark the lines the outline names as headings and no others; False (nothing changed)
-    when the outline is too small or does not match the text."""
+    """Mark the lines the outline names as headings and no others but for generic ones it
+    leaves out ('Contents', 'Index'); False (nothing changed) when the outline is too small or
+    does not match the text."""
     if len(entries) < MIN_ENTRIES:
         return False
     by_page: dict[int, list[Entry]] = {}
@@ -62,31 +71,53 @@ def apply_outline(pages: list[Page], entries: list[Entry]) -> bool:
     levels: dict[int, int] = {}  # id(line) -> level
     matched: set[int] = set()  # id(entry)
     for page in pages:
-        # a heading atop a page may be bookmarked at the foot of the page before
-        candidates = by_page.get(page.number, []) + by_page.get(page.number - 1, [])
+        # a heading atop a page may be bookmarked at the foot of the page before, or before
+        # the blank page a chapter that opens on a right-hand page leaves
+        candidates = [e for back in (0, 1, 2) for e in by_page.get(page.number - back, [])]
+        # a line's number is dropped only to match a bookmark without one: '10 5 Usage' (a
+        # running head) must not pass for the bookmark '5 Usage'
+        unnumbered = [e for e in candidates if e.key == e.bare]
         wrapping: Entry | None = None
         for line in page.lines:
             if line.cells >= TABLE_CELLS:
                 wrapping = None
                 continue
             key = _key(line.text)
+            # bookmarks often leave out the number the heading prints ('2 Usage' as 'Usage')
+            bare = _key(NUMBER_PREFIX_RE.sub("", line.text, count=1))
             if wrapping is not None and key and wrapping.key.endswith(key):
                 levels[id(line)] = wrapping.level
                 wrapping = None
                 continue
             wrapping = None
-            entry = _match(key, candidates, matched)
+            entry = _match(key, candidates, matched) or _match(bare, unnumbered, matched)
             if entry is not None:
                 matched.add(id(entry))
                 levels[id(line)] = entry.level
-                if key not in (entry.key, entry.bare):
+                if key not in (entry.key, entry.bare) and bare != entry.bare:
                     wrapping = entry
     if len(matched) < MIN_MATCHED_SHARE * len(entries):
         return False
+    listed = [i for i, line in enumerate(ln for p in pages for ln in p.lines) if id(line) in levels]
+    index = 0
     for page in pages:
+        sizes = sorted(ln.size for ln in page.lines)
+        median = sizes[len(sizes) // 2] if sizes else 0.0
         for line in page.lines:
-            line.heading_level = levels.get(id(line))
+            level = levels.get(id(line))
+            # front and back matter only: between listed headings a 'Summary' is the outline's
+            outside = index < listed[0] or index > listed[-1]
+            if level is None and outside and _unlisted_heading(line, median):
+                level = 1
+            line.heading_level = level
+            index += 1
     return True
+
+
+def _unlisted_heading(line: Line, page_size: float) -> bool:
+    """'Contents', 'Abstract', 'Index' set bold or large: a top-level heading."""
+    display = line.bold or line.size >= UNLISTED_SIZE * page_size
+    return display and line.text.strip(" .:").lower() in UNLISTED
 
 
 def _match(key: str, candidates: list[Entry], matched: set[int]) -> Entry | None:

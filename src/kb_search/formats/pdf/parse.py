@@ -73,6 +73,8 @@ def parse_pdf(
         raise IngestError(_no_text_message(ocr, ocr_info))
     body_size = structure.body_size(pages)
     deck = slides.is_slide_deck(pages)
+    if deck:
+        slides.drop_off_page(pages)
     furniture.remove_headers_footers(pages, keep=slides.frame_titles(pages) if deck else None)
     if deck:
         slides.merge_overlays(pages)

@@ -1,14 +1,17 @@
 """Slide decks (beamer, exported presentations): frame titles and overlay pages.
 
 A deck is a PDF of landscape pages with little text each. Each slide's frame title (the
-largest line near its top) heads the slide, though it repeats on the slide's overlay pages
-like a running head. An overlay page whose every line the next page shows again is merged
-into that page, so a slide built up in five steps is one passage, not five near-copies.
+largest line near its top, in the size the deck sets its frame titles in) heads the slide,
+though it repeats on the slide's overlay pages like a running head. An overlay page whose every
+line the next page shows again is merged into that page, so a slide built up in five steps is
+one passage, not five near-copies. A chunk never holds two frames with different titles: each
+frame starts one, and a section slide before a frame is that frame's parent.
 """
 
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 
 from kb_search.formats.pdf.layout import Line, Page
 
@@ -17,6 +20,8 @@ MAX_WIDTH = 1000.0  # points: wider pages are drawings or posters
 MAX_LINES = 30  # a slide's median number of lines
 TITLE_ZONE = 0.3  # share of the page height, from its top, where a frame title sits
 TITLE_MAX_WORDS = 12
+OFF_PAGE = 2.0  # points beyond the page's edge a line must lie to be off the page
+SLOT_SIZE = 0.08  # a frame title is set within this share of the deck's frame-title size
 
 
 def is_slide_deck(pages: list[Page]) -> bool:
@@ -29,8 +34,10 @@ def is_slide_deck(pages: list[Page]) -> bool:
     return statistics.median(len(p.lines) for p in with_text) <= MAX_LINES
 
 
-def frame_title(page: Page) -> Line | None:
-    """The largest line near the top of the slide that reads as a title."""
+def frame_title(page: Page, slot: float | None = None) -> Line | None:
+    """The largest line near the top of the slide that reads as a title; with `slot` (the
+    deck's frame-title size), only a line set in that size: a frame with an empty title has
+    body text at its top, not a title."""
     candidates = [
         ln
         for ln in page.lines
@@ -40,12 +47,41 @@ def frame_title(page: Page) -> Line | None:
     ]
     if not candidates:
         return None
-    return max(candidates, key=lambda ln: (round(ln.size, 1), -ln.y0))
+    line = max(candidates, key=lambda ln: (round(ln.size, 1), -ln.y0))
+    if slot is not None and abs(line.size - slot) > SLOT_SIZE * slot:
+        return None
+    return line
+
+
+def title_size(pages: list[Page]) -> float | None:
+    """The size most slides set their frame title in (the deck's template)."""
+    sizes = Counter(round(t.size * 2) / 2 for p in pages if (t := frame_title(p)) is not None)
+    return sizes.most_common(1)[0][0] if sizes else None
 
 
 def frame_titles(pages: list[Page]) -> set[int]:
     """The ids of the frame-title lines, to keep when running heads are dropped."""
-    return {id(t) for p in pages if (t := frame_title(p)) is not None}
+    slot = title_size(pages)
+    return {id(t) for p in pages if (t := frame_title(p, slot)) is not None}
+
+
+def drop_off_page(pages: list[Page]) -> None:
+    """Drop lines that lie wholly outside the page: text a deck keeps for other overlays
+    (beamer moves what an overlay hides off the page), which no reader sees. A page whose
+    every line is outside has no usable geometry (zero-size boxes) and is kept as it is."""
+    for page in pages:
+        if page.width <= 0 or page.height <= 0:
+            continue
+        shown = [
+            ln
+            for ln in page.lines
+            if ln.x1 >= -OFF_PAGE
+            and ln.y1 >= -OFF_PAGE
+            and ln.x0 <= page.width + OFF_PAGE
+            and ln.y0 <= page.height + OFF_PAGE
+        ]
+        if shown:
+            page.lines = shown
 
 
 def merge_overlays(pages: list[Page]) -> None:
@@ -58,10 +94,39 @@ def merge_overlays(pages: list[Page]) -> None:
             page.lines = []
 
 
-def mark_frame_titles(pages: list[Page], title: str) -> None:
-    """Make each slide's frame title a heading, one level below the deepest heading found."""
+def mark_frame_titles(pages: list[Page], title: str) -> int:
+    """Make each slide's frame title a heading, one level below the deepest heading found,
+    and return the level frame titles have (fonts may have made them headings already). The
+    title slide's largest line is the deck's title, not a frame's."""
     deepest = max((ln.heading_level or 0 for p in pages for ln in p.lines), default=0)
+    slot = title_size(pages)
+    first = next((p for p in pages if p.lines), None)
+    levels: Counter[int] = Counter()
     for page in pages:
-        line = frame_title(page)
-        if line is not None and line.heading_level is None and line.text not in title:
+        line = frame_title(page, slot)
+        if line is None or line.text == title or page is first:
+            continue
+        if line.heading_level is None:
             line.heading_level = deepest + 1
+        levels[line.heading_level] += 1
+    return levels.most_common(1)[0][0] if levels else deepest + 1
+
+
+def frame_starts(pages: list[Page]) -> set[int]:
+    """The pages a chunk must start on: every slide, but for one that goes on with the frame
+    title of the slide before (a frame broken over slides) and one after a section slide (a
+    slide with a heading but no frame title: the parent of the frames after it)."""
+    slot = title_size(pages)
+    starts: set[int] = set()
+    previous: Page | None = None
+    for page in pages:
+        if not page.lines:
+            continue
+        if previous is not None:
+            title, before = frame_title(page, slot), frame_title(previous, slot)
+            same = title is not None and before is not None and title.text == before.text
+            section = before is None and any(ln.heading_level for ln in previous.lines)
+            if not same and not section:
+                starts.add(page.number)
+        previous = page
+    return starts

@@ -19,9 +19,10 @@ from kb_search.chunking.tokens import TokenCounter
 from kb_search.chunking.units import Passage, chunk_passages
 from kb_search.formats.pdf import front as front
 from kb_search.formats.pdf.furniture import PAGE_NUMBER_RE
+from kb_search.formats.pdf.heading_checks import cannot_be_heading, demote_out_of_rank
 from kb_search.formats.pdf.layout import TABLE_CELLS, Line, Page
 from kb_search.formats.pdf.outline import Entry, apply_outline
-from kb_search.formats.pdf.slides import mark_frame_titles
+from kb_search.formats.pdf.slides import frame_starts, mark_frame_titles
 from kb_search.parsed import ChunkSettings
 
 HYPHENS = "-\u00ad\u2010\u2011"
@@ -81,6 +82,7 @@ class Para:
     page: int
     heading_level: int | None = None
     chain: str | None = None
+    new_chunk: bool = False  # a chunk starts here (a slide's first paragraph)
 
 
 # --------------------------------------------------------------------------- cleanup
@@ -140,6 +142,8 @@ def _could_be_heading(text: str, words: list[str]) -> bool:
     if not (1 <= len(words) <= 15 and len(text) <= 120) or text[-1] in ",;" or text.count(",") > 1:
         return False
     if BOX_LABEL_RE.match(text) or BIBLIOGRAPHY_RE.match(text) or TOC_ENTRY_RE.search(text):
+        return False
+    if cannot_be_heading(text):
         return False
     return _wordy(text) and not PAGE_NUMBER_RE.match(text) and not _reads_like_prose(text)
 
@@ -307,14 +311,19 @@ def paragraphs(
             for line in page.lines:
                 line.heading_level = heading_level(line, body_size, sizes)
             _demote_long_heading_runs(page.lines)
+        demote_out_of_rank(pages)
+    frame_level, starts = 0, set()
     if slides:
-        mark_frame_titles(pages, title)
+        frame_level, starts = mark_frame_titles(pages, title), frame_starts(pages)
     vocab, hyphenated = _vocabulary(pages)
     first_page = next((p.number for p in pages if p.lines), 0)
     paras: list[Para] = []
     stack: list[tuple[int, str]] = []
     byline = False  # just below the title on page 1: authors, not sections
     for page in pages:
+        first_para = len(paras)
+        if page.number in starts:  # a slide without a frame title is not under the one before
+            stack = [entry for entry in stack if entry[0] < frame_level]
         for group in _group_lines(page.lines):
             first = group[0]
             if byline and not (first.heading_level is not None and _byline(first)):
@@ -339,6 +348,8 @@ def paragraphs(
                     stack.pop()
                 stack.append((first.heading_level, text[:80]))
             paras.append(Para(text, page.number, first.heading_level, _chain(stack)))
+        if page.number in starts and len(paras) > first_para:
+            paras[first_para].new_chunk = True
     return paras
 
 
@@ -487,6 +498,7 @@ def chunk(paras: list[Para], settings: ChunkSettings, count: TokenCounter) -> Cu
             page=p.page,
             heading=p.heading_level is not None,
             rows="\n" in p.text,
+            new_chunk=p.new_chunk,
         )
         for p in paras
     ]

@@ -1,0 +1,64 @@
+"""Lines that fonts and numbering would make headings but a reader never takes for one.
+
+- a list item: it starts with a bullet (a heading is never one of a list's items);
+- a line that ends like a sentence: with an ellipsis, an exclamation, or a colon after a
+  clause that introduces what follows ('So to work with this you likely need to know:');
+- a numbered line set smaller than the document's deeper-numbered headings: '3 Tircis et
+  Dorilas' in bold body type, a speaker in an example play, while '1.1 Purpose' is set larger.
+  A document's type hierarchy never sets a section smaller than its subsections, so the
+  number is part of the text (a list, a play, a numbered example), not a section number.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections import defaultdict
+
+from kb_search.formats.pdf.layout import Line, Page
+
+BULLET_RE = re.compile(
+    r"^[\u2022\u00b7\u25aa\u25ab\u25e6\u2023\u25b6\u25ba\u25a0\u25a1\u27a2\u2043]\s"
+)
+SENTENCE_END_RE = re.compile(r"(\u2026|\.\.\.|!)$")
+INTRO_MIN_WORDS = 8  # a line this long ending with ':' is a clause that introduces a list
+SECTION_LABEL_RE = re.compile(r"^(\d+(\.\d+)*\.?|[A-Z]\.|[IVX]{1,5}\.)\s")
+SECTION_NUMBER_RE = re.compile(r"^(\d+(?:\.\d+)*)\.?\s+\S")
+RANK_SIZE = 0.95  # a heading below this share of its subsections' size is out of rank
+RANK_MIN_LINES = 2  # subsections seen before their size is trusted
+
+
+def cannot_be_heading(text: str) -> bool:
+    """A list item or a line that ends like a sentence (a label set in capitals may trail off
+    with an ellipsis; a numbered line ending in a colon heads what follows it)."""
+    text = text.strip()
+    if BULLET_RE.match(text):
+        return True
+    if SENTENCE_END_RE.search(text) and not text.isupper():
+        return True
+    long = len(text.split()) >= INTRO_MIN_WORDS
+    return text.endswith(":") and long and not SECTION_LABEL_RE.match(text)
+
+
+def demote_out_of_rank(pages: list[Page]) -> None:
+    """Headings whose section number puts them above subsections set larger than they are
+    are body lines: their heading level is removed."""
+    by_depth: dict[int, list[Line]] = defaultdict(list)
+    for page in pages:
+        for line in page.lines:
+            m = SECTION_NUMBER_RE.match(line.text)
+            if line.heading_level is not None and m:
+                by_depth[m.group(1).count(".") + 1].append(line)
+    sizes = {
+        depth: statistics.median(ln.size for ln in lines)
+        for depth, lines in by_depth.items()
+        if len(lines) >= RANK_MIN_LINES
+    }
+    for depth, lines in by_depth.items():
+        deeper = [size for d, size in sizes.items() if d > depth]
+        if not deeper:
+            continue
+        floor = RANK_SIZE * max(deeper)
+        for line in lines:
+            if line.size < floor:
+                line.heading_level = None
