@@ -11,6 +11,7 @@ fragments then become lines, top to bottom; a row of three or more cells keeps t
 
 from __future__ import annotations
 
+import math
 import re
 import statistics
 
@@ -20,6 +21,10 @@ MAX_DEPTH = 3  # columns within columns: up to four columns on a page
 MIN_BAND_ROWS = 3  # rows that share a gutter before they count as columns
 MIN_GUTTER = 4.0  # points of white between two columns
 INNER = (0.15, 0.85)  # where a gutter may lie, as shares of the text's width
+# A band of columns ends at white across both columns at least a line high, after which one
+# column stays empty for this many lines: the columns were balanced and a new section (its
+# heading in the left column) starts below, as multicol sets them.
+SECTION_BREAK_LINES = 2.5
 
 Interval = tuple[float, float]
 
@@ -52,11 +57,12 @@ def order_blocks(frags: list[Frag], depth: int = 0) -> list[list[Frag]]:
     lo, hi = left_edge + INNER[0] * width, left_edge + INNER[1] * width
     rows = _rows(frags)
     free = [_free(row, lo, hi) for row in rows]
+    line = statistics.median(f.height for f in frags)
     blocks: list[list[Frag]] = []
     across: list[Frag] = []  # rows read across, waiting for the next band of columns
     i = 0
     while i < len(rows):
-        found = _band(rows, free, i)
+        found = _band(rows, free, i, line)
         if found is None:
             across.extend(rows[i])
             i += 1
@@ -72,16 +78,19 @@ def order_blocks(frags: list[Frag], depth: int = 0) -> list[list[Frag]]:
     return blocks
 
 
-def _band(rows: list[list[Frag]], free: list[list[Interval]], i: int) -> tuple[int, float] | None:
+def _band(
+    rows: list[list[Frag]], free: list[list[Interval]], i: int, line: float
+) -> tuple[int, float] | None:
     """(end row, gutter) of the band of columns that starts at row i, if one does: each white
-    stretch of row i is followed down the rows while it stays open, widest first."""
+    stretch of row i is followed down the rows while it stays open, widest first, and until
+    a section break."""
     for start in sorted(free[i], key=lambda iv: iv[0] - iv[1]):
         if start[1] - start[0] < MIN_GUTTER:
             break
         shared, j = [start], i + 1
         while j < len(rows):
             both = [iv for iv in _intersect(shared, free[j]) if iv[1] - iv[0] >= MIN_GUTTER]
-            if not both:
+            if not both or _section_break(rows, j, both, line):
                 break
             shared, j = both, j + 1
         if j - i < MIN_BAND_ROWS:
@@ -90,6 +99,25 @@ def _band(rows: list[list[Frag]], free: list[list[Interval]], i: int) -> tuple[i
         if gutter is not None:
             return j, gutter
     return None
+
+
+def _section_break(rows: list[list[Frag]], j: int, shared: list[Interval], line: float) -> bool:
+    """Whether balanced columns end above row j and a new section starts there: white across
+    the page at least a line high, and below it one side stays empty for a few lines (the
+    other holds the next section's heading). A paragraph break that falls in both columns
+    at once leaves no such hole; a heading inside one column has the other column's text
+    beside it."""
+    above = max(f.y1 for f in rows[j - 1])
+    if min(f.y0 for f in rows[j]) - above < line:
+        return False
+    a, b = max(shared, key=lambda iv: iv[1] - iv[0])
+    gutter = (a + b) / 2
+    below = [f for row in rows[j:] for f in row]
+    for side in ([f for f in below if f.x1 <= gutter], [f for f in below if f.x0 >= gutter]):
+        top = min((f.y0 for f in side), default=math.inf)
+        if top - above >= SECTION_BREAK_LINES * line:
+            return True
+    return False
 
 
 def _rows(frags: list[Frag]) -> list[list[Frag]]:
