@@ -90,7 +90,7 @@ def _band(
         shared, j = [start], i + 1
         while j < len(rows):
             both = [iv for iv in _intersect(shared, free[j]) if iv[1] - iv[0] >= MIN_GUTTER]
-            if not both or _section_break(rows, j, both, line):
+            if not both or _section_break(rows, i, j, both, line):
                 break
             shared, j = both, j + 1
         if j - i < MIN_BAND_ROWS:
@@ -101,23 +101,34 @@ def _band(
     return None
 
 
-def _section_break(rows: list[list[Frag]], j: int, shared: list[Interval], line: float) -> bool:
-    """Whether balanced columns end above row j and a new section starts there: white across
-    the page at least a line high, and below it one side stays empty for a few lines (the
-    other holds the next section's heading). A paragraph break that falls in both columns
-    at once leaves no such hole; a heading inside one column has the other column's text
-    beside it."""
+def _section_break(
+    rows: list[list[Frag]], i: int, j: int, shared: list[Interval], line: float
+) -> bool:
+    """Whether balanced columns (rows i..j-1) end above row j and a new section starts there:
+    both columns end on about the same line, white across the page at least a line high
+    follows, and below it the right column stays empty for a few lines while the left one
+    holds the next section's heading. A paragraph break that falls in both columns at once
+    leaves no such hole; a heading inside one column has the other column's text beside it;
+    a picture in one column leaves the columns unbalanced. Listings beside their output
+    break at any white across both: each pair is read before the next."""
     above = max(f.y1 for f in rows[j - 1])
     if min(f.y0 for f in rows[j]) - above < line:
         return False
     a, b = max(shared, key=lambda iv: iv[1] - iv[0])
     gutter = (a + b) / 2
+    band = [f for row in rows[i:j] for f in row]
+    sides = [f for f in band if f.x1 <= gutter], [f for f in band if f.x0 >= gutter]
+    if _code_beside_output(band, gutter):
+        return True
+    if j - i < 2 * MIN_BAND_ROWS or min(len(side) for side in sides) < MIN_BAND_ROWS:
+        return False
+    ends = [max(f.y1 for f in side) for side in sides]
+    if abs(ends[0] - ends[1]) > 1.5 * line:
+        return False
     below = [f for row in rows[j:] for f in row]
-    for side in ([f for f in below if f.x1 <= gutter], [f for f in below if f.x0 >= gutter]):
-        top = min((f.y0 for f in side), default=math.inf)
-        if top - above >= SECTION_BREAK_LINES * line:
-            return True
-    return False
+    left = min((f.y0 for f in below if f.x1 <= gutter), default=math.inf)
+    right = min((f.y0 for f in below if f.x0 >= gutter), default=math.inf)
+    return left < right and right - above >= SECTION_BREAK_LINES * line
 
 
 def _rows(frags: list[Frag]) -> list[list[Frag]]:
