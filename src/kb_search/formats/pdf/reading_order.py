@@ -109,8 +109,8 @@ def _section_break(
     follows, and below it the right column stays empty for a few lines while the left one
     holds the next section's heading. A paragraph break that falls in both columns at once
     leaves no such hole; a heading inside one column has the other column's text beside it;
-    a picture in one column leaves the columns unbalanced. Listings beside their output
-    break at any white across both: each pair is read before the next."""
+    a picture in one column leaves the columns unbalanced. A listing and its output that end
+    together break at any white across both: each pair is read before the next."""
     above = max(f.y1 for f in rows[j - 1])
     if min(f.y0 for f in rows[j]) - above < line:
         return False
@@ -118,12 +118,14 @@ def _section_break(
     gutter = (a + b) / 2
     band = [f for row in rows[i:j] for f in row]
     sides = [f for f in band if f.x1 <= gutter], [f for f in band if f.x0 >= gutter]
-    if _code_beside_output(band, gutter):
-        return True
-    if j - i < 2 * MIN_BAND_ROWS or min(len(side) for side in sides) < MIN_BAND_ROWS:
+    if min(len(side) for side in sides) < MIN_BAND_ROWS:
         return False
     ends = [max(f.y1 for f in side) for side in sides]
     if abs(ends[0] - ends[1]) > 1.5 * line:
+        return False
+    if _code_beside_output(band, gutter):
+        return True
+    if j - i < 2 * MIN_BAND_ROWS:
         return False
     below = [f for row in rows[j:] for f in row]
     left = min((f.y0 for f in below if f.x1 <= gutter), default=math.inf)
