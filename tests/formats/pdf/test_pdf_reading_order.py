@@ -199,6 +199,30 @@ def test_listing_keeps_its_lines_and_indentation(tmp_path: Path) -> None:
     assert "def greet(name):\n    # say hello\n    print(name)" in text
 
 
+def test_numbered_listing_keeps_numbers_on_their_lines(tmp_path: Path) -> None:
+    """Fails on the old code: a listing whose line numbers (in another font) sit beside
+    indented code was read as two columns, every number first, then the code without them
+    (a package's documented source, as showexpl.pdf sets it)."""
+    code = ["\\newif\\ifodd", "\\newcommand*\\isodd{%", "  \\begingroup"]
+    code += ["    \\ifodd\\value{page}%", "      \\aftergroup\\oddtrue", "    \\else"]
+    code += ["      \\aftergroup\\oddfalse", "    \\fi", "  \\endgroup", "}", "\\fi"]
+    prose = ["The macro below tells odd pages from even ones; it needs two runs", "of LaTeX."]
+    draws = [(60, 80 + i * 12, t, "Helvetica", 10) for i, t in enumerate(prose)]
+    draws.append((14, 121, "\\isodd", "Courier", 8))  # the macro's name in the margin
+    for i, line in enumerate(code):
+        y = 110 + i * 11
+        draws.append((60, y, str(i + 120), "Helvetica", 7))
+        indent = len(line) - len(line.lstrip())
+        draws.append((77 + indent * 5.4, y, line.strip(), "Courier", 9))
+    after = ["The call also sets the flag, which can be used where no page break", "occurs."]
+    draws += [(60, 250 + i * 12, t, "Helvetica", 10) for i, t in enumerate(after)]
+    path = write_pdf(tmp_path / "numbered.pdf", [draws], title="Numbered listing")
+    text = "\n".join(c.text for c in parse_pdf(path, SETTINGS).chunks)
+    got = [re.sub(r"\s+", " ", ln).strip() for ln in text.splitlines()]
+    assert "124 \\aftergroup\\oddtrue" in got and "128 \\endgroup" in got
+    assert text.index("\\begingroup") < text.index("\\else") < text.index("\\endgroup")
+
+
 def test_code_beside_its_output_is_not_interleaved(tmp_path: Path) -> None:
     source = [f"\\command{{argument{i}}} % note{i}" for i in range(8)]
     output = [f"Typeset result number {i} of the example" for i in range(8)]

@@ -194,7 +194,11 @@ def _code_beside_output(band: list[Frag], gutter: float) -> bool:
     if len(left) < MIN_BAND_ROWS or len(right) < MIN_BAND_ROWS:
         return False
     share = [sum(f.mono for f in side) / len(side) for side in (left, right)]
-    return max(share) >= 0.8 and min(share) <= 0.2
+    if max(share) < 0.8 or min(share) > 0.2:
+        return False
+    # the listing's own line numbers (often in another font) are not its output
+    other = left if share[0] < share[1] else right
+    return sum(f.text.strip().isdigit() for f in other) < 0.5 * len(other)
 
 
 def _columns_are_prose(body: list[Frag], gutter: float) -> bool:
@@ -248,7 +252,9 @@ def _margin_gutter(frags: list[Frag]) -> float | None:
             left = [f for f in body if f.x1 <= gutter]
             right = [f for f in body if f.x0 >= gutter]
             notes, text = (left, right) if lo == 0 else (right, left)
-            if notes and len(text) >= 10 and len(notes) <= 0.3 * len(text):
+            if all(f.text.strip().isdigit() for f in notes):
+                continue  # a listing's line numbers beside its code
+            if len(text) >= 10 and len(notes) <= 0.3 * len(text):
                 return gutter
     return None
 
