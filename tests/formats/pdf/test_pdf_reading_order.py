@@ -171,6 +171,21 @@ def test_page_order_on_mixed_layouts(mixed, page: int) -> None:
     assert score(references[page - 1], page_text(path, page)) >= 0.9
 
 
+def test_margin_note_stays_whole(tmp_path: Path) -> None:
+    """Fails on the old code: the strip between a margin note and the text was put in the
+    middle of the white around the note, cutting the note in two ('A' | 'marginal This is
+    ...')."""
+    body = lines("mb", 40, per_line=10)
+    draws = [*column(72, 100, body)]
+    y = 100 + 12 * PITCH
+    draws += [(4, y, "A", "Helvetica", 9), (23, y, "marginal", "Helvetica", 9)]
+    draws.append((4, y + PITCH, "note", "Helvetica", 9))
+    path = write_pdf(tmp_path / "note.pdf", [draws], title="Margin note")
+    text = page_text(path, 1)
+    assert "A marginal note" in text
+    assert score(body, text) >= 0.95
+
+
 def test_table_rows_stay_rows(tmp_path: Path) -> None:
     header = [(72, 80, "Name", "Helvetica-Bold", 10), (200, 80, "Size", "Helvetica-Bold", 10)]
     header.append((330, 80, "Colour", "Helvetica-Bold", 10))

@@ -248,7 +248,7 @@ def _margin_gutter(frags: list[Frag]) -> float | None:
         for start, end in _runs(cover, lo, hi, 2):
             if end - start < 6:
                 continue
-            gutter = left_edge + (start + end) / 2
+            gutter = left_edge + _emptiest(cover, start, end)
             left = [f for f in body if f.x1 <= gutter]
             right = [f for f in body if f.x0 >= gutter]
             notes, text = (left, right) if lo == 0 else (right, left)
@@ -273,6 +273,21 @@ def _coverage(body: list[Frag], left_edge: float, bins: int) -> list[int]:
         running += delta[x]
         cover[x] = running
     return cover
+
+
+def _emptiest(cover: list[int], start: int, end: int) -> float:
+    """The middle of the widest stretch of start..end that the fewest fragments cross: a run
+    of a few crossings may hold the notes themselves, and the strip must pass beside them."""
+    least = min(cover[start : end + 1])
+    best, best_len, run_start = (start + end) / 2, 0, None
+    for x in range(start, end + 2):
+        if x <= end and cover[x] == least:
+            run_start = x if run_start is None else run_start
+        elif run_start is not None:
+            if x - run_start > best_len:
+                best, best_len = (run_start + x - 1) / 2, x - run_start
+            run_start = None
+    return best
 
 
 def _runs(cover: list[int], lo: int, hi: int, allowed: int) -> list[tuple[int, int]]:
