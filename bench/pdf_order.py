@@ -15,6 +15,7 @@ dependencies; PyMuPDF is AGPL and a reference only).
 from __future__ import annotations
 
 import argparse
+import functools
 import re
 import shutil
 import statistics
@@ -106,6 +107,22 @@ def kb_text(path: Path, page: int) -> str:
         doc.close()
 
 
+@functools.lru_cache(maxsize=4)
+def _kb_chunks(path: Path) -> list[tuple[int, int, str]]:
+    from kb_search.formats.pdf.parse import parse_pdf
+    from kb_search.parsed import ChunkSettings
+
+    doc = parse_pdf(path, ChunkSettings(), ocr="never")
+    return [(c.page_start or 0, c.page_end or 0, c.text) for c in doc.chunks]
+
+
+def kb_chunks_text(path: Path, page: int) -> str:
+    """What kb serves for the page: the text of the chunks that cover it, after furniture,
+    headings and joining hyphenated words (a chunk that runs over from the page before or on
+    to the next brings that text too)."""
+    return "\n".join(text for start, end, text in _kb_chunks(path) if start <= page <= end)
+
+
 def pdftotext_text(path: Path, page: int) -> str:
     out = subprocess.run(
         ["pdftotext", "-q", "-f", str(page), "-l", str(page), str(path), "-"],
@@ -150,6 +167,7 @@ def pymupdf_text(path: Path, page: int) -> str:
 
 TOOLS: dict[str, Callable[[Path, int], str]] = {
     "kb": kb_text,
+    "kb-chunks": kb_chunks_text,
     "pdftotext": pdftotext_text,
     "pdfminer": pdfminer_text,
     "pdfplumber": pdfplumber_text,
