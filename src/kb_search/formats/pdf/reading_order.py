@@ -11,7 +11,6 @@ fragments then become lines, top to bottom; a row of three or more cells keeps t
 
 from __future__ import annotations
 
-import math
 import re
 import statistics
 
@@ -24,7 +23,7 @@ INNER = (0.15, 0.85)  # where a gutter may lie, as shares of the text's width
 # A band of columns ends at white across both columns at least a line high, after which one
 # column stays empty for this many lines: the columns were balanced and a new section (its
 # heading in the left column) starts below, as multicol sets them.
-SECTION_BREAK_LINES = 2.5
+SECTION_BREAK_LINES = 3.0
 
 Interval = tuple[float, float]
 
@@ -128,9 +127,21 @@ def _section_break(
     if j - i < 2 * MIN_BAND_ROWS:
         return False
     below = [f for row in rows[j:] for f in row]
-    left = min((f.y0 for f in below if f.x1 <= gutter), default=math.inf)
-    right = min((f.y0 for f in below if f.x0 >= gutter), default=math.inf)
-    return left < right and right - above >= SECTION_BREAK_LINES * line
+    left = [f for f in below if f.x1 <= gutter]
+    right = [f for f in below if f.x0 >= gutter]
+    if not left or not right:
+        return False
+    first_left, first_right = min(left, key=lambda f: f.y0), min(right, key=lambda f: f.y0)
+    # the same two columns go on below (a sidebar or a new layout starting there is no break)
+    same = all(
+        abs(first.x0 - min(f.x0 for f in side)) <= 2 * line
+        for first, side in ((first_left, sides[0]), (first_right, sides[1]))
+    )
+    return (
+        same
+        and first_left.y0 < first_right.y0
+        and first_right.y0 - above >= SECTION_BREAK_LINES * line
+    )
 
 
 def _rows(frags: list[Frag]) -> list[list[Frag]]:
