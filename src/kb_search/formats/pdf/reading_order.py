@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import statistics
+from collections.abc import Iterable
 
 from kb_search.formats.pdf.layout import TABLE_CELLS, Frag, Line
 
@@ -57,11 +58,15 @@ def order_blocks(frags: list[Frag], depth: int = 0) -> list[list[Frag]]:
     rows = _rows(frags)
     free = [_free(row, lo, hi) for row in rows]
     line = statistics.median(f.height for f in frags)
+    # white above each row, across the page: where a section break may fall
+    white = [0.0] + [
+        min(f.y0 for f in row) - max(f.y1 for f in above) for above, row in zip(rows, rows[1:])
+    ]
     blocks: list[list[Frag]] = []
     across: list[Frag] = []  # rows read across, waiting for the next band of columns
     i = 0
     while i < len(rows):
-        found = _band(rows, free, i, line)
+        found = _band(rows, free, i, line, white)
         if found is None:
             across.extend(rows[i])
             i += 1
@@ -78,7 +83,7 @@ def order_blocks(frags: list[Frag], depth: int = 0) -> list[list[Frag]]:
 
 
 def _band(
-    rows: list[list[Frag]], free: list[list[Interval]], i: int, line: float
+    rows: list[list[Frag]], free: list[list[Interval]], i: int, line: float, white: list[float]
 ) -> tuple[int, float] | None:
     """(end row, gutter) of the band of columns that starts at row i, if one does: each white
     stretch of row i is followed down the rows while it stays open, widest first, and until
@@ -89,7 +94,7 @@ def _band(
         shared, j = [start], i + 1
         while j < len(rows):
             both = [iv for iv in _intersect(shared, free[j]) if iv[1] - iv[0] >= MIN_GUTTER]
-            if not both or _section_break(rows, i, j, both, line):
+            if not both or (white[j] >= line and _section_break(rows, i, j, both, line)):
                 break
             shared, j = both, j + 1
         if j - i < MIN_BAND_ROWS:
@@ -111,27 +116,25 @@ def _section_break(
     a picture in one column leaves the columns unbalanced. A listing and its output that end
     together break at any white across both: each pair is read before the next."""
     above = max(f.y1 for f in rows[j - 1])
-    if min(f.y0 for f in rows[j]) - above < line:
-        return False
     a, b = max(shared, key=lambda iv: iv[1] - iv[0])
     gutter = (a + b) / 2
-    band = [f for row in rows[i:j] for f in row]
-    sides = [f for f in band if f.x1 <= gutter], [f for f in band if f.x0 >= gutter]
-    if min(len(side) for side in sides) < MIN_BAND_ROWS:
+    last = _first_each_side(reversed(rows[i:j]), gutter)  # the columns' last lines
+    if last is None or abs(last[0].y1 - last[1].y1) > 1.5 * line:
         return False
-    ends = [max(f.y1 for f in side) for side in sides]
-    if abs(ends[0] - ends[1]) > 1.5 * line:
-        return False
-    if _code_beside_output(band, gutter):
+    if (last[0].mono or last[1].mono) and _code_beside_output(
+        [f for row in rows[i:j] for f in row], gutter
+    ):
         return True
     if j - i < 2 * MIN_BAND_ROWS:
         return False
-    below = [f for row in rows[j:] for f in row]
-    left = [f for f in below if f.x1 <= gutter]
-    right = [f for f in below if f.x0 >= gutter]
-    if not left or not right:
+    band = [f for row in rows[i:j] for f in row]
+    first = _first_each_side(rows[j:], gutter)  # where each column goes on below
+    if first is None:
         return False
-    first_left, first_right = min(left, key=lambda f: f.y0), min(right, key=lambda f: f.y0)
+    first_left, first_right = first
+    sides = [f for f in band if f.x1 <= gutter], [f for f in band if f.x0 >= gutter]
+    if min(len(side) for side in sides) < MIN_BAND_ROWS:
+        return False
     # the same two columns go on below (a sidebar or a new layout starting there is no break)
     same = all(
         abs(first.x0 - min(f.x0 for f in side)) <= 2 * line
@@ -142,6 +145,21 @@ def _section_break(
         and first_left.y0 < first_right.y0
         and first_right.y0 - above >= SECTION_BREAK_LINES * line
     )
+
+
+def _first_each_side(rows: Iterable[list[Frag]], gutter: float) -> tuple[Frag, Frag] | None:
+    """The first fragment left of the gutter and the first right of it, going through the
+    rows in the order given; None when a side has none."""
+    left = right = None
+    for row in rows:
+        for f in row:
+            if left is None and f.x1 <= gutter:
+                left = f
+            elif right is None and f.x0 >= gutter:
+                right = f
+        if left is not None and right is not None:
+            return left, right
+    return None
 
 
 def _rows(frags: list[Frag]) -> list[list[Frag]]:
