@@ -118,7 +118,7 @@ def _section_break(
     above = max(f.y1 for f in rows[j - 1])
     a, b = max(shared, key=lambda iv: iv[1] - iv[0])
     gutter = (a + b) / 2
-    last = _first_each_side(reversed(rows[i:j]), gutter)  # the columns' last lines
+    last = _first_each_side(rows, range(j - 1, i - 1, -1), gutter)  # the columns' last lines
     if last is None or abs(last[0].y1 - last[1].y1) > 1.5 * line:
         return False
     if (last[0].mono or last[1].mono) and _code_beside_output(
@@ -127,32 +127,31 @@ def _section_break(
         return True
     if j - i < 2 * MIN_BAND_ROWS:
         return False
-    band = [f for row in rows[i:j] for f in row]
-    first = _first_each_side(rows[j:], gutter)  # where each column goes on below
+    first = _first_each_side(rows, range(j, len(rows)), gutter)  # where the columns go on
     if first is None:
         return False
     first_left, first_right = first
+    if first_left.y0 >= first_right.y0 or first_right.y0 - above < SECTION_BREAK_LINES * line:
+        return False
+    band = [f for row in rows[i:j] for f in row]
     sides = [f for f in band if f.x1 <= gutter], [f for f in band if f.x0 >= gutter]
     if min(len(side) for side in sides) < MIN_BAND_ROWS:
         return False
     # the same two columns go on below (a sidebar or a new layout starting there is no break)
-    same = all(
+    return all(
         abs(first.x0 - min(f.x0 for f in side)) <= 2 * line
         for first, side in ((first_left, sides[0]), (first_right, sides[1]))
     )
-    return (
-        same
-        and first_left.y0 < first_right.y0
-        and first_right.y0 - above >= SECTION_BREAK_LINES * line
-    )
 
 
-def _first_each_side(rows: Iterable[list[Frag]], gutter: float) -> tuple[Frag, Frag] | None:
+def _first_each_side(
+    rows: list[list[Frag]], order: Iterable[int], gutter: float
+) -> tuple[Frag, Frag] | None:
     """The first fragment left of the gutter and the first right of it, going through the
     rows in the order given; None when a side has none."""
     left = right = None
-    for row in rows:
-        for f in row:
+    for k in order:
+        for f in rows[k]:
             if left is None and f.x1 <= gutter:
                 left = f
             elif right is None and f.x0 >= gutter:
