@@ -15,6 +15,7 @@ dependencies; PyMuPDF is AGPL and a reference only).
 from __future__ import annotations
 
 import argparse
+import functools
 import re
 import shutil
 import statistics
@@ -42,12 +43,28 @@ def grams(text: str, n: int = N) -> set[tuple[str, ...]]:
     return {g for g in out if not all(x.isdigit() for x in g)}
 
 
-def order_score(reference: str, text: str, common: bool = False) -> float | None:
+LINE_END_HYPHEN_RE = re.compile(r"(\w)[-\u00ad\u2010]\n\s*(\w)")
+
+
+def join_hyphens(text: str) -> str:
+    """Words hyphenated at a line end joined ('ac-\ncepts' -> 'accepts'), as poppler writes
+    them and as kb's chunks (structure.py) join them after layout."""
+    return LINE_END_HYPHEN_RE.sub(r"\1\2", text)
+
+
+def order_score(
+    reference: str, text: str, common: bool = False, dehyphenate: bool = False
+) -> float | None:
     """Share of the reference's word 6-grams found in `text`; None when the reference is short.
+
+    With `dehyphenate`, both texts first join words hyphenated at a line end (a reading that
+    keeps the hyphen a line ends with is not out of order).
 
     With `common`, both texts keep only the words the other one has: a word one tool spells
     differently (a ligature it cannot map, a hyphen) then breaks no 6-gram, and what is left
     measures the order alone."""
+    if dehyphenate:
+        reference, text = join_hyphens(reference), join_hyphens(text)
     if common:
         ref_words, text_words = words(reference), words(text)
         ref_vocab, text_vocab = set(ref_words), set(text_words)
@@ -88,6 +105,22 @@ def kb_text(path: Path, page: int) -> str:
         return "\n".join(ln.text for ln in lines)
     finally:
         doc.close()
+
+
+@functools.lru_cache(maxsize=4)
+def _kb_chunks(path: Path) -> list[tuple[int, int, str]]:
+    from kb_search.formats.pdf.parse import parse_pdf
+    from kb_search.parsed import ChunkSettings
+
+    doc = parse_pdf(path, ChunkSettings(), ocr="never")
+    return [(c.page_start or 0, c.page_end or 0, c.text) for c in doc.chunks]
+
+
+def kb_chunks_text(path: Path, page: int) -> str:
+    """What kb serves for the page: the text of the chunks that cover it, after furniture,
+    headings and joining hyphenated words (a chunk that runs over from the page before or on
+    to the next brings that text too)."""
+    return "\n".join(text for start, end, text in _kb_chunks(path) if start <= page <= end)
 
 
 def pdftotext_text(path: Path, page: int) -> str:
@@ -134,6 +167,7 @@ def pymupdf_text(path: Path, page: int) -> str:
 
 TOOLS: dict[str, Callable[[Path, int], str]] = {
     "kb": kb_text,
+    "kb-chunks": kb_chunks_text,
     "pdftotext": pdftotext_text,
     "pdfminer": pdfminer_text,
     "pdfplumber": pdfplumber_text,
@@ -187,6 +221,7 @@ def compare(
     reference: str,
     refs: Path | None,
     common: bool = False,
+    dehyphenate: bool = False,
 ) -> None:
     scores: dict[str, list[float]] = {t: [] for t in tools}
     seconds: dict[str, float] = dict.fromkeys(tools, 0.0)
@@ -201,7 +236,7 @@ def compare(
                 text = ""
                 print(f"  {tool} failed on {path.name} p{page}: {exc}", file=sys.stderr)
             seconds[tool] += time.perf_counter() - t0
-            score = order_score(ref, text, common)
+            score = order_score(ref, text, common, dehyphenate)
             if score is not None:
                 scores[tool].append(score)
             row.append("-" if score is None else f"{score:.2f}")
@@ -251,6 +286,11 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="score the order of the words both texts hold (ligatures, hyphens aside)",
     )
+    ap.add_argument(
+        "--dehyphenate",
+        action="store_true",
+        help="join words hyphenated at line ends in both texts before scoring",
+    )
     ap.add_argument("--scan", action="store_true")
     ap.add_argument("--worst", type=int, default=40)
     ap.add_argument("--max-pages", type=int, default=12)
@@ -260,7 +300,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     tools = [t for t in args.tools.split(",") if t in TOOLS and available(t)]
     pages = [p for tsv in args.pages for p in read_pages(tsv, args.root)]
-    compare(pages, tools, args.reference, args.refs, args.common_words)
+    compare(pages, tools, args.reference, args.refs, args.common_words, args.dehyphenate)
 
 
 if __name__ == "__main__":

@@ -128,6 +128,20 @@ def newspaper() -> tuple[list, list[str]]:
     return draws, [headline, *one, *two, *three]
 
 
+def multicol_sections() -> tuple[list, list[str]]:
+    """Sections set as balanced column pairs (multicol): a heading in the left column, two
+    short columns, white across the page, the next section's heading."""
+    draws, reference, top = [], [], 80.0
+    for n, prefix in enumerate(("sa", "sb", "sc")):
+        heading = f"Section {n + 1} heading"
+        left, right = lines(prefix + "l", 9), lines(prefix + "r", 9)
+        draws += [(72, top, heading, "Helvetica-Bold", 11)]
+        draws += [*column(72, top + 24, left), *column(310, top + 24, right)]
+        reference += [heading, *left, *right]
+        top += 24 + 9 * PITCH + 30
+    return draws, reference
+
+
 PAGES = [
     paper_first_page,
     figure_between_columns,
@@ -136,6 +150,7 @@ PAGES = [
     notes_beside_two_columns,
     table_over_columns,
     newspaper,
+    multicol_sections,
 ]
 
 
@@ -149,10 +164,26 @@ def mixed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[list[str
 
 @pytest.mark.parametrize("page", range(1, len(PAGES) + 1), ids=[p.__name__ for p in PAGES])
 def test_page_order_on_mixed_layouts(mixed, page: int) -> None:
-    """Fails on the old code for the manual page with margin notes (read across the columns);
-    the other layouts guard what the old code already read right."""
+    """Fails on the old code for the manual page with margin notes (read across the columns)
+    and for multicol sections (every section's left column, then every right one); the other
+    layouts guard what the old code already read right."""
     path, references = mixed
     assert score(references[page - 1], page_text(path, page)) >= 0.9
+
+
+def test_margin_note_stays_whole(tmp_path: Path) -> None:
+    """Fails on the old code: the strip between a margin note and the text was put in the
+    middle of the white around the note, cutting the note in two ('A' | 'marginal This is
+    ...')."""
+    body = lines("mb", 40, per_line=10)
+    draws = [*column(72, 100, body)]
+    y = 100 + 12 * PITCH
+    draws += [(4, y, "A", "Helvetica", 9), (23, y, "marginal", "Helvetica", 9)]
+    draws.append((4, y + PITCH, "note", "Helvetica", 9))
+    path = write_pdf(tmp_path / "note.pdf", [draws], title="Margin note")
+    text = page_text(path, 1)
+    assert "A marginal note" in text
+    assert score(body, text) >= 0.95
 
 
 def test_table_rows_stay_rows(tmp_path: Path) -> None:
@@ -183,6 +214,30 @@ def test_listing_keeps_its_lines_and_indentation(tmp_path: Path) -> None:
     assert "def greet(name):\n    # say hello\n    print(name)" in text
 
 
+def test_numbered_listing_keeps_numbers_on_their_lines(tmp_path: Path) -> None:
+    """Fails on the old code: a listing whose line numbers (in another font) sit beside
+    indented code was read as two columns, every number first, then the code without them
+    (a package's documented source, as showexpl.pdf sets it)."""
+    code = ["\\newif\\ifodd", "\\newcommand*\\isodd{%", "  \\begingroup"]
+    code += ["    \\ifodd\\value{page}%", "      \\aftergroup\\oddtrue", "    \\else"]
+    code += ["      \\aftergroup\\oddfalse", "    \\fi", "  \\endgroup", "}", "\\fi"]
+    prose = ["The macro below tells odd pages from even ones; it needs two runs", "of LaTeX."]
+    draws = [(60, 80 + i * 12, t, "Helvetica", 10) for i, t in enumerate(prose)]
+    draws.append((14, 121, "\\isodd", "Courier", 8))  # the macro's name in the margin
+    for i, line in enumerate(code):
+        y = 110 + i * 11
+        draws.append((60, y, str(i + 120), "Helvetica", 7))
+        indent = len(line) - len(line.lstrip())
+        draws.append((77 + indent * 5.4, y, line.strip(), "Courier", 9))
+    after = ["The call also sets the flag, which can be used where no page break", "occurs."]
+    draws += [(60, 250 + i * 12, t, "Helvetica", 10) for i, t in enumerate(after)]
+    path = write_pdf(tmp_path / "numbered.pdf", [draws], title="Numbered listing")
+    text = "\n".join(c.text for c in parse_pdf(path, SETTINGS).chunks)
+    got = [re.sub(r"\s+", " ", ln).strip() for ln in text.splitlines()]
+    assert "124 \\aftergroup\\oddtrue" in got and "128 \\endgroup" in got
+    assert text.index("\\begingroup") < text.index("\\else") < text.index("\\endgroup")
+
+
 def test_code_beside_its_output_is_not_interleaved(tmp_path: Path) -> None:
     source = [f"\\command{{argument{i}}} % note{i}" for i in range(8)]
     output = [f"Typeset result number {i} of the example" for i in range(8)]
@@ -192,6 +247,31 @@ def test_code_beside_its_output_is_not_interleaved(tmp_path: Path) -> None:
     text = "\n".join(c.text for c in parse_pdf(path, SETTINGS).chunks)
     assert "% note0\n\\command{argument1}" in text
     assert "Typeset result number 0 of the example Typeset result number 1" in text
+
+
+def test_multicol_sections_read_section_by_section(tmp_path: Path) -> None:
+    """Fails on the old code: the left columns of all sections came first, then the right."""
+    draws, reference = multicol_sections()
+    path = write_pdf(tmp_path / "sections.pdf", [draws], title="Sections")
+    words = re.findall(r"\w+", page_text(path, 1))
+    assert words.index("sar53") < words.index("Section", words.index("sar0"))
+    assert words.index("sbl0") < words.index("sbr0") < words.index("scl0")
+
+
+def test_stacked_examples_read_pair_by_pair(tmp_path: Path) -> None:
+    """Fails on the old code: two source | output examples one under the other were read as
+    both sources, then both outputs."""
+    draws, top = [], 90.0
+    for n in range(2):
+        source = [f"\\macro{n}{{argument{i}}} % note{n}x{i}" for i in range(5)]
+        output = [f"Result {n} of the example typeset as line {i}" for i in range(5)]
+        draws += [(72, top + i * 12, t, "Courier", 9) for i, t in enumerate(source)]
+        draws += [(320, top + i * 12, t, "Helvetica", 9) for i, t in enumerate(output)]
+        top += 5 * 12 + 40
+    path = write_pdf(tmp_path / "stacked.pdf", [draws], title="Stacked examples")
+    text = "\n".join(c.text for c in parse_pdf(path, SETTINGS).chunks)
+    assert text.index("Result 0 of the example typeset as line 4") < text.index("\\macro1")
+    assert text.index("% note0x4") < text.index("Result 0 of the example typeset as line 0")
 
 
 def test_outline_headings_only(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import statistics
+from collections.abc import Iterable
 
 from kb_search.formats.pdf.layout import TABLE_CELLS, Frag, Line
 
@@ -20,6 +21,10 @@ MAX_DEPTH = 3  # columns within columns: up to four columns on a page
 MIN_BAND_ROWS = 3  # rows that share a gutter before they count as columns
 MIN_GUTTER = 4.0  # points of white between two columns
 INNER = (0.15, 0.85)  # where a gutter may lie, as shares of the text's width
+# A band of columns ends at white across both columns at least a line high, after which one
+# column stays empty for this many lines: the columns were balanced and a new section (its
+# heading in the left column) starts below, as multicol sets them.
+SECTION_BREAK_LINES = 3.0
 
 Interval = tuple[float, float]
 
@@ -52,11 +57,16 @@ def order_blocks(frags: list[Frag], depth: int = 0) -> list[list[Frag]]:
     lo, hi = left_edge + INNER[0] * width, left_edge + INNER[1] * width
     rows = _rows(frags)
     free = [_free(row, lo, hi) for row in rows]
+    line = statistics.median(f.height for f in frags)
+    # white above each row, across the page: where a section break may fall
+    white = [0.0] + [
+        min(f.y0 for f in row) - max(f.y1 for f in above) for above, row in zip(rows, rows[1:])
+    ]
     blocks: list[list[Frag]] = []
     across: list[Frag] = []  # rows read across, waiting for the next band of columns
     i = 0
     while i < len(rows):
-        found = _band(rows, free, i)
+        found = _band(rows, free, i, line, white)
         if found is None:
             across.extend(rows[i])
             i += 1
@@ -72,16 +82,19 @@ def order_blocks(frags: list[Frag], depth: int = 0) -> list[list[Frag]]:
     return blocks
 
 
-def _band(rows: list[list[Frag]], free: list[list[Interval]], i: int) -> tuple[int, float] | None:
+def _band(
+    rows: list[list[Frag]], free: list[list[Interval]], i: int, line: float, white: list[float]
+) -> tuple[int, float] | None:
     """(end row, gutter) of the band of columns that starts at row i, if one does: each white
-    stretch of row i is followed down the rows while it stays open, widest first."""
+    stretch of row i is followed down the rows while it stays open, widest first, and until
+    a section break."""
     for start in sorted(free[i], key=lambda iv: iv[0] - iv[1]):
         if start[1] - start[0] < MIN_GUTTER:
             break
         shared, j = [start], i + 1
         while j < len(rows):
             both = [iv for iv in _intersect(shared, free[j]) if iv[1] - iv[0] >= MIN_GUTTER]
-            if not both:
+            if not both or (white[j] >= line and _section_break(rows, i, j, both, line)):
                 break
             shared, j = both, j + 1
         if j - i < MIN_BAND_ROWS:
@@ -89,6 +102,62 @@ def _band(rows: list[list[Frag]], free: list[list[Interval]], i: int) -> tuple[i
         gutter = _band_gutter([f for row in rows[i:j] for f in row], shared)
         if gutter is not None:
             return j, gutter
+    return None
+
+
+def _section_break(
+    rows: list[list[Frag]], i: int, j: int, shared: list[Interval], line: float
+) -> bool:
+    """Whether balanced columns (rows i..j-1) end above row j and a new section starts there:
+    both columns end on about the same line, white across the page at least a line high
+    follows, and below it the right column stays empty for a few lines while the left one
+    holds the next section's heading. A paragraph break that falls in both columns at once
+    leaves no such hole; a heading inside one column has the other column's text beside it;
+    a picture in one column leaves the columns unbalanced. A listing and its output that end
+    together break at any white across both: each pair is read before the next."""
+    above = max(f.y1 for f in rows[j - 1])
+    a, b = max(shared, key=lambda iv: iv[1] - iv[0])
+    gutter = (a + b) / 2
+    last = _first_each_side(rows, range(j - 1, i - 1, -1), gutter)  # the columns' last lines
+    if last is None or abs(last[0].y1 - last[1].y1) > 1.5 * line:
+        return False
+    if (last[0].mono or last[1].mono) and _code_beside_output(
+        [f for row in rows[i:j] for f in row], gutter
+    ):
+        return True
+    if j - i < 2 * MIN_BAND_ROWS:
+        return False
+    first = _first_each_side(rows, range(j, len(rows)), gutter)  # where the columns go on
+    if first is None:
+        return False
+    first_left, first_right = first
+    if first_left.y0 >= first_right.y0 or first_right.y0 - above < SECTION_BREAK_LINES * line:
+        return False
+    band = [f for row in rows[i:j] for f in row]
+    sides = [f for f in band if f.x1 <= gutter], [f for f in band if f.x0 >= gutter]
+    if min(len(side) for side in sides) < MIN_BAND_ROWS:
+        return False
+    # the same two columns go on below (a sidebar or a new layout starting there is no break)
+    return all(
+        abs(first.x0 - min(f.x0 for f in side)) <= 2 * line
+        for first, side in ((first_left, sides[0]), (first_right, sides[1]))
+    )
+
+
+def _first_each_side(
+    rows: list[list[Frag]], order: Iterable[int], gutter: float
+) -> tuple[Frag, Frag] | None:
+    """The first fragment left of the gutter and the first right of it, going through the
+    rows in the order given; None when a side has none."""
+    left = right = None
+    for k in order:
+        for f in rows[k]:
+            if left is None and f.x1 <= gutter:
+                left = f
+            elif right is None and f.x0 >= gutter:
+                right = f
+        if left is not None and right is not None:
+            return left, right
     return None
 
 
@@ -153,7 +222,11 @@ def _code_beside_output(band: list[Frag], gutter: float) -> bool:
     if len(left) < MIN_BAND_ROWS or len(right) < MIN_BAND_ROWS:
         return False
     share = [sum(f.mono for f in side) / len(side) for side in (left, right)]
-    return max(share) >= 0.8 and min(share) <= 0.2
+    if max(share) < 0.8 or min(share) > 0.2:
+        return False
+    # the listing's own line numbers (often in another font) are not its output
+    other = left if share[0] < share[1] else right
+    return sum(f.text.strip().isdigit() for f in other) < 0.5 * len(other)
 
 
 def _columns_are_prose(body: list[Frag], gutter: float) -> bool:
@@ -203,11 +276,13 @@ def _margin_gutter(frags: list[Frag]) -> float | None:
         for start, end in _runs(cover, lo, hi, 2):
             if end - start < 6:
                 continue
-            gutter = left_edge + (start + end) / 2
+            gutter = left_edge + _emptiest(cover, start, end)
             left = [f for f in body if f.x1 <= gutter]
             right = [f for f in body if f.x0 >= gutter]
             notes, text = (left, right) if lo == 0 else (right, left)
-            if notes and len(text) >= 10 and len(notes) <= 0.3 * len(text):
+            if all(f.text.strip().isdigit() for f in notes):
+                continue  # a listing's line numbers beside its code
+            if len(text) >= 10 and len(notes) <= 0.3 * len(text):
                 return gutter
     return None
 
@@ -226,6 +301,21 @@ def _coverage(body: list[Frag], left_edge: float, bins: int) -> list[int]:
         running += delta[x]
         cover[x] = running
     return cover
+
+
+def _emptiest(cover: list[int], start: int, end: int) -> float:
+    """The middle of the widest stretch of start..end that the fewest fragments cross: a run
+    of a few crossings may hold the notes themselves, and the strip must pass beside them."""
+    least = min(cover[start : end + 1])
+    best, best_len, run_start = (start + end) / 2, 0, None
+    for x in range(start, end + 2):
+        if x <= end and cover[x] == least:
+            run_start = x if run_start is None else run_start
+        elif run_start is not None:
+            if x - run_start > best_len:
+                best, best_len = (run_start + x - 1) / 2, x - run_start
+            run_start = None
+    return best
 
 
 def _runs(cover: list[int], lo: int, hi: int, allowed: int) -> list[tuple[int, int]]:
