@@ -90,18 +90,39 @@ def test_search_says_how_much_of_the_index_the_vector_leg_covers(tmp_path):
         assert "embedding" not in lexical
 
 
-def test_a_long_keyword_phase_measures_the_embedding_speed_with_one_kept_batch(
-    tmp_path, monkeypatch
-):
-    from kb_search.ingest import batch_writer
+class CountingSource:
+    """A VectorSource over `pending` chunks that gives `limit` of them a vector per fill."""
+
+    def __init__(self, pending: int) -> None:
+        self.waiting = pending
+        self.fills: list[int | None] = []
+
+    def pending(self, conn) -> int:
+        return self.waiting
+
+    def fill(self, conn, on_more=None, on_embedded=None, limit=None) -> int:
+        self.fills.append(limit)
+        n = min(self.waiting, self.waiting if limit is None else limit)
+        self.waiting -= n
+        return n
+
+
+def test_embedding_alongside_takes_only_the_time_the_parse_leaves():
+    """While a worker parses the next file, the writer embeds batches in the time it would
+    wait: none after files that came at once (Markdown), batches after a long parse (PDFs),
+    each batch's speed reported to progress; and less again when it made the next one wait."""
+    from kb_search.ingest.batch_writer import ALONGSIDE_BATCH, EmbedAlongside
     from kb_search.progress import Tally
 
-    monkeypatch.setattr(batch_writer, "CALIBRATE_AFTER_S", 0.0)
-    monkeypatch.setattr(batch_writer, "CALIBRATION_CHUNKS", 2)
-    shutil.copytree(SAMPLE, tmp_path / "notes")
-    tally = Tally(prior_embed_rate=1.0)
-    with make_kb(tmp_path) as kb:
-        summary = kb.add([tmp_path / "notes"], progress=tally)
-    assert tally.sampled == 2 and tally.sample_rate > 1.0  # measured, not the prior
-    assert tally.embed_total == summary.chunks - 2  # the sample is kept, not embedded twice
-    assert summary.embedded == summary.chunks
+    source, tally = CountingSource(pending=10 * ALONGSIDE_BATCH), Tally()
+    alongside = EmbedAlongside(None, source, tally)
+    alongside.after_document(waited=0.01)  # the next file was there: writing goes first
+    assert source.fills == [] and tally.sampled == 0
+    alongside.after_document(waited=3.0)  # a 3 s parse: room for batches
+    assert source.fills[0] == 0  # the model loads outside a timed batch
+    assert tally.sampled == alongside.embedded == 10 * ALONGSIDE_BATCH  # fast batches: all
+    assert source.waiting == 0 and tally.sample_seconds > 0
+    source.waiting = 5
+    alongside.after_document(waited=3.0)
+    assert alongside.embedded == 10 * ALONGSIDE_BATCH  # fewer than a batch: left for later
+    assert EmbedAlongside(None, None, tally).after_document(waited=9.0) is None  # no model

@@ -102,34 +102,46 @@ def embed_pending(conn: Connection, vectors: VectorSource | None, progress: Prog
         progress.current("")
 
 
-CALIBRATE_AFTER_S = 20.0  # a keyword phase this long measures the embedding speed early
-CALIBRATION_CHUNKS = 64
+ALONGSIDE_BATCH = 32  # chunks per transaction embedded while files are being parsed
+FIRST_BATCH_S = 1.0  # a parse this long leaves room for a batch, before one was timed
 
 
-class EmbedCalibration:
-    """Once a keyword phase has run `CALIBRATE_AFTER_S`, embed one batch of the chunks written
-    so far (kept: it is work the embedding phase then need not do) and give progress its rate,
-    so that the ETA of a long job measures this machine's embedding speed in its first minute
-    instead of assuming one."""
+class EmbedAlongside:
+    """While a worker process parses the next file, this process would only wait for it: it
+    embeds chunks already written instead, a batch per transaction as the embedding phase
+    does, so that parsing and embedding overlap. It takes no more time than the parse leaves:
+    after each document, the time it waited for it plus the time it embedded last (the
+    parse's length), or half of what it embedded when the document was already there. A folder
+    of small files, each parsed faster than a batch embeds, is written without delay; long
+    PDFs leave the embedding phase less to do. Each batch's chunks and seconds go to progress
+    (`embed_sample`): the ETA's embedding speed, measured from the first long file on."""
 
     def __init__(self, conn: Connection, vectors: VectorSource | None, progress: Progress):
         self.conn, self.vectors, self.progress = conn, vectors, progress
-        self.started = time.monotonic()
-        self.done = vectors is None
         self.embedded = 0
+        self.spent = 0.0  # embedding, after the last document
+        self.batch_s: float | None = None  # the last batch's seconds
 
-    def maybe(self) -> None:
-        if self.done or time.monotonic() - self.started < CALIBRATE_AFTER_S:
+    def after_document(self, waited: float) -> None:
+        """A document was written; `waited`: seconds this process waited for it."""
+        if self.vectors is None:
             return
-        self.done = True
-        if self.vectors.pending(self.conn) < CALIBRATION_CHUNKS:
-            return
-        self.vectors.fill(self.conn, limit=0)  # the model loads outside the timed batch
-        t0 = time.monotonic()
-        n = self.vectors.fill(self.conn, limit=CALIBRATION_CHUNKS)
-        self.embedded += n
-        if n:
-            self.progress.embed_sample(n, time.monotonic() - t0)
+        budget = self.spent + waited if waited > 0.05 else self.spent / 2
+        self.spent = 0.0
+        started = time.monotonic()
+        while budget - self.spent >= (self.batch_s or FIRST_BATCH_S):
+            if self.vectors.pending(self.conn) < ALONGSIDE_BATCH:
+                break
+            if self.batch_s is None:
+                self.vectors.fill(self.conn, limit=0)  # loads the model: not a batch's time
+            t0 = time.monotonic()
+            n = self.vectors.fill(self.conn, limit=ALONGSIDE_BATCH)
+            self.batch_s = time.monotonic() - t0
+            self.spent = time.monotonic() - started
+            if not n:
+                break
+            self.embedded += n
+            self.progress.embed_sample(n, self.batch_s)
 
 
 class BatchWriter:
@@ -160,9 +172,11 @@ class BatchWriter:
         tags: list[str] | None = None,
         doc_type: str | None = None,
         work: float = 0.0,
+        pages: int = 0,
     ) -> bool:
         """Write a document now; `tags`/`doc_type` replace the writer's for this one; its
-        `work` and chunks go to the writer's progress. False when it could not be stored."""
+        `work` (`pages` of it PDF pages) and chunks go to the writer's progress. False when
+        it could not be stored."""
         vecs = self.vectors.stored_for(self.conn, [parsed])[0] if self.vectors else {}
         try:
             written = write_document(
@@ -189,7 +203,7 @@ class BatchWriter:
         if self.vectors is not None:
             have = next(iter(vecs.values()), [])
             self.progress.await_embedding(len(parsed.chunks) - sum(v is not None for v in have))
-        self.progress.advance(0, work=work, chunks=len(parsed.chunks))
+        self.progress.advance(0, work=work, chunks=len(parsed.chunks), pages=pages)
         if done:
             done(parsed)
         return True

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kb_search.ingest.batch_writer import BatchWriter, EmbedCalibration, embed_pending
+from kb_search.ingest.batch_writer import BatchWriter, EmbedAlongside, embed_pending
 from kb_search.ingest.changes import (
     KNOWN_EMPTY,
     KNOWN_FAILURE,
@@ -167,13 +167,16 @@ class _Ingest:
         self.summary.failed.append(failure)
         self.log.write(failure)
         self.remember(path, FAILED, reason, candidate)
-        self.progress.advance(1, work=candidate.work if candidate else 0.0)
+        if candidate is None:
+            self.progress.advance(1)
+        else:
+            self.progress.advance(1, work=candidate.work, pages=pdf_pages(candidate))
 
     def empty(self, candidate: Candidate, reason: str) -> None:
         self.summary.empty += 1
         self.drop(candidate.item.path)
         self.remember(candidate.item.path, EMPTY, reason, candidate)
-        self.progress.advance(1, work=candidate.work)
+        self.progress.advance(1, work=candidate.work, pages=pdf_pages(candidate))
 
     def drop(self, path: Path) -> bool:
         """Remove the document of a file that no longer gives text (emptied, unreadable,
@@ -278,8 +281,10 @@ def ingest_files(
         progress.current(next(iter(in_flight.values())).name)
 
     outcomes = executor.parse(todo, dispatched)
+    # While files are parsed in other processes, this one embeds in the time it would wait.
+    alongside = not (isinstance(executor, LocalExecutor) and options.workers <= 0)
     try:
-        _write_outcomes(outcomes, todo, in_flight, writer, run, renamed)
+        _write_outcomes(outcomes, todo, in_flight, writer, run, renamed, alongside)
     finally:
         outcomes.close()  # stops the parser processes now, also on Ctrl-C
 
@@ -298,10 +303,16 @@ def _write_outcomes(
     writer: BatchWriter,
     run: _Ingest,
     renamed: set[Path] | frozenset[Path] = frozenset(),
+    embed_alongside: bool = False,
 ) -> None:
     summary, progress = run.summary, run.progress
-    calibration = EmbedCalibration(run.conn, writer.vectors, progress)
-    for outcome in outcomes:
+    alongside = EmbedAlongside(run.conn, writer.vectors if embed_alongside else None, progress)
+    while True:
+        waiting = time.monotonic()
+        outcome = next(outcomes, None)
+        if outcome is None:
+            break
+        waited = time.monotonic() - waiting
         progress.read(1)
         in_flight.pop(outcome.key, None)
         progress.current(next(iter(in_flight.values())).name if in_flight else "")
@@ -327,6 +338,9 @@ def _write_outcomes(
             progress.advance(1)  # its work and chunks: reported by the writer
 
         tags, doc_type = run.settings_for(candidate.item)
-        writer.add(candidate.record, outcome.document, done, tags, doc_type, candidate.work)
-        calibration.maybe()
-    summary.embedded += calibration.embedded
+        writer.add(
+            candidate.record, outcome.document, done, tags, doc_type, candidate.work,
+            pdf_pages(candidate),
+        )
+        alongside.after_document(waited)
+    summary.embedded += alongside.embedded
