@@ -5,13 +5,13 @@ computed from. An ingest has two phases, estimated apart and added:
 
 - the keyword phase parses and writes each file. Its work is counted in two units, bytes of
   text and PDF pages (a page costs `PDF_PAGE_PARSE` bytes of text to parse); its speed is
-  measured as files finish, over the recent part of the run (`Rate`), and the time already
-  spent on the file in hand is credited.
+  measured as files finish (`Rate`), and the time already spent on the file in hand is
+  credited.
 - the embedding phase embeds every chunk written without a vector. Until it starts, its size is
   the chunks waiting plus those the work left will write (chunks per byte and per page, each
   measured as it runs, else a prior) and its speed the one measured by batches embedded
   during the keyword phase (else a prior); chunks embedded while files are still parsed
-  shorten it. Once it runs, its own recent speed.
+  shorten it. Once it runs, its own speed.
 
 Steps done without work (files skipped as unchanged) finish instantly and do not distort the
 rates. Every estimate is a function of the events and the clock: `bench/ingest_trace.py`
@@ -20,7 +20,6 @@ replays recorded runs through it.
 
 from __future__ import annotations
 
-import bisect
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,10 +32,6 @@ PDF_PAGE_PARSE = 25_000.0
 PRIOR_CHUNK_BYTES = 600.0  # bytes of text per chunk before a job has measured its own
 PRIOR_PAGE_CHUNKS = 1.5  # chunks per PDF page before a job has measured its own
 PRIOR_PARSE_BYTES_PER_S = 200_000.0  # plain text parsed and written per second, before measured
-# Rates are measured over the latest part of a job (this share of its measured time, at least
-# RATE_WINDOW_S): a shared machine's load changes as it runs.
-RATE_SHARE = 0.5
-RATE_WINDOW_S = 20.0
 
 
 class Progress(Protocol):
@@ -103,34 +98,27 @@ class NoProgress:
 
 @dataclass
 class Rate:
-    """An amount that grows over time, and its speed over the latest part of it."""
+    """An amount that grows from a start, and its speed since then (the whole run's: on a
+    shared machine a burst of load passes, and the average of the run so far has the best
+    record of the rest; recorded runs, `bench/ingest_trace.py`, bear this out)."""
 
-    times: list[float] = field(default_factory=list)
-    amounts: list[float] = field(default_factory=list)  # cumulative
+    started: float | None = None
+    last: float | None = None
+    total: float = 0.0
+
+    def begin(self, at: float) -> None:
+        if self.started is None:
+            self.started = self.last = at
 
     def add(self, at: float, amount: float) -> None:
-        total = (self.amounts[-1] if self.amounts else 0.0) + amount
-        self.times.append(at)
-        self.amounts.append(total)
+        self.begin(at)
+        self.last, self.total = at, self.total + amount
 
-    @property
-    def total(self) -> float:
-        return self.amounts[-1] if self.amounts else 0.0
-
-    @property
-    def last(self) -> float | None:
-        return self.times[-1] if self.times else None
-
-    def per_second(self, share: float = RATE_SHARE, least_s: float = RATE_WINDOW_S) -> float | None:
-        """Amount per second between the last point and the one `share` of the measured time
-        (at least `least_s`) before it; None until there is such a span."""
-        if len(self.times) < 2:
+    def per_second(self) -> float | None:
+        """Amount per second from the start to the last addition; None until measured."""
+        if self.started is None or self.last is None or self.last <= self.started:
             return None
-        end = self.times[-1]
-        cut = end - max(least_s, share * (end - self.times[0]))
-        i = max(0, bisect.bisect_right(self.times, cut) - 1)
-        seconds, amount = end - self.times[i], self.amounts[-1] - self.amounts[i]
-        return amount / seconds if seconds > 0 and amount > 0 else None
+        return self.total / (self.last - self.started) if self.total > 0 else None
 
 
 @dataclass
@@ -183,7 +171,7 @@ class Tally:
             if self.work_started is None:
                 self.work_started = self.clock()
                 self.awaiting_before = self.awaiting
-                self.progress_units.add(self.work_started, 0.0)
+                self.progress_units.begin(self.work_started)
 
     def current(self, name: str) -> None:
         self.name = name
@@ -209,7 +197,7 @@ class Tally:
         if self.embed_started is None:
             self.embed_started = self.clock()
             self.keyword_seconds = self.elapsed
-            self.progress_embedded.add(self.embed_started, 0.0)
+            self.progress_embedded.begin(self.embed_started)
         self.embeds = True
         self.embed_total += n
 
@@ -262,9 +250,11 @@ class Tally:
             rate = self.progress_units.per_second()
             if rate is None:
                 return None if self.prior_rate is None else left / self.prior_rate
-            # the file in hand has been worked on since the last one was done
+            # The file in hand has been worked on since the last one was done: credited up
+            # to the time a file left takes on average.
             in_hand = self.clock() - (self.progress_units.last or self.clock())
-            return max(0.0, left / rate - in_hand)
+            average = left / rate / max(1, self.total - self.done)
+            return max(0.0, left / rate - min(in_hand, average))
         seconds = self._working_seconds()
         if self.done <= 0 or not self.total or seconds <= 0:
             return None if self.total and self.done < self.total else 0.0
@@ -288,7 +278,7 @@ class Tally:
         return max(0.0, self.awaiting - self.sampled) + coming
 
     def embed_rate(self) -> float | None:
-        """Chunks embedded per second: the embedding phase's recent speed, else the speed of the
+        """Chunks embedded per second: the embedding phase's speed, else the speed of the
         batches embedded during the keyword phase, else the prior."""
         if self.embed_started is not None:
             measured = self.progress_embedded.per_second()

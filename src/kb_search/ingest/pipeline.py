@@ -317,30 +317,37 @@ def _write_outcomes(
         in_flight.pop(outcome.key, None)
         progress.current(next(iter(in_flight.values())).name if in_flight else "")
         candidate = todo.pop(outcome.key)
-        path = candidate.item.path
         if outcome.status == "empty":
             run.empty(candidate, outcome.reason)
-            continue
-        if outcome.status == "error":
-            run.fail(path, outcome.reason, candidate)
-            continue
-
-        def done(parsed: ParsedDocument, candidate: Candidate = candidate) -> None:
-            if candidate.item.path in renamed:
-                pass  # a rename whose title was its file name: counted as renamed
-            elif candidate.existed:
-                summary.updated += 1
-            else:
-                summary.added += 1
-            summary.chunks += len(parsed.chunks)
-            if candidate.forget:
-                forget(run.conn, [candidate.record.path])
-            progress.advance(1)  # its work and chunks: reported by the writer
-
-        tags, doc_type = run.settings_for(candidate.item)
-        writer.add(
-            candidate.record, outcome.document, done, tags, doc_type, candidate.work,
-            pdf_pages(candidate),
-        )
+        elif outcome.status == "error":
+            run.fail(candidate.item.path, outcome.reason, candidate)
+        else:
+            _write_one(candidate, outcome.document, writer, run, renamed)
         alongside.after_document(waited)
     summary.embedded += alongside.embedded
+
+
+def _write_one(
+    candidate: Candidate,
+    parsed: ParsedDocument,
+    writer: BatchWriter,
+    run: _Ingest,
+    renamed: set[Path] | frozenset[Path],
+) -> None:
+    summary, progress = run.summary, run.progress
+
+    def done(parsed: ParsedDocument) -> None:
+        if candidate.item.path in renamed:
+            pass  # a rename whose title was its file name: counted as renamed
+        elif candidate.existed:
+            summary.updated += 1
+        else:
+            summary.added += 1
+        summary.chunks += len(parsed.chunks)
+        if candidate.forget:
+            forget(run.conn, [candidate.record.path])
+        progress.advance(1)  # its work and chunks: reported by the writer
+
+    tags, doc_type = run.settings_for(candidate.item)
+    work, pages = candidate.work, pdf_pages(candidate)
+    writer.add(candidate.record, parsed, done, tags, doc_type, work, pages)
