@@ -26,11 +26,13 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 PDF_PAGE_WORK = 3000  # bytes of extracted text on a typical PDF page (a file's expected work)
-# What a PDF page costs to parse and write, in bytes of plain text (measured on this kind of
-# machine: Markdown at ~500 KB/s, text-layer PDFs at ~20 pages/s, both on one worker).
-PDF_PAGE_PARSE = 25_000.0
-PRIOR_CHUNK_BYTES = 600.0  # bytes of text per chunk before a job has measured its own
-PRIOR_PAGE_CHUNKS = 1.5  # chunks per PDF page before a job has measured its own
+# What a PDF page costs to parse and write, in bytes of Markdown (CPU time, measured on the
+# shared PDFs: 20 KB for simple pages to 480 KB for dense layouts, 190 KB over 474 pages;
+# Markdown parses at ~1 MB per CPU second). Only the split between text and pages rests on
+# it: a job's speed is measured as it runs.
+PDF_PAGE_PARSE = 100_000.0
+PRIOR_CHUNK_BYTES = 500.0  # bytes of text per chunk before a job has measured its own
+PRIOR_PAGE_CHUNKS = 3.5  # chunks per PDF page before a job has measured its own (3.3-3.9)
 PRIOR_PARSE_BYTES_PER_S = 200_000.0  # plain text parsed and written per second, before measured
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from kb_search.progress import PDF_PAGE_PARSE, PDF_PAGE_WORK, Tally
+from kb_search.progress import PDF_PAGE_PARSE, PDF_PAGE_WORK, PRIOR_CHUNK_BYTES, Tally
 
 
 class Clock:
@@ -85,5 +85,6 @@ def test_the_phases_are_estimated_apart_and_added():
     tally.await_embedding(0)
     tally.add_work(60_000)
     assert tally.keyword_eta() == pytest.approx(60)  # the prior: 60 KB at 1 KB/s
-    assert tally.embed_eta() == pytest.approx(60_000 / 600 / 10)  # 100 chunks at 10/s
-    assert tally.eta() == pytest.approx(70)
+    embed = 60_000 / PRIOR_CHUNK_BYTES / 10  # the chunks 60 KB holds, at 10/s
+    assert tally.embed_eta() == pytest.approx(embed)
+    assert tally.eta() == pytest.approx(60 + embed)
