@@ -143,12 +143,13 @@ def main(argv: list[str] | None = None) -> int:
     rec.add_argument("--folder", type=Path, required=True)
     rec.add_argument("--out", type=Path, required=True)
     rec.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "kb-models")
+    rec.add_argument("--src", type=Path, help="the `src` of the checkout to run (default: this)")
     score = sub.add_parser("score", help="score this checkout's ETA on traces")
     score.add_argument("traces", type=Path, nargs="+")
     args = parser.parse_args(argv)
     if args.command == "record":
-        src = Path(__file__).resolve().parent.parent / "src"
-        truth = record(src, args.folder, args.cache, args.out)
+        src = args.src or Path(__file__).resolve().parent.parent / "src"
+        truth = record(src.resolve(), args.folder, args.cache, args.out)
         print(json.dumps(truth))
         return 0
     print("| trace | docs | chunks | keyword s | embedded s | ratio | ETA first | 25% | 50% |"

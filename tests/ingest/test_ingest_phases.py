@@ -107,22 +107,21 @@ class CountingSource:
         return n
 
 
-def test_embedding_alongside_takes_only_the_time_the_parse_leaves():
-    """While a worker parses the next file, the writer embeds batches in the time it would
-    wait: none after files that came at once (Markdown), batches after a long parse (PDFs),
-    each batch's speed reported to progress; and less again when it made the next one wait."""
-    from kb_search.ingest.batch_writer import ALONGSIDE_BATCH, EmbedAlongside
+def test_embedding_alongside_runs_only_while_a_long_file_is_parsed():
+    """While a worker parses, the writer embeds one batch at a time: not while the file in
+    hand is short (Markdown: every document is written first), batches while it is long (a
+    PDF), each batch's speed reported to progress; never fewer chunks than a batch."""
+    from kb_search.ingest.batch_writer import ALONGSIDE_BATCH, LONG_PARSE_S, EmbedAlongside
     from kb_search.progress import Tally
 
-    source, tally = CountingSource(pending=10 * ALONGSIDE_BATCH), Tally()
+    source, tally = CountingSource(pending=3 * ALONGSIDE_BATCH + 5), Tally()
     alongside = EmbedAlongside(None, source, tally)
-    alongside.after_document(waited=0.01)  # the next file was there: writing goes first
-    assert source.fills == [] and tally.sampled == 0
-    alongside.after_document(waited=3.0)  # a 3 s parse: room for batches
-    assert source.fills[0] == 0  # the model loads outside a timed batch
-    assert tally.sampled == alongside.embedded == 10 * ALONGSIDE_BATCH  # fast batches: all
-    assert source.waiting == 0 and tally.sample_seconds > 0
-    source.waiting = 5
-    alongside.after_document(waited=3.0)
-    assert alongside.embedded == 10 * ALONGSIDE_BATCH  # fewer than a batch: left for later
-    assert EmbedAlongside(None, None, tally).after_document(waited=9.0) is None  # no model
+    assert alongside(0.05) is False and source.fills == []  # a short file: nothing
+    assert alongside(LONG_PARSE_S) is True
+    assert source.fills == [0, ALONGSIDE_BATCH]  # the model loads outside the timed batch
+    assert tally.sampled == ALONGSIDE_BATCH and alongside.batch_s is not None
+    while alongside(LONG_PARSE_S + 1):
+        pass
+    assert alongside.embedded == tally.sampled == 3 * ALONGSIDE_BATCH
+    assert source.waiting == 5  # fewer than a batch: left to the embedding phase
+    assert EmbedAlongside(None, None, tally)(99.0) is False  # no model

@@ -103,45 +103,40 @@ def embed_pending(conn: Connection, vectors: VectorSource | None, progress: Prog
 
 
 ALONGSIDE_BATCH = 32  # chunks per transaction embedded while files are being parsed
-FIRST_BATCH_S = 1.0  # a parse this long leaves room for a batch, before one was timed
+# A file in hand this long is a long one: a batch embedded meanwhile delays no parse (until
+# one batch was timed; then that batch's time). The model loads only for a file this long.
+LONG_PARSE_S = 2.0
 
 
 class EmbedAlongside:
-    """While a worker process parses the next file, this process would only wait for it: it
-    embeds chunks already written instead, a batch per transaction as the embedding phase
-    does, so that parsing and embedding overlap. It takes no more time than the parse leaves:
-    after each document, the time it waited for it plus the time it embedded last (the
-    parse's length), or half of what it embedded when the document was already there. A folder
-    of small files, each parsed faster than a batch embeds, is written without delay; long
-    PDFs leave the embedding phase less to do. Each batch's chunks and seconds go to progress
-    (`embed_sample`): the ETA's embedding speed, measured from the first long file on."""
+    """While a worker process parses a long file and no parsed document waits to be written,
+    the writer would only wait: it embeds one batch of the chunks already written instead (a
+    transaction, as the embedding phase does), then looks again. A document that arrives
+    meanwhile waits at most one batch; files parsed faster than a batch embeds (Markdown) are
+    never held up. Each batch's chunks and seconds go to progress (`embed_sample`): the ETA's
+    embedding speed, measured from the first long file on."""
 
     def __init__(self, conn: Connection, vectors: VectorSource | None, progress: Progress):
         self.conn, self.vectors, self.progress = conn, vectors, progress
         self.embedded = 0
-        self.spent = 0.0  # embedding, after the last document
         self.batch_s: float | None = None  # the last batch's seconds
 
-    def after_document(self, waited: float) -> None:
-        """A document was written; `waited`: seconds this process waited for it."""
-        if self.vectors is None:
-            return
-        budget = self.spent + waited if waited > 0.05 else self.spent / 2
-        self.spent = 0.0
+    def __call__(self, parsing: float) -> bool:
+        """The file in hand has been parsed for `parsing` seconds: embed a batch if that is
+        long enough. True if it did some work."""
+        if self.vectors is None or parsing < max(LONG_PARSE_S, self.batch_s or 0.0):
+            return False
+        if self.vectors.pending(self.conn) < ALONGSIDE_BATCH:
+            return False
+        if self.batch_s is None:
+            self.vectors.fill(self.conn, limit=0)  # loads the model: not a batch's time
         started = time.monotonic()
-        while budget - self.spent >= (self.batch_s or FIRST_BATCH_S):
-            if self.vectors.pending(self.conn) < ALONGSIDE_BATCH:
-                break
-            if self.batch_s is None:
-                self.vectors.fill(self.conn, limit=0)  # loads the model: not a batch's time
-            t0 = time.monotonic()
-            n = self.vectors.fill(self.conn, limit=ALONGSIDE_BATCH)
-            self.batch_s = time.monotonic() - t0
-            self.spent = time.monotonic() - started
-            if not n:
-                break
+        n = self.vectors.fill(self.conn, limit=ALONGSIDE_BATCH)
+        self.batch_s = time.monotonic() - started
+        if n:
             self.embedded += n
             self.progress.embed_sample(n, self.batch_s)
+        return n > 0
 
 
 class BatchWriter:

@@ -280,11 +280,15 @@ def ingest_files(
         in_flight[key] = todo[key].item.path
         progress.current(next(iter(in_flight.values())).name)
 
-    outcomes = executor.parse(todo, dispatched)
-    # While files are parsed in other processes, this one embeds in the time it would wait.
-    alongside = not (isinstance(executor, LocalExecutor) and options.workers <= 0)
+    # While worker processes parse a long file, this one embeds in the time it would wait.
+    alongside = EmbedAlongside(conn, writer.vectors, progress)
+    if isinstance(executor, LocalExecutor) and options.workers > 0:
+        outcomes = executor.parse(todo, dispatched, idle=alongside)
+    else:
+        outcomes = executor.parse(todo, dispatched)
     try:
-        _write_outcomes(outcomes, todo, in_flight, writer, run, renamed, alongside)
+        _write_outcomes(outcomes, todo, in_flight, writer, run, renamed)
+        summary.embedded += alongside.embedded
     finally:
         outcomes.close()  # stops the parser processes now, also on Ctrl-C
 
@@ -303,16 +307,9 @@ def _write_outcomes(
     writer: BatchWriter,
     run: _Ingest,
     renamed: set[Path] | frozenset[Path] = frozenset(),
-    embed_alongside: bool = False,
 ) -> None:
-    summary, progress = run.summary, run.progress
-    alongside = EmbedAlongside(run.conn, writer.vectors if embed_alongside else None, progress)
-    while True:
-        waiting = time.monotonic()
-        outcome = next(outcomes, None)
-        if outcome is None:
-            break
-        waited = time.monotonic() - waiting
+    progress = run.progress
+    for outcome in outcomes:
         progress.read(1)
         in_flight.pop(outcome.key, None)
         progress.current(next(iter(in_flight.values())).name if in_flight else "")
@@ -323,8 +320,6 @@ def _write_outcomes(
             run.fail(candidate.item.path, outcome.reason, candidate)
         else:
             _write_one(candidate, outcome.document, writer, run, renamed)
-        alongside.after_document(waited)
-    summary.embedded += alongside.embedded
 
 
 def _write_one(
