@@ -107,12 +107,21 @@ class CountingSource:
         return n
 
 
-def test_embedding_alongside_runs_only_while_a_long_file_is_parsed():
+def test_embedding_alongside_runs_only_while_a_long_file_is_parsed(monkeypatch):
     """While a worker parses, the writer embeds one batch at a time: not while the file in
     hand is short (Markdown: every document is written first), batches while it is long (a
-    PDF), each batch's speed reported to progress; never fewer chunks than a batch."""
+    PDF) and a core is spare, each batch's speed reported to progress; never fewer chunks
+    than a batch. Without a spare core only the first batch runs (the speed measurement)."""
+    from kb_search.ingest import batch_writer
     from kb_search.ingest.batch_writer import ALONGSIDE_BATCH, LONG_PARSE_S, EmbedAlongside
     from kb_search.progress import Tally
+
+    monkeypatch.setattr(batch_writer, "spare_core", lambda: False)
+    busy = CountingSource(pending=3 * ALONGSIDE_BATCH)
+    alone = EmbedAlongside(None, busy, Tally())
+    assert alone(LONG_PARSE_S) is True and alone(LONG_PARSE_S + 9) is False
+    assert busy.waiting == 2 * ALONGSIDE_BATCH
+    monkeypatch.setattr(batch_writer, "spare_core", lambda: True)
 
     source, tally = CountingSource(pending=3 * ALONGSIDE_BATCH + 5), Tally()
     alongside = EmbedAlongside(None, source, tally)

@@ -10,6 +10,7 @@ documents, and what lacks vectors is embedded by the next `kb add`, `kb sync` or
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterable
 
@@ -108,13 +109,23 @@ ALONGSIDE_BATCH = 32  # chunks per transaction embedded while files are being pa
 LONG_PARSE_S = 2.0
 
 
+def spare_core() -> bool:
+    """Whether a core is idle besides the parser's: else embedding alongside only takes CPU
+    from the parse (measured on two busy cores: the keyword phase ~45% longer)."""
+    try:
+        return os.getloadavg()[0] + 1 < (os.cpu_count() or 1)
+    except OSError:
+        return False
+
+
 class EmbedAlongside:
     """While a worker process parses a long file and no parsed document waits to be written,
     the writer would only wait: it embeds one batch of the chunks already written instead (a
     transaction, as the embedding phase does), then looks again. A document that arrives
     meanwhile waits at most one batch; files parsed faster than a batch embeds (Markdown) are
-    never held up. Each batch's chunks and seconds go to progress (`embed_sample`): the ETA's
-    embedding speed, measured from the first long file on."""
+    never held up. The first batch is a measurement (its chunks and seconds go to progress,
+    `embed_sample`: the ETA's embedding speed before the embedding phase); the next ones run
+    only while the machine has a core to spare."""
 
     def __init__(self, conn: Connection, vectors: VectorSource | None, progress: Progress):
         self.conn, self.vectors, self.progress = conn, vectors, progress
@@ -125,6 +136,8 @@ class EmbedAlongside:
         """The file in hand has been parsed for `parsing` seconds: embed a batch if that is
         long enough. True if it did some work."""
         if self.vectors is None or parsing < max(LONG_PARSE_S, self.batch_s or 0.0):
+            return False
+        if self.batch_s is not None and not spare_core():
             return False
         if self.vectors.pending(self.conn) < ALONGSIDE_BATCH:
             return False
