@@ -129,11 +129,17 @@ def errors(samples: list[tuple[float, float | None]], end: float) -> dict[str, f
         out[f"{int(q * 100)}%"] = error(*near) if near else None
     late = [error(t, eta) for t, eta in timed if t >= 60 and end - t >= 0.05 * end]
     out["worst after 1 min"] = max(late, key=abs) if late else None
+    out["mean |error| after 1 min"] = sum(map(abs, late)) / len(late) if late else None
+    out["within 30% after 1 min"] = sum(abs(x) <= 0.3 for x in late) / len(late) if late else None
     return out
 
 
 def pct(x: float | None) -> str:
     return "-" if x is None else f"{x:+.0%}"
+
+
+def share(x: float | None) -> str:
+    return "-" if x is None else f"{x:.0%}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -153,15 +159,17 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(truth))
         return 0
     print("| trace | docs | chunks | keyword s | embedded s | ratio | ETA first | 25% | 50% |"
-          " 75% | worst after 1 min |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+          " 75% | worst after 1 min | mean abs after 1 min | within 30% |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for path in args.traces:
         events, truth = load(path)
         e = errors(replay(events, truth["model"]), truth["end"])
         print(f"| {path.stem} | {truth['documents']} | {truth['chunks']} |"
               f" {truth['keyword_s']:.1f} | {truth['end']:.1f} |"
               f" {truth['keyword_s'] / truth['end']:.2f} | {pct(e['first'])} | {pct(e['25%'])} |"
-              f" {pct(e['50%'])} | {pct(e['75%'])} | {pct(e['worst after 1 min'])} |")  # fmt: skip
+              f" {pct(e['50%'])} | {pct(e['75%'])} | {pct(e['worst after 1 min'])} |"
+              f" {share(e['mean |error| after 1 min'])} |"
+              f" {share(e['within 30% after 1 min'])} |")  # fmt: skip
     return 0
 
 

@@ -111,7 +111,7 @@ LONG_PARSE_S = 2.0
 
 def spare_core() -> bool:
     """Whether a core is idle besides the parser's: else embedding alongside only takes CPU
-    from the parse (measured on two busy cores: the keyword phase ~45% longer)."""
+    from the parse (on two busy cores, two alternated runs: keyword phase +45% and -5%)."""
     try:
         return os.getloadavg()[0] + 1 < (os.cpu_count() or 1)
     except OSError:
