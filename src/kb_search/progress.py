@@ -1,13 +1,21 @@
 """How long jobs report progress: the core calls these; a face (CLI, server) shows them.
 
 A job has `total` steps (files, chunks, documents, bytes). Its *work* is what the ETA is
-computed from. An ingest has two phases: the keyword phase parses and writes each file (its
-work: the bytes of text still to parse, a PDF page counting as `PDF_PAGE_WORK` bytes of text
-that take `PDF_PAGE_PARSE` times as long as plain text to read), then the embedding phase
-embeds the chunks written without a vector. Before the embedding phase the number of chunks it
-will embed is estimated from the text still to parse (the chunks per byte measured so far,
-else `PRIOR_CHUNK_BYTES`). Steps done without work (files skipped as unchanged) finish
-instantly and do not distort the rates.
+computed from. An ingest has two phases, estimated apart and added:
+
+- the keyword phase parses and writes each file. Its work is counted in two units, bytes of
+  text and PDF pages (a page costs `PDF_PAGE_PARSE` bytes of text to parse); its speed is
+  measured as files finish (`Rate`), and the time already spent on the file in hand is
+  credited.
+- the embedding phase embeds every chunk written without a vector. Until it starts, its size is
+  the chunks waiting plus those the work left will write (chunks per byte and per page, each
+  measured as it runs, else a prior) and its speed the one measured by batches embedded
+  during the keyword phase (else a prior); chunks embedded while files are still parsed
+  shorten it. Once it runs, its own speed.
+
+Steps done without work (files skipped as unchanged) finish instantly and do not distort the
+rates. Every estimate is a function of the events and the clock: `bench/ingest_trace.py`
+replays recorded runs through it.
 """
 
 from __future__ import annotations
@@ -17,10 +25,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-PDF_PAGE_WORK = 3000  # bytes of extracted text on a typical PDF page
-PDF_PAGE_PARSE = 4.0  # a PDF page (layout, reading order) costs this many pages of text to parse
-PRIOR_CHUNK_BYTES = 600.0  # bytes of text per chunk before a job has measured its own
-PRIOR_PARSE_BYTES_PER_S = 200_000.0  # plain text parsed and written per second, before measured
+PDF_PAGE_WORK = 3000  # bytes of extracted text on a typical PDF page (a file's expected work)
+# What a PDF page costs to parse and write, in bytes of Markdown (CPU time, measured on the
+# shared PDFs: 20 KB for simple pages to 480 KB for dense layouts, 190 KB over 474 pages;
+# Markdown parses at ~1 MB per CPU second). Only the split between text and pages rests on
+# it: a job's speed is measured as it runs.
+PDF_PAGE_PARSE = 100_000.0
+PRIOR_CHUNK_BYTES = 500.0  # bytes of text per chunk before a job has measured its own
+PRIOR_PAGE_CHUNKS = 3.5  # chunks per PDF page before a job has measured its own (3.3-3.9)
+# Plain text parsed and written per second before a job has measured its own (Markdown on
+# two busy cores, one parser process: 480 KB/s, md_argocd_docs).
+PRIOR_PARSE_BYTES_PER_S = 400_000.0
 
 
 class Progress(Protocol):
@@ -34,9 +49,9 @@ class Progress(Protocol):
     def current(self, name: str) -> None:
         """What is being worked on now (a file name); "" when nothing in particular."""
 
-    def advance(self, n: int = 1, work: float = 0.0, chunks: int = 0) -> None:
-        """`n` more steps are done, with `work` of the job's work and `chunks` chunks written
-        (keyword-searchable)."""
+    def advance(self, n: int = 1, work: float = 0.0, chunks: int = 0, pages: int = 0) -> None:
+        """`n` more steps are done, with `work` of the job's work (`pages` of it PDF pages)
+        and `chunks` chunks written (keyword-searchable)."""
 
     def read(self, n: int = 1) -> None:
         """`n` more files were read (parsed, or found unchanged)."""
@@ -66,7 +81,7 @@ class NoProgress:
     def current(self, name: str) -> None:
         pass
 
-    def advance(self, n: int = 1, work: float = 0.0, chunks: int = 0) -> None:
+    def advance(self, n: int = 1, work: float = 0.0, chunks: int = 0, pages: int = 0) -> None:
         pass
 
     def read(self, n: int = 1) -> None:
@@ -86,11 +101,35 @@ class NoProgress:
 
 
 @dataclass
+class Rate:
+    """An amount that grows from a start, and its speed since then (the whole run's: on a
+    shared machine a burst of load passes, and the average of the run so far has the best
+    record of the rest; recorded runs, `bench/ingest_trace.py`, bear this out)."""
+
+    started: float | None = None
+    last: float | None = None
+    total: float = 0.0
+
+    def begin(self, at: float) -> None:
+        if self.started is None:
+            self.started = self.last = at
+
+    def add(self, at: float, amount: float) -> None:
+        self.begin(at)
+        self.last, self.total = at, self.total + amount
+
+    def per_second(self) -> float | None:
+        """Amount per second from the start to the last addition; None until measured."""
+        if self.started is None or self.last is None or self.last <= self.started:
+            return None
+        return self.total / (self.last - self.started) if self.total > 0 else None
+
+
+@dataclass
 class Tally:
     """A Progress that keeps count: what a display shows and what an interrupted job says
-    ("interrupted after 37/183 files"). The ETA is the keyword phase's (work left at the rate
-    measured since the first unit of work, else the prior) plus the embedding phase's (chunks
-    to embed at the rate measured since it began, else `prior_embed_rate`)."""
+    ("interrupted after 37/183 files"), and the ETA of both phases (see the module's
+    docstring), from the events and `clock` only."""
 
     total: int = 0
     unit: str = "files"
@@ -98,17 +137,19 @@ class Tally:
     work_total: float = 0.0
     work_done: float = 0.0
     pages_total: int = 0  # PDF pages among the work
+    pages_done: int = 0
     chunks: int = 0  # written
+    page_chunks: int = 0  # of which from PDF pages
     name: str = ""
     clock: Callable[[], float] = field(default=time.monotonic, repr=False)
     started: float | None = None
     work_started: float | None = None
     files_read: int = 0
-    # Work per second to assume before this job has measured its own (an estimate at the
-    # start, text bytes parsed and written); None: no ETA until the first file is done.
+    # Bytes of plain text parsed and written per second to assume before this job has
+    # measured its own; None: no ETA until the first file is done.
     prior_rate: float | None = None
-    # Chunks embedded per second to assume before the embedding phase has measured its own;
-    # None: the embedding phase is left out of the ETA until it starts.
+    # Chunks embedded per second to assume before any were embedded by this job; None: the
+    # embedding phase is left out of the ETA until it starts.
     prior_embed_rate: float | None = None
     awaiting: int = 0  # chunks written without a vector, or found so
     awaiting_before: int = 0  # of which found before this job wrote anything
@@ -117,8 +158,11 @@ class Tally:
     embed_done: int = 0
     embed_started: float | None = None
     keyword_seconds: float | None = None  # how long the keyword phase took
-    sampled: int = 0  # chunks embedded during the keyword phase (a speed measurement)
-    sample_rate: float | None = None  # their chunks per second
+    sampled: int = 0  # chunks embedded during the keyword phase
+    sample_seconds: float = 0.0  # the time they took
+    first_sample_at: float | None = None
+    progress_units: Rate = field(default_factory=Rate, repr=False)  # keyword work done
+    progress_embedded: Rate = field(default_factory=Rate, repr=False)  # embedding phase
 
     def start(self, total: int, unit: str = "files") -> None:
         self.total, self.unit = total, unit
@@ -131,6 +175,7 @@ class Tally:
             if self.work_started is None:
                 self.work_started = self.clock()
                 self.awaiting_before = self.awaiting
+                self.progress_units.begin(self.work_started)
 
     def current(self, name: str) -> None:
         self.name = name
@@ -138,10 +183,15 @@ class Tally:
     def read(self, n: int = 1) -> None:
         self.files_read += n
 
-    def advance(self, n: int = 1, work: float = 0.0, chunks: int = 0) -> None:
+    def advance(self, n: int = 1, work: float = 0.0, chunks: int = 0, pages: int = 0) -> None:
         self.done += n
         self.work_done += work
+        self.pages_done += pages
         self.chunks += chunks
+        if pages:
+            self.page_chunks += chunks
+        if work > 0 and self.work_started is not None:
+            self.progress_units.add(self.clock(), self._units(work, pages))
 
     def await_embedding(self, n: int) -> None:
         self.embeds = True
@@ -151,16 +201,20 @@ class Tally:
         if self.embed_started is None:
             self.embed_started = self.clock()
             self.keyword_seconds = self.elapsed
+            self.progress_embedded.begin(self.embed_started)
         self.embeds = True
         self.embed_total += n
 
     def embedded(self, n: int) -> None:
         self.embed_done += n
+        if self.embed_started is not None:
+            self.progress_embedded.add(self.clock(), n)
 
     def embed_sample(self, n: int, seconds: float) -> None:
+        if self.first_sample_at is None:
+            self.first_sample_at = self.clock() - seconds
         self.sampled += n
-        if seconds > 0:
-            self.sample_rate = n / seconds
+        self.sample_seconds += max(0.0, seconds)
 
     @property
     def phase(self) -> str:
@@ -169,6 +223,11 @@ class Tally:
     @property
     def elapsed(self) -> float:
         return 0.0 if self.started is None else self.clock() - self.started
+
+    @staticmethod
+    def _units(work: float, pages: int) -> float:
+        """Work in bytes of plain text to parse: a PDF page costs `PDF_PAGE_PARSE`."""
+        return max(0.0, work - pages * PDF_PAGE_WORK) + pages * PDF_PAGE_PARSE
 
     def _working_seconds(self) -> float:
         since = self.work_started if self.work_started is not None else self.started
@@ -187,43 +246,65 @@ class Tally:
         """Seconds until every file is written (keyword-searchable); 0 once they are."""
         if self.embed_started is not None:
             return 0.0
-        seconds = self._working_seconds()
         if self.work_total > 0:
-            left = max(0.0, self.work_total - self.work_done)
-            if self.work_done > 0 and seconds > 0:
-                return left * seconds / self.work_done
-            if self.prior_rate is None:
-                return None
-            pages = self.pages_total * PDF_PAGE_WORK
-            text = max(0.0, self.work_total - pages)
-            return (text + pages * PDF_PAGE_PARSE) / self.prior_rate * (
-                left / self.work_total
+            left = self._units(
+                max(0.0, self.work_total - self.work_done),
+                max(0, self.pages_total - self.pages_done),
             )
+            rate = self.progress_units.per_second()
+            if rate is None:
+                return None if self.prior_rate is None else left / self.prior_rate
+            # The file in hand has been worked on since the last one was done: credited up
+            # to the time a file left takes on average.
+            in_hand = self.clock() - (self.progress_units.last or self.clock())
+            average = left / rate / max(1, self.total - self.done)
+            return max(0.0, left / rate - min(in_hand, average))
+        seconds = self._working_seconds()
         if self.done <= 0 or not self.total or seconds <= 0:
             return None if self.total and self.done < self.total else 0.0
         return max(0, self.total - self.done) * seconds / self.done
 
     def chunks_to_embed(self) -> float:
         """How many chunks the embedding phase embeds: known once it began, else those written
-        without a vector plus the text still to parse at the chunks per byte seen so far."""
+        without a vector and not embedded yet, plus what the work left will write (chunks per
+        byte and per page seen so far, at the share of written chunks that needed the model)."""
         if self.embed_started is not None:
             return float(self.embed_total)
-        left = max(0.0, self.work_total - self.work_done)
+        text_done = max(0.0, self.work_done - self.pages_done * PDF_PAGE_WORK)
+        text_left = max(0.0, self.work_total - self.pages_total * PDF_PAGE_WORK - text_done)
+        pages_left = max(0, self.pages_total - self.pages_done)
+        text_chunks = self.chunks - self.page_chunks
+        per_byte = text_chunks / text_done if text_done > 0 else 1 / PRIOR_CHUNK_BYTES
+        per_page = self.page_chunks / self.pages_done if self.pages_done else PRIOR_PAGE_CHUNKS
         written = self.awaiting - self.awaiting_before
-        per_byte = written / self.work_done if self.work_done > 0 else 1 / PRIOR_CHUNK_BYTES
-        return max(0.0, self.awaiting - self.sampled) + left * per_byte
+        needs_model = min(1.0, written / self.chunks) if self.chunks else 1.0
+        coming = (text_left * per_byte + pages_left * per_page) * needs_model
+        return max(0.0, self.awaiting - self.sampled) + coming
+
+    def embed_rate(self) -> float | None:
+        """Chunks embedded per second: the embedding phase's speed, else the speed of the
+        batches embedded during the keyword phase, else the prior."""
+        if self.embed_started is not None:
+            measured = self.progress_embedded.per_second()
+            if measured is not None:
+                return measured
+        if self.sampled and self.sample_seconds > 0:
+            return self.sampled / self.sample_seconds
+        return self.prior_embed_rate
 
     def embed_eta(self) -> float | None:
-        """Seconds the embedding phase still needs (0 when there is none)."""
+        """Seconds the embedding phase still needs after the keyword phase (0 when there is
+        none)."""
         if not self.embeds:
             return 0.0
         left = max(0.0, self.chunks_to_embed() - self.embed_done)
-        if self.embed_started is not None and self.embed_done > 0:
-            seconds = self.clock() - self.embed_started
-            return left * seconds / self.embed_done
+        if self.embed_started is None and self.first_sample_at is not None:
+            # batches embedded alongside the parsing go on until the keyword phase ends
+            alongside = self.sampled / max(1e-9, self.clock() - self.first_sample_at)
+            left = max(0.0, left - alongside * (self.keyword_eta() or 0.0))
         if left == 0:
             return 0.0
-        rate = self.sample_rate or self.prior_embed_rate
+        rate = self.embed_rate()
         return left / rate if rate else None
 
     def eta(self) -> float | None:
@@ -235,9 +316,14 @@ class Tally:
             return None if self.embed_started is not None else keyword
         return keyword + embed
 
+    def chunks_embedded(self) -> str:
+        """ "1204/3310 chunks": embedded by this job (alongside the parsing too) of those it
+        embeds."""
+        return f"{self.embed_done + self.sampled}/{self.embed_total + self.sampled} chunks"
+
     def position(self) -> str:
         """ "37/183 files"; in the embedding phase "183/183 files, 1204/3310 chunks embedded"."""
         text = f"{self.done}/{self.total} {self.unit}" if self.total else f"{self.done} {self.unit}"
         if self.embed_started is not None:
-            text += f", {self.embed_done}/{self.embed_total} chunks embedded"
+            text += f", {self.chunks_embedded()} embedded"
         return text

@@ -16,7 +16,13 @@ import pytest
 from kb_search.cli.progress import clock, status_text
 from kb_search.config import load_config
 from kb_search.knowledge_base import KnowledgeBase
-from kb_search.progress import PDF_PAGE_WORK, Tally
+from kb_search.progress import (
+    PDF_PAGE_PARSE,
+    PDF_PAGE_WORK,
+    PRIOR_CHUNK_BYTES,
+    PRIOR_PAGE_CHUNKS,
+    Tally,
+)
 from kb_testing import HashEmbedder, document_count
 
 SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample"
@@ -174,40 +180,43 @@ def test_files_count_as_they_are_read_and_a_prior_gives_a_first_estimate():
 
 def test_eta_adds_the_embedding_phase_estimated_from_chunks_per_byte_then_measured():
     """The keyword phase's time from its work (PDF pages cost more), plus the chunks it will
-    leave to embed at the chunks per byte seen so far, at the embedding rate (prior, then
-    measured once the embedding phase runs)."""
+    leave to embed at the chunks per byte and per page seen so far, at the embedding rate
+    (prior, then measured by batches embedded alongside, then by the embedding phase); the
+    line shows both phases."""
     ticks = FakeClock()
     tally = Tally(clock=ticks, prior_rate=1000.0, prior_embed_rate=10.0)
     tally.start(4)
     tally.await_embedding(0)
     tally.add_work(60_000 + 2 * PDF_PAGE_WORK, pages=2)
-    # prior: 60 KB of text + 2 pages at 4x their 3 KB, 1 chunk per 600 bytes at 10/s
-    assert tally.keyword_eta() == pytest.approx((60_000 + 2 * 3000 * 4) / 1000)
-    assert tally.eta() == pytest.approx(84 + (66_000 / 600) / 10)
+    assert tally.keyword_eta() == pytest.approx((60_000 + 2 * PDF_PAGE_PARSE) / 1000)
+    assert tally.eta() == pytest.approx(
+        tally.keyword_eta() + (60_000 / PRIOR_CHUNK_BYTES + 2 * PRIOR_PAGE_CHUNKS) / 10
+    )
     ticks.now += 10
     tally.await_embedding(50)  # 50 chunks in the first 11 KB written
     tally.advance(1, work=11_000, chunks=50)
-    assert tally.keyword_eta() == pytest.approx(55_000 * 10 / 11_000)
-    assert tally.chunks_to_embed() == pytest.approx(300)
-    assert tally.eta() == pytest.approx(50 + 300 / 10)
-    assert "keyword 1/4 files" in status_text(tally)
+    assert tally.keyword_eta() == pytest.approx((49_000 + 2 * PDF_PAGE_PARSE) * 10 / 11_000)
+    expected = 50 + 49_000 * 50 / 11_000 + 2 * PRIOR_PAGE_CHUNKS
+    assert tally.chunks_to_embed() == pytest.approx(expected)
+    assert "keyword 1/4 files, searchable in" in status_text(tally)
+    assert f"embedding 0/~{round(expected)} chunks" in status_text(tally)
     tally.embed_sample(20, 0.5)  # 40 chunks/s measured here: it replaces the prior
-    assert tally.chunks_to_embed() == pytest.approx(280)
-    assert tally.eta() == pytest.approx(50 + 280 / 40)
-    tally.sample_rate, tally.sampled = None, 0
-    tally.advance(3, work=55_000, chunks=250)
+    assert tally.chunks_to_embed() == pytest.approx(expected - 20)
+    assert tally.embed_rate() == pytest.approx(40)
+    assert f"embedding 20/~{round(expected)} chunks" in status_text(tally)
+    tally.advance(3, work=49_000 + 2 * PDF_PAGE_WORK, chunks=250, pages=2)
     tally.await_embedding(250)
     ticks.now += 50
-    tally.embedding(300)
+    tally.embedding(280)
     assert tally.phase == "embedding" and tally.keyword_seconds == pytest.approx(60)
-    assert tally.eta() == pytest.approx(30)  # the prior, until measured
+    assert tally.eta() == pytest.approx(7)  # 280 at the 40/s measured alongside
     ticks.now += 10
     tally.embedded(100)
-    assert tally.eta() == pytest.approx(20)  # measured: 10 chunks/s
-    assert "keyword done · embedding 100/300 chunks · 10.0 chunks/s · ETA 0:20" in status_text(
+    assert tally.eta() == pytest.approx(18)  # measured: 10 chunks/s
+    assert "keyword done · embedding 120/300 chunks · 10.0 chunks/s · ETA 0:18" in status_text(
         tally
     )
-    assert tally.position() == "4/4 files, 100/300 chunks embedded"  # what Ctrl-C says
+    assert tally.position() == "4/4 files, 120/300 chunks embedded"  # what Ctrl-C says
 
 
 def test_ingest_reports_files_read_before_they_are_stored(tmp_path):

@@ -90,18 +90,47 @@ def test_search_says_how_much_of_the_index_the_vector_leg_covers(tmp_path):
         assert "embedding" not in lexical
 
 
-def test_a_long_keyword_phase_measures_the_embedding_speed_with_one_kept_batch(
-    tmp_path, monkeypatch
-):
+class CountingSource:
+    """A VectorSource over `pending` chunks that gives `limit` of them a vector per fill."""
+
+    def __init__(self, pending: int) -> None:
+        self.waiting = pending
+        self.fills: list[int | None] = []
+
+    def pending(self, conn) -> int:
+        return self.waiting
+
+    def fill(self, conn, on_more=None, on_embedded=None, limit=None) -> int:
+        self.fills.append(limit)
+        n = min(self.waiting, self.waiting if limit is None else limit)
+        self.waiting -= n
+        return n
+
+
+def test_embedding_alongside_runs_only_while_a_long_file_is_parsed(monkeypatch):
+    """While a worker parses, the writer embeds one batch at a time: not while the file in
+    hand is short (Markdown: every document is written first), batches while it is long (a
+    PDF) and a core is spare, each batch's speed reported to progress; never fewer chunks
+    than a batch. Without a spare core only the first batch runs (the speed measurement)."""
     from kb_search.ingest import batch_writer
+    from kb_search.ingest.batch_writer import ALONGSIDE_BATCH, LONG_PARSE_S, EmbedAlongside
     from kb_search.progress import Tally
 
-    monkeypatch.setattr(batch_writer, "CALIBRATE_AFTER_S", 0.0)
-    monkeypatch.setattr(batch_writer, "CALIBRATION_CHUNKS", 2)
-    shutil.copytree(SAMPLE, tmp_path / "notes")
-    tally = Tally(prior_embed_rate=1.0)
-    with make_kb(tmp_path) as kb:
-        summary = kb.add([tmp_path / "notes"], progress=tally)
-    assert tally.sampled == 2 and tally.sample_rate > 1.0  # measured, not the prior
-    assert tally.embed_total == summary.chunks - 2  # the sample is kept, not embedded twice
-    assert summary.embedded == summary.chunks
+    monkeypatch.setattr(batch_writer, "spare_core", lambda: False)
+    busy = CountingSource(pending=3 * ALONGSIDE_BATCH)
+    alone = EmbedAlongside(None, busy, Tally())
+    assert alone(LONG_PARSE_S) is True and alone(LONG_PARSE_S + 9) is False
+    assert busy.waiting == 2 * ALONGSIDE_BATCH
+    monkeypatch.setattr(batch_writer, "spare_core", lambda: True)
+
+    source, tally = CountingSource(pending=3 * ALONGSIDE_BATCH + 5), Tally()
+    alongside = EmbedAlongside(None, source, tally)
+    assert alongside(0.05) is False and source.fills == []  # a short file: nothing
+    assert alongside(LONG_PARSE_S) is True
+    assert source.fills == [0, ALONGSIDE_BATCH]  # the model loads outside the timed batch
+    assert tally.sampled == ALONGSIDE_BATCH and alongside.batch_s is not None
+    while alongside(LONG_PARSE_S + 1):
+        pass
+    assert alongside.embedded == tally.sampled == 3 * ALONGSIDE_BATCH
+    assert source.waiting == 5  # fewer than a batch: left to the embedding phase
+    assert EmbedAlongside(None, None, tally)(99.0) is False  # no model

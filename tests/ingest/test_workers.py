@@ -69,3 +69,23 @@ def test_the_next_file_is_parsed_while_the_caller_handles_an_outcome(tmp_path):
         assert next(outcomes).key == 1
         assert dispatched == [1, 2]  # already with the worker, before the caller asks
         assert [o.key for o in outcomes] == [2]
+
+
+def test_the_caller_works_while_a_long_file_is_parsed_and_its_outcome_still_comes(tmp_path):
+    """`idle(seconds)`: called while no outcome is ready, with how long the file in hand has
+    been parsed (the writer embeds a batch then); the outcome comes when it is ready."""
+    import time
+
+    big = big_markdown(tmp_path / "big.md", sections=8000)
+    seen: list[float] = []
+
+    def idle(parsing: float) -> bool:
+        seen.append(parsing)
+        time.sleep(0.01)
+        return True
+
+    job = ParseJob(settings=ChunkSettings(), max_bytes=100_000_000)
+    with ParserPool(job, workers=1, timeout_s=120) as pool:
+        [outcome] = list(pool.parse([(1, big)], idle=idle))
+    assert outcome.status == "ok" and outcome.key == 1
+    assert len(seen) > 1 and seen == sorted(seen) and seen[-1] > seen[0]

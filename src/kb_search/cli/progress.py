@@ -29,20 +29,26 @@ def clock(seconds: float | None) -> str:
 
 
 def status_text(tally: Tally) -> str:
-    """The line's text, e.g. "12% · keyword 37/183 files · 41.2 chunks/s · ETA 3:07 ·
-    report.pdf", then "80% · keyword done · embedding 1204/3310 chunks · 30.1 chunks/s · ETA
-    1:10" (the percentage is of the time: elapsed against elapsed + ETA)."""
+    """The line's text, e.g. "12% · keyword 37/183 files, searchable in 0:40 · embedding
+    320/~3310 chunks · 41.2 chunks/s · ETA 3:07 · report.pdf", then "80% · keyword done ·
+    embedding 1204/3310 chunks · 30.1 chunks/s · ETA 1:10" (the percentage is of the time:
+    elapsed against elapsed + ETA; the ETA is both phases')."""
     if tally.phase == "embedding":
         parts = [
             f"{fraction(tally):.0%}",
             "keyword done" if tally.total else "",
-            f"embedding {tally.embed_done}/{tally.embed_total} chunks",
+            f"embedding {tally.chunks_embedded()}",
         ]
         parts = [p for p in parts if p]
     else:
         parts = [f"{fraction(tally):.0%}", tally.position()]
         if tally.embeds and tally.unit == "files":
             parts[1] = f"keyword {parts[1]}"
+            keyword = tally.keyword_eta()
+            if keyword is not None and tally.done < tally.total:
+                parts[1] += f", searchable in {clock(keyword)}"
+            expected = round(tally.chunks_to_embed() + tally.sampled)
+            parts.append(f"embedding {tally.sampled}/~{expected} chunks")
         if tally.files_read > tally.done and tally.unit == "files":
             parts.append(f"{tally.files_read} read")
     rate = tally.chunk_rate()

@@ -153,9 +153,13 @@ class LocalExecutor:
         self.options = options
 
     def parse(
-        self, todo: dict[int, Candidate], dispatched: Callable[[int], None] | None = None
+        self,
+        todo: dict[int, Candidate],
+        dispatched: Callable[[int], None] | None = None,
+        idle: Callable[[float], bool] | None = None,
     ) -> Iterator[Outcome]:
-        return parse_outcomes(todo, self.options, dispatched)
+        """`idle`: see `ParserPool.parse` (never called when parsing in this process)."""
+        return parse_outcomes(todo, self.options, dispatched, idle)
 
     def vectors(self, local: VectorSource | None) -> VectorSource | None:
         return local
@@ -165,9 +169,10 @@ def parse_outcomes(
     todo: dict[int, Candidate],
     options: AddOptions,
     dispatched: Callable[[int], None] | None = None,
+    idle: Callable[[float], bool] | None = None,
 ) -> Iterator[Outcome]:
     """Parse in worker processes (time limit, memory cap), or in-process with workers=0.
-    `dispatched(key)` is called as each file starts parsing."""
+    `dispatched(key)` is called as each file starts parsing, `idle` while workers parse."""
     job = ParseJob(
         settings=options.settings,
         max_bytes=options.max_file_bytes,
@@ -190,4 +195,4 @@ def parse_outcomes(
     with ParserPool(
         job, workers=min(options.workers, len(items)), timeout_s=options.timeout_s
     ) as pool:
-        yield from pool.parse(items, dispatched)
+        yield from pool.parse(items, dispatched, idle)

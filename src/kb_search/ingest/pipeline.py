@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kb_search.ingest.batch_writer import BatchWriter, EmbedCalibration, embed_pending
+from kb_search.ingest.batch_writer import BatchWriter, EmbedAlongside, embed_pending
 from kb_search.ingest.changes import (
     KNOWN_EMPTY,
     KNOWN_FAILURE,
@@ -167,13 +167,16 @@ class _Ingest:
         self.summary.failed.append(failure)
         self.log.write(failure)
         self.remember(path, FAILED, reason, candidate)
-        self.progress.advance(1, work=candidate.work if candidate else 0.0)
+        if candidate is None:
+            self.progress.advance(1)
+        else:
+            self.progress.advance(1, work=candidate.work, pages=pdf_pages(candidate))
 
     def empty(self, candidate: Candidate, reason: str) -> None:
         self.summary.empty += 1
         self.drop(candidate.item.path)
         self.remember(candidate.item.path, EMPTY, reason, candidate)
-        self.progress.advance(1, work=candidate.work)
+        self.progress.advance(1, work=candidate.work, pages=pdf_pages(candidate))
 
     def drop(self, path: Path) -> bool:
         """Remove the document of a file that no longer gives text (emptied, unreadable,
@@ -277,9 +280,15 @@ def ingest_files(
         in_flight[key] = todo[key].item.path
         progress.current(next(iter(in_flight.values())).name)
 
-    outcomes = executor.parse(todo, dispatched)
+    # While worker processes parse a long file, this one embeds in the time it would wait.
+    alongside = EmbedAlongside(conn, writer.vectors, progress)
+    if isinstance(executor, LocalExecutor) and options.workers > 0:
+        outcomes = executor.parse(todo, dispatched, idle=alongside)
+    else:
+        outcomes = executor.parse(todo, dispatched)
     try:
         _write_outcomes(outcomes, todo, in_flight, writer, run, renamed)
+        summary.embedded += alongside.embedded
     finally:
         outcomes.close()  # stops the parser processes now, also on Ctrl-C
 
@@ -299,34 +308,41 @@ def _write_outcomes(
     run: _Ingest,
     renamed: set[Path] | frozenset[Path] = frozenset(),
 ) -> None:
-    summary, progress = run.summary, run.progress
-    calibration = EmbedCalibration(run.conn, writer.vectors, progress)
+    progress = run.progress
     for outcome in outcomes:
         progress.read(1)
         in_flight.pop(outcome.key, None)
         progress.current(next(iter(in_flight.values())).name if in_flight else "")
         candidate = todo.pop(outcome.key)
-        path = candidate.item.path
         if outcome.status == "empty":
             run.empty(candidate, outcome.reason)
-            continue
-        if outcome.status == "error":
-            run.fail(path, outcome.reason, candidate)
-            continue
+        elif outcome.status == "error":
+            run.fail(candidate.item.path, outcome.reason, candidate)
+        else:
+            _write_one(candidate, outcome.document, writer, run, renamed)
 
-        def done(parsed: ParsedDocument, candidate: Candidate = candidate) -> None:
-            if candidate.item.path in renamed:
-                pass  # a rename whose title was its file name: counted as renamed
-            elif candidate.existed:
-                summary.updated += 1
-            else:
-                summary.added += 1
-            summary.chunks += len(parsed.chunks)
-            if candidate.forget:
-                forget(run.conn, [candidate.record.path])
-            progress.advance(1)  # its work and chunks: reported by the writer
 
-        tags, doc_type = run.settings_for(candidate.item)
-        writer.add(candidate.record, outcome.document, done, tags, doc_type, candidate.work)
-        calibration.maybe()
-    summary.embedded += calibration.embedded
+def _write_one(
+    candidate: Candidate,
+    parsed: ParsedDocument,
+    writer: BatchWriter,
+    run: _Ingest,
+    renamed: set[Path] | frozenset[Path],
+) -> None:
+    summary, progress = run.summary, run.progress
+
+    def done(parsed: ParsedDocument) -> None:
+        if candidate.item.path in renamed:
+            pass  # a rename whose title was its file name: counted as renamed
+        elif candidate.existed:
+            summary.updated += 1
+        else:
+            summary.added += 1
+        summary.chunks += len(parsed.chunks)
+        if candidate.forget:
+            forget(run.conn, [candidate.record.path])
+        progress.advance(1)  # its work and chunks: reported by the writer
+
+    tags, doc_type = run.settings_for(candidate.item)
+    work, pages = candidate.work, pdf_pages(candidate)
+    writer.add(candidate.record, parsed, done, tags, doc_type, work, pages)

@@ -171,8 +171,11 @@ class ParserPool:
         self,
         items: Iterable[tuple[Any, Path]],
         dispatched: Callable[[Any], None] | None = None,
+        idle: Callable[[float], bool] | None = None,
     ) -> Iterator[Outcome]:
-        """Outcomes as they finish; `dispatched(key)` as each item goes to a worker."""
+        """Outcomes as they finish; `dispatched(key)` as each item goes to a worker;
+        `idle(seconds)` when no outcome is ready (seconds: how long the newest file in hand
+        has been parsed) may do some work of the caller's: True if it did."""
         pending = iter(items)
         exhausted = False
         self._slots = self._slots or [self._spawn() for _ in range(self.workers)]
@@ -195,7 +198,12 @@ class ParserPool:
             feed(slot)
         while any(slot.task for slot in self._slots):
             busy = [slot for slot in self._slots if slot.task]
-            ready = wait([slot.pipe for slot in busy], timeout=0.5)
+            pipes = [slot.pipe for slot in busy]
+            ready = wait(pipes, timeout=0)
+            if not ready:
+                parsing = time.monotonic() - max(slot.started for slot in busy)
+                if idle is None or not idle(parsing):
+                    ready = wait(pipes, timeout=0.5)
             now = time.monotonic()
             for index, slot in enumerate(self._slots):
                 if slot.task is None:

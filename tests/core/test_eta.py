@@ -1,0 +1,90 @@
+"""The ingest ETA as a function of progress events and the clock: synthetic runs whose true
+remaining time is known, each a case the estimator before this one got wrong by more than the
+±30% it must keep (PDF pages cost more than their text, embedding that overlaps the parsing,
+a long file in hand)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kb_search.progress import PDF_PAGE_PARSE, PDF_PAGE_WORK, PRIOR_CHUNK_BYTES, Tally
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def within(estimate: float | None, truth: float, share: float = 0.30) -> bool:
+    return estimate is not None and abs(estimate / truth - 1) <= share
+
+
+def test_pdf_pages_cost_more_than_the_text_they_hold():
+    """300 KB of Markdown written at 500 KB/s, then 100 one-page PDFs that cost
+    `PDF_PAGE_PARSE` bytes of Markdown each: after the Markdown, the keyword phase's time left
+    is the pages' (5 s), not 100 x 3 KB of text at Markdown speed (0.6 s)."""
+    clock = Clock()
+    tally = Tally(clock=clock)
+    tally.start(130)
+    tally.add_work(300_000 + 100 * PDF_PAGE_WORK, pages=100)
+    for _ in range(30):
+        clock.now += 0.02
+        tally.advance(1, work=10_000, chunks=15)
+    page_s = PDF_PAGE_PARSE / 500_000
+    truth = 100 * page_s
+    assert within(tally.keyword_eta(), truth)
+    for _ in range(50):  # and it holds as the PDFs go
+        clock.now += page_s
+        tally.advance(1, work=PDF_PAGE_WORK, chunks=2, pages=1)
+    assert within(tally.keyword_eta(), 50 * page_s)
+
+
+def test_chunks_embedded_while_files_are_parsed_shorten_the_embedding_phase():
+    """600 PDF pages at 10 pages/s, 2 chunks each; while they are parsed the writer embeds 10
+    chunks/s in the time it would wait. Half-way (30 s), 30 s of parsing are left, during which
+    300 more chunks get vectors; then the 600 left take 60 s at 10/s: 90 s, not 120."""
+    clock = Clock()
+    tally = Tally(clock=clock, prior_rate=1e6, prior_embed_rate=10.0)
+    tally.start(600)
+    tally.add_work(600 * PDF_PAGE_WORK, pages=600)
+    for second in range(30):
+        for _ in range(10):
+            clock.now += 0.1
+            tally.await_embedding(2)
+            tally.advance(1, work=PDF_PAGE_WORK, chunks=2, pages=1)
+        if second % 4 == 3:  # a batch of 32 every 3.2 s, at 10 chunks/s
+            tally.embed_sample(32, 3.2)
+    clock.now = 30.0
+    embedded = tally.sampled
+    truth = 30 + (1200 - embedded - 300) / 10
+    assert within(tally.keyword_eta(), 30.0, 0.05)
+    assert within(tally.eta(), truth, 0.10)
+
+
+def test_the_file_in_hand_counts_as_work_being_done():
+    """Ten 40-page PDFs at 4 s each: 3 s into the third, 1 s is left on it and 28 s on the
+    rest, not the full 32 s of the eight not done."""
+    clock = Clock()
+    tally = Tally(clock=clock)
+    tally.start(10)
+    tally.add_work(10 * 40 * PDF_PAGE_WORK, pages=400)
+    for _ in range(2):
+        clock.now += 4
+        tally.advance(1, work=40 * PDF_PAGE_WORK, chunks=60, pages=40)
+    clock.now += 3
+    assert tally.keyword_eta() == pytest.approx(29.0)
+
+
+def test_the_phases_are_estimated_apart_and_added():
+    clock = Clock()
+    tally = Tally(clock=clock, prior_rate=1000.0, prior_embed_rate=10.0)
+    tally.start(4)
+    tally.await_embedding(0)
+    tally.add_work(60_000)
+    assert tally.keyword_eta() == pytest.approx(60)  # the prior: 60 KB at 1 KB/s
+    embed = 60_000 / PRIOR_CHUNK_BYTES / 10  # the chunks 60 KB holds, at 10/s
+    assert tally.embed_eta() == pytest.approx(embed)
+    assert tally.eta() == pytest.approx(60 + embed)
