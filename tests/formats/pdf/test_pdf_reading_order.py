@@ -186,6 +186,18 @@ def test_margin_note_stays_whole(tmp_path: Path) -> None:
     assert score(body, text) >= 0.95
 
 
+def test_margin_note_is_read_beside_its_text(tmp_path: Path) -> None:
+    """Fails on the old code: every note of a page was read first, as one block above the
+    text, so a macro name in the margin came before the page's first line instead of before the
+    description it stands beside."""
+    body = lines("mb", 40, per_line=10)
+    draws = [*column(72, 100, body)]
+    draws.append((4, 100 + 20 * PITCH, "drama*", "Helvetica", 9))
+    path = write_pdf(tmp_path / "beside.pdf", [draws], title="Margin note beside its text")
+    text = page_text(path, 1)
+    assert text.index(body[19]) < text.index("drama*") < text.index(body[20])
+
+
 def test_table_rows_stay_rows(tmp_path: Path) -> None:
     header = [(72, 80, "Name", "Helvetica-Bold", 10), (200, 80, "Size", "Helvetica-Bold", 10)]
     header.append((330, 80, "Colour", "Helvetica-Bold", 10))

@@ -247,22 +247,52 @@ def _columns_are_prose(body: list[Frag], gutter: float) -> bool:
 
 
 def _single(frags: list[Frag]) -> list[list[Frag]]:
-    """Rows read across, less the notes in their outer margin (read as a block of their own)."""
+    """Rows read across; notes in their outer margin each read as a block of their own, just
+    before the text they stand beside (a macro name before its description)."""
     if not frags:
         return []
-    gutter = _margin_gutter(frags)
-    if gutter is None:
+    found = _margin_gutter(frags)
+    if found is None:
         return [frags]
+    gutter, notes_left = found
     left = [f for f in frags if f.x1 <= gutter]
     right = [f for f in frags if f.x1 > gutter]
-    return [side for side in (left, right) if side]
+    notes, text = (left, right) if notes_left else (right, left)
+    return _notes_before_their_text(notes, text)
 
 
-def _margin_gutter(frags: list[Frag]) -> float | None:
+def _notes_before_their_text(notes: list[Frag], text: list[Frag]) -> list[list[Frag]]:
+    blocks: list[list[Frag]] = []
+    rest = sorted(text, key=lambda f: (f.y0, f.x0))
+    for group in _note_groups(notes):
+        top = min(f.y0 for f in group)
+        above = [f for f in rest if (f.y0 + f.y1) / 2 < top]
+        if above:
+            blocks.append(above)
+            rest = rest[len(above) :]
+        blocks.append(group)
+    if rest:
+        blocks.append(rest)
+    return blocks
+
+
+def _note_groups(notes: list[Frag]) -> list[list[Frag]]:
+    """Notes in top-to-bottom order, lines of one note (a line apart at most) kept together."""
+    groups: list[list[Frag]] = []
+    for frag in sorted(notes, key=lambda f: (f.y0, f.x0)):
+        last = groups[-1] if groups else None
+        if last and frag.y0 - max(f.y1 for f in last) <= 1.0 * max(frag.height, 1.0):
+            last.append(frag)
+        else:
+            groups.append([frag])
+    return groups
+
+
+def _margin_gutter(frags: list[Frag]) -> tuple[float, bool] | None:
     """The white strip between the text and notes in its outer margin (margin notes, macro
     names beside their description): few lines on the narrow side, almost none crossing the
     strip (a running head may). A table's first column is not one: it has a cell on nearly
-    every row."""
+    every row. Returns the strip's x and whether the notes are on its left."""
     body = [f for f in frags if len(f.text) >= 3]
     if len(body) < 10:
         return None
@@ -283,7 +313,7 @@ def _margin_gutter(frags: list[Frag]) -> float | None:
             if all(f.text.strip().isdigit() for f in notes):
                 continue  # a listing's line numbers beside its code
             if len(text) >= 10 and len(notes) <= 0.3 * len(text):
-                return gutter
+                return gutter, lo == 0
     return None
 
 
