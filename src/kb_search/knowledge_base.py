@@ -46,13 +46,11 @@ if TYPE_CHECKING:
     from kb_search.ingest.summary import AddSummary
     from kb_search.ingest.sync import SyncSummary
     from kb_search.ingest.watch import WatchBatch, WatchPlan, WatchThread
-    from kb_search.models.chat import ChatModel
     from kb_search.models.loaded import Models, VectorLegState
     from kb_search.reading import Reading
     from kb_search.reads import Reads
     from kb_search.search.expand import Expansion
     from kb_search.search.pipeline import SearchOptions
-    from kb_search.search.rerank import Reranker
     from kb_search.search.results import SearchResponse
     from kb_search.store.export import ExportResult
     from kb_search.store.roots import Removal
@@ -192,22 +190,9 @@ class KnowledgeBase:
             return self._writer
         return self.reader() if self.db_path.exists() else None
 
-    def embedder_for(self, name: str, queries_only: bool = False) -> TextEmbedder:
-        """The model called `name` (the injected one when it has that name)."""
-        return self.models.embedder(name, queries_only)
-
     def vector_leg(self) -> VectorLegState:
         """The vector leg (model + index over the DB's vectors), loaded once."""
         return self.models.vector_leg(self.reader)
-
-    @property
-    def model_load_ms(self) -> float:
-        """How long opening the vector leg (model + index) took."""
-        return self.models.load_ms
-
-    def _reranker(self, name: str | None = None) -> Reranker | None:
-        """The rerank stage called `name` (default: the configured one), built once."""
-        return self.models.reranker(name)
 
     # ---- reading -----------------------------------------------------------------------------
 
@@ -234,7 +219,7 @@ class KnowledgeBase:
         leg = None if options.mode == "lexical" else self.vector_leg()
         response = self._budgeted_search(query, options, leg, explain, relative_to_roots)
         if leg is not None and not loaded_before:
-            response.timings_ms["model_load"] = self.model_load_ms
+            response.timings_ms["model_load"] = self.models.load_ms
         if expansion is not None:
             from kb_search.search.expand import mark_expanded
 
@@ -295,22 +280,17 @@ class KnowledgeBase:
         from kb_search.ask import answer
 
         started = time.perf_counter()
-        model = self.chat_model()
+        model = self.models.chat()
         response = self.search(question, options, expand=expand)
         result = answer(model, question, response, self.config["ask.min_similarity"], on_text)
         result.timings_ms["total"] = (time.perf_counter() - started) * 1000
         return result
 
-    def chat_model(self) -> ChatModel:
-        """The configured chat model (`llm.*`), built once; ConfigError saying how to set one
-        when none is."""
-        return self.models.chat()
-
     def _expanded(self, query: str, options: SearchOptions) -> tuple[SearchOptions, Expansion]:
         """`options` with the chat model's phrasings for `query` after the caller's own."""
         from kb_search.search.expand import expand, with_expansion
 
-        model = self.chat_model()
+        model = self.models.chat()
         cache = self.config.data_dir / "expansions"
         deadline = time.monotonic() + self.config["search.expand_timeout_s"]
         expansion = expand(model, query, cache, deadline)
@@ -340,7 +320,7 @@ class KnowledgeBase:
 
         given = {k: v for k, v in values.items() if v is not None}
         if "reranker" not in values:  # reranker=None given: no rerank stage
-            given["reranker"] = self._reranker()
+            given["reranker"] = self.models.reranker()
         given.setdefault("mode", self.config["search.default_mode"])
         given.setdefault("top", self.config["search.default_top"])
         given.setdefault("rrf_k", self.config["search.rrf_k"])
@@ -640,9 +620,9 @@ class KnowledgeBase:
                 raise
             # A file too damaged to open: the one check that matters, and what to do.
             return [Check("sqlite", False, damage_advice(self.db_path))]
-        models = model_checks(conn, self.models.choice(), self.embedder_for)
+        models = model_checks(conn, self.models.choice(), self.models.embedder)
         depth = self.config["search.rerank_depth"]
-        rerank = reranker_check(self.config["search.reranker"], depth, self._reranker)
+        rerank = reranker_check(self.config["search.reranker"], depth, self.models.reranker)
         policy = (self.config["vectors.index"], self.config["vectors.ann_min_chunks"])
         return run_checks(conn, [*models, rerank], policy)
 
@@ -663,7 +643,7 @@ class KnowledgeBase:
         fusion = fusion or self.config["search.fusion"]
         if reranker and reranker != "none":  # a directory on the command line: from its cwd
             reranker = absolute_dir(reranker, self.cwd)
-        rerank = self._reranker(reranker or self.config["search.reranker"])
+        rerank = self.models.reranker(reranker or self.config["search.reranker"])
         used = {
             "fusion": fusion,
             "reranker": rerank.name if rerank is not None else "none",
@@ -708,7 +688,7 @@ class KnowledgeBase:
         progress = progress or NoProgress()
         embedder = None
         if set(modes) - {"lexical"}:
-            embedder = self.embedder_for(self.models.choice().name)
+            embedder = self.models.embedder(self.models.choice().name)
         progress.start(corpus_size(target), "documents")
         report = run_eval(
             target,

@@ -340,7 +340,7 @@ def test_the_model_runs_in_a_process_that_opened_the_ann_index_first(tmp_path, m
         "from kb_search.config import load_config\n"
         "from kb_search.knowledge_base import KnowledgeBase\n"
         "kb = KnowledgeBase(load_config(env=dict(os.environ)))\n"
-        "print(kb.embedder_for('sentence-transformers/all-MiniLM-L6-v2').embed_query('x').shape)\n"
+        "print(kb.models.embedder('sentence-transformers/all-MiniLM-L6-v2').embed_query('x').shape)\n"
     )
     env = {**os.environ, "KB_DATA_DIR": str(tmp_path), "KB_MODEL_CACHE": str(model_cache)}
     env["HF_HUB_OFFLINE"] = "1"

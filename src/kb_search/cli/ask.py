@@ -72,7 +72,7 @@ def ask(
     text = " ".join(question)
     out = app.output_format(fmt)
     kb = app.kb()
-    kb.chat_model()  # no model: the one line that says how to set one, before any search
+    kb.models.chat()  # no model: the one line that says how to set one, before any search
     options = kb.search_options(
         mode=mode,
         top=passages or app.config["ask.passages"],

@@ -301,7 +301,7 @@ class WarmServer:
             "idle_s": round(time.monotonic() - self.activity.last, 1),
             "idle_timeout_s": self.idle_s,
             "requests": self.activity.served - 1,  # before the one asking
-            "model_load_ms": round(self.kb.model_load_ms, 1),
+            "model_load_ms": round(self.kb.models.load_ms, 1),
             "vectors_in_memory": self._vectors_in_memory(),
         }
 
