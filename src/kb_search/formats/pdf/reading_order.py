@@ -262,17 +262,26 @@ def _single(frags: list[Frag]) -> list[list[Frag]]:
 
 
 def _notes_before_their_text(notes: list[Frag], text: list[Frag]) -> list[list[Frag]]:
+    """A one-line note opens the text it stands beside (its row reads 'drama* The starred
+    version ...'); a note of several lines is a block of its own, read just before that text."""
     blocks: list[list[Frag]] = []
     rest = sorted(text, key=lambda f: (f.y0, f.x0))
+    current: list[Frag] = []
     for group in _note_groups(notes):
         top = min(f.y0 for f in group)
         above = [f for f in rest if (f.y0 + f.y1) / 2 < top]
-        if above:
-            blocks.append(above)
-            rest = rest[len(above) :]
-        blocks.append(group)
-    if rest:
-        blocks.append(rest)
+        rest = rest[len(above) :]
+        current += above
+        if current:
+            blocks.append(current)
+        if len(group) == 1:
+            current = group
+        else:
+            blocks.append(group)
+            current = []
+    current += rest
+    if current:
+        blocks.append(current)
     return blocks
 
 
