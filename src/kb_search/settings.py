@@ -388,8 +388,8 @@ SETTINGS: tuple[Setting, ...] = (
         NAME,
         ("KB_VECTOR_INDEX",),
         "auto (ann from vectors.ann_min_chunks chunks; below it sqlite-vec one-shot,"
-        " live-matrix in servers, sqlite-vec-shortlist in the warm server), sqlite-vec,"
-        " sqlite-vec-shortlist, live-matrix, ann",
+        " live-matrix in servers; the warm server answers sqlite-vec's from memory),"
+        " sqlite-vec, live-matrix, ann",
     ),
     Setting(
         "vectors.ann_min_chunks",

@@ -81,6 +81,18 @@ def test_every_vector_index_a_user_can_name_is_a_real_choice():
     from kb_search.settings import SETTINGS_BY_KEY
     from kb_search.vectors import BACKENDS
 
-    assert set(BACKENDS) == {"sqlite-vec", "sqlite-vec-shortlist", "live-matrix", "ann"}
+    assert set(BACKENDS) == {"sqlite-vec", "live-matrix", "ann"}
     described = SETTINGS_BY_KEY["vectors.index"].help
     assert "matrix," not in described.replace("live-matrix", "")
+    assert "shortlist" not in described  # the warm server's own form of sqlite-vec
+
+
+def test_the_warm_servers_sqlite_vec_is_not_a_users_choice(tmp_path):
+    from kb_search.profile import Profile
+    from kb_search.store import db
+    from kb_search.vectors import choose_backend
+
+    conn = db.connect(tmp_path / "kb.db", create=True)
+    assert choose_backend(conn, "sqlite-vec", Profile.WARM, 0) == "sqlite-vec-shortlist"
+    with pytest.raises(ConfigError, match="sqlite-vec, live-matrix, ann|live-matrix"):
+        choose_backend(conn, "sqlite-vec-shortlist", Profile.ONE_SHOT, 0)

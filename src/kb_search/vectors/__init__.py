@@ -27,14 +27,15 @@ BACKENDS: Registry[IndexOpener] = Registry(
     "vector index",
     {
         "sqlite-vec": "kb_search.vectors.exact:SqliteVecIndex.open",
-        # sqlite-vec's answers from memory: what the warm server uses where a one-shot call
-        # would use sqlite-vec (Profile.WARM)
-        "sqlite-vec-shortlist": "kb_search.vectors.exact:ShortlistIndex.open_loading",
         "live-matrix": "kb_search.vectors.matrix:LiveMatrixIndex.open",
         "ann": "kb_search.vectors.ann:AnnIndex.open",
     },
     ConfigError,
 )
+
+# sqlite-vec's answers from memory: what the warm server opens where a one-shot call opens
+# sqlite-vec (Profile.WARM). Not a name a user chooses: `sqlite-vec` gets it there.
+WARM_SQLITE_VEC = "sqlite-vec-shortlist"
 
 
 def choose_backend(
@@ -49,6 +50,8 @@ def choose_backend(
     sqlite-vec's answers, shortlisted from memory, wherever a one-shot call would use
     sqlite-vec."""
     backend = setting
+    if setting == WARM_SQLITE_VEC:
+        BACKENDS.where(setting)  # not a user's choice: the error lists the backends
     if setting == "auto":
         backend = "live-matrix" if profile.keeps_models else "sqlite-vec"
         if ann_min_chunks > 0:
@@ -60,7 +63,7 @@ def choose_backend(
                 if ann_available() is None:
                     backend = "ann"
     if profile.answers_as_one_shot and backend == "sqlite-vec":
-        return "sqlite-vec-shortlist"
+        return WARM_SQLITE_VEC
     return backend
 
 
@@ -70,6 +73,10 @@ def open_index(
     backend: str,
     note: Callable[[str], None] | None = None,
 ) -> VectorIndex:
+    if backend == WARM_SQLITE_VEC:
+        from kb_search.vectors.exact import ShortlistIndex
+
+        return ShortlistIndex.open_loading(conn, table, note=note)
     BACKENDS.where(backend)  # an unknown name: the error lists the backends
     if backend == "ann":
         from kb_search.vectors.ann import ann_available
