@@ -24,16 +24,31 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kb_search.errors import EndpointError, SearchError
 from kb_search.search.query import MAX_VARIANTS, parse_variant
 from kb_search.search.shaping import identifiers
 
 if TYPE_CHECKING:
-    from kb_search.models.chat import ChatModel
     from kb_search.search.legs import LegResult
     from kb_search.search.results import SearchResponse
+
+
+class PhrasingModel(Protocol):
+    """What `--expand` needs of a chat model (`models.chat.ChatModel` is one): models sit above
+    search and hand it down."""
+
+    name: str
+    settings: Any  # its `endpoint` keys the cache
+
+    def complete(
+        self,
+        messages: list[dict[str, str]],
+        max_tokens: int | None = None,
+        deadline: float | None = None,
+    ) -> str: ...
+
 
 PROMPT_VERSION = 1  # part of the cache key: a new prompt asks again
 MAX_EXPANSIONS = 3
@@ -115,7 +130,7 @@ def _words(text: str) -> frozenset[str]:
 
 
 def expand(
-    model: ChatModel, query: str, cache_dir: Path | None, deadline: float | None = None
+    model: PhrasingModel, query: str, cache_dir: Path | None, deadline: float | None = None
 ) -> Expansion:
     """The phrasings for `query`: from the cache, else from the model (then cached)."""
     started = time.perf_counter()
@@ -133,7 +148,7 @@ def expand(
     return Expansion(parse_expansion(answer, query), ms=(time.perf_counter() - started) * 1000)
 
 
-def _key(model: ChatModel, query: str) -> str:
+def _key(model: PhrasingModel, query: str) -> str:
     import hashlib  # here: a search without --expand should not load OpenSSL (~4 ms)
 
     text = f"{PROMPT_VERSION}\0{model.name}\0{model.settings.endpoint}\0{query}"
