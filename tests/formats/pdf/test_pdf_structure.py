@@ -162,3 +162,20 @@ def test_box_labels_and_bibliography_lines_are_not_headings(tmp_path: Path) -> N
     draws += body(lines_of(words(40, "ref")), top=340)
     doc = parse_pdf(write_pdf(tmp_path / "box.pdf", [draws], title="Setup guide"), SETTINGS)
     assert {c.heading for c in doc.chunks} == {"Getting started"}
+
+
+def test_listings_do_not_set_the_body_size() -> None:
+    """Fails on the old code: a manual with more code (set smaller, fixed-pitch) than prose
+    took the code's size for the body's, so short lines of prose were 'larger than the body'
+    and one headed the chunks after it (parallel.pdf: 'It is recommended, that you first
+    read the complete section Usage to understand')."""
+    from kb_search.formats.pdf.layout import Page
+    from kb_search.formats.pdf.structure import body_size
+
+    def line(text: str, size: float, mono: bool) -> Line:
+        return Line(text, 1, 72, 0, 400, size, size, False, 0, mono=mono)
+
+    prose = [line("Keep the reader informed, then try this small example", 9.0, False)] * 10
+    code = [line("\\setlength{\\columnsep}{10pt} % the gap between the columns", 7.5, True)] * 30
+    assert body_size([Page(1, 842, prose + code)]) == 9.0
+    assert body_size([Page(1, 842, code)]) == 7.5  # all fixed-pitch: a screenplay in Courier

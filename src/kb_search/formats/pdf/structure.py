@@ -89,11 +89,15 @@ class Para:
 
 
 def body_size(pages: list[Page]) -> float:
+    """The size most prose is set in. Listings are not prose: a manual with more code than text
+    (set smaller) would make every short line of its prose 'larger than the body', a heading."""
     sizes: Counter[float] = Counter()
+    listings: Counter[float] = Counter()
     for page in pages:
         for line in page.lines:
             if line.size > 0:
-                sizes[round(line.size * 2) / 2] += len(line.text)
+                (listings if line.mono else sizes)[round(line.size * 2) / 2] += len(line.text)
+    sizes = sizes or listings  # all of it fixed-pitch (a screenplay in Courier): that is the body
     return sizes.most_common(1)[0][0] if sizes else 0.0
 
 
