@@ -44,7 +44,9 @@ UNI_RE = re.compile(r"^(uni([0-9A-F]{4})+|u[0-9A-F]{4,6})$")
 CODE_RE = re.compile(rb"dup\s+(\d{1,3})\s*/([\w.\-]{1,40})\s+put")
 MAX_FONTS_PER_PAGE = 200
 MAX_FONT_HEADER = 65536  # bytes of a Type1 program's clear-text part read for its encoding
-MAX_FONT_PROGRAM = 4_000_000  # declared bytes: a larger program is not decompressed
+# declared bytes: a larger program is not decompressed; a smaller one that inflates past 75 MB
+# (a zip bomb) stops at pypdf's own output limit (pyproject pins a pypdf that has it)
+MAX_FONT_PROGRAM = 4_000_000
 MAX_DIFFERENCES = 2048
 
 
