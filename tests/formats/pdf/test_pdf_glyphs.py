@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ pytest.importorskip("reportlab")
 from reportlab.pdfbase import pdfmetrics  # noqa: E402
 from reportlab.pdfgen.canvas import Canvas  # noqa: E402
 
-from kb_search.formats.pdf.glyphs import glyph_text  # noqa: E402
+from kb_search.formats.pdf.glyphs import GlyphNames, glyph_text  # noqa: E402
 from kb_search.formats.pdf.parse import parse_pdf  # noqa: E402
 from kb_search.parsed import ChunkSettings  # noqa: E402
 from pdf_samples import body, lines_of, words  # noqa: E402
@@ -76,3 +77,52 @@ def test_glyphs_named_by_code_point_or_nothing(tmp_path: Path) -> None:
 )
 def test_glyph_names_to_text(name: str, text: str) -> None:
     assert glyph_text(name) == text
+
+
+def _font_bomb_pdf(inflated: int) -> bytes:
+    """A page whose Type1 font program inflates to `inflated` bytes (a zip bomb)."""
+    import zlib
+
+    from pypdf import PdfWriter
+    from pypdf.generic import DictionaryObject, EncodedStreamObject, NameObject, NumberObject
+
+    packer, chunk, parts = zlib.compressobj(9), b"\0" * 1_000_000, []
+    parts.append(packer.compress(b"%!PS-AdobeFont-1.0: CMR10\n"))
+    for _ in range(inflated // len(chunk)):
+        parts.append(packer.compress(chunk))
+    parts.append(packer.flush())
+    writer = PdfWriter()
+    page = writer.add_blank_page(612, 792)
+    program = EncodedStreamObject()
+    program._data = b"".join(parts)
+    program[NameObject("/Filter")] = NameObject("/FlateDecode")
+    program[NameObject("/Length1")] = NumberObject(1000)
+    descriptor = DictionaryObject({NameObject("/FontFile"): writer._add_object(program)})
+    font = DictionaryObject(
+        {
+            NameObject("/Type"): NameObject("/Font"),
+            NameObject("/Subtype"): NameObject("/Type1"),
+            NameObject("/BaseFont"): NameObject("/ABCDEF+CMR10"),
+            NameObject("/FontDescriptor"): writer._add_object(descriptor),
+        }
+    )
+    fonts = DictionaryObject({NameObject("/F1"): writer._add_object(font)})
+    page[NameObject("/Resources")] = DictionaryObject({NameObject("/Font"): fonts})
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def test_a_font_program_that_inflates_without_end_is_not_read_whole() -> None:
+    """A font program of a few hundred KB that inflates to 400 MB: its glyph names are not
+    read, in bounded memory and time (pypdf stops inflating at its 75 MB limit)."""
+    import resource
+    import time
+
+    data = _font_bomb_pdf(400_000_000)
+    assert len(data) < 1_000_000
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    started = time.monotonic()
+    assert GlyphNames(lambda: io.BytesIO(data)).fonts(0) == {}
+    assert time.monotonic() - started < 20
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 250_000
