@@ -23,7 +23,7 @@ import time
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 
-from json_handler import JsonHandler
+from json_handler import JsonHandler, take_fault
 from kb_search.embedding import DEFAULT_MODEL, load_embedder
 
 CONTEXT_LENGTH = 256
@@ -47,17 +47,7 @@ class State:
         with self.lock:
             self.requests += 1
             self.times.append(time.time())
-            fault = self.fault
-            if fault.get("mode", "ok") == "ok":
-                return {}
-            if fault.get("after", 0) > 0:
-                fault["after"] -= 1
-                return {}
-            if fault.get("count", -1) == 0:
-                return {}
-            if fault.get("count", -1) > 0:
-                fault["count"] -= 1
-            return dict(fault)
+            return take_fault(self.fault)
 
 
 class Handler(JsonHandler):

@@ -1,5 +1,6 @@
 """The request handler both test model servers build on (tests/embedding_server.py,
-tests/model_server.py): HTTP/1.1, quiet, and one way to answer with JSON."""
+tests/model_server.py): HTTP/1.1, quiet, one way to answer with JSON, and one way to count a
+scripted fault down."""
 
 from __future__ import annotations
 
@@ -22,3 +23,18 @@ class JsonHandler(BaseHTTPRequestHandler):
             self.send_header(key, value)
         self.end_headers()
         self.wfile.write(body)
+
+
+def take_fault(fault: dict) -> dict:
+    """The fault this request gets ({} when none), counting the scripted fault down in place:
+    `after` requests pass first, then `count` requests fail (-1: all of them)."""
+    if fault.get("mode", "ok") == "ok":
+        return {}
+    if fault.get("after", 0) > 0:
+        fault["after"] -= 1
+        return {}
+    if fault.get("count", -1) == 0:
+        return {}
+    if fault.get("count", -1) > 0:
+        fault["count"] -= 1
+    return dict(fault)

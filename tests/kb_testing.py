@@ -5,8 +5,12 @@ from __future__ import annotations
 import hashlib
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kb_search.store import db
+
+if TYPE_CHECKING:
+    from kb_search.knowledge_base import KnowledgeBase
 
 
 def document_count(path: Path | str) -> int:
@@ -116,3 +120,18 @@ def compare_dbs(got: Path | str, want: Path | str, min_cosine: float = 0.999) ->
         ):
             problems.append(f"chunk {key}: vectors differ")
     return problems
+
+
+def kb_over_files(root: Path, files: dict[str, str]) -> KnowledgeBase:
+    """A KnowledgeBase with the hash embedder over `files` (name -> text) written to root/docs."""
+    from kb_search.config import load_config
+    from kb_search.knowledge_base import KnowledgeBase
+
+    docs = root / "docs"
+    docs.mkdir(parents=True)
+    for name, text in files.items():
+        (docs / name).write_text(text, encoding="utf-8")
+    config = load_config(env={"KB_DATA_DIR": str(root / "data"), "KB_WORKERS": "0"})
+    kb = KnowledgeBase(config, embedder=HashEmbedder(), cwd=root)
+    kb.add([docs])
+    return kb

@@ -25,7 +25,7 @@ import time
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 
-from json_handler import JsonHandler
+from json_handler import JsonHandler, take_fault
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "embedding"))
 
@@ -58,17 +58,7 @@ class State:
     def next_fault(self, path: str, body: dict) -> dict:
         with self.lock:
             self.requests.append({"path": path, "body": body})
-            fault = self.fault
-            if fault.get("mode", "ok") == "ok":
-                return {}
-            if fault.get("after", 0) > 0:
-                fault["after"] -= 1
-                return {}
-            if fault.get("count", -1) == 0:
-                return {}
-            if fault.get("count", -1) > 0:
-                fault["count"] -= 1
-            return dict(fault)
+            return take_fault(self.fault)
 
     def reply(self, messages: list[dict]) -> str:
         last = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")

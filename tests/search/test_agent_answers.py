@@ -5,32 +5,18 @@ from __future__ import annotations
 import json
 import os
 from importlib import resources
-from pathlib import Path
 
 import jsonschema
 import pytest
 
-from kb_search.config import load_config
 from kb_search.errors import SearchError
-from kb_search.knowledge_base import KnowledgeBase
 from kb_search.search import budget_tokens, evidence
 from kb_search.search.fields import COMPACT, project
 from kb_search.search.results import Candidate
 from kb_search.search.shaping import distinct_scores
-from kb_testing import HashEmbedder
+from kb_testing import kb_over_files
 
 TOPICS = ["backup", "restore", "retention", "snapshot", "replica", "failover", "archive", "vacuum"]
-
-
-def make_kb(root: Path, files: dict[str, str]) -> KnowledgeBase:
-    docs = root / "docs"
-    docs.mkdir(parents=True)
-    for name, text in files.items():
-        (docs / name).write_text(text, encoding="utf-8")
-    config = load_config(env={"KB_DATA_DIR": str(root / "data"), "KB_WORKERS": "0"})
-    kb = KnowledgeBase(config, embedder=HashEmbedder(), cwd=root)
-    kb.add([docs])
-    return kb
 
 
 def many_files() -> dict[str, str]:
@@ -74,7 +60,7 @@ def test_the_estimate_over_counts_kb_json_against_cl100k():
 
 
 def test_a_budget_cuts_between_results_and_the_cursor_continues_the_same_ranking(tmp_path):
-    with make_kb(tmp_path, many_files()) as kb:
+    with kb_over_files(tmp_path, many_files()) as kb:
         whole = kb.search("database step data", kb.search_options(top=8, per_file=0))
         order = [r.chunk_id for r in whole.results]
         options = kb.search_options(top=8, per_file=0, max_tokens=700, fields=COMPACT)
@@ -105,7 +91,7 @@ def test_a_budget_cuts_between_results_and_the_cursor_continues_the_same_ranking
 
 
 def test_a_cursor_of_another_search_or_a_changed_index_is_refused(tmp_path):
-    with make_kb(tmp_path, many_files()) as kb:
+    with kb_over_files(tmp_path, many_files()) as kb:
         options = kb.search_options(top=8, max_tokens=300)
         cursor = kb.search("database step", options).next_cursor
         assert cursor
@@ -120,7 +106,7 @@ def test_a_cursor_of_another_search_or_a_changed_index_is_refused(tmp_path):
 
 
 def test_a_budget_keeps_the_first_result_even_when_it_alone_is_over(tmp_path):
-    with make_kb(tmp_path, many_files()) as kb:
+    with kb_over_files(tmp_path, many_files()) as kb:
         response = kb.search("backup step", kb.search_options(top=5, max_tokens=5))
         assert len(response.results) == 1
         assert response.next_cursor  # the rest is one call away
@@ -138,7 +124,7 @@ def test_each_hit_says_whether_its_file_is_fresh_changed_or_gone(tmp_path):
         "b.md": "# Beta\n\nThe beta ritual uses kettles too.\n",
         "c.md": "# Gamma\n\nGamma ritual, more kettles.\n",
     }
-    with make_kb(tmp_path, files) as kb:
+    with kb_over_files(tmp_path, files) as kb:
         before = kb.search("ritual kettles", kb.search_options(top=5))
         assert {r.freshness for r in before.results} == {"fresh"}
         (tmp_path / "docs" / "a.md").unlink()
@@ -221,7 +207,7 @@ def test_a_search_grades_its_answer_and_advises_phrasings_when_weak(tmp_path):
         "pool.md": "# Connection pool\n\nThe connection pool keeps idle sockets open.\n",
         "garden.md": "# Garden\n\nTomatoes need sun and water.\n",
     }
-    with make_kb(tmp_path, files) as kb:
+    with kb_over_files(tmp_path, files) as kb:
         strong = kb.search("connection pool", kb.search_options(top=3))
         data = strong.to_dict()
         jsonschema.validate(data, schema())

@@ -7,28 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from kb_search.config import load_config
 from kb_search.errors import SearchError
-from kb_search.knowledge_base import KnowledgeBase
 from kb_search.search.fusion import fuse, fuse_rankings, rankings_of
 from kb_search.search.legs import LegResult, lexical_score
 from kb_search.search.query import MAX_VARIANTS, parse_variant
-from kb_testing import HashEmbedder
+from kb_testing import kb_over_files
 
 
 def lexical(*bm25: tuple[int, float]) -> LegResult:
     return LegResult("ok", [(cid, lexical_score(-x)) for cid, x in bm25], total=1000)
-
-
-def make_kb(root: Path, files: dict[str, str]) -> KnowledgeBase:
-    docs = root / "docs"
-    docs.mkdir(parents=True)
-    for name, text in files.items():
-        (docs / name).write_text(text, encoding="utf-8")
-    config = load_config(env={"KB_DATA_DIR": str(root / "data"), "KB_WORKERS": "0"})
-    kb = KnowledgeBase(config, embedder=HashEmbedder(), cwd=root)
-    kb.add([docs])
-    return kb
 
 
 # ---- fusion of several phrasings -----------------------------------------------------------
@@ -78,7 +65,7 @@ def test_search_with_variants_end_to_end(tmp_path: Path):
         "limits.md": "# Limits\n\nmax_connections caps how many clients may connect at once.\n",
         "other.md": "# Other\n\nUnrelated text about gardening and tomatoes.\n",
     }
-    with make_kb(tmp_path, files) as kb:
+    with kb_over_files(tmp_path, files) as kb:
         plain = kb.search("reuse idle sockets", kb.search_options(top=3))
         assert "docs/limits.md" not in [r.source.rel_path for r in plain.results[:1]]
         options = kb.search_options(top=3, variants=("lex: max_connections",))
@@ -165,7 +152,7 @@ SETTINGS = {
 
 @pytest.mark.parametrize("mode", ["hybrid", "lexical"])
 def test_an_identifier_query_ranks_its_definition_first(tmp_path: Path, mode: str):
-    with make_kb(tmp_path, SETTINGS) as kb:
+    with kb_over_files(tmp_path, SETTINGS) as kb:
         response = kb.search("maintenance_work_mem", kb.search_options(mode=mode, top=3))
         assert response.results[0].source.rel_path == "docs/settings.md"
         assert response.results[0].score_breakdown["defines"] == "maintenance_work_mem"
@@ -207,7 +194,7 @@ DIVERSE = {
 
 
 def test_at_most_three_chunks_of_a_file_before_other_files(tmp_path: Path):
-    with make_kb(tmp_path, DIVERSE) as kb:
+    with kb_over_files(tmp_path, DIVERSE) as kb:
         uncapped = kb.search("backup retention windows", kb.search_options(top=10, per_file=0))
         paths = [r.source.rel_path for r in uncapped.results]
         ahead = paths[: paths.index("docs/barely.md")]
@@ -233,7 +220,7 @@ def test_a_capped_chunk_gives_way_only_to_close_matches():
 
 
 def test_files_mode_returns_each_file_once_with_its_best_chunk(tmp_path: Path):
-    with make_kb(tmp_path, DIVERSE) as kb:
+    with kb_over_files(tmp_path, DIVERSE) as kb:
         best = kb.search("backup retention windows", kb.search_options(top=10, per_file=0))
         files = kb.search("backup retention windows", kb.search_options(top=10, files=True))
         paths = [r.source.rel_path for r in files.results]
@@ -267,7 +254,7 @@ NOTIFY = {
 
 
 def test_a_plain_words_exclusion_does_not_rank_the_excluded_subject_up(tmp_path: Path):
-    with make_kb(tmp_path, NOTIFY) as kb:
+    with kb_over_files(tmp_path, NOTIFY) as kb:
         for mode in ("lexical", "vector", "hybrid"):
             response = kb.search(
                 "send notifications by email, don't mention Slack", kb.search_options(mode=mode)
