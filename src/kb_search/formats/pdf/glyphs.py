@@ -131,11 +131,17 @@ class PageGlyphs:
         return self._fonts.get(name, {}).get(code, "")
 
 
-def _font_name(textpage: Any, index: int) -> str:
+def font_info(textpage: Any, index: int) -> tuple[str, int]:
+    """The base font name (as the PDF spells it, subset prefix kept) and the font descriptor
+    flags of character `index` of a raw pdfium text page."""
     buf = ctypes.create_string_buffer(128)
     flags = ctypes.c_int()
     n = pdfium_c.FPDFText_GetFontInfo(textpage, index, buf, 128, ctypes.byref(flags))
-    return _strip_subset(buf.raw[: max(n - 1, 0)].decode("latin-1", "replace"))
+    return buf.raw[: max(n - 1, 0)].decode("latin-1", "replace"), flags.value
+
+
+def _font_name(textpage: Any, index: int) -> str:
+    return _strip_subset(font_info(textpage, index)[0])
 
 
 def _strip_subset(name: str) -> str:

@@ -8,7 +8,6 @@ what the lines mean (headings, paragraphs) is ``structure``'s.
 
 from __future__ import annotations
 
-import ctypes
 import math
 import re
 import statistics
@@ -18,7 +17,7 @@ from dataclasses import dataclass, field
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from kb_search.formats.pdf.glyphs import PageGlyphs
+from kb_search.formats.pdf.glyphs import PageGlyphs, font_info
 
 TABLE_CELLS = 3
 # TeX's bold fonts say so by 'bx' in their name: CMBX10, SFBX1200, cmssbx10, ECBX, LMRoman... has
@@ -219,11 +218,9 @@ def _make_frag(
 
 def _font_style(textpage: pdfium.PdfTextPage, index: int) -> tuple[bool, bool]:
     """(bold, fixed-pitch) of the character's font, from its weight, flags and name."""
-    buf = ctypes.create_string_buffer(128)
-    flags = ctypes.c_int()
-    n = pdfium_c.FPDFText_GetFontInfo(textpage.raw, index, buf, 128, ctypes.byref(flags))
-    name = buf.raw[: max(n - 1, 0)].decode("latin-1", "replace").lower()
-    mono = bool(flags.value & FIXED_PITCH_FLAG) or MONO_NAME_RE.search(name) is not None
+    name, flags = font_info(textpage.raw, index)
+    name = name.lower()
+    mono = bool(flags & FIXED_PITCH_FLAG) or MONO_NAME_RE.search(name) is not None
     if pdfium_c.FPDFText_GetFontWeight(textpage.raw, index) >= 600:
         return True, mono
     bold = any(w in name for w in ("bold", "black", "heavy", "semibold", "demi"))
