@@ -95,14 +95,14 @@ def test_sniffing_reads_only_the_head(tmp_path, monkeypatch):
     path = tmp_path / "big"
     path.write_bytes(b"%PDF-1.4\n" + b"x" * 5_000_000)
     reads: list[int] = []
-    real_read = registry.read_user_file
+    real_read = registry.read_document
 
     def counting_read(where, limit=None):
         data = real_read(where, limit)
         reads.append(len(data))
         return data
 
-    monkeypatch.setattr(registry, "read_user_file", counting_read)
+    monkeypatch.setattr(registry, "read_document", counting_read)
     assert detect_type(path) == "pdf"
     assert reads and all(0 < size <= 8192 for size in reads)
 

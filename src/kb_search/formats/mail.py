@@ -22,7 +22,7 @@ from typing import Any
 
 from kb_search.formats.converted import MarkdownBuilder, Origin
 from kb_search.formats.html import html_to_markdown
-from kb_search.formats.reader import read_user_file
+from kb_search.formats.reader import read_document
 from kb_search.formats.registry import Source, format_for
 from kb_search.parsed import IngestError, ParsedChunk, ParsedDocument
 
@@ -46,7 +46,7 @@ class _Message:
 def parse_eml(source: Source) -> ParsedDocument:
     _check_size(source)
     try:
-        data = read_user_file(source.path)
+        data = read_document(source.path)
     except OSError as exc:
         raise IngestError(f"cannot read file: {exc.strerror or exc}") from exc
     message = BytesParser(policy=policy.default).parsebytes(data)

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 from typing import BinaryIO
 
+from kb_search.formats import compressed
 from kb_search.parsed import EmptyFile, IngestError, ParsedDocument
 from kb_search.regular import open_regular
 from kb_search.sanitize import valid_text
@@ -80,7 +81,7 @@ def _decode_legacy(data: bytes) -> str:
 
 def _read_bytes(path: Path, max_bytes: int) -> bytes:
     try:
-        with open_user_file(path) as handle:
+        with open_document(path, max_bytes) as handle:
             size = os.fstat(handle.fileno()).st_size
             if size > max_bytes:
                 raise IngestError(
@@ -105,6 +106,23 @@ def open_user_file(path: Path | str) -> BinaryIO:
 def read_user_file(path: Path | str, limit: int | None = None) -> bytes:
     """The bytes of a file found by the walk (at most `limit`), as `open_user_file` opens it."""
     with open_user_file(path) as handle:
+        return handle.read() if limit is None else handle.read(limit)
+
+
+def open_document(path: Path | str, limit: int = compressed.INFLATE_LIMIT) -> BinaryIO:
+    """The document a parser reads: the file as `open_user_file` opens it, or for a compressed
+    one (`README.gz`) the file inside, inflated up to `limit` bytes (`formats/compressed.py`)."""
+    path = Path(path)
+    handle = open_user_file(path)
+    return compressed.inflate(handle, path, limit) if compressed.is_compressed(path) else handle
+
+
+def read_document(path: Path | str, limit: int | None = None) -> bytes:
+    """The bytes of the document `open_document` opens (the first `limit` of them)."""
+    path = Path(path)
+    if limit is not None and compressed.is_compressed(path):
+        return compressed.inflated_head(open_user_file(path), path, limit)
+    with open_document(path) as handle:
         return handle.read() if limit is None else handle.read(limit)
 
 

@@ -16,13 +16,13 @@ from pathlib import Path
 
 from kb_search.chunking.tokens import TokenCounter, count_tokens
 from kb_search.errors import UserInputError
-from kb_search.formats import generated, sniff
+from kb_search.formats import compressed, generated, sniff
 from kb_search.formats.reader import (
     SNIFF_BYTES,
     decode_bytes,
     looks_binary,
+    read_document,
     read_text_file,
-    read_user_file,
 )
 from kb_search.parsed import ChunkSettings, ParsedDocument
 from kb_search.registry import Registry
@@ -269,7 +269,7 @@ def _extension_says_nothing(path: Path) -> bool:
 
 def _head_bytes(path: Path) -> bytes:
     try:
-        return read_user_file(path, SNIFF_BYTES)
+        return read_document(path, SNIFF_BYTES)
     except OSError:
         return b""
 
@@ -337,9 +337,29 @@ def _is_mail_header(text: str) -> bool:
 def format_for(path: Path, sniff: bool = True) -> Format | None:
     """The format of a file: by file name, then extension; when those say nothing and
     `sniff`, by its name and first bytes (the rule is `formats/sniff.py`'s)."""
-    fmt = _BY_FILENAME.get(path.name) or _BY_EXTENSION.get(path.suffix.lower())
+    fmt = _named_format(path)
     if fmt is None and sniff:
         fmt = _unknown_format(path, _head_bytes)
+    return _readable_inflated(path, fmt)
+
+
+def _named_format(path: Path) -> Format | None:
+    """The format the file's name or extension says; a compressed file's by the name inside."""
+    name = compressed.inner_path(path)
+    return _BY_FILENAME.get(name.name) or _BY_EXTENSION.get(name.suffix.lower())
+
+
+# Parsers that read a file only through `reader` (so a compressed file is read inflated);
+# the others (zip containers, mailboxes, Docling) open the file themselves.
+_INFLATABLE = frozenset({
+    "markdown", "text", "org", "asciidoc", "latex", "rtf", "notebook", "eml", "delimited",
+    "python", "code", "pdf", "html", "json", "yaml", "toml",
+})  # fmt: skip
+
+
+def _readable_inflated(path: Path, fmt: Format | None) -> Format | None:
+    if fmt is not None and compressed.is_compressed(path) and fmt.parser not in _INFLATABLE:
+        return None
     return fmt
 
 
@@ -349,15 +369,16 @@ def _unknown_format(
     """A file no name or extension of the registry names: well-known names, then content
     (magic numbers, mail, JSON, LaTeX, a `#!` line, shell functions, any text). `named`: the
     user named the file, so any text is read (a hidden note, a `.key` that is really prose)."""
-    kind = sniff.name_kind(path)
+    name = compressed.inner_path(path)
+    kind = sniff.name_kind(name)
     if kind == "bash":
         return _BY_LANGUAGE["bash"]
-    if sniff.not_a_document(path) and not named:
+    if sniff.not_a_document(name) and not named:
         return None
     # a settings dotfile in a folder is read only when its content announces a format
     text_fallback = named or kind != "hidden"
     head = head_of(path)
-    if not head.strip() and text_fallback and _extension_says_nothing(path):
+    if not head.strip() and text_fallback and _extension_says_nothing(name):
         # an empty `TODO` is an empty text file (counted so), not a file of no known type
         return PLAIN_TEXT if path.is_file() else None
     return format_by_content(head, text_fallback)
@@ -369,7 +390,7 @@ def format_by_content(head: bytes, text_fallback: bool = False) -> Format | None
     extension = sniff_extension(head)
     if extension:
         return _BY_EXTENSION[extension]
-    if not head.strip() or looks_binary(head):
+    if not head.strip() or looks_binary(head) or head.startswith(sniff.POSTSCRIPT):
         return None
     text = decode_bytes(head)
     language = shebang_language(text)
@@ -405,8 +426,7 @@ def classify(path: Path, include_generated: bool = False, named: bool = False) -
             heads[file] = _head_bytes(file)
         return heads[file]
 
-    fmt = _BY_FILENAME.get(path.name) or _BY_EXTENSION.get(path.suffix.lower())
-    fmt = fmt or _unknown_format(path, head_of, named)
+    fmt = _readable_inflated(path, _named_format(path) or _unknown_format(path, head_of, named))
     if fmt is None:
         return Verdict(None, UNSUPPORTED)
     if include_generated or named:
@@ -419,7 +439,7 @@ def classify(path: Path, include_generated: bool = False, named: bool = False) -
 
 def language_for(path: Path) -> str | None:
     """The programming language of a code file by its name or extension."""
-    fmt = _BY_FILENAME.get(path.name) or _BY_EXTENSION.get(path.suffix.lower())
+    fmt = _named_format(path)
     return fmt.language if fmt else None
 
 

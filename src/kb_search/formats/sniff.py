@@ -26,8 +26,10 @@ SHELL_NAMES = frozenset({
 # Text, but never a document a person searches: left out even though they read as text.
 NOT_DOCUMENT_EXTENSIONS = frozenset({
     ".css", ".scss", ".sass", ".less", ".svg", ".pem", ".crt", ".cer", ".csr", ".key", ".pub",
-    ".asc", ".sig", ".gpg", ".p7s", ".srl",
+    ".asc", ".sig", ".gpg", ".p7s", ".srl", ".ps", ".eps",
 })  # fmt: skip
+# PostScript is a program that draws pages: its text is drawing commands, not the document's.
+POSTSCRIPT = b"%!PS"
 
 _SHELL_FUNCTION = re.compile(
     r"^(?:function\s+[\w.:-]+\s*(?:\(\s*\))?|[A-Za-z_][\w.:-]*\s*\(\s*\))\s*(?:\{|\(|$)", re.M

@@ -11,7 +11,7 @@ from kb_search.chunking.tokens import TokenCounter, count_tokens
 from kb_search.formats.reader import (
     SNIFF_BYTES,
     open_user_file,
-    read_user_file,
+    read_document,
     scrub_document,
 )
 from kb_search.formats.registry import (
@@ -63,7 +63,7 @@ def _by_content(source: Source) -> Format:
     """A file named explicitly whose extension is unknown: its first bytes decide (a PDF
     called `paper.data`, a mail saved as `message.out`), else it is read as text."""
     try:
-        head = read_user_file(source.path, SNIFF_BYTES)
+        head = read_document(source.path, SNIFF_BYTES)
     except OSError:
         return PLAIN_TEXT  # reading the text gives the one-line reason
     return format_by_content(head) or PLAIN_TEXT

@@ -22,7 +22,7 @@ from kb_search.formats.pdf.glyphs import GlyphNames
 from kb_search.formats.pdf.layout import Frag, Page, page_fragments
 from kb_search.formats.pdf.outline import read_outline
 from kb_search.formats.pdf.reading_order import layout
-from kb_search.formats.reader import open_user_file, read_user_file
+from kb_search.formats.reader import open_document, read_document
 from kb_search.formats.registry import Source
 from kb_search.parsed import ChunkSettings, IngestError, ParsedDocument
 from kb_search.text import plural
@@ -57,7 +57,7 @@ def parse_pdf(
         raise ValueError(f"ocr must be one of {OCR_MODES}, not {ocr!r}")
     _check_header(path)
     doc = _open(path)
-    glyphs = GlyphNames(lambda: open_user_file(path))
+    glyphs = GlyphNames(lambda: open_document(path))
     try:
         page_count = len(doc)
         if page_count == 0:
@@ -99,7 +99,7 @@ def parse_pdf(
 
 def _check_header(path: Path) -> None:
     try:
-        head = read_user_file(path, 1024)
+        head = read_document(path, 1024)
     except OSError as exc:
         raise IngestError(f"cannot read file: {exc.strerror or exc}") from exc
     if not head:
@@ -110,7 +110,7 @@ def _check_header(path: Path) -> None:
 
 def _open(path: Path) -> pdfium.PdfDocument:
     try:
-        handle = open_user_file(path)
+        handle = open_document(path)
     except OSError as exc:
         raise IngestError(f"cannot read file: {exc.strerror or exc}") from exc
     try:
@@ -132,7 +132,7 @@ def _open(path: Path) -> pdfium.PdfDocument:
 
 def _empty_page_tree(path: Path) -> bool:
     try:
-        data = read_user_file(path)
+        data = read_document(path)
     except OSError:
         return False
     return re.search(rb"/Count\s+0\b", data) is not None and not PAGE_OBJECT_RE.search(data)

@@ -1,0 +1,74 @@
+"""Documents stored compressed (`README.gz`, `changelog.Debian.gz`, `manual.html.gz`,
+`notes.md.bz2`, `paper.pdf.xz`): read as the file inside, named by the name without the suffix.
+
+Debian and many Unix trees keep their documentation gzipped. A compressed file is no
+promise about its size: it is inflated into an anonymous temp file through the decompressor,
+at most `INFLATE_LIMIT` bytes (or the caller's cap), so a bomb costs that much and no more.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import lzma
+import tempfile
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import BinaryIO
+
+INFLATE_LIMIT = 200_000_000
+_STEP = 1 << 20
+# Each opens a decompressing stream over a handle; callers close it with a `with`.
+_OPENERS: dict[str, Callable[[BinaryIO], BinaryIO]] = {
+    ".gz": lambda handle: gzip.GzipFile(fileobj=handle, mode="rb"),
+    ".bz2": lambda handle: bz2.BZ2File(handle, mode="rb"),
+    ".xz": lambda handle: lzma.LZMAFile(handle, mode="rb"),  # noqa: SIM115
+}
+_BROKEN = (EOFError, zlib.error, lzma.LZMAError, gzip.BadGzipFile, ValueError)
+
+
+class BadCompressedFile(OSError):
+    """Not a readable compressed stream, or one that inflates past the limit."""
+
+
+def is_compressed(path: Path) -> bool:
+    return path.suffix.lower() in _OPENERS
+
+
+def inner_path(path: Path) -> Path:
+    """The name the file has inside its compression: `README.gz` -> `README`."""
+    return path.with_suffix("") if is_compressed(path) else path
+
+
+def inflate(handle: BinaryIO, path: Path, limit: int = INFLATE_LIMIT) -> BinaryIO:
+    """The inflated content of `handle` (a compressed file) in a temp file, rewound; `handle`
+    is closed. BadCompressedFile when it is broken or holds more than `limit` bytes."""
+    out = tempfile.TemporaryFile()  # noqa: SIM115 - returned open, the caller closes it
+    try:
+        with handle, _OPENERS[path.suffix.lower()](handle) as stream:
+            written = 0
+            while chunk := stream.read(_STEP):
+                written += len(chunk)
+                if written > limit:
+                    raise BadCompressedFile(
+                        f"compressed file inflates to more than {limit / 1e6:g} MB"
+                    )
+                out.write(chunk)
+        out.seek(0)
+        return out  # type: ignore[return-value]
+    except _BROKEN as exc:
+        out.close()
+        raise BadCompressedFile(f"broken compressed file ({exc})") from exc
+    except BaseException:
+        out.close()
+        raise
+
+
+def inflated_head(handle: BinaryIO, path: Path, size: int) -> bytes:
+    """The first `size` inflated bytes (b"" when the stream is broken); `handle` is closed."""
+    try:
+        with handle, _OPENERS[path.suffix.lower()](handle) as stream:
+            return stream.read(size)
+    except _BROKEN:
+        return b""
