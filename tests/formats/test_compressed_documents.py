@@ -108,3 +108,10 @@ def test_a_gzipped_folder_is_indexed_and_searchable(kb, tmp_path):
         assert Path(hit["source"]["path"]).name == name
         assert hit["source"]["type"] == doc_type
     assert kb.json("add", str(folder))["skipped"] == 3  # unchanged files are not read again
+
+
+def test_a_compressed_log_is_left_out_as_a_log(tmp_path):
+    """gdb's `check.log.gz` (a test run's output) became 5,000 chunks of a 332-file folder."""
+    log = gz(tmp_path / "check.log.gz", b"Running gdb.base/break.exp ...\nPASS: gdb.base\n" * 50)
+    assert classify(log).left_out == "log"
+    assert classify(log, include_generated=True).left_out is None

@@ -1,6 +1,7 @@
 """Files a tool wrote for machines: left out of the index by default, counted by reason.
 
-By name: lock files, `*.min.*`, source maps, Sphinx's `searchindex.js`, and what lies in a
+By name: lock files, logs (`check.log`, `config.log`: what a build or test run printed),
+`*.min.*`, source maps, Sphinx's `searchindex.js`, and what lies in a
 Sphinx build's `_static`/`_sources` (theme assets; copies of the sources the HTML already
 holds). By content: a minified file, whose text is mostly lines of thousands of characters
 with almost no spaces (prose with long lines has a space every few words). Only code and
@@ -20,7 +21,8 @@ MINIFIED = "minified"
 SOURCE_MAP = "source map"
 SEARCH_INDEX = "search index"
 BUILD_ASSET = "build asset"
-REASONS = (MINIFIED, SOURCE_MAP, SEARCH_INDEX, LOCK_FILE, BUILD_ASSET)
+LOG = "log"
+REASONS = (MINIFIED, SOURCE_MAP, SEARCH_INDEX, LOCK_FILE, BUILD_ASSET, LOG)
 
 LOCK_FILES = frozenset({
     "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lock",
@@ -47,6 +49,8 @@ def reason_by_name(path: Path) -> str | None:
         return SOURCE_MAP  # app.js.map, site.css.map
     if ".min." in name:
         return MINIFIED
+    if name.endswith(".log"):
+        return LOG
     if _in_sphinx_build(path.parent):
         return BUILD_ASSET
     return None

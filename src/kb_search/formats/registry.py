@@ -431,7 +431,7 @@ def classify(path: Path, include_generated: bool = False, named: bool = False) -
         return Verdict(None, UNSUPPORTED)
     if include_generated or named:
         return Verdict(fmt)
-    reason = generated.reason_by_name(path)
+    reason = generated.reason_by_name(compressed.inner_path(path))
     if reason is None and fmt.doc_type in ("code", "text") and fmt.language in _MINIFIABLE:
         reason = generated.MINIFIED if generated.is_minified(head_of(path)) else None
     return Verdict(fmt, reason)
