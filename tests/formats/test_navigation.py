@@ -22,6 +22,11 @@ INHALT = (
     "Inhaltsverzeichnis\n\nTopologische Grundbegriffe 2\n\n1.1 Topologische Räume 2\n"
     "1.2 Metrische Räume 6\n1.3 Stetigkeit 9\n1.4 Zusammenhang 11\n1.5 Kompaktheit 14"
 )
+STICHWORTE = (
+    "Stichwortverzeichnis\n\nAbbildung affine, 107 differenzierbare, 29 homotope, 50 offene, 53 "
+    "simpliziale, 35 stetige, 9 Abschluss, 3 Abstand, 86 Abstandsaxiom, 65 Achterknoten, 20 "
+    "Aktion, siehe Gruppenoperation Anordnungsaxiome, 66 Atlas, 24 Außenwinkel, 70 Axiom, 64"
+)
 PROSE = (
     "Some stanzas have certain lines indented, often alternate ones. To typeset stanzas like "
     "this you have to add your own spacing, as in section 2 … 3 of the guide. The alltt "
@@ -49,6 +54,7 @@ def test_an_index_is_navigation() -> None:
 
 def test_a_named_contents_list_without_leaders_is_navigation() -> None:
     assert is_navigation(INHALT, None)
+    assert is_navigation(STICHWORTE, "Stichwortverzeichnis")
     # the same entries under no navigation name are not enough: page numbers after words
     # are everywhere in prose ('version 2', 'figure 3')
     assert not is_navigation(INHALT.replace("Inhaltsverzeichnis", "Grundbegriffe"), None)

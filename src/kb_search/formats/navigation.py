@@ -42,8 +42,9 @@ LEADER_REFERENCE_RE = re.compile(
 # not a row of figures ('font | 18 | 23', '0 | 1 | 2').
 PAGE_CELL_RE = re.compile(r"(?:\d{1,4}|[ivxlc]{1,7})")
 LETTER_RE = re.compile(r"[^\W\d_]")
-# A page number after an entry's last word, with nothing between ('Topologische Räume 2').
-BARE_REFERENCE_RE = re.compile(r"(?<=[^\W\d_])[ \t]+\d{1,4}(?=\s|$)")
+# A page number after an entry's last word, with nothing or a comma between ('Topologische
+# Räume 2', 'Abbildung affine, 107').
+BARE_REFERENCE_RE = re.compile(r"(?<=[^\W\d_]),?[ \t]+\d{1,4}(?=[\s,]|$)")
 # A line that starts with a section number ('2.1 Options', 'IV. Appendix'): an entry of a
 # contents list that shows no pages (a slide deck's outline).
 NUMBERED_LINE_RE = re.compile(
