@@ -96,3 +96,9 @@ def test_a_question_about_the_contents_still_finds_them(kb) -> None:
 def test_the_mark_is_in_every_result_of_the_json(kb) -> None:
     response = kb.search("quuxer settings", SearchOptions(mode="hybrid", top=5))
     assert all(r.to_dict()["source"]["navigation"] in (True, False) for r in response.results)
+
+
+def test_kb_chunk_shows_the_mark(kb) -> None:
+    toc = kb.search("contents", SearchOptions(mode="lexical", top=1)).results[0]
+    views = kb.reads.chunk(toc.chunk_id, context=1)
+    assert [v.to_dict()["navigation"] for v in views] == [True, False]
