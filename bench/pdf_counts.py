@@ -14,7 +14,8 @@ once with the new one, alternating, to compare) and counts, over all chunks:
 - chunks with a ligature split ('speci es', 'e cient': an fi/ff/ffi glyph read as nothing),
   judged against the embedding model's word list (a lower bound: 'de ned' is two words there);
 - table-of-contents chunks (a 'Contents' heading, or five or more dot leaders before a page
-  number), and how many of them are marked as navigation.
+  number), and how many of them are marked as navigation; chunks marked as navigation in all
+  (indexes too: formats/navigation.py).
 """
 
 from __future__ import annotations
@@ -182,9 +183,14 @@ def count(paths: list[Path]) -> dict:
             if splits:
                 totals["ligature_split_chunks"] += 1
                 examples.setdefault("ligature_split", []).append(f"{path.name}: {splits[:4]}")
+            if chunk.navigation:
+                totals["navigation_chunks"] += 1
+                examples.setdefault("navigation", []).append(
+                    f"{path.name} p{chunk.page_start}: {chunk.text[:70]!r}"
+                )
             if is_toc_chunk(chunk.heading or "", chunk.text):
                 totals["toc_chunks"] += 1
-                if getattr(chunk, "navigation", False):
+                if chunk.navigation:
                     totals["toc_chunks_marked"] += 1
         ocr_pages = doc.metadata.get("ocr_skipped_pages") or []
         totals["ocr_pages"] += len(ocr_pages)

@@ -36,6 +36,9 @@ class ParsedChunk:
     page_start: int | None = None  # 1-based, inclusive
     page_end: int | None = None
     token_count: int = 0
+    # a table of contents, a list of figures, an index: searchable, ranked below content
+    # that matches about as well (formats/navigation.py)
+    navigation: bool = False
 
 
 @dataclass

@@ -100,3 +100,33 @@ def test_kb_trace_sql_prints_each_statement_on_stderr(kb, environment, sample):
     assert any(line.startswith("sql: SELECT") and "chunks_fts" in line for line in lines)
     assert all("\x1b" not in line for line in lines)
     assert "sql: " not in traced.stdout  # the JSON answer stays clean
+
+
+def test_an_index_of_the_last_schema_gains_the_navigation_mark(tmp_path):
+    """Migration 7: chunks written before it read as content; new ones keep their mark."""
+    from kb_search.store import db, records
+    from kb_search.store.migrations import MIGRATIONS
+
+    path = tmp_path / "kb.db"
+    old = db.sqlite.connect(str(path), isolation_level=None)
+    for script in MIGRATIONS[:4]:
+        for statement in script:
+            old.execute(statement)
+    old.execute("PRAGMA user_version = 4")
+    old.execute(
+        "INSERT INTO documents(path, rel_path, title, doc_type, content_hash, indexed_at)"
+        " VALUES ('/x/old.pdf', 'old.pdf', 'Old', 'pdf', 'h', 0)"
+    )
+    old.execute(
+        "INSERT INTO chunks(document_id, chunk_index, text, token_count, content_hash)"
+        " VALUES (1, 0, 'Contents 1 Intro … 2', 4, 'c')"
+    )
+    old.close()
+    conn = db.connect(path)
+    assert db.schema_version(conn) == len(MIGRATIONS)
+    rec = DocumentRecord(path="/x/new.pdf", rel_path="new.pdf", content_hash="n")
+    marked = ParsedChunk(text="Index alpha … 3", page_start=9, token_count=3, navigation=True)
+    write_document(conn, rec, ParsedDocument(title="New", doc_type="pdf", chunks=[marked]))
+    stored = records.chunks_by_id(conn, [1, 2])
+    assert (stored[1].navigation, stored[2].navigation) == (0, 1)
+    conn.close()

@@ -33,7 +33,8 @@ KNOWN_EMPTY = "known empty"  # empty before and unchanged since: not a failure
 # 4: Markdown titles from front matter or the first heading; a section merged into headless
 #    text names its chunk; PDF running heads, reading order and headings (issue 37); titles of
 #    package metadata files (PKG-INFO); generated and sniffed files judged again.
-CHUNKER_VERSION = 4
+# 5: PDF tables of contents and indexes marked as navigation (issue 37).
+CHUNKER_VERSION = 5
 # The last version whose change reached plain-text chunks (`formats/text.parse_text`), the
 # cut BEIR corpora go through: their cached eval indexes (evaluate/beir.py) outlive other bumps.
 TEXT_CHUNKER_VERSION = 3

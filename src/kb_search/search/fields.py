@@ -48,6 +48,7 @@ SOURCE_FIELDS = (
     "chunk_index",
     "total_chunks",
     "tags",
+    "navigation",
 )
 FIELDS = RESULT_FIELDS + SOURCE_FIELDS
 SCORE_DIGITS = 3

@@ -1,7 +1,8 @@
 """One search, as named stages with explicit candidate limits:
 
     retrieve (each leg of each phrasing, `depth` candidates) -> fuse -> with_text (only for a
-    reranker) -> rerank (optional) -> promote definitions (identifier queries) -> diversify
+    reranker) -> rerank (optional) -> promote definitions (identifier queries) -> navigation
+    (contents and indexes below content that matches about as well) -> diversify
     (at most a few chunks per file) -> group copies (the same text in other documents) ->
     cut (min_score, top) -> hydrate (rows, snippets, citations)
 
@@ -49,6 +50,7 @@ from kb_search.search.rerank import Reranker, RerankFailed, apply_reranker
 from kb_search.search.results import Candidate, Result, SearchResponse, hydrate, snippets
 from kb_search.search.shaping import (
     DEFAULT_PER_FILE,
+    demote_navigation,
     distinct_scores,
     diversify,
     group_copies,
@@ -361,6 +363,7 @@ def search(
         timings["rerank"] = (clock() - t0) * 1000
     if options.mode != "vector":
         candidates = promote_definitions(conn, candidates, identifier_terms(prepared))
+    candidates = demote_navigation(conn, candidates)
     candidates = diversify(conn, candidates, options.per_file, options.files)
     grouped = group_copies(conn, candidates)
     passing = above_min_score(grouped, options)

@@ -32,6 +32,7 @@ class Source:
     language: str | None = None
     rel_path: str = ""
     page_end: int | None = None
+    navigation: bool = False
 
     @classmethod
     def from_stored(cls, chunk: StoredChunk, tags: list[str]) -> Source:
@@ -50,6 +51,7 @@ class Source:
             chunk_index=chunk.chunk_index,
             total_chunks=chunk.total_chunks,
             tags=tags,
+            navigation=bool(chunk.navigation),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -68,6 +70,7 @@ class Source:
             "chunk_index": self.chunk_index,
             "total_chunks": self.total_chunks,
             "tags": self.tags,
+            "navigation": self.navigation,
         }
 
 

@@ -7,6 +7,10 @@
   come before other files' chunks that score at least DEMOTE_FLOOR of theirs; the rest move
   down (not out), each with a `cut_by` reason. Files mode keeps each file once, with its
   best chunk.
+- Navigation: a table of contents, a list of figures or an index (marked at parse,
+  `formats/navigation.py`) gives way to every other chunk that scores at least
+  NAVIGATION_SHARE of its score (both measured from the candidates' lowest score); it moves
+  down, not out, so a question about the contents still finds it.
 - Copies: a chunk whose text another document's higher-ranked chunk already holds (the same
   guide as PDF and as HTML, a file vendored twice) leaves the ranking; the chunk kept names
   it in `copies` (the result's `also_at`). Only the first COPY_DEPTH candidates are compared,
@@ -32,6 +36,10 @@ COPY_DEPTH = 30  # candidates compared for copies (CPU: ~2 ms a query, docs/sear
 # Share of the smaller chunk's word shingles the other holds, from which it is a copy
 # (measured on PDF/HTML pairs and on different documents: docs/search.md, "Copies").
 SAME_TEXT = 0.7
+# A navigation chunk ranks below the other chunks that score this share of its score or more
+# (each score measured from the lowest candidate's, so that it holds for one leg's squeezed
+# scores as for fused ones).
+NAVIGATION_SHARE = 0.8
 LIST_LINES = 6  # a chunk with this many lines that each start with a name is a list of names
 
 _IDENTIFIER = re.compile(
@@ -158,11 +166,30 @@ def diversify(
     return kept if files else _merge(kept, moved)
 
 
-def _merge(kept: list[Candidate], moved: list[Candidate]) -> list[Candidate]:
+def demote_navigation(conn: Connection, candidates: list[Candidate]) -> list[Candidate]:
+    """Navigation chunks (contents, indexes) after the other candidates that score at least
+    NAVIGATION_SHARE of theirs, above the lowest candidate's score; the reason in `cut_by`."""
+    if len(candidates) < 2:
+        return candidates
+    marked = retrieval.navigation_chunks(conn, [c.chunk_id for c in candidates])
+    if not marked:
+        return candidates
+    floor = min(c.score for c in candidates)
+    kept = [c for c in candidates if c.chunk_id not in marked]
+    moved = [c for c in candidates if c.chunk_id in marked]
+    for candidate in moved:
+        candidate.cut_by.append("navigation: a table of contents or an index, below content")
+    return _merge(kept, moved, NAVIGATION_SHARE, floor)
+
+
+def _merge(
+    kept: list[Candidate], moved: list[Candidate], share: float = DEMOTE_FLOOR, base: float = 0.0
+) -> list[Candidate]:
     """The moved chunks back in order, each ahead of the first kept chunk that scores under
-    DEMOTE_FLOOR of its own score: a capped chunk gives way to other files' close matches,
-    not to chunks that barely match. A moved chunk scores no higher than the one before it,
-    so the scores read in the order of the results (as a promoted definition's do)."""
+    `share` of its own score (both above `base`): a capped chunk gives way to other files'
+    close matches, not to chunks that barely match. A moved chunk scores no higher than the
+    one before it, so the scores read in the order of the results (as a promoted definition's
+    do)."""
     out: list[Candidate] = []
     waiting = list(moved)
 
@@ -172,7 +199,7 @@ def _merge(kept: list[Candidate], moved: list[Candidate]) -> list[Candidate]:
         out.append(candidate)
 
     for candidate in kept:
-        while waiting and candidate.score < waiting[0].score * DEMOTE_FLOOR:
+        while waiting and candidate.score - base < (waiting[0].score - base) * share:
             place(waiting.pop(0))
         out.append(candidate)
     for candidate in waiting:

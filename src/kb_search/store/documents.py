@@ -167,8 +167,8 @@ def _insert_chunks(conn: Connection, document_id: int, parsed: ParsedDocument) -
     for index, chunk in enumerate(parsed.chunks):
         cur = conn.execute(
             "INSERT INTO chunks(document_id, chunk_index, text, heading, symbol, line_start,"
-            " line_end, page_start, page_end, token_count, content_hash, has_cjk)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            " line_end, page_start, page_end, token_count, content_hash, has_cjk, navigation)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 document_id,
                 index,
@@ -182,6 +182,7 @@ def _insert_chunks(conn: Connection, document_id: int, parsed: ParsedDocument) -
                 chunk.token_count,
                 content_hash(embedding_text(parsed.title, chunk)),
                 int(has_cjk(chunk.text)),
+                int(chunk.navigation),
             ),
         )
         ids.append(cur.lastrowid)

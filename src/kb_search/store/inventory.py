@@ -28,6 +28,7 @@ class ChunkView:
     page_end: int | None
     token_count: int
     citation: str
+    navigation: bool = False  # a table of contents or an index (formats/navigation.py)
 
     @classmethod
     def from_stored(cls, chunk: StoredChunk) -> ChunkView:
@@ -43,6 +44,7 @@ class ChunkView:
             page_end=chunk.page_end,
             token_count=chunk.token_count,
             citation=chunk.citation,
+            navigation=bool(chunk.navigation),
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -119,4 +119,14 @@ MIGRATION_6 = (
     )""",
 )
 
-MIGRATIONS: list[tuple[str, ...]] = [MIGRATION_1, MIGRATION_2, MIGRATION_3, MIGRATION_6]
+# Chunks that are navigation (a table of contents, a list of figures, an index): search ranks
+# them below content that matches about as well (formats/navigation.py, search/shaping.py).
+MIGRATION_7 = ("ALTER TABLE chunks ADD COLUMN navigation INTEGER NOT NULL DEFAULT 0",)
+
+MIGRATIONS: list[tuple[str, ...]] = [
+    MIGRATION_1,
+    MIGRATION_2,
+    MIGRATION_3,
+    MIGRATION_6,
+    MIGRATION_7,
+]

@@ -12,7 +12,8 @@ from kb_search.store.db import Connection, rows_in
 _CHUNK_SELECT = (
     "SELECT c.id, c.document_id, c.chunk_index, c.text, c.heading, c.symbol, c.line_start,"
     " c.line_end, c.page_start, c.page_end, c.token_count, d.title, d.path, d.rel_path,"
-    " d.doc_type, d.language, d.chunk_count FROM chunks c JOIN documents d ON d.id = c.document_id"
+    " d.doc_type, d.language, d.chunk_count, c.navigation"
+    " FROM chunks c JOIN documents d ON d.id = c.document_id"
 )
 
 
@@ -35,6 +36,7 @@ class StoredChunk:
     doc_type: str
     language: str | None
     total_chunks: int
+    navigation: bool = False
 
     @property
     def lines(self) -> list[int] | None:

@@ -113,6 +113,12 @@ def chunk_places(conn: Connection, ids: Sequence[int]) -> dict[int, tuple[int, A
     return {r[0]: (r[1], r[2]) for r in rows}
 
 
+def navigation_chunks(conn: Connection, ids: Sequence[int]) -> set[int]:
+    """The ids among `ids` of chunks marked as navigation (contents, indexes)."""
+    sql = "SELECT id FROM chunks WHERE navigation = 1 AND id IN ({marks})"
+    return {r[0] for r in rows_in(conn, sql, ids)}
+
+
 def chunk_exists(conn: Connection, chunk_id: int) -> bool:
     return conn.execute("SELECT 1 FROM chunks WHERE id = ?", (chunk_id,)).fetchone() is not None
 

@@ -16,6 +16,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from kb_search.chunking.tokens import TokenCounter, count_tokens
+from kb_search.formats import navigation
 from kb_search.formats.pdf import furniture, slides, structure
 from kb_search.formats.pdf import ocr as ocr_mod
 from kb_search.formats.pdf.glyphs import GlyphNames
@@ -84,6 +85,7 @@ def parse_pdf(
     cut = structure.chunk(paras, settings, count)
     if not cut.chunks:
         raise IngestError(_no_text_message(ocr, ocr_info))
+    navigation.mark(cut.chunks)
     return ParsedDocument(
         title=title,
         doc_type="pdf",
@@ -288,9 +290,11 @@ def parse_pdf_source(source: Source) -> ParsedDocument:
 
     if docling.docling_available("pdf") is None:
         try:
-            return docling.convert_with_docling(
+            parsed = docling.convert_with_docling(
                 source.path, source.settings, source.count, source.ocr
             )
+            navigation.mark(parsed.chunks)
+            return parsed
         except IngestError:
             pass  # the text-layer path gives the clearer error (encrypted, truncated, ...)
     return parse_pdf(source.path, source.settings, count=source.count, ocr=source.ocr)
