@@ -2,6 +2,7 @@
 traces offline.
 
     python -m bench ingest_trace record --folder /work/shared/data/pdfs --out pdfs.jsonl
+    python -m bench ingest_trace record --files bench/pdf_heldout_files.txt --out ho.jsonl
     python -m bench ingest_trace score pdfs.jsonl md.jsonl
 
 `record` runs one fresh `kb add` into an empty data dir (in a child process whose PYTHONPATH is
@@ -38,7 +39,7 @@ from kb_search.cli.progress import ProgressView
 from kb_search.config import load_config
 from kb_search.knowledge_base import KnowledgeBase
 
-folder, data, cache, home, out = sys.argv[1:6]
+paths, data, cache, home, out = sys.argv[1:6]
 env = {"KB_DATA_DIR": data, "KB_MODEL_CACHE": cache, "HOME": home, "HF_HUB_OFFLINE": "1",
        "KB_NO_WARM": "1"}
 config = load_config(env=env, cwd=Path(home))
@@ -64,7 +65,7 @@ for name in EVENTS:
     setattr(Recorder, name, recording(name))
 view = Recorder("trace", None, model=str(config["model"]))
 with KnowledgeBase(config, cwd=Path(home)) as kb:
-    summary = kb.add([Path(folder)], progress=view)
+    summary = kb.add([Path(p) for p in json.loads(paths)], progress=view)
 end = time.time()
 conn = sqlite3.connect(Path(data) / "kb.db")
 last, docs = conn.execute("SELECT max(indexed_at), count(*) FROM documents").fetchone()
@@ -76,13 +77,14 @@ sink.close()
 """
 
 
-def record(src: Path, folder: Path, cache: Path, out: Path) -> dict:
+def record(src: Path, paths: list[Path], cache: Path, out: Path) -> dict:
     provision(src, cache)
     with tempfile.TemporaryDirectory(prefix="kb-trace-") as tmp:
         home = Path(tmp) / "home"
         home.mkdir()
         env = dict(os.environ, PYTHONPATH=str(src))
-        cmd = [sys.executable, "-c", CHILD, str(folder), str(Path(tmp) / "data"), str(cache),
+        named = json.dumps([str(p) for p in paths])
+        cmd = [sys.executable, "-c", CHILD, named, str(Path(tmp) / "data"), str(cache),
                str(home), str(out)]  # fmt: skip
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
         if done.returncode != 0:
@@ -146,7 +148,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     rec = sub.add_parser("record", help="run `kb add FOLDER` and write its trace")
-    rec.add_argument("--folder", type=Path, required=True)
+    what = rec.add_mutually_exclusive_group(required=True)
+    what.add_argument("--folder", type=Path)
+    what.add_argument("--files", type=Path, help="a file naming the paths to add, one a line")
     rec.add_argument("--out", type=Path, required=True)
     rec.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "kb-models")
     rec.add_argument("--src", type=Path, help="the `src` of the checkout to run (default: this)")
@@ -155,7 +159,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "record":
         src = args.src or Path(__file__).resolve().parent.parent / "src"
-        truth = record(src.resolve(), args.folder, args.cache, args.out)
+        paths = [args.folder] if args.folder else [
+            Path(line) for line in args.files.read_text().splitlines() if line.strip()
+        ]
+        truth = record(src.resolve(), paths, args.cache, args.out)
         print(json.dumps(truth))
         return 0
     print("| trace | docs | chunks | keyword s | embedded s | ratio | ETA first | 25% | 50% |"
