@@ -97,9 +97,43 @@ def load(path: Path) -> tuple[list[dict], dict]:
     return lines[:-1], lines[-1]
 
 
+def _unopened_pdf(event: dict) -> bool:
+    """A failure (a step done with work, no chunks) of a PDF whose work was its size in bytes
+    (pages are whole PDF_PAGE_WORKs otherwise)."""
+    from kb_search.progress import PDF_PAGE_WORK
+
+    kwargs = event.get("k", {})
+    failed = event["e"] == "advance" and event["a"][:1] == [1] and not kwargs.get("chunks")
+    return failed and kwargs.get("pages", 0) > 1 and bool(kwargs.get("work", 0.0) % PDF_PAGE_WORK)
+
+
+def upgrade(events: list[dict]) -> list[dict]:
+    """A trace recorded before a PDF that cannot be opened counted as one page (its size in
+    bytes counted as pages of text: a 2.8 MB encrypted file was 939 pages until it failed at
+    once), as today's code reports it: its work one page from the start."""
+    from kb_search.progress import PDF_PAGE_WORK
+
+    one = {"work": float(PDF_PAGE_WORK), "pages": 1}
+    fixes = [e["k"] for e in events if _unopened_pdf(e)]
+    out, first = [], True
+    for event in events:
+        if _unopened_pdf(event):
+            event = dict(event, k=dict(event["k"], **one))
+        elif event["e"] == "add_work" and first and fixes:
+            first = False
+            work = event["a"][0] - sum(k["work"] - one["work"] for k in fixes)
+            pages = event.get("k", {}).get("pages", 0) - sum(k["pages"] - 1 for k in fixes)
+            event = dict(event, a=[work], k=dict(event.get("k", {}), pages=pages))
+        out.append(event)
+    return out
+
+
 def replay(events: list[dict], model: str, step: float = 1.0) -> list[tuple[float, float | None]]:
     """(t, ETA) every `step` seconds after the first event, from this checkout's estimator."""
     from kb_search.cli.progress import ProgressView
+
+    if hasattr(ProgressView, "skip_work"):  # the events of the code that has it
+        events = upgrade(events)
 
     now = [0.0]
     view = ProgressView("replay", None, model=model)
@@ -113,10 +147,25 @@ def replay(events: list[dict], model: str, step: float = 1.0) -> list[tuple[floa
                 samples.append((t, view.eta()))
             t += step
         now[0] = event["t"]
-        method = getattr(view, event["e"])
-        known = inspect.signature(method).parameters  # an older estimator takes fewer
-        method(*event["a"], **{k: v for k, v in event.get("k", {}).items() if k in known})
+        for name, args, kwargs in _current(event, view):
+            method = getattr(view, name)
+            known = inspect.signature(method).parameters  # an older estimator takes fewer
+            method(*args, **{k: v for k, v in kwargs.items() if k in known})
     return samples
+
+
+def _current(event: dict, view: object) -> list[tuple[str, list, dict]]:
+    """The calls an event stands for today: traces recorded before `skip_work` existed said
+    that a file failed or held no text as one step done with its work and no chunks."""
+    args, kwargs = list(event["a"]), dict(event.get("k", {}))
+    if event["e"] == "advance" and hasattr(view, "skip_work"):
+        steps = args[0] if args else kwargs.get("n", 1)
+        work = kwargs.get("work", args[1] if len(args) > 1 else 0.0)
+        chunks = kwargs.get("chunks", args[2] if len(args) > 2 else 0)
+        if steps and work and not chunks:
+            return [("skip_work", [work], {"pages": kwargs.get("pages", 0)}),
+                    ("advance", [steps], {})]  # fmt: skip
+    return [(event["e"], args, kwargs)]
 
 
 def errors(samples: list[tuple[float, float | None]], end: float) -> dict[str, float | None]:
@@ -159,9 +208,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "record":
         src = args.src or Path(__file__).resolve().parent.parent / "src"
-        paths = [args.folder] if args.folder else [
-            Path(line) for line in args.files.read_text().splitlines() if line.strip()
-        ]
+        named = args.files.read_text().splitlines() if args.files else []
+        paths = [args.folder] if args.folder else [Path(line) for line in named if line.strip()]
         truth = record(src.resolve(), paths, args.cache, args.out)
         print(json.dumps(truth))
         return 0

@@ -19,11 +19,12 @@ from kb_search.ingest.changes import (
 from kb_search.ingest.executor import AddOptions, Candidate, Executor, LocalExecutor, VectorSource
 from kb_search.ingest.left_out import left_out_now, remove_left_out
 from kb_search.ingest.roots import deepest_root, remember_roots
+from kb_search.ingest.speeds import recall, remember_parse
 from kb_search.ingest.summary import UNSUPPORTED_LISTED, AddSummary, ErrorLog, Failure
 from kb_search.ingest.walk import IGNORE_FILE, Found, IgnoreRules, WalkError, walk
 from kb_search.ingest.workers import Outcome
 from kb_search.parsed import IngestError, ParsedDocument
-from kb_search.progress import PDF_PAGE_WORK, NoProgress, Progress
+from kb_search.progress import PDF_PAGE_WORK, NoProgress, Progress, work_units
 from kb_search.sanitize import path_text
 from kb_search.store.db import Connection, DatabaseError
 from kb_search.store.documents import (
@@ -188,6 +189,7 @@ class _Ingest:
         self.conn, self.options, self.summary, self.log = conn, options, summary, log
         self.progress = progress
         self.roots = load_root_settings(conn)
+        self.units = 0.0  # the work of the documents written (`progress.work_units`)
 
     def fail(self, path: Path, reason: str, candidate: Candidate | None = None) -> None:
         if self.drop(path):
@@ -196,16 +198,16 @@ class _Ingest:
         self.summary.failed.append(failure)
         self.log.write(failure)
         self.remember(path, FAILED, reason, candidate)
-        if candidate is None:
-            self.progress.advance(1)
-        else:
-            self.progress.advance(1, work=candidate.work, pages=pdf_pages(candidate))
+        if candidate is not None:
+            self.progress.skip_work(candidate.work, pages=pdf_pages(candidate))
+        self.progress.advance(1)
 
     def empty(self, candidate: Candidate, reason: str) -> None:
         self.summary.empty += 1
         self.drop(candidate.item.path)
         self.remember(candidate.item.path, EMPTY, reason, candidate)
-        self.progress.advance(1, work=candidate.work, pages=pdf_pages(candidate))
+        self.progress.skip_work(candidate.work, pages=pdf_pages(candidate))
+        self.progress.advance(1)
 
     def drop(self, path: Path) -> bool:
         """Remove the document of a file that no longer gives text (emptied, unreadable,
@@ -296,10 +298,12 @@ def ingest_files(
             summary.removed += 1
         progress.read(1)
         progress.advance(1)
+    progress.measured_before(*recall(conn, getattr(vectors, "model", None)))
     progress.add_work(
         sum(c.work for c in todo.values()),
         pages=sum(pdf_pages(c) for c in todo.values()),
     )
+    started = time.monotonic()
     if vectors is not None:
         progress.await_embedding(vectors.pending(conn))  # left by an interrupted run
 
@@ -318,6 +322,7 @@ def ingest_files(
     try:
         _write_outcomes(outcomes, todo, in_flight, writer, run, renamed)
         summary.embedded += alongside.embedded
+        remember_parse(conn, run.units, time.monotonic() - started)
     finally:
         outcomes.close()  # stops the parser processes now, also on Ctrl-C
 
@@ -374,4 +379,5 @@ def _write_one(
 
     tags, doc_type = run.settings_for(candidate.item)
     work, pages = candidate.work, pdf_pages(candidate)
+    run.units += work_units(work, pages)
     writer.add(candidate.record, parsed, done, tags, doc_type, work, pages)
