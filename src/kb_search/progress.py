@@ -12,7 +12,7 @@ computed from. An ingest has two phases, estimated apart and added:
   the chunks waiting plus those the work left will write (chunks per byte and per page, each
   measured as it runs, else a prior) and its speed the one this index measured on its last
   run (`measured_before`), else the one of batches embedded during the keyword phase
-  (`SAMPLE_SLOWDOWN` times faster once the parser no longer shares the cores), else a prior;
+  (`sharing_slowdown` times faster once the parser no longer shares the cores), else a prior;
   chunks embedded while files are still parsed shorten it. Once it runs, its own speed.
 
 Steps done without work (files skipped as unchanged) finish instantly and do not distort the
@@ -22,6 +22,7 @@ replays recorded runs through it.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -38,9 +39,16 @@ PRIOR_PAGE_CHUNKS = 3.5  # chunks per PDF page before a job has measured its own
 # Plain text parsed and written per second before a job has measured its own (Markdown on
 # two busy cores, one parser process: 480 KB/s, md_argocd_docs).
 PRIOR_PARSE_BYTES_PER_S = 400_000.0
-# A batch embedded beside the parser shares the cores with it: the embedding phase then runs
-# this much faster (recorded runs: 1.4x, 2.1x, 2.8x).
-SAMPLE_SLOWDOWN = 2.0
+
+
+def sharing_slowdown(cores: int | None = None) -> float:
+    """How much slower a batch embeds beside one busy parser process than alone: the model
+    gets the cores less the parser's (on two cores 2x; recorded runs there: 1.4x, 2.1x,
+    2.8x)."""
+    cores = cores or os.cpu_count() or 2
+    return cores / (cores - 1) if cores > 1 else 2.0
+
+
 
 
 class Progress(Protocol):
@@ -179,6 +187,8 @@ class Tally:
     # embedding phase is left out of the ETA until it starts.
     prior_embed_rate: float | None = None
     embed_rate_known: bool = False  # prior_embed_rate was measured by this index's last run
+    # how much faster the embedding phase runs than a batch embedded beside the parser
+    sample_slowdown: float = field(default_factory=sharing_slowdown)
     awaiting: int = 0  # chunks written without a vector, or found so
     awaiting_before: int = 0  # of which found before this job wrote anything
     embeds: bool = False  # whether an embedding phase is expected at all
@@ -325,7 +335,7 @@ class Tally:
         if self.embed_rate_known:
             return self.prior_embed_rate
         if self.sampled and self.sample_seconds > 0:
-            return self.sampled / self.sample_seconds * SAMPLE_SLOWDOWN
+            return self.sampled / self.sample_seconds * self.sample_slowdown
         return self.prior_embed_rate
 
     def embed_eta(self) -> float | None:
