@@ -46,7 +46,7 @@ config = load_config(env=env, cwd=Path(home))
 start = time.time()
 sink = open(out, "w", encoding="utf-8")
 EVENTS = ("start", "add_work", "read", "advance", "await_embedding", "embedding", "embedded",
-          "embed_sample")
+          "embed_sample", "skip_work", "measured_before")
 
 
 class Recorder(ProgressView):
@@ -62,7 +62,8 @@ def recording(name):
 
 
 for name in EVENTS:
-    setattr(Recorder, name, recording(name))
+    if hasattr(ProgressView, name):  # an older checkout has fewer
+        setattr(Recorder, name, recording(name))
 view = Recorder("trace", None, model=str(config["model"]))
 with KnowledgeBase(config, cwd=Path(home)) as kb:
     summary = kb.add([Path(p) for p in json.loads(paths)], progress=view)
@@ -77,14 +78,17 @@ sink.close()
 """
 
 
-def record(src: Path, paths: list[Path], cache: Path, out: Path) -> dict:
+def record(src: Path, paths: list[Path], cache: Path, out: Path, data: Path | None = None) -> dict:
+    """Run `kb add PATHS` into `data` (kept: a second run adds to the same index) or a fresh
+    data dir, and write its trace to `out`."""
     provision(src, cache)
     with tempfile.TemporaryDirectory(prefix="kb-trace-") as tmp:
         home = Path(tmp) / "home"
         home.mkdir()
         env = dict(os.environ, PYTHONPATH=str(src))
         named = json.dumps([str(p) for p in paths])
-        cmd = [sys.executable, "-c", CHILD, named, str(Path(tmp) / "data"), str(cache),
+        data_dir = data or Path(tmp) / "data"
+        cmd = [sys.executable, "-c", CHILD, named, str(data_dir), str(cache),
                str(home), str(out)]  # fmt: skip
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
         if done.returncode != 0:
@@ -203,6 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     rec.add_argument("--out", type=Path, required=True)
     rec.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "kb-models")
     rec.add_argument("--src", type=Path, help="the `src` of the checkout to run (default: this)")
+    rec.add_argument("--data", type=Path, help="a data dir to add to, kept (default: a fresh one)")
     score = sub.add_parser("score", help="score this checkout's ETA on traces")
     score.add_argument("traces", type=Path, nargs="+")
     args = parser.parse_args(argv)
@@ -210,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         src = args.src or Path(__file__).resolve().parent.parent / "src"
         named = args.files.read_text().splitlines() if args.files else []
         paths = [args.folder] if args.folder else [Path(line) for line in named if line.strip()]
-        truth = record(src.resolve(), paths, args.cache, args.out)
+        truth = record(src.resolve(), paths, args.cache, args.out, args.data)
         print(json.dumps(truth))
         return 0
     print("| trace | docs | chunks | keyword s | embedded s | ratio | ETA first | 25% | 50% |"
