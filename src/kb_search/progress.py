@@ -43,12 +43,12 @@ PRIOR_PARSE_BYTES_PER_S = 400_000.0
 
 def sharing_slowdown(cores: int | None = None) -> float:
     """How much slower a batch embeds beside one busy parser process than alone: the model
-    gets the cores less the parser's (on two cores 2x; recorded runs there: 1.4x, 2.1x,
-    2.8x)."""
+    gets the cores less the parser's (on two cores 2x). A single batch on a shared machine is
+    a rough measure: recorded runs on two cores gave 0.6x to 2.8x (median 1.4x); 2x put the
+    most estimates within ±30% after the first minute (a 183-PDF run 16% -> 51%; the others
+    alike)."""
     cores = cores or os.cpu_count() or 2
     return cores / (cores - 1) if cores > 1 else 2.0
-
-
 
 
 class Progress(Protocol):
