@@ -152,7 +152,9 @@ def replay(events: list[dict], model: str, step: float = 1.0) -> list[tuple[floa
             t += step
         now[0] = event["t"]
         for name, args, kwargs in _current(event, view):
-            method = getattr(view, name)
+            method = getattr(view, name, None)
+            if method is None:
+                continue  # an event an older estimator does not take
             known = inspect.signature(method).parameters  # an older estimator takes fewer
             method(*args, **{k: v for k, v in kwargs.items() if k in known})
     return samples
