@@ -2,6 +2,7 @@
 traces offline.
 
     python -m bench ingest_trace record --folder /work/shared/data/pdfs --out pdfs.jsonl
+    python -m bench ingest_trace record --files bench/pdf_heldout_files.txt --out ho.jsonl
     python -m bench ingest_trace score pdfs.jsonl md.jsonl
 
 `record` runs one fresh `kb add` into an empty data dir (in a child process whose PYTHONPATH is
@@ -38,14 +39,14 @@ from kb_search.cli.progress import ProgressView
 from kb_search.config import load_config
 from kb_search.knowledge_base import KnowledgeBase
 
-folder, data, cache, home, out = sys.argv[1:6]
+paths, data, cache, home, out = sys.argv[1:6]
 env = {"KB_DATA_DIR": data, "KB_MODEL_CACHE": cache, "HOME": home, "HF_HUB_OFFLINE": "1",
        "KB_NO_WARM": "1"}
 config = load_config(env=env, cwd=Path(home))
 start = time.time()
 sink = open(out, "w", encoding="utf-8")
 EVENTS = ("start", "add_work", "read", "advance", "await_embedding", "embedding", "embedded",
-          "embed_sample")
+          "embed_sample", "skip_work", "measured_before")
 
 
 class Recorder(ProgressView):
@@ -61,10 +62,11 @@ def recording(name):
 
 
 for name in EVENTS:
-    setattr(Recorder, name, recording(name))
+    if hasattr(ProgressView, name):  # an older checkout has fewer
+        setattr(Recorder, name, recording(name))
 view = Recorder("trace", None, model=str(config["model"]))
 with KnowledgeBase(config, cwd=Path(home)) as kb:
-    summary = kb.add([Path(folder)], progress=view)
+    summary = kb.add([Path(p) for p in json.loads(paths)], progress=view)
 end = time.time()
 conn = sqlite3.connect(Path(data) / "kb.db")
 last, docs = conn.execute("SELECT max(indexed_at), count(*) FROM documents").fetchone()
@@ -76,13 +78,17 @@ sink.close()
 """
 
 
-def record(src: Path, folder: Path, cache: Path, out: Path) -> dict:
+def record(src: Path, paths: list[Path], cache: Path, out: Path, data: Path | None = None) -> dict:
+    """Run `kb add PATHS` into `data` (kept: a second run adds to the same index) or a fresh
+    data dir, and write its trace to `out`."""
     provision(src, cache)
     with tempfile.TemporaryDirectory(prefix="kb-trace-") as tmp:
         home = Path(tmp) / "home"
         home.mkdir()
         env = dict(os.environ, PYTHONPATH=str(src))
-        cmd = [sys.executable, "-c", CHILD, str(folder), str(Path(tmp) / "data"), str(cache),
+        named = json.dumps([str(p) for p in paths])
+        data_dir = data or Path(tmp) / "data"
+        cmd = [sys.executable, "-c", CHILD, named, str(data_dir), str(cache),
                str(home), str(out)]  # fmt: skip
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
         if done.returncode != 0:
@@ -95,9 +101,43 @@ def load(path: Path) -> tuple[list[dict], dict]:
     return lines[:-1], lines[-1]
 
 
+def _unopened_pdf(event: dict) -> bool:
+    """A failure (a step done with work, no chunks) of a PDF whose work was its size in bytes
+    (pages are whole PDF_PAGE_WORKs otherwise)."""
+    from kb_search.progress import PDF_PAGE_WORK
+
+    kwargs = event.get("k", {})
+    failed = event["e"] == "advance" and event["a"][:1] == [1] and not kwargs.get("chunks")
+    return failed and kwargs.get("pages", 0) > 1 and bool(kwargs.get("work", 0.0) % PDF_PAGE_WORK)
+
+
+def upgrade(events: list[dict]) -> list[dict]:
+    """A trace recorded before a PDF that cannot be opened counted as one page (its size in
+    bytes counted as pages of text: a 2.8 MB encrypted file was 939 pages until it failed at
+    once), as today's code reports it: its work one page from the start."""
+    from kb_search.progress import PDF_PAGE_WORK
+
+    one = {"work": float(PDF_PAGE_WORK), "pages": 1}
+    fixes = [e["k"] for e in events if _unopened_pdf(e)]
+    out, first = [], True
+    for event in events:
+        if _unopened_pdf(event):
+            event = dict(event, k=dict(event["k"], **one))
+        elif event["e"] == "add_work" and first and fixes:
+            first = False
+            work = event["a"][0] - sum(k["work"] - one["work"] for k in fixes)
+            pages = event.get("k", {}).get("pages", 0) - sum(k["pages"] - 1 for k in fixes)
+            event = dict(event, a=[work], k=dict(event.get("k", {}), pages=pages))
+        out.append(event)
+    return out
+
+
 def replay(events: list[dict], model: str, step: float = 1.0) -> list[tuple[float, float | None]]:
     """(t, ETA) every `step` seconds after the first event, from this checkout's estimator."""
     from kb_search.cli.progress import ProgressView
+
+    if hasattr(ProgressView, "skip_work"):  # the events of the code that has it
+        events = upgrade(events)
 
     now = [0.0]
     view = ProgressView("replay", None, model=model)
@@ -111,10 +151,27 @@ def replay(events: list[dict], model: str, step: float = 1.0) -> list[tuple[floa
                 samples.append((t, view.eta()))
             t += step
         now[0] = event["t"]
-        method = getattr(view, event["e"])
-        known = inspect.signature(method).parameters  # an older estimator takes fewer
-        method(*event["a"], **{k: v for k, v in event.get("k", {}).items() if k in known})
+        for name, args, kwargs in _current(event, view):
+            method = getattr(view, name, None)
+            if method is None:
+                continue  # an event an older estimator does not take
+            known = inspect.signature(method).parameters  # an older estimator takes fewer
+            method(*args, **{k: v for k, v in kwargs.items() if k in known})
     return samples
+
+
+def _current(event: dict, view: object) -> list[tuple[str, list, dict]]:
+    """The calls an event stands for today: traces recorded before `skip_work` existed said
+    that a file failed or held no text as one step done with its work and no chunks."""
+    args, kwargs = list(event["a"]), dict(event.get("k", {}))
+    if event["e"] == "advance" and hasattr(view, "skip_work"):
+        steps = args[0] if args else kwargs.get("n", 1)
+        work = kwargs.get("work", args[1] if len(args) > 1 else 0.0)
+        chunks = kwargs.get("chunks", args[2] if len(args) > 2 else 0)
+        if steps and work and not chunks:
+            return [("skip_work", [work], {"pages": kwargs.get("pages", 0)}),
+                    ("advance", [steps], {})]  # fmt: skip
+    return [(event["e"], args, kwargs)]
 
 
 def errors(samples: list[tuple[float, float | None]], end: float) -> dict[str, float | None]:
@@ -146,16 +203,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     rec = sub.add_parser("record", help="run `kb add FOLDER` and write its trace")
-    rec.add_argument("--folder", type=Path, required=True)
+    what = rec.add_mutually_exclusive_group(required=True)
+    what.add_argument("--folder", type=Path)
+    what.add_argument("--files", type=Path, help="a file naming the paths to add, one a line")
     rec.add_argument("--out", type=Path, required=True)
     rec.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "kb-models")
     rec.add_argument("--src", type=Path, help="the `src` of the checkout to run (default: this)")
+    rec.add_argument("--data", type=Path, help="a data dir to add to, kept (default: a fresh one)")
     score = sub.add_parser("score", help="score this checkout's ETA on traces")
     score.add_argument("traces", type=Path, nargs="+")
     args = parser.parse_args(argv)
     if args.command == "record":
         src = args.src or Path(__file__).resolve().parent.parent / "src"
-        truth = record(src.resolve(), args.folder, args.cache, args.out)
+        named = args.files.read_text().splitlines() if args.files else []
+        paths = [args.folder] if args.folder else [Path(line) for line in named if line.strip()]
+        truth = record(src.resolve(), paths, args.cache, args.out, args.data)
         print(json.dumps(truth))
         return 0
     print("| trace | docs | chunks | keyword s | embedded s | ratio | ETA first | 25% | 50% |"

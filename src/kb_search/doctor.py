@@ -163,7 +163,6 @@ _HEADING_LINE = re.compile(r"^ {0,3}#{1,6}(\s|$)")
 JUNK_MIN_WORDS = 8
 SAME_SPAN_LIMIT = 20  # chunks cut from one line range (a minified or binary-like line)
 EXAMPLES = 3
-OLD_JUNK_ADVICE = "chunked by an older kb: `kb sync` re-chunks them, or .kbignore"
 JUNK_ADVICE = (
     "pieces the chunker could not merge with a neighbour: a short section between long ones,"
     " a table row or a line over the chunk budget; search still finds them. If a file's pieces"
@@ -175,30 +174,43 @@ def _chunk_quality(conn: Connection) -> str:
     """Junk chunks in documents of more than one chunk: almost no words (a table separator,
     a lone character), headings alone, or many chunks cut from one line range.
 
-    Junk an older chunker left fails (`kb sync` re-chunks them); what this
-    chunker made is a warning: re-adding would make the same pieces."""
+    Never a failure: junk an older chunker left is a warning that names the fix (after an
+    upgrade, `kb sync` re-chunks those files); what this chunker made is a warning with
+    advice (re-adding would make the same pieces)."""
     from kb_search.ingest.changes import CHUNKER_VERSION
 
     current = f"v{CHUNKER_VERSION}:"
-    old = _junk(conn, current, False)
-    assert not old, "; ".join(old) + f" ({OLD_JUNK_ADVICE})"
-    found = _junk(conn, current, True)
+    old, old_files = _junk(conn, current, False)
+    found, _ = _junk(conn, current, True)
+    advice = []
+    if old:
+        advice.append(
+            f"{plural(len(old_files), 'file')} chunked by an older kb: run `kb sync`"
+            f" ({'; '.join(old)})"
+        )
     if found:
-        raise Advice("; ".join(found) + f" ({JUNK_ADVICE})")
+        advice.append("; ".join(found) + f" ({JUNK_ADVICE})")
+    if advice:
+        raise Advice(". ".join(advice))
     return "no junk chunks"
 
 
-def _junk(conn: Connection, current: str, by_current: bool) -> list[str]:
-    """Findings in documents chunked by this chunker (`by_current`) or by an older one."""
+def _junk(conn: Connection, current: str, by_current: bool) -> tuple[list[str], set[str]]:
+    """Findings in documents chunked by this chunker (`by_current`) or by an older one, and
+    the files they are in."""
     junk: list[str] = []
     headings: list[str] = []
+    files: set[str] = set()
     rows = health.chunk_texts_for_quality(conn, current, by_current)
     for text, is_code, rel_path, line_start, line_end, page in rows:
         if not is_code and text.lstrip().startswith("#") and _only_headings(text):
             headings.append(_citation(rel_path, line_start, line_end, page))
+            files.add(rel_path)
         elif not is_code and _few_words(text, JUNK_MIN_WORDS):
             junk.append(_citation(rel_path, line_start, line_end, page))
+            files.add(rel_path)
     spans = health.repeated_spans(conn, current, by_current, SAME_SPAN_LIMIT)
+    files.update(p for p, _, _, _ in spans)
     problems = [
         _finding("chunks of almost no words", junk),
         _finding("heading-only chunks", headings),
@@ -207,7 +219,7 @@ def _junk(conn: Connection, current: str, by_current: bool) -> list[str]:
             [f"{_citation(p, a, b, None)} ({n} chunks)" for p, a, b, n in spans],
         ),
     ]
-    return [problem for problem in problems if problem]
+    return [problem for problem in problems if problem], files
 
 
 def _few_words(text: str, enough: int) -> bool:

@@ -6,12 +6,14 @@ computed from. An ingest has two phases, estimated apart and added:
 - the keyword phase parses and writes each file. Its work is counted in two units, bytes of
   text and PDF pages (a page costs `PDF_PAGE_PARSE` bytes of text to parse); its speed is
   measured as files finish (`Rate`), and the time already spent on the file in hand is
-  credited.
+  credited. A file that fails or holds no text takes its work out of the total (`skip_work`),
+  never into the speed.
 - the embedding phase embeds every chunk written without a vector. Until it starts, its size is
   the chunks waiting plus those the work left will write (chunks per byte and per page, each
-  measured as it runs, else a prior) and its speed the one measured by batches embedded
-  during the keyword phase (else a prior); chunks embedded while files are still parsed
-  shorten it. Once it runs, its own speed.
+  measured as it runs, else a prior) and its speed the one this index measured on its last
+  run (`measured_before`), else the one of batches embedded during the keyword phase
+  (`sharing_slowdown` times faster once the parser no longer shares the cores), else a prior;
+  chunks embedded while files are still parsed shorten it. Once it runs, its own speed.
 
 Steps done without work (files skipped as unchanged) finish instantly and do not distort the
 rates. Every estimate is a function of the events and the clock: `bench/ingest_trace.py`
@@ -20,6 +22,7 @@ replays recorded runs through it.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -38,6 +41,16 @@ PRIOR_PAGE_CHUNKS = 3.5  # chunks per PDF page before a job has measured its own
 PRIOR_PARSE_BYTES_PER_S = 400_000.0
 
 
+def sharing_slowdown(cores: int | None = None) -> float:
+    """How much slower a batch embeds beside one busy parser process than alone: the model
+    gets the cores less the parser's (on two cores 2x). A single batch on a shared machine is
+    a rough measure: recorded runs on two cores gave 0.6x to 2.8x (median 1.4x); 2x put the
+    most estimates within ±30% after the first minute (a 183-PDF run 16% -> 51%; the others
+    alike)."""
+    cores = cores or os.cpu_count() or 2
+    return cores / (cores - 1) if cores > 1 else 2.0
+
+
 class Progress(Protocol):
     def start(self, total: int, unit: str = "files") -> None:
         """The job has `total` steps of `unit`."""
@@ -45,6 +58,15 @@ class Progress(Protocol):
     def add_work(self, amount: float, pages: int = 0) -> None:
         """The job's remaining work grew by `amount` (bytes of text to parse), `pages` of them
         PDF pages (`PDF_PAGE_WORK` bytes each)."""
+
+    def skip_work(self, amount: float, pages: int = 0) -> None:
+        """Work announced with `add_work` that will not be done after all (a file failed or
+        held no text): it leaves the job's total."""
+
+    def measured_before(self, parse_rate: float | None, embed_rate: float | None) -> None:
+        """What this index measured on its last run (`work_units` parsed per second, chunks
+        embedded per second; None: not measured): the speeds to assume until this job
+        measures its own."""
 
     def current(self, name: str) -> None:
         """What is being worked on now (a file name); "" when nothing in particular."""
@@ -78,6 +100,12 @@ class NoProgress:
     def add_work(self, amount: float, pages: int = 0) -> None:
         pass
 
+    def skip_work(self, amount: float, pages: int = 0) -> None:
+        pass
+
+    def measured_before(self, parse_rate: float | None, embed_rate: float | None) -> None:
+        pass
+
     def current(self, name: str) -> None:
         pass
 
@@ -100,11 +128,18 @@ class NoProgress:
         pass
 
 
+def work_units(work: float, pages: int) -> float:
+    """Work in bytes of plain text to parse: a PDF page costs `PDF_PAGE_PARSE`."""
+    return max(0.0, work - pages * PDF_PAGE_WORK) + pages * PDF_PAGE_PARSE
+
+
 @dataclass
 class Rate:
     """An amount that grows from a start, and its speed since then (the whole run's: on a
     shared machine a burst of load passes, and the average of the run so far has the best
-    record of the rest; recorded runs, `bench/ingest_trace.py`, bear this out)."""
+    record of the rest; recorded runs, `bench/ingest_trace.py`, bear this out: the speed over
+    the last half or three quarters of the embedding phase instead put 51% -> 16-23% of one
+    run's estimates within ±30%, and helped another by 6 points)."""
 
     started: float | None = None
     last: float | None = None
@@ -151,6 +186,9 @@ class Tally:
     # Chunks embedded per second to assume before any were embedded by this job; None: the
     # embedding phase is left out of the ETA until it starts.
     prior_embed_rate: float | None = None
+    embed_rate_known: bool = False  # prior_embed_rate was measured by this index's last run
+    # how much faster the embedding phase runs than a batch embedded beside the parser
+    sample_slowdown: float = field(default_factory=sharing_slowdown)
     awaiting: int = 0  # chunks written without a vector, or found so
     awaiting_before: int = 0  # of which found before this job wrote anything
     embeds: bool = False  # whether an embedding phase is expected at all
@@ -177,6 +215,16 @@ class Tally:
                 self.awaiting_before = self.awaiting
                 self.progress_units.begin(self.work_started)
 
+    def skip_work(self, amount: float, pages: int = 0) -> None:
+        self.work_total = max(self.work_done, self.work_total - amount)
+        self.pages_total = max(self.pages_done, self.pages_total - pages)
+
+    def measured_before(self, parse_rate: float | None, embed_rate: float | None) -> None:
+        if parse_rate:
+            self.prior_rate = parse_rate
+        if embed_rate:
+            self.prior_embed_rate, self.embed_rate_known = embed_rate, True
+
     def current(self, name: str) -> None:
         self.name = name
 
@@ -191,7 +239,7 @@ class Tally:
         if pages:
             self.page_chunks += chunks
         if work > 0 and self.work_started is not None:
-            self.progress_units.add(self.clock(), self._units(work, pages))
+            self.progress_units.add(self.clock(), work_units(work, pages))
 
     def await_embedding(self, n: int) -> None:
         self.embeds = True
@@ -224,11 +272,6 @@ class Tally:
     def elapsed(self) -> float:
         return 0.0 if self.started is None else self.clock() - self.started
 
-    @staticmethod
-    def _units(work: float, pages: int) -> float:
-        """Work in bytes of plain text to parse: a PDF page costs `PDF_PAGE_PARSE`."""
-        return max(0.0, work - pages * PDF_PAGE_WORK) + pages * PDF_PAGE_PARSE
-
     def _working_seconds(self) -> float:
         since = self.work_started if self.work_started is not None else self.started
         end = self.embed_started if self.embed_started is not None else self.clock()
@@ -247,7 +290,7 @@ class Tally:
         if self.embed_started is not None:
             return 0.0
         if self.work_total > 0:
-            left = self._units(
+            left = work_units(
                 max(0.0, self.work_total - self.work_done),
                 max(0, self.pages_total - self.pages_done),
             )
@@ -282,14 +325,17 @@ class Tally:
         return max(0.0, self.awaiting - self.sampled) + coming
 
     def embed_rate(self) -> float | None:
-        """Chunks embedded per second: the embedding phase's speed, else the speed of the
-        batches embedded during the keyword phase, else the prior."""
+        """Chunks embedded per second: the embedding phase's speed, else the speed this index
+        measured on its last run, else that of the batches embedded beside the parser
+        (corrected: they share the cores with it), else the prior."""
         if self.embed_started is not None:
             measured = self.progress_embedded.per_second()
             if measured is not None:
                 return measured
+        if self.embed_rate_known:
+            return self.prior_embed_rate
         if self.sampled and self.sample_seconds > 0:
-            return self.sampled / self.sample_seconds
+            return self.sampled / self.sample_seconds * self.sample_slowdown
         return self.prior_embed_rate
 
     def embed_eta(self) -> float | None:

@@ -36,3 +36,29 @@ def test_a_steady_run_is_estimated_within_a_few_percent_once_measured(tmp_path):
     for at in ("25%", "50%", "75%"):
         assert abs(scored[at]) < 0.05, (at, scored)
     assert scored["within 30% after 1 min"] == 1.0
+
+
+def test_an_older_trace_is_replayed_as_todays_code_reports_it():
+    """Before `skip_work`, a failed file was a step done with its work; before unopenable PDFs
+    counted one page, an encrypted 2 MB file was 666 pages of work until it failed."""
+    from bench.ingest_trace import _current, upgrade
+
+    from kb_search.cli.progress import ProgressView
+
+    failed = {"t": 2.0, "e": "advance", "a": [1], "k": {"work": 2_000_000.0, "pages": 666}}
+    events = [
+        {"t": 0.0, "e": "start", "a": [2, "files"]},
+        {"t": 0.0, "e": "add_work", "a": [2_030_000.0], "k": {"pages": 676}},
+        {"t": 1.0, "e": "advance", "a": [0], "k": {"work": 30_000.0, "chunks": 30, "pages": 10}},
+        {"t": 1.0, "e": "advance", "a": [1]},
+        failed,
+    ]
+    upgraded = upgrade(events)
+    assert upgraded[1]["a"] == [33_000.0] and upgraded[1]["k"]["pages"] == 11
+    assert upgraded[4]["k"] == {"work": 3000.0, "pages": 1}
+    view = ProgressView("x")
+    assert _current(upgraded[4], view) == [
+        ("skip_work", [3000.0], {"pages": 1}),
+        ("advance", [1], {}),
+    ]
+    assert _current(upgraded[2], view) == [("advance", [0], upgraded[2]["k"])]

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 
 from kb_search.errors import EndpointError
 from kb_search.ingest.executor import VectorSource
+from kb_search.ingest.speeds import remember_embed
 from kb_search.parsed import ParsedDocument
 from kb_search.progress import NoProgress, Progress
 from kb_search.store.db import Connection, DatabaseError, explain
@@ -27,12 +28,17 @@ from kb_search.store.documents import (
 
 def embed_pending(conn: Connection, vectors: VectorSource | None, progress: Progress) -> int:
     """The embedding phase: every chunk without a vector of the writing model gets one, a
-    batch per transaction (also chunks an earlier, interrupted run left). Returns how many."""
+    batch per transaction (also chunks an earlier, interrupted run left). Returns how many.
+    Its speed is remembered for the next run's estimate (`ingest/speeds.py`)."""
     if vectors is None or vectors.pending(conn) == 0:
         return 0
     progress.current("embedding")
     try:
-        return vectors.fill(conn, progress.embedding, progress.embedded)
+        vectors.fill(conn, limit=0)  # loads the model: not part of the embedding speed
+        started = time.monotonic()
+        done = vectors.fill(conn, progress.embedding, progress.embedded)
+        remember_embed(conn, getattr(vectors, "model", None), done, time.monotonic() - started)
+        return done
     except EndpointError as exc:
         raise EndpointError(
             f"{exc} (every document is written and keyword-searchable; run the same command"

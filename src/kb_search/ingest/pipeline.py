@@ -13,21 +13,24 @@ from kb_search.ingest.changes import (
     KNOWN_FAILURE,
     UNCHANGED,
     check_file,
+    chunking_fingerprint,
     outcome_fingerprint,
 )
 from kb_search.ingest.executor import AddOptions, Candidate, Executor, LocalExecutor, VectorSource
+from kb_search.ingest.left_out import left_out_now, remove_left_out
 from kb_search.ingest.roots import deepest_root, remember_roots
+from kb_search.ingest.speeds import recall, remember_parse
 from kb_search.ingest.summary import UNSUPPORTED_LISTED, AddSummary, ErrorLog, Failure
 from kb_search.ingest.walk import IGNORE_FILE, Found, IgnoreRules, WalkError, walk
 from kb_search.ingest.workers import Outcome
 from kb_search.parsed import IngestError, ParsedDocument
-from kb_search.progress import PDF_PAGE_WORK, NoProgress, Progress
+from kb_search.progress import PDF_PAGE_WORK, NoProgress, Progress, work_units
 from kb_search.sanitize import path_text
 from kb_search.store.db import Connection, DatabaseError
 from kb_search.store.documents import (
     delete_document,
 )
-from kb_search.store.inventory import document_id_at
+from kb_search.store.inventory import document_id_at, document_states
 from kb_search.store.roots import load_roots
 from kb_search.store.skipped import (
     EMPTY,
@@ -50,6 +53,8 @@ class Candidates:
     unsupported: list[Path] = field(default_factory=list)
     explicit: set[Path] = field(default_factory=set)  # files named on their own
     left_out: dict[str, int] = field(default_factory=dict)  # generated files, by reason
+    walked: set[str] = field(default_factory=set)  # every file the walk yielded
+    judged: dict[str, str] = field(default_factory=dict)  # of which left out: why
 
 
 def candidates(
@@ -71,6 +76,9 @@ def candidates(
             continue
         named = item.path in result.explicit
         verdict = classify(item.path, options.include_generated, named)
+        result.walked.add(path_text(item.path))
+        if verdict.left_out is not None:
+            result.judged[path_text(item.path)] = verdict.left_out
         if verdict.format is None:
             result.unsupported.append(item.path)
             continue
@@ -105,9 +113,17 @@ def add_paths(
     dirs = [p for p in paths if Path(p).expanduser().is_dir()]
     remember_roots(conn, dirs, options.tags, options.doc_type, named=paths)
     found = candidates(paths, options, load_roots(conn))
-    summary.unsupported = len(found.unsupported)
-    summary.unsupported_files = [str(p) for p in found.unsupported[:UNSUPPORTED_LISTED]]
+    leaving = _left_out_now(conn, dirs, found, chunking_fingerprint(options))
+    remove_left_out(conn, leaving, summary.excluded)
+    unsupported = [p for p in found.unsupported if path_text(p) not in leaving]
+    summary.unsupported = len(unsupported)
+    summary.unsupported_files = [str(p) for p in unsupported[:UNSUPPORTED_LISTED]]
     summary.left_out = found.left_out
+    for _, reason in leaving.values():  # counted once: as leaving the index
+        if reason in summary.left_out:
+            summary.left_out[reason] -= 1
+            if not summary.left_out[reason]:
+                del summary.left_out[reason]
     log = error_log or ErrorLog(None)
     for failure in found.failures:
         summary.failed.append(failure)
@@ -130,6 +146,20 @@ def add_paths(
     summary.embedded += embed_pending(conn, vectors, progress)
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+def _left_out_now(
+    conn: Connection, dirs: list[Path], found: Candidates, chunking: str
+) -> dict[str, tuple[int, str]]:
+    """The documents under the added folders whose files kb leaves out now, as `kb sync`
+    judges them (`ingest/left_out.py`): a file ignored now, or one an older kb indexed that is
+    generated or of no type kb reads today."""
+    if not dirs:
+        return {}
+    folders = [path_text(Path(d).expanduser().resolve()) for d in dirs]
+    rows = [(path, doc_id, chunked) for path, doc_id, *_, chunked in document_states(conn)]
+    protected = [failure.path for failure in found.failures]
+    return left_out_now(rows, folders, found.walked, found.judged, protected, chunking)
 
 
 def parser_notes(found: list[Found]) -> list[str]:
@@ -159,6 +189,7 @@ class _Ingest:
         self.conn, self.options, self.summary, self.log = conn, options, summary, log
         self.progress = progress
         self.roots = load_root_settings(conn)
+        self.units = 0.0  # the work of the documents written (`progress.work_units`)
 
     def fail(self, path: Path, reason: str, candidate: Candidate | None = None) -> None:
         if self.drop(path):
@@ -167,16 +198,16 @@ class _Ingest:
         self.summary.failed.append(failure)
         self.log.write(failure)
         self.remember(path, FAILED, reason, candidate)
-        if candidate is None:
-            self.progress.advance(1)
-        else:
-            self.progress.advance(1, work=candidate.work, pages=pdf_pages(candidate))
+        if candidate is not None:
+            self.progress.skip_work(candidate.work, pages=pdf_pages(candidate))
+        self.progress.advance(1)
 
     def empty(self, candidate: Candidate, reason: str) -> None:
         self.summary.empty += 1
         self.drop(candidate.item.path)
         self.remember(candidate.item.path, EMPTY, reason, candidate)
-        self.progress.advance(1, work=candidate.work, pages=pdf_pages(candidate))
+        self.progress.skip_work(candidate.work, pages=pdf_pages(candidate))
+        self.progress.advance(1)
 
     def drop(self, path: Path) -> bool:
         """Remove the document of a file that no longer gives text (emptied, unreadable,
@@ -267,10 +298,12 @@ def ingest_files(
             summary.removed += 1
         progress.read(1)
         progress.advance(1)
+    progress.measured_before(*recall(conn, getattr(vectors, "model", None)))
     progress.add_work(
         sum(c.work for c in todo.values()),
         pages=sum(pdf_pages(c) for c in todo.values()),
     )
+    started = time.monotonic()
     if vectors is not None:
         progress.await_embedding(vectors.pending(conn))  # left by an interrupted run
 
@@ -289,6 +322,7 @@ def ingest_files(
     try:
         _write_outcomes(outcomes, todo, in_flight, writer, run, renamed)
         summary.embedded += alongside.embedded
+        remember_parse(conn, run.units, time.monotonic() - started)
     finally:
         outcomes.close()  # stops the parser processes now, also on Ctrl-C
 
@@ -345,4 +379,5 @@ def _write_one(
 
     tags, doc_type = run.settings_for(candidate.item)
     work, pages = candidate.work, pdf_pages(candidate)
+    run.units += work_units(work, pages)
     writer.add(candidate.record, parsed, done, tags, doc_type, work, pages)

@@ -43,6 +43,9 @@ class AddSummary:
     model_loaded: bool = False  # whether this run loaded the embedding model
     # Generated files left out, by reason (`formats/generated.py`): "minified", "lock file"...
     left_out: dict[str, int] = field(default_factory=dict)
+    # Documents an earlier run indexed whose files are left out now, by reason: removed
+    # (`ingest/left_out.py`, as `kb sync` does)
+    excluded: dict[str, int] = field(default_factory=dict)
 
     def line(self, show: Callable[[str], str] = str) -> str:
         """One line for a person; `show` turns a stored path into the one to print."""
@@ -59,6 +62,7 @@ class AddSummary:
             named = f" (first: {show(first)})" if first else ""
             parts.append(f"{plural(self.unsupported, 'file')} of unsupported types ignored{named}")
         parts += generated_parts(self.left_out)
+        parts += excluded_parts(self.excluded)
         return ". ".join(parts) + "."
 
     def to_dict(self) -> dict:
@@ -69,6 +73,7 @@ class AddSummary:
             "unsupported": self.unsupported,
             "unsupported_files": self.unsupported_files,
             "left_out": dict(sorted(self.left_out.items())),
+            "excluded": dict(sorted(self.excluded.items())),
             "empty": self.empty,
             "failed": [f.__dict__ for f in self.failed],
             "known_failures": self.known_failures,

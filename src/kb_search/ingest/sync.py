@@ -30,6 +30,7 @@ from kb_search.formats.reader import read_user_file
 from kb_search.ingest.batch_writer import embed_pending
 from kb_search.ingest.changes import chunking_fingerprint
 from kb_search.ingest.executor import AddOptions, VectorSource
+from kb_search.ingest.left_out import IGNORED, remove_left_out, under
 from kb_search.ingest.pipeline import ingest_files
 from kb_search.ingest.roots import deepest_root, root_change
 from kb_search.ingest.summary import (
@@ -198,13 +199,9 @@ class Scan:
     outside: set[str] = field(default_factory=set)  # indexed files under no root: named ones
 
     def covers(self, path: str) -> bool:
-        if any(_under(path, p) for p in self.protected):
+        if any(under(path, p) for p in self.protected):
             return False
-        return path in self.exact or any(_under(path, p) for p in self.prefixes)
-
-
-def _under(path: str, directory: str) -> bool:
-    return path == directory or path.startswith(directory.rstrip("/") + "/")
+        return path in self.exact or any(under(path, p) for p in self.prefixes)
 
 
 def _abs(path: Path | str) -> Path:
@@ -321,9 +318,6 @@ def _scan_file(
     if not os.path.isfile(path):
         return
     result.seen[key] = Found(path, root or path.parent, st.st_size, st.st_mtime)
-
-
-IGNORED = "ignored"  # an excluded document's reason: .kbignore, .gitignore or a default rule
 
 
 @dataclass
@@ -539,10 +533,8 @@ def _apply_exclusions(
 ) -> None:
     """Documents whose files are left out now (ignored, generated, unsupported): removed,
     counted by reason."""
-    for path, reason in excluded.items():
-        if delete_document(conn, rows[path].id):
-            summary.excluded[reason] = summary.excluded.get(reason, 0) + 1
-        progress.advance(1)
+    documents = {path: (rows[path].id, reason) for path, reason in excluded.items()}
+    remove_left_out(conn, documents, summary.excluded, progress.advance)
 
 
 def _rechunked(conn: Connection, items: list[Found], chunking: str) -> int:

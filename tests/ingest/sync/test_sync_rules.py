@@ -1,7 +1,7 @@
-"""`kb sync` applies today's rules to what an earlier run indexed: a document chunked by an
-older kb is judged and read again (generated or unsupported files leave, the rest is
-re-chunked, unchanged chunk texts keep their vectors), a file that is ignored now leaves, and
-each is counted by reason apart from deletions."""
+"""`kb sync` (and `kb add FOLDER`) apply today's rules to what an earlier run indexed: a
+document chunked by an older kb is judged and read again (generated or unsupported files
+leave, the rest is re-chunked, unchanged chunk texts keep their vectors), a file that is
+ignored now leaves, and each is counted by reason apart from deletions."""
 
 from __future__ import annotations
 
@@ -126,3 +126,39 @@ def test_doctor_says_which_files_an_older_kb_chunked_until_sync(kb, environment,
     kb.json("sync")
     check = {c["name"]: c for c in kb.json("doctor")["checks"]}["files_in_sync"]
     assert not check.get("warning") and "match the disk" in check["detail"]
+
+
+def test_add_of_the_folder_drops_generated_files_an_older_kb_indexed_as_sync_does(
+    kb, environment, tmp_path
+):
+    """`kb add FOLDER` again after an upgrade: the same outcome and wording as `kb sync`
+    (the old code kept them, counted only as "generated files left out")."""
+    notes = folder(tmp_path)
+    kb.json("add", str(notes), "--include-generated")
+    chunked_by_an_older_kb(environment)
+    summary = kb.json("add", str(notes))
+    assert summary["excluded"] == {"lock file": 1, "minified": 1}
+    assert summary["left_out"] == {}  # counted once: as leaving the index
+    assert (
+        "2 documents left the index, their files left out now: 1 lock file, 1 minified"
+        " (--include-generated keeps generated files)" in summary["summary"]
+    )
+    assert paths(kb) == ["draft.md", "guide.md"]
+    again = kb.json("add", str(notes))
+    assert again["excluded"] == {} and again["left_out"] == {"lock file": 1, "minified": 1}
+    assert again["skipped"] == 2
+
+
+def test_add_of_the_folder_drops_a_file_ignored_now_but_keeps_what_this_kb_chose(
+    kb, environment, tmp_path
+):
+    notes = folder(tmp_path)
+    kb.json("add", str(notes), "--include-generated")  # this kb's choice: stays
+    (notes / ".kbignore").write_text("draft.md\n")
+    os.remove(notes / "guide.md")  # gone: `kb sync`'s to delete, not add's
+    summary = kb.json("add", str(notes))
+    assert summary["excluded"] == {"ignored": 1}
+    assert "1 document left the index, their files left out now: 1 ignored." in summary["summary"]
+    assert paths(kb) == ["app.min.js", "guide.md", "package-lock.json"]
+    named = kb.json("add", str(notes / "static"))  # a folder below: judges only its files
+    assert named["excluded"] == {}
