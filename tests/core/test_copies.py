@@ -133,3 +133,33 @@ def test_the_shingle_index_gives_the_same_containment_as_sets():
             want = containment(shingles(text), shingles(texts[other]))
             assert abs(got.get(other, 0.0) - want) < 1e-9
         index.add(shingles(text))
+
+
+def test_a_pdf_page_cut_across_two_html_sections_is_still_a_copy(kb, tmp_path):
+    """The valgrind manual as PDF and as HTML: each PDF page holds the second half of one
+    section and the first half of the next, so no HTML chunk holds 70% of a page (old code:
+    both formats answered, shares of .37-.54 on the real manual); with the chunks beside it,
+    the HTML holds all of the page, and the page overlaps the section shown."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    parts = ["<html><head><title>The orchard guide</title></head><body><h1>The orchard guide</h1>"]
+    for heading, text in SECTIONS.items():
+        parts += [f"<h2>{html.escape(heading)}</h2>", f"<p>{html.escape(text)}</p>"]
+    page = folder / "orchard-guide.html"
+    page.write_text("\n".join(parts) + "</body></html>\n", encoding="utf-8")
+    halves = []
+    for text in SECTIONS.values():
+        words = text.split()
+        halves += [" ".join(words[: len(words) // 2]), " ".join(words[len(words) // 2 :])]
+    pages = [halves[0]] + [f"{a} {b}" for a, b in zip(halves[1::2], halves[2::2])] + [halves[-1]]
+    write_pdf(folder / "orchard-print.pdf", [body(lines_of(text, per_line=11)) for text in pages])
+    kb("add", str(folder))
+    grafting = "grafting scion wood rootstock sap whip tongue"
+    for query, wanted in ((QUERY, {2, 3}), (grafting, {3, 4})):
+        results = kb.json("search", query, "--mode", "lexical", "--top", "5")["results"]
+        first = results[0]
+        assert first["source"]["path"] == str(page)
+        named = {c["page"] for c in first["also_at"]}
+        assert named == wanted, first["also_at"]  # the two pages that hold this section
+        shown = {r["source"]["page"] for r in results if r["source"]["path"] != str(page)}
+        assert not shown & wanted  # and they take no slot of their own

@@ -293,8 +293,19 @@ def hydrate(
                 citation=chunk.citation,
                 source=Source.from_stored(chunk, tags.get(chunk.document_id, [])),
                 found_by=candidate.found_by,
-                also_at=[Copy.from_stored(stored[i]) for i in candidate.copies if i in stored],
+                also_at=_once_per_citation([stored[i] for i in candidate.copies if i in stored]),
                 freshness=states.get(chunk.document_id),
             )
         )
     return results
+
+
+def _once_per_citation(chunks: list[StoredChunk]) -> list[Copy]:
+    """The copies, one per place (two chunks of one PDF page are one place to look)."""
+    seen: set[str] = set()
+    copies = []
+    for chunk in chunks:
+        if chunk.citation not in seen:
+            seen.add(chunk.citation)
+            copies.append(Copy.from_stored(chunk))
+    return copies

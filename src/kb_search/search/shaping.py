@@ -11,10 +11,11 @@
   `formats/navigation.py`) gives way to every other chunk that scores at least
   NAVIGATION_SHARE of its score (both measured from the candidates' lowest score); it moves
   down, not out, so a question about the contents still finds it.
-- Copies: a chunk whose text another document's higher-ranked chunk already holds (the same
-  guide as PDF and as HTML, a file vendored twice) leaves the ranking; the chunk kept names
-  it in `copies` (the result's `also_at`). Only the first COPY_DEPTH candidates are compared,
-  each with those ranked above it, so a top 3 stays the prefix of a top 10.
+- Copies: a chunk whose text another document's higher-ranked chunk (with the chunks beside
+  it) already holds (the same guide as PDF and as HTML, a file vendored twice) leaves the
+  ranking; the chunk kept names it in `copies` (the result's `also_at`). Only the first
+  COPY_DEPTH candidates are compared, each with those ranked above it, so a top 3 stays the
+  prefix of a top 10.
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ COPY_DEPTH = 30  # candidates compared for copies (CPU: ~2 ms a query, docs/sear
 # Share of the smaller chunk's word shingles the other holds, from which it is a copy
 # (measured on PDF/HTML pairs and on different documents: docs/search.md, "Copies").
 SAME_TEXT = 0.7
+# ...counting the chunks beside the other (another format cuts the same text elsewhere), when
+# this share is in the other chunk itself: the two overlap, not merely lie side by side.
+OVERLAP = 0.2
 # A navigation chunk ranks below the other chunks that score this share of its score or more
 # (each score measured from the lowest candidate's, so that it holds for one leg's squeezed
 # scores as for fused ones).
@@ -219,9 +223,10 @@ def group_copies(conn: Connection, candidates: list[Candidate]) -> list[Candidat
         return candidates
     ids = [c.chunk_id for c in head]
     texts = retrieval.chunk_texts(conn, ids)
+    windows = retrieval.chunk_windows(conn, ids)
     places = _places(conn, ids)
-    index = ShingleIndex()
-    kept: list[tuple[Candidate, int]] = []  # by their number in `index`
+    index, beside = ShingleIndex(), ShingleIndex()  # kept chunks; the same with neighbours
+    kept: list[tuple[Candidate, int]] = []  # by their number in both indexes
     out: list[Candidate] = []
     for candidate in head:
         row, place = texts.get(candidate.chunk_id), places.get(candidate.chunk_id)
@@ -229,9 +234,15 @@ def group_copies(conn: Connection, candidates: list[Candidate]) -> list[Candidat
             out.append(candidate)
             continue
         own, doc = shingles(row[0]), place[0]
-        shares = index.containments(own)
+        direct, widened = index.containments(own), beside.containments(own)
         original = next(
-            (k for n, (k, d) in enumerate(kept) if d != doc and shares.get(n, 0.0) >= SAME_TEXT),
+            (
+                k
+                for n, (k, d) in enumerate(kept)
+                if d != doc
+                and max(direct.get(n, 0.0), widened.get(n, 0.0)) >= SAME_TEXT
+                and direct.get(n, 0.0) >= OVERLAP
+            ),
             None,
         )
         if original is not None:
@@ -239,6 +250,7 @@ def group_copies(conn: Connection, candidates: list[Candidate]) -> list[Candidat
             candidate.cut_by.append(f"copy: chunk {original.chunk_id} holds the same text")
             continue
         index.add(own)
+        beside.add(shingles(windows.get(candidate.chunk_id, row[0])))
         kept.append((candidate, doc))
         out.append(candidate)
     return out + candidates[COPY_DEPTH:]

@@ -107,6 +107,19 @@ def chunk_texts(conn: Connection, ids: Sequence[int]) -> dict[int, tuple[str, An
     return {r[0]: (r[1], r[2], r[3]) for r in rows}
 
 
+def chunk_windows(conn: Connection, ids: Sequence[int]) -> dict[int, str]:
+    """id -> the text of that chunk with the one before and the one after it in its document."""
+    sql = (
+        "SELECT c.id, n.text FROM chunks c JOIN chunks n ON n.document_id = c.document_id"
+        " AND n.chunk_index BETWEEN c.chunk_index - 1 AND c.chunk_index + 1"
+        " WHERE c.id IN ({marks}) ORDER BY c.id, n.chunk_index"
+    )
+    windows: dict[int, list[str]] = {}
+    for chunk_id, text in rows_in(conn, sql, ids):
+        windows.setdefault(chunk_id, []).append(text)
+    return {chunk_id: "\n".join(texts) for chunk_id, texts in windows.items()}
+
+
 def chunk_places(conn: Connection, ids: Sequence[int]) -> dict[int, tuple[int, Any]]:
     """id -> (document_id, heading)."""
     rows = rows_in(conn, "SELECT id, document_id, heading FROM chunks WHERE id IN ({marks})", ids)
