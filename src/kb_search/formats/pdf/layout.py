@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 import statistics
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -48,6 +49,7 @@ class Frag:
     bold: bool = False
     rotated: bool = False
     mono: bool = False  # a fixed-pitch font: code, a listing, a terminal session
+    vertical: bool = False  # a column of vertical writing, read top to bottom
 
     @property
     def height(self) -> float:
@@ -85,11 +87,32 @@ def page_fragments(
     page: pdfium.PdfPage, height: float, glyphs: PageGlyphs | None = None
 ) -> list[Frag]:
     """The page's fragments; `glyphs` names the glyphs pdfium leaves unmapped (ligatures)."""
+    frags = _read(page, height, glyphs)
+    if (not frags or any(f.vertical for f in frags)) and _give_columns_width(page):
+        frags = _read(page, height, glyphs)
+    return frags
+
+
+def _read(page: pdfium.PdfPage, height: float, glyphs: PageGlyphs | None) -> list[Frag]:
     textpage = page.get_textpage()
     try:
         return list(_fragments(textpage, height, glyphs))
     finally:
         textpage.close()
+
+
+def _give_columns_width(page: pdfium.PdfPage) -> int:
+    """pdfium's text page skips every text object of no width, and a column of vertical
+    writing in a font it does not have (no glyph boxes, every advance downwards) has none: a
+    shear of a thousandth gives each such column a little width, in memory only, so that its
+    text is read. Returns how many columns it changed."""
+    changed = 0
+    for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_TEXT], max_depth=3):
+        left, bottom, right, top = obj.get_bounds()
+        if right - left < 0.01 and top - bottom > 1.0:
+            pdfium_c.FPDFPageObj_Transform(obj.raw, 1, 0, 0.001, 1, 0, 0)
+            changed += 1
+    return changed
 
 
 def _fragments(
@@ -103,9 +126,9 @@ def _fragments(
     chars: list[str] = []
     heights: list[float] = []  # per character: the run's size is their median
     bx0 = by0 = bx1 = by1 = 0.0  # box of the current run
-    last_x0 = last_x1 = 0.0
+    last_x0 = last_x1 = last_y0 = last_y1 = 0.0
     first_index = last_index = 0
-    space = False
+    space = vertical = False
     for i in range(textpage.count_chars()):
         code = get_unicode(raw, i)
         ch = _char(code)
@@ -126,19 +149,32 @@ def _fragments(
         # ligatures expand to several chars sharing one box, so compare with the last x0
         continues = (
             chars
+            and not vertical
             and min(y1, by1) - max(y0, by0) > 0.5 * min(h, by1 - by0)
             and x0 - last_x1 <= h
             and x0 >= last_x0 - 0.5 * h
         )
-        if not continues:
+        below = (
+            not continues
+            and (vertical or len(chars) == 1)
+            and _stacks_below(chars[-1], ch, (last_x0, last_y0, last_x1, last_y1), (x0, y0, x1, y1))
+        )
+        if below:
+            vertical = True
+            if space or y0 - last_y1 > 0.6 * h:
+                chars.append(" ")
+            chars.append(ch)
+            heights.append(h)
+            bx0, by0, bx1, by1 = min(bx0, x0), min(by0, y0), max(bx1, x1), max(by1, y1)
+        elif not continues:
             # only a break in the flow can start rotated text, so the angle is checked here
             if _is_rotated(pdfium_c.FPDFText_GetCharAngle(raw, i)):
                 rotated.add(ch)
                 continue
             if chars:
                 box = (bx0, by0, bx1, by1)
-                yield _make_frag(textpage, chars, heights, box, first_index, last_index)
-            chars, heights, space = [ch], [h], False
+                yield _make_frag(textpage, chars, heights, box, first_index, last_index, vertical)
+            chars, heights, space, vertical = [ch], [h], False, False
             bx0, by0, bx1, by1 = x0, y0, x1, y1
             first_index = i
         else:
@@ -147,12 +183,35 @@ def _fragments(
             chars.append(ch)
             heights.append(h)
             bx0, by0, bx1, by1 = min(bx0, x0), min(by0, y0), max(bx1, x1), max(by1, y1)
-        last_x0, last_x1, last_index = x0, x1, i
+        last_x0, last_x1, last_y0, last_y1, last_index = x0, x1, y0, y1, i
         space = False
     if chars:
-        yield _make_frag(textpage, chars, heights, (bx0, by0, bx1, by1), first_index, last_index)
+        box = (bx0, by0, bx1, by1)
+        yield _make_frag(textpage, chars, heights, box, first_index, last_index, vertical)
     for text in rotated.lines():
         yield Frag(text, 0.0, height, 0.0, height, 0.0, rotated=True)
+
+
+def is_wide(ch: str) -> bool:
+    """A character of East Asian full width (kanji, kana, hangul, full-width punctuation):
+    the kind that is set in vertical columns."""
+    return unicodedata.east_asian_width(ch) in ("W", "F")
+
+
+def _stacks_below(
+    prev: str, ch: str, prev_box: tuple[float, float, float, float], box: tuple[float, ...]
+) -> bool:
+    """Whether `ch` goes on a vertical column under `prev`: both wide characters, the new one
+    in the same column (most of its width shared) and just below (vertical writing, tategaki)."""
+    if not (is_wide(prev) and is_wide(ch)):
+        return False
+    px0, py0, px1, py1 = prev_box
+    x0, y0, x1, y1 = box
+    share = min(x1, px1) - max(x0, px0)
+    if share <= 0.5 * min(x1 - x0, px1 - px0):
+        return False
+    ph = py1 - py0
+    return py0 + 0.5 * ph <= y0 <= py1 + max(ph, y1 - y0)
 
 
 def _char(code: int) -> str:
@@ -202,6 +261,7 @@ def _make_frag(
     box: tuple[float, float, float, float],
     first: int,
     last: int,
+    vertical: bool = False,
 ) -> Frag:
     text = "".join(chars).translate(LIGATURES)
     bold, mono = _font_style(textpage, first)
@@ -213,7 +273,7 @@ def _make_frag(
     # the median glyph height, not the run's box: one tall '{' or '(' must not make an e-mail
     # line the largest text on the page
     size = statistics.median(heights)
-    return Frag(text, box[0], box[1], box[2], box[3], size, bold, mono=mono)
+    return Frag(text, box[0], box[1], box[2], box[3], size, bold, mono=mono, vertical=vertical)
 
 
 def _font_style(textpage: pdfium.PdfTextPage, index: int) -> tuple[bool, bool]:
