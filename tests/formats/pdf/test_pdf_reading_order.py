@@ -24,9 +24,7 @@ PITCH = 11.0
 
 def lines(prefix: str, count: int, per_line: int = 6) -> list[str]:
     """Lines of words unique to their block: 'ab0 ab1 ab2 ...'."""
-    return [
-        " ".join(f"{prefix}{i * per_line + k}" for k in range(per_line)) for i in range(count)
-    ]
+    return [" ".join(f"{prefix}{i * per_line + k}" for k in range(per_line)) for i in range(count)]
 
 
 def column(x: float, top: float, texts: list[str], size: float = 9) -> list:
@@ -203,8 +201,7 @@ def test_table_rows_stay_rows(tmp_path: Path) -> None:
     header.append((330, 80, "Colour", "Helvetica-Bold", 10))
     rows = []
     for i, (name, size, colour) in enumerate(
-        [("apple", "small", "red"), ("melon", "large", "green"), ("plum", "small", "purple")]
-        * 4
+        [("apple", "small", "red"), ("melon", "large", "green"), ("plum", "small", "purple")] * 4
     ):
         y = 100 + i * 14
         rows += [(72, y, f"{name}{i}", "Helvetica", 10), (200, y, size, "Helvetica", 10)]
@@ -248,6 +245,55 @@ def test_numbered_listing_keeps_numbers_on_their_lines(tmp_path: Path) -> None:
     got = [re.sub(r"\s+", " ", ln).strip() for ln in text.splitlines()]
     assert "124 \\aftergroup\\oddtrue" in got and "128 \\endgroup" in got
     assert text.index("\\begingroup") < text.index("\\else") < text.index("\\endgroup")
+
+
+def test_listing_in_a_text_font_numbered_line_by_line_keeps_its_lines(tmp_path: Path) -> None:
+    """Fails on the old code: a listing set in the text font with its line numbers glued on
+    ('47 \\usepackage[firstpage, ...') was joined into one paragraph of prose, as
+    draftwatermark.pdf sets its examples; a contents page counting up stays prose."""
+    code = ["\\documentclass{article}", "\\usepackage[T1]{fontenc}", "", "  angle=-45,"]
+    code += ["\\usepackage[firstpage, anchor=tr]{draftwatermark}", "", "\\begin{document}"]
+    intro = "The mark goes to the top right corner of the first page:"
+    draws = [(72, 80, intro, "Times-Roman", 10)]
+    for i, line in enumerate(code):
+        indent = len(line) - len(line.lstrip())
+        number = (74, 96 + i * 11, str(44 + i), "Times-Roman", 7)
+        draws += [number, (84 + indent * 4, 96 + i * 11, line.strip(), "Times-Roman", 8)]
+    contents = ["Introduction to marks", "Options of the package", "Colours and angles"]
+    contents += ["Things that cannot be done", "Known problems"]
+    for i, entry in enumerate(contents):
+        draws.append((72, 220 + i * 12, f"{i + 1} {entry}", "Times-Roman", 10))
+    path = write_pdf(tmp_path / "textlisting.pdf", [draws], title="Text-font listing")
+    text = "\n".join(c.text for c in parse_pdf(path, SETTINGS).chunks)
+    got = [re.sub(r"\s+", " ", ln).strip() for ln in text.splitlines()]
+    assert "45 \\usepackage[T1]{fontenc}" in got and "46" in got, text
+    assert "48 \\usepackage[firstpage, anchor=tr]{draftwatermark}" in got
+    assert "1 Introduction to marks 2 Options of the package" in text
+
+
+def test_cheat_sheet_labels_stay_on_the_rows_they_name(tmp_path: Path) -> None:
+    """Fails on the old code: a two-column cheat sheet (what to do | the command) was read
+    as two columns, every label first and every command after them (poemscolcheatsheet.pdf)."""
+    entries = [
+        ("to turn off line numbering", ["\\global\\verselinenumbersfalse"]),
+        ("marks stanza break at page turn", ["\\stanzaatbottom{*}", "\\nostanzaatbottom{}"]),
+        ("titles for running headers", ["\\leftheader{}", "\\rightheader{}"]),
+        ("modulo for line numbers", ["\\setverselinemodulo{}"]),
+        ("for endnote sections", ["\\maketextnotes", "\\makeemendations", "\\putnotes"]),
+        ("indexing", ["\\indexingontrue \\putpoemindex"]),
+        ("for footnotes", ["\\textnotesatfoot", "\\emendationsatfoot"]),
+        ("contents setup", ["\\makepoemcontents"]),
+    ]
+    draws, y = [], 100.0
+    for label, commands in entries:
+        draws.append((78, y, label, "Times-Roman", 10))
+        for command in commands:
+            draws.append((270, y, command, "Courier", 10))
+            y += 14.5
+    path = write_pdf(tmp_path / "cheat.pdf", [draws], title="Cheat sheet")
+    text = "\n".join(c.text for c in parse_pdf(path, SETTINGS).chunks)
+    assert "to turn off line numbering \\global\\verselinenumbersfalse" in text, text
+    assert "for footnotes \\textnotesatfoot" in text
 
 
 def test_code_beside_its_output_is_not_interleaved(tmp_path: Path) -> None:

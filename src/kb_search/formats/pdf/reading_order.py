@@ -25,6 +25,10 @@ INNER = (0.15, 0.85)  # where a gutter may lie, as shares of the text's width
 # column stays empty for this many lines: the columns were balanced and a new section (its
 # heading in the left column) starts below, as multicol sets them.
 SECTION_BREAK_LINES = 3.0
+# A listing numbered line by line: this many lines counting up, a share of them with code in.
+MIN_LISTING_LINES = 4
+LISTING_NUMBER_RE = re.compile(r"^(\d{1,5})(?:\s|$)")
+CODE_RE = re.compile(r"[\\{}=;<>\[\]]|\w\(")
 
 Interval = tuple[float, float]
 
@@ -212,6 +216,8 @@ def _band_gutter(band: list[Frag], shared: list[Interval]) -> float | None:
         if b - a < MIN_GUTTER:
             break
         gutter = (a + b) / 2
+        if _labelled_rows(band, gutter):
+            continue
         if _columns_are_prose(band, gutter) or _code_beside_output(band, gutter):
             return gutter
     return None
@@ -230,6 +236,25 @@ def _code_beside_output(band: list[Frag], gutter: float) -> bool:
     # the listing's own line numbers (often in another font) are not its output
     other = left if share[0] < share[1] else right
     return sum(f.text.strip().isdigit() for f in other) < 0.5 * len(other)
+
+
+def _labelled_rows(band: list[Frag], gutter: float) -> bool:
+    """A two-column table of entries and what they do (a cheat sheet): a label stands on the
+    row of the entry it names and entries go on for rows without one, so the labels are
+    scattered down the entries. A short column of prose beside a long one is one run of rows;
+    output beside its source keeps rows of its own."""
+    sides = [
+        (any(f.x1 <= gutter for f in row), any(f.x0 >= gutter for f in row)) for row in _rows(band)
+    ]
+    left, right = sum(a for a, _ in sides), sum(b for _, b in sides)
+    sparse = 0 if left <= right else 1
+    fewer, more = min(left, right), max(left, right)
+    both = sum(a and b for a, b in sides)
+    if fewer < MIN_BAND_ROWS or both < 0.8 * fewer or fewer > 0.75 * more:
+        return False
+    labels = [k for k, side in enumerate(sides) if side[sparse]]
+    gaps = sum(b - a > 1 for a, b in zip(labels, labels[1:]))
+    return gaps >= 0.3 * len(labels)
 
 
 def _columns_are_prose(body: list[Frag], gutter: float) -> bool:
@@ -434,14 +459,40 @@ def _column_lines(tier: list[Frag], page: int, block_no: int, width: float) -> l
 
 
 def _block_lines(block: list[Frag], page: int, block_no: int) -> list[Line]:
-    return [_row_to_line(row, page, block_no) for row in _rows(block)]
+    rows = _rows(block)
+    lines = [_row_to_line(row, page, block_no) for row in rows]
+    for start, end in _numbered_listings(lines):
+        for k in range(start, end):
+            lines[k] = _row_to_line(rows[k], page, block_no, listing=True)
+    return lines
 
 
-def _row_to_line(row: list[Frag], page: int, block_no: int) -> Line:
+def _numbered_listings(lines: list[Line]) -> list[tuple[int, int]]:
+    """Runs of lines that count up by one at their start (44, 45, 46 ...; an empty line of
+    the listing is its bare number) and read like code: a listing set in a text font, which
+    keeps its lines as a listing in a fixed-pitch font does. A contents page counts up too,
+    but reads like prose."""
+    runs: list[tuple[int, int]] = []
+    start, expected = 0, None
+    for k, line in enumerate([*lines, None]):
+        m = LISTING_NUMBER_RE.match(line.text) if line is not None else None
+        number = int(m.group(1)) if m else None
+        if number is not None and number == expected:
+            expected = number + 1
+            continue
+        if expected is not None and k - start >= MIN_LISTING_LINES:
+            run = lines[start:k]
+            if sum(CODE_RE.search(ln.text) is not None for ln in run) >= 0.3 * len(run):
+                runs.append((start, k))
+        start, expected = k, (number + 1 if number is not None else None)
+    return runs
+
+
+def _row_to_line(row: list[Frag], page: int, block_no: int, listing: bool = False) -> Line:
     row.sort(key=lambda f: f.x0)
     # a listing's line numbers may be set in another font
     code = [f for f in row if not f.text.strip().isdigit()]
-    mono = bool(code) and all(f.mono for f in code)
+    mono = listing or (bool(code) and all(f.mono for f in code))
     if mono:  # a line of code keeps its inner spacing: 'x = 1    # comment'
         text = _spaced(row)
     else:
