@@ -239,9 +239,9 @@ def _code_beside_output(band: list[Frag], gutter: float) -> bool:
 
 
 def _labelled_rows(band: list[Frag], gutter: float) -> bool:
-    """A two-column table of entries and what they do (a cheat sheet): a label stands on the
-    row of the entry it names and entries go on for rows without one, so the labels are
-    scattered down the entries. A short column of prose beside a long one is one run of rows;
+    """A two-column table of commands and what they do (a cheat sheet): a label stands on the
+    row of the command it names and commands go on for rows without one, so the labels are
+    scattered down the commands. A short column of prose beside a long one is one run of rows;
     output beside its source keeps rows of its own."""
     sides = [
         (any(f.x1 <= gutter for f in row), any(f.x0 >= gutter for f in row)) for row in _rows(band)
@@ -254,7 +254,12 @@ def _labelled_rows(band: list[Frag], gutter: float) -> bool:
         return False
     labels = [k for k, side in enumerate(sides) if side[sparse]]
     gaps = sum(b - a > 1 for a, b in zip(labels, labels[1:]))
-    return gaps >= 0.3 * len(labels)
+    if gaps < 0.3 * len(labels):
+        return False
+    # the entries are commands in a fixed-pitch font (a table of prose both sides, or notes
+    # in the margin beside prose, keep the reading they had)
+    entries = [f for f in band if (f.x0 >= gutter if sparse == 0 else f.x1 <= gutter)]
+    return sum(f.mono for f in entries) >= 0.8 * len(entries)
 
 
 def _columns_are_prose(body: list[Frag], gutter: float) -> bool:
