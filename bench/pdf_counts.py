@@ -71,7 +71,7 @@ def raw_edge_texts(path: Path) -> set[str]:
             if width > 1.2 * height:
                 return set()
             seen = set()
-            for f in page_fragments(page, height):
+            for f in page_fragments(page):
                 if f.y1 <= EDGE_SHARE * height or f.y0 >= (1 - EDGE_SHARE) * height:
                     seen.add(_mask(f.text))
                 else:

@@ -296,6 +296,26 @@ def test_cheat_sheet_labels_stay_on_the_rows_they_name(tmp_path: Path) -> None:
     assert "for footnotes \\textnotesatfoot" in text
 
 
+def test_page_turned_by_its_rotate_entry_is_read_as_shown(tmp_path: Path) -> None:
+    """Fails on the old code: a page with /Rotate 90 whose text is turned the other way in
+    page space (upright as shown: newspaper.pdf, landscape tables) was read as rotated text,
+    in content-stream order without layout: here the right column first."""
+    left, right = lines("le", 30), lines("ri", 30)
+    path = tmp_path / "turned.pdf"
+    canvas = Canvas(str(path))
+    canvas.setPageRotation(90)
+    canvas.rotate(90)  # (x, -y) now lands at x, y from the top-left of the page as shown
+    canvas.setFont("Helvetica", 10)
+    for x, column in ((440, right), (72, left)):
+        for i, text in enumerate(column):
+            canvas.drawString(x, -(80 + i * 13), text)
+    canvas.showPage()
+    canvas.save()
+    text = page_text(path, 1)
+    assert score(left + right, text) == 1.0
+    assert text.index("le179") < text.index("ri0")
+
+
 def test_code_beside_its_output_is_not_interleaved(tmp_path: Path) -> None:
     source = [f"\\command{{argument{i}}} % note{i}" for i in range(8)]
     output = [f"Typeset result number {i} of the example" for i in range(8)]

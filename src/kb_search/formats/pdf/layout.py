@@ -83,20 +83,44 @@ class Page:
 # --------------------------------------------------------------------------- fragments
 
 
-def page_fragments(
-    page: pdfium.PdfPage, height: float, glyphs: PageGlyphs | None = None
-) -> list[Frag]:
-    """The page's fragments; `glyphs` names the glyphs pdfium leaves unmapped (ligatures)."""
-    frags = _read(page, height, glyphs)
+def page_fragments(page: pdfium.PdfPage, glyphs: PageGlyphs | None = None) -> list[Frag]:
+    """The page's fragments as the page is shown (turned by its /Rotate); `glyphs` names the
+    glyphs pdfium leaves unmapped (ligatures)."""
+    view = _View(page.get_rotation(), *page.get_size())
+    frags = _read(page, view, glyphs)
     if (not frags or any(f.vertical for f in frags)) and _give_columns_width(page):
-        frags = _read(page, height, glyphs)
+        frags = _read(page, view, glyphs)
     return frags
 
 
-def _read(page: pdfium.PdfPage, height: float, glyphs: PageGlyphs | None) -> list[Frag]:
+class _View:
+    """Page space -> the page as shown, origin top-left: a page with /Rotate 90 (a landscape
+    table, a newspaper set sideways) has its text turned the other way in page space, which
+    reads upright once shown."""
+
+    def __init__(self, rotation: int, width: float, height: float) -> None:
+        self.rotation = rotation % 360
+        self.height = height
+        # the page's own size, before the turn
+        self._w, self._h = (height, width) if self.rotation in (90, 270) else (width, height)
+        self.angle = math.radians(self.rotation)
+
+    def box(self, rect: pdfium_c.FS_RECTF) -> tuple[float, float, float, float]:
+        """(x0, x1, y0, y1) as shown."""
+        left, right, bottom, top = rect.left, rect.right, rect.bottom, rect.top
+        if self.rotation == 90:
+            return bottom, top, left, right
+        if self.rotation == 180:
+            return self._w - right, self._w - left, bottom, top
+        if self.rotation == 270:
+            return self._h - top, self._h - bottom, self._w - right, self._w - left
+        return left, right, self._h - top, self._h - bottom
+
+
+def _read(page: pdfium.PdfPage, view: _View, glyphs: PageGlyphs | None) -> list[Frag]:
     textpage = page.get_textpage()
     try:
-        return list(_fragments(textpage, height, glyphs))
+        return list(_fragments(textpage, view, glyphs))
     finally:
         textpage.close()
 
@@ -116,7 +140,7 @@ def _give_columns_width(page: pdfium.PdfPage) -> int:
 
 
 def _fragments(
-    textpage: pdfium.PdfTextPage, height: float, glyphs: PageGlyphs | None
+    textpage: pdfium.PdfTextPage, view: _View, glyphs: PageGlyphs | None
 ) -> Iterable[Frag]:
     """Group characters, in content-stream order, into runs on one baseline without big gaps."""
     raw = textpage.raw
@@ -144,7 +168,7 @@ def _fragments(
             continue
         if not get_box(raw, i, rect):
             continue
-        x0, x1, y0, y1 = rect.left, rect.right, height - rect.top, height - rect.bottom
+        x0, x1, y0, y1 = view.box(rect)
         h = max(y1 - y0, 0.1)
         # ligatures expand to several chars sharing one box, so compare with the last x0
         continues = (
@@ -168,7 +192,7 @@ def _fragments(
             bx0, by0, bx1, by1 = min(bx0, x0), min(by0, y0), max(bx1, x1), max(by1, y1)
         elif not continues:
             # only a break in the flow can start rotated text, so the angle is checked here
-            if _is_rotated(pdfium_c.FPDFText_GetCharAngle(raw, i)):
+            if _is_rotated(pdfium_c.FPDFText_GetCharAngle(raw, i), view.angle):
                 rotated.add(ch)
                 continue
             if chars:
@@ -189,7 +213,7 @@ def _fragments(
         box = (bx0, by0, bx1, by1)
         yield _make_frag(textpage, chars, heights, box, first_index, last_index, vertical)
     for text in rotated.lines():
-        yield Frag(text, 0.0, height, 0.0, height, 0.0, rotated=True)
+        yield Frag(text, 0.0, view.height, 0.0, view.height, 0.0, rotated=True)
 
 
 def is_wide(ch: str) -> bool:
@@ -229,8 +253,13 @@ def _char(code: int) -> str:
     return chr(code)
 
 
-def _is_rotated(angle: float) -> bool:
-    return angle >= 0 and 0.2 < angle < 2 * math.pi - 0.2
+def _is_rotated(angle: float, turn: float = 0.0) -> bool:
+    """Text turned from upright as shown: pdfium's angle in page space (0 to 2 pi, or -1 when
+    it has none) plus the page's turn."""
+    if angle < 0:
+        return False
+    angle = (angle + turn) % (2 * math.pi)
+    return 0.2 < angle < 2 * math.pi - 0.2
 
 
 class _RotatedText:
