@@ -403,6 +403,28 @@ def test_slides_get_frame_titles_and_overlays_merge(tmp_path: Path) -> None:
     assert "/ 6" not in text
 
 
+def test_slide_logo_beside_the_frame_title_is_no_part_of_it(tmp_path: Path) -> None:
+    """Fails on the old code: a small 'Logo' in the corner, on the row of each frame title
+    (ffslides' default header), was glued to the title ('Quick Start Logo') and headed
+    every chunk of the frame."""
+    path = tmp_path / "logo.pdf"
+    canvas = Canvas(str(path), pagesize=(558, 418))
+    canvas.setTitle("Slides with a logo")
+    titles = ["Quick Start", "Command Summary", "Changing the background and footer", "Tips"]
+    for n, title in enumerate(titles):
+        canvas.setFont("Helvetica", 20)
+        canvas.drawString(28, 418 - 34, title)
+        canvas.setFont("Helvetica", 10)
+        canvas.drawString(520, 418 - 32, "Logo")
+        for i, text in enumerate(lines(f"s{n}x", 8, per_line=9)):
+            canvas.drawString(30, 418 - 70 - i * 16, text)
+        canvas.showPage()
+    canvas.save()
+    doc = parse_pdf(path, SETTINGS)
+    assert {c.heading for c in doc.chunks} == set(titles)
+    assert "Logo" not in " ".join(c.text for c in doc.chunks)
+
+
 def test_title_field_loses_its_footnote_mark(tmp_path: Path) -> None:
     path = write_pdf(
         tmp_path / "t.pdf", [column(72, 100, lines("tt", 30))], title="Spacing in LaTeX \u2217"

@@ -25,6 +25,8 @@ INNER = (0.15, 0.85)  # where a gutter may lie, as shares of the text's width
 # column stays empty for this many lines: the columns were balanced and a new section (its
 # heading in the left column) starts below, as multicol sets them.
 SECTION_BREAK_LINES = 3.0
+# Type this many times larger than the small print on its row, far from it: not one line.
+ASIDE_SIZE_RATIO = 1.6
 # A listing numbered line by line: this many lines counting up, a share of them with code in.
 MIN_LISTING_LINES = 4
 LISTING_NUMBER_RE = re.compile(r"^(\d{1,5})(?:\s|$)")
@@ -175,13 +177,28 @@ def _rows(frags: list[Frag]) -> list[list[Frag]]:
     rows: list[list[Frag]] = []
     top = bottom = 0.0
     for frag in sorted(frags, key=lambda f: (f.y0 + f.y1) / 2):
-        if rows and min(frag.y1, bottom) - max(frag.y0, top) > 0.5 * min(frag.height, bottom - top):
+        if (
+            rows
+            and min(frag.y1, bottom) - max(frag.y0, top) > 0.5 * min(frag.height, bottom - top)
+            and not _aside(rows[-1], frag)
+        ):
             rows[-1].append(frag)
             top, bottom = min(top, frag.y0), max(bottom, frag.y1)
         else:
             rows.append([frag])
             top, bottom = frag.y0, frag.y1
     return rows
+
+
+def _aside(row: list[Frag], frag: Frag) -> bool:
+    """Small print far along the row of large type, or large type far from small print: a
+    slide's logo or corner mark beside its frame title is no part of the title's line."""
+    for other in row:
+        small, large = sorted((other.size, frag.size))
+        gap = max(other.x0 - frag.x1, frag.x0 - other.x1)
+        if small > 0 and large > ASIDE_SIZE_RATIO * small and gap > 1.5 * large:
+            return True
+    return False
 
 
 def _free(row: list[Frag], lo: float, hi: float) -> list[Interval]:
