@@ -15,6 +15,7 @@ import re
 import statistics
 from collections.abc import Iterable
 
+from kb_search.formats.pdf import vertical
 from kb_search.formats.pdf.layout import TABLE_CELLS, Frag, Line
 
 MAX_DEPTH = 3  # columns within columns: up to four columns on a page
@@ -39,10 +40,10 @@ def layout(frags: list[Frag], page: int, width: float) -> list[Line]:
     """The page's fragments as lines in reading order (rotated text last, in stream order)."""
     upright = [f for f in frags if f.text.strip() and not f.rotated]
     lines: list[Line] = []
-    if _written_vertically(upright):
-        blocks = _tiers(upright)
+    if vertical.written_vertically(upright):
+        blocks = vertical.tiers(upright)
         for block_no, block in enumerate(blocks):
-            lines.extend(_column_lines(block, page, block_no, width))
+            lines.extend(vertical.column_lines(block, page, block_no, width))
     else:
         blocks = order_blocks(upright)
         for block_no, block in enumerate(blocks):
@@ -419,62 +420,6 @@ def _runs(cover: list[int], lo: int, hi: int, allowed: int) -> list[tuple[int, i
                 runs.append((start, x - 1))
             start = None
     return runs
-
-
-# --------------------------------------------------------------------------- vertical writing
-
-
-def _written_vertically(frags: list[Frag]) -> bool:
-    """Most of the page's text stands in vertical columns (Japanese or Chinese tategaki)."""
-    total = sum(len(f.text) for f in frags)
-    return total > 0 and sum(len(f.text) for f in frags if f.vertical) > 0.5 * total
-
-
-def _tiers(frags: list[Frag]) -> list[list[Frag]]:
-    """Vertical writing set in tiers (dan), top to bottom: fragments whose heights overlap
-    share a tier."""
-    tiers: list[list[Frag]] = []
-    bottom = 0.0
-    for frag in sorted(frags, key=lambda f: f.y0):
-        if tiers and frag.y0 < bottom:
-            tiers[-1].append(frag)
-            bottom = max(bottom, frag.y1)
-        else:
-            tiers.append([frag])
-            bottom = frag.y1
-    return tiers
-
-
-def _column_lines(tier: list[Frag], page: int, block_no: int, width: float) -> list[Line]:
-    """A tier's columns right to left, each top to bottom, one line per fragment; a line's box
-    is turned a quarter (x along the column, y from the right edge) so that what comes later
-    in reading stands lower, as on a horizontal page."""
-    columns: list[list[Frag]] = []
-    for frag in sorted(tier, key=lambda f: -(f.x0 + f.x1)):
-        last = columns[-1] if columns else None
-        if last and min(frag.x1, last[0].x1) - max(frag.x0, last[0].x0) > 0.5 * min(
-            frag.x1 - frag.x0, last[0].x1 - last[0].x0
-        ):
-            last.append(frag)
-        else:
-            columns.append([frag])
-    lines: list[Line] = []
-    for col in columns:
-        for frag in sorted(col, key=lambda f: f.y0):
-            lines.append(
-                Line(
-                    text=frag.text.strip(),
-                    page=page,
-                    x0=frag.y0,
-                    y0=width - frag.x1,
-                    x1=frag.y1,
-                    y1=width - frag.x0,
-                    size=frag.size,
-                    bold=frag.bold,
-                    block=block_no,
-                )
-            )
-    return lines
 
 
 # --------------------------------------------------------------------------- lines
