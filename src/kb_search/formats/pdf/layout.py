@@ -147,6 +147,7 @@ def _fragments(
     rect = pdfium_c.FS_RECTF()
     get_unicode, get_box = pdfium_c.FPDFText_GetUnicode, pdfium_c.FPDFText_GetLooseCharBox
     rotated = _RotatedText()
+    turned, height = view.rotation != 0, view.height
     chars: list[str] = []
     heights: list[float] = []  # per character: the run's size is their median
     bx0 = by0 = bx1 = by1 = 0.0  # box of the current run
@@ -168,7 +169,10 @@ def _fragments(
             continue
         if not get_box(raw, i, rect):
             continue
-        x0, x1, y0, y1 = view.box(rect)
+        if turned:
+            x0, x1, y0, y1 = view.box(rect)
+        else:  # the common case, inline: this runs for every character
+            x0, x1, y0, y1 = rect.left, rect.right, height - rect.top, height - rect.bottom
         h = max(y1 - y0, 0.1)
         # ligatures expand to several chars sharing one box, so compare with the last x0
         continues = (

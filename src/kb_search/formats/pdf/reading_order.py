@@ -176,18 +176,23 @@ def _first_each_side(
 def _rows(frags: list[Frag]) -> list[list[Frag]]:
     """Fragments grouped by the text row they sit on, top to bottom."""
     rows: list[list[Frag]] = []
-    top = bottom = 0.0
+    top = bottom = small = large = 0.0
     for frag in sorted(frags, key=lambda f: (f.y0 + f.y1) / 2):
         if (
             rows
             and min(frag.y1, bottom) - max(frag.y0, top) > 0.5 * min(frag.height, bottom - top)
-            and not _aside(rows[-1], frag)
+            # sizes alike (most rows) need no look along the row
+            and not (
+                max(large, frag.size) > ASIDE_SIZE_RATIO * min(small, frag.size)
+                and _aside(rows[-1], frag)
+            )
         ):
             rows[-1].append(frag)
             top, bottom = min(top, frag.y0), max(bottom, frag.y1)
+            small, large = min(small, frag.size), max(large, frag.size)
         else:
             rows.append([frag])
-            top, bottom = frag.y0, frag.y1
+            top, bottom, small, large = frag.y0, frag.y1, frag.size, frag.size
     return rows
 
 
@@ -234,9 +239,8 @@ def _band_gutter(band: list[Frag], shared: list[Interval]) -> float | None:
         if b - a < MIN_GUTTER:
             break
         gutter = (a + b) / 2
-        if _labelled_rows(band, gutter):
-            continue
-        if _columns_are_prose(band, gutter) or _code_beside_output(band, gutter):
+        columns = _columns_are_prose(band, gutter) or _code_beside_output(band, gutter)
+        if columns and not _labelled_rows(band, gutter):
             return gutter
     return None
 
@@ -260,24 +264,23 @@ def _labelled_rows(band: list[Frag], gutter: float) -> bool:
     """A two-column table of commands and what they do (a cheat sheet): a label stands on the
     row of the command it names and commands go on for rows without one, so the labels are
     scattered down the commands. A short column of prose beside a long one is one run of rows;
-    output beside its source keeps rows of its own."""
+    output beside its source keeps rows of its own; a table of prose on both sides, or notes in
+    the margin beside prose, keep the reading they had."""
+    halves = [f for f in band if f.x1 <= gutter], [f for f in band if f.x0 >= gutter]
+    code = [bool(half) and sum(f.mono for f in half) >= 0.8 * len(half) for half in halves]
+    if code[0] == code[1]:
+        return False
     sides = [
         (any(f.x1 <= gutter for f in row), any(f.x0 >= gutter for f in row)) for row in _rows(band)
     ]
-    left, right = sum(a for a, _ in sides), sum(b for _, b in sides)
-    sparse = 0 if left <= right else 1
-    fewer, more = min(left, right), max(left, right)
+    label = 1 if code[0] else 0  # the labels stand beside the commands
+    labels = [k for k, side in enumerate(sides) if side[label]]
+    entries = sum(side[1 - label] for side in sides)
     both = sum(a and b for a, b in sides)
-    if fewer < MIN_BAND_ROWS or both < 0.8 * fewer or fewer > 0.75 * more:
+    if len(labels) < MIN_BAND_ROWS or both < 0.8 * len(labels) or len(labels) > 0.75 * entries:
         return False
-    labels = [k for k, side in enumerate(sides) if side[sparse]]
     gaps = sum(b - a > 1 for a, b in zip(labels, labels[1:]))
-    if gaps < 0.3 * len(labels):
-        return False
-    # the entries are commands in a fixed-pitch font (a table of prose both sides, or notes
-    # in the margin beside prose, keep the reading they had)
-    entries = [f for f in band if (f.x0 >= gutter if sparse == 0 else f.x1 <= gutter)]
-    return sum(f.mono for f in entries) >= 0.8 * len(entries)
+    return gaps >= 0.3 * len(labels)
 
 
 def _columns_are_prose(body: list[Frag], gutter: float) -> bool:
