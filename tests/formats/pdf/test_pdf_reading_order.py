@@ -316,6 +316,25 @@ def test_page_turned_by_its_rotate_entry_is_read_as_shown(tmp_path: Path) -> Non
     assert text.index("le179") < text.index("ri0")
 
 
+def test_many_margin_comments_off_the_rows_are_not_glued_to_lines(tmp_path: Path) -> None:
+    """Fails on the old code: a review's comments in the right margin, one for every line or
+    two and set at their own leading (changes.example.draft.pdf), were read into the text
+    lines beside them ('... exactly when [1] No?')."""
+    text = lines("tx", 30, per_line=11)
+    draws = [(72, 100 + i * 13.5, t, "Helvetica", 9.5) for i, t in enumerate(text)]
+    comments = [f"[{k}] note{k} word{k}" for k in range(1, 13)]
+    for k, comment in enumerate(comments):  # two lines each, between the text's rows
+        first, second = comment.rsplit(" ", 1)
+        top = 106 + k * 33
+        draws += [(470, top, first, "Helvetica", 8), (470, top + 9, second, "Helvetica", 8)]
+    path = write_pdf(tmp_path / "comments.pdf", [draws], title="Reviewed")
+    got = page_text(path, 1)
+    assert all(comment in got for comment in comments), got
+    for comment in comments:  # each read whole, the text's own lines then run on unbroken
+        got = got.replace(comment, " ")
+    assert score(text, got) == 1.0, got
+
+
 def test_code_beside_its_output_is_not_interleaved(tmp_path: Path) -> None:
     source = [f"\\command{{argument{i}}} % note{i}" for i in range(8)]
     output = [f"Typeset result number {i} of the example" for i in range(8)]

@@ -11,6 +11,7 @@ fragments then become lines, top to bottom; a row of three or more cells keeps t
 
 from __future__ import annotations
 
+import bisect
 import re
 import statistics
 from collections.abc import Iterable
@@ -26,6 +27,8 @@ INNER = (0.15, 0.85)  # where a gutter may lie, as shares of the text's width
 # column stays empty for this many lines: the columns were balanced and a new section (its
 # heading in the left column) starts below, as multicol sets them.
 SECTION_BREAK_LINES = 3.0
+# Notes in a margin, against the text's lines, when most of them sit off the text's rows.
+MAX_NOTES_OFF_ROWS = 1.2
 # Type this many times larger than the small print on its row, far from it: not one line.
 ASIDE_SIZE_RATIO = 1.6
 # A listing numbered line by line: this many lines counting up, a share of them with code in.
@@ -375,9 +378,31 @@ def _margin_gutter(frags: list[Frag]) -> tuple[float, bool] | None:
             notes, text = (left, right) if lo == 0 else (right, left)
             if all(f.text.strip().isdigit() for f in notes):
                 continue  # a listing's line numbers beside its code
-            if len(text) >= 10 and len(notes) <= 0.3 * len(text):
+            if len(text) < 10:
+                continue
+            if len(notes) <= 0.3 * len(text) or (
+                len(notes) <= MAX_NOTES_OFF_ROWS * len(text) and _off_the_rows(notes, text)
+            ):
                 return gutter, lo == 0
     return None
+
+
+def _off_the_rows(notes: list[Frag], text: list[Frag]) -> bool:
+    """Most notes sit between the text's lines, not on them, and run over a few lines each:
+    comments set in the margin at their own leading (a review's remarks), where a table's last
+    column keeps to its rows or puts one figure beside each cell."""
+    centres = sorted((f.y0 + f.y1) / 2 for f in text)
+    on_a_row = 0
+    for note in notes:
+        mid = (note.y0 + note.y1) / 2
+        k = bisect.bisect_left(centres, mid)
+        near = [abs(centres[j] - mid) for j in (k - 1, k) if 0 <= j < len(centres)]
+        on_a_row += bool(near) and min(near) < 0.3 * max(note.height, 1.0)
+    if on_a_row >= 0.5 * len(notes):
+        return False
+    # remarks run over lines; a table's dates or figures stand one to a cell
+    grouped = sum(len(group) for group in _note_groups(notes) if len(group) >= 2)
+    return grouped >= 0.5 * len(notes)
 
 
 def _coverage(body: list[Frag], left_edge: float, bins: int) -> list[int]:
