@@ -21,6 +21,7 @@ once with the new one, alternating, to compare) and counts, over all chunks:
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import re
 import time
@@ -72,7 +73,9 @@ def raw_edge_texts(path: Path) -> set[str]:
             if width > 1.2 * height:
                 return set()
             seen = set()
-            for f in page_fragments(page, height):
+            # kb before pages were read as shown took the page height
+            takes_height = "height" in inspect.signature(page_fragments).parameters
+            for f in page_fragments(page, height) if takes_height else page_fragments(page):
                 if f.y1 <= EDGE_SHARE * height or f.y0 >= (1 - EDGE_SHARE) * height:
                     seen.add(_mask(f.text))
                 else:

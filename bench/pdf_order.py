@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import inspect
 import re
 import shutil
 import statistics
@@ -101,7 +102,10 @@ def kb_text(path: Path, page: int) -> str:
     try:
         p = doc[page - 1]
         width, height = p.get_size()
-        lines = layout(drop_line_numbers(page_fragments(p, height)), page, width)
+        # kb before pages were read as shown took the page height
+        takes_height = "height" in inspect.signature(page_fragments).parameters
+        frags = page_fragments(p, height) if takes_height else page_fragments(p)
+        lines = layout(drop_line_numbers(frags), page, width)
         return "\n".join(ln.text for ln in lines)
     finally:
         doc.close()

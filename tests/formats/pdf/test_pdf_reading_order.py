@@ -24,9 +24,7 @@ PITCH = 11.0
 
 def lines(prefix: str, count: int, per_line: int = 6) -> list[str]:
     """Lines of words unique to their block: 'ab0 ab1 ab2 ...'."""
-    return [
-        " ".join(f"{prefix}{i * per_line + k}" for k in range(per_line)) for i in range(count)
-    ]
+    return [" ".join(f"{prefix}{i * per_line + k}" for k in range(per_line)) for i in range(count)]
 
 
 def column(x: float, top: float, texts: list[str], size: float = 9) -> list:
@@ -203,8 +201,7 @@ def test_table_rows_stay_rows(tmp_path: Path) -> None:
     header.append((330, 80, "Colour", "Helvetica-Bold", 10))
     rows = []
     for i, (name, size, colour) in enumerate(
-        [("apple", "small", "red"), ("melon", "large", "green"), ("plum", "small", "purple")]
-        * 4
+        [("apple", "small", "red"), ("melon", "large", "green"), ("plum", "small", "purple")] * 4
     ):
         y = 100 + i * 14
         rows += [(72, y, f"{name}{i}", "Helvetica", 10), (200, y, size, "Helvetica", 10)]
@@ -248,6 +245,94 @@ def test_numbered_listing_keeps_numbers_on_their_lines(tmp_path: Path) -> None:
     got = [re.sub(r"\s+", " ", ln).strip() for ln in text.splitlines()]
     assert "124 \\aftergroup\\oddtrue" in got and "128 \\endgroup" in got
     assert text.index("\\begingroup") < text.index("\\else") < text.index("\\endgroup")
+
+
+def test_listing_in_a_text_font_numbered_line_by_line_keeps_its_lines(tmp_path: Path) -> None:
+    """Fails on the old code: a listing set in the text font with its line numbers glued on
+    ('47 \\usepackage[firstpage, ...') was joined into one paragraph of prose, as
+    draftwatermark.pdf sets its examples; a contents page counting up stays prose."""
+    code = ["\\documentclass{article}", "\\usepackage[T1]{fontenc}", "", "  angle=-45,"]
+    code += ["\\usepackage[firstpage, anchor=tr]{draftwatermark}", "", "\\begin{document}"]
+    intro = "The mark goes to the top right corner of the first page:"
+    draws = [(72, 80, intro, "Times-Roman", 10)]
+    for i, line in enumerate(code):
+        indent = len(line) - len(line.lstrip())
+        number = (74, 96 + i * 11, str(44 + i), "Times-Roman", 7)
+        draws += [number, (84 + indent * 4, 96 + i * 11, line.strip(), "Times-Roman", 8)]
+    contents = ["Introduction to marks", "Options of the package", "Colours and angles"]
+    contents += ["Things that cannot be done", "Known problems"]
+    for i, entry in enumerate(contents):
+        draws.append((72, 220 + i * 12, f"{i + 1} {entry}", "Times-Roman", 10))
+    path = write_pdf(tmp_path / "textlisting.pdf", [draws], title="Text-font listing")
+    text = "\n".join(c.text for c in parse_pdf(path, SETTINGS).chunks)
+    got = [re.sub(r"\s+", " ", ln).strip() for ln in text.splitlines()]
+    assert "45 \\usepackage[T1]{fontenc}" in got and "46" in got, text
+    assert "48 \\usepackage[firstpage, anchor=tr]{draftwatermark}" in got
+    assert "1 Introduction to marks 2 Options of the package" in text
+
+
+def test_cheat_sheet_labels_stay_on_the_rows_they_name(tmp_path: Path) -> None:
+    """Fails on the old code: a two-column cheat sheet (what to do | the command) was read
+    as two columns, every label first and every command after them (poemscolcheatsheet.pdf)."""
+    entries = [
+        ("to turn off line numbering", ["\\global\\verselinenumbersfalse"]),
+        ("marks stanza break at page turn", ["\\stanzaatbottom{*}", "\\nostanzaatbottom{}"]),
+        ("titles for running headers", ["\\leftheader{}", "\\rightheader{}"]),
+        ("modulo for line numbers", ["\\setverselinemodulo{}"]),
+        ("for endnote sections", ["\\maketextnotes", "\\makeemendations", "\\putnotes"]),
+        ("indexing", ["\\indexingontrue \\putpoemindex"]),
+        ("for footnotes", ["\\textnotesatfoot", "\\emendationsatfoot"]),
+        ("contents setup", ["\\makepoemcontents"]),
+    ]
+    draws, y = [], 100.0
+    for label, commands in entries:
+        draws.append((78, y, label, "Times-Roman", 10))
+        for command in commands:
+            draws.append((270, y, command, "Courier", 10))
+            y += 14.5
+    path = write_pdf(tmp_path / "cheat.pdf", [draws], title="Cheat sheet")
+    text = "\n".join(c.text for c in parse_pdf(path, SETTINGS).chunks)
+    assert "to turn off line numbering \\global\\verselinenumbersfalse" in text, text
+    assert "for footnotes \\textnotesatfoot" in text
+
+
+def test_page_turned_by_its_rotate_entry_is_read_as_shown(tmp_path: Path) -> None:
+    """Fails on the old code: a page with /Rotate 90 whose text is turned the other way in
+    page space (upright as shown: newspaper.pdf, landscape tables) was read as rotated text,
+    in content-stream order without layout: here the right column first."""
+    left, right = lines("le", 30), lines("ri", 30)
+    path = tmp_path / "turned.pdf"
+    canvas = Canvas(str(path))
+    canvas.setPageRotation(90)
+    canvas.rotate(90)  # (x, -y) now lands at x, y from the top-left of the page as shown
+    canvas.setFont("Helvetica", 10)
+    for x, column in ((440, right), (72, left)):
+        for i, text in enumerate(column):
+            canvas.drawString(x, -(80 + i * 13), text)
+    canvas.showPage()
+    canvas.save()
+    text = page_text(path, 1)
+    assert score(left + right, text) == 1.0
+    assert text.index("le179") < text.index("ri0")
+
+
+def test_many_margin_comments_off_the_rows_are_not_glued_to_lines(tmp_path: Path) -> None:
+    """Fails on the old code: a review's comments in the right margin, one for every line or
+    two and set at their own leading (changes.example.draft.pdf), were read into the text
+    lines beside them ('... exactly when [1] No?')."""
+    text = lines("tx", 30, per_line=11)
+    draws = [(72, 100 + i * 13.5, t, "Helvetica", 9.5) for i, t in enumerate(text)]
+    comments = [f"[{k}] note{k} word{k}" for k in range(1, 13)]
+    for k, comment in enumerate(comments):  # two lines each, between the text's rows
+        first, second = comment.rsplit(" ", 1)
+        top = 106 + k * 33
+        draws += [(470, top, first, "Helvetica", 8), (470, top + 9, second, "Helvetica", 8)]
+    path = write_pdf(tmp_path / "comments.pdf", [draws], title="Reviewed")
+    got = page_text(path, 1)
+    assert all(comment in got for comment in comments), got
+    for comment in comments:  # each read whole, the text's own lines then run on unbroken
+        got = got.replace(comment, " ")
+    assert score(text, got) == 1.0, got
 
 
 def test_code_beside_its_output_is_not_interleaved(tmp_path: Path) -> None:
@@ -335,6 +420,28 @@ def test_slides_get_frame_titles_and_overlays_merge(tmp_path: Path) -> None:
     assert text.count("Search is hard") == 1 and text.count("Recall went up") == 1
     assert {c.heading for c in doc.chunks} == {"Motivation", "Results"}
     assert "/ 6" not in text
+
+
+def test_slide_logo_beside_the_frame_title_is_no_part_of_it(tmp_path: Path) -> None:
+    """Fails on the old code: a small 'Logo' in the corner, on the row of each frame title
+    (ffslides' default header), was glued to the title ('Quick Start Logo') and headed
+    every chunk of the frame."""
+    path = tmp_path / "logo.pdf"
+    canvas = Canvas(str(path), pagesize=(558, 418))
+    canvas.setTitle("Slides with a logo")
+    titles = ["Quick Start", "Command Summary", "Changing the background and footer", "Tips"]
+    for n, title in enumerate(titles):
+        canvas.setFont("Helvetica", 20)
+        canvas.drawString(28, 418 - 34, title)
+        canvas.setFont("Helvetica", 10)
+        canvas.drawString(520, 418 - 32, "Logo")
+        for i, text in enumerate(lines(f"s{n}x", 8, per_line=9)):
+            canvas.drawString(30, 418 - 70 - i * 16, text)
+        canvas.showPage()
+    canvas.save()
+    doc = parse_pdf(path, SETTINGS)
+    assert {c.heading for c in doc.chunks} == set(titles)
+    assert "Logo" not in " ".join(c.text for c in doc.chunks)
 
 
 def test_title_field_loses_its_footnote_mark(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 import statistics
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -48,6 +49,7 @@ class Frag:
     bold: bool = False
     rotated: bool = False
     mono: bool = False  # a fixed-pitch font: code, a listing, a terminal session
+    vertical: bool = False  # a column of vertical writing, read top to bottom
 
     @property
     def height(self) -> float:
@@ -81,31 +83,77 @@ class Page:
 # --------------------------------------------------------------------------- fragments
 
 
-def page_fragments(
-    page: pdfium.PdfPage, height: float, glyphs: PageGlyphs | None = None
-) -> list[Frag]:
-    """The page's fragments; `glyphs` names the glyphs pdfium leaves unmapped (ligatures)."""
+def page_fragments(page: pdfium.PdfPage, glyphs: PageGlyphs | None = None) -> list[Frag]:
+    """The page's fragments as the page is shown (turned by its /Rotate); `glyphs` names the
+    glyphs pdfium leaves unmapped (ligatures)."""
+    view = _View(page.get_rotation(), *page.get_size())
+    frags = _read(page, view, glyphs)
+    if (not frags or any(f.vertical for f in frags)) and _give_columns_width(page):
+        frags = _read(page, view, glyphs)
+    return frags
+
+
+class _View:
+    """Page space -> the page as shown, origin top-left: a page with /Rotate 90 (a landscape
+    table, a newspaper set sideways) has its text turned the other way in page space, which
+    reads upright once shown."""
+
+    def __init__(self, rotation: int, width: float, height: float) -> None:
+        self.rotation = rotation % 360
+        self.height = height
+        # the page's own size, before the turn
+        self._w, self._h = (height, width) if self.rotation in (90, 270) else (width, height)
+        self.angle = math.radians(self.rotation)
+
+    def box(self, rect: pdfium_c.FS_RECTF) -> tuple[float, float, float, float]:
+        """(x0, x1, y0, y1) as shown."""
+        left, right, bottom, top = rect.left, rect.right, rect.bottom, rect.top
+        if self.rotation == 90:
+            return bottom, top, left, right
+        if self.rotation == 180:
+            return self._w - right, self._w - left, bottom, top
+        if self.rotation == 270:
+            return self._h - top, self._h - bottom, self._w - right, self._w - left
+        return left, right, self._h - top, self._h - bottom
+
+
+def _read(page: pdfium.PdfPage, view: _View, glyphs: PageGlyphs | None) -> list[Frag]:
     textpage = page.get_textpage()
     try:
-        return list(_fragments(textpage, height, glyphs))
+        return list(_fragments(textpage, view, glyphs))
     finally:
         textpage.close()
 
 
+def _give_columns_width(page: pdfium.PdfPage) -> int:
+    """pdfium's text page skips every text object of no width, and a column of vertical
+    writing in a font it does not have (no glyph boxes, every advance downwards) has none: a
+    shear of a thousandth gives each such column a little width, in memory only, so that its
+    text is read. Returns how many columns it changed."""
+    changed = 0
+    for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_TEXT], max_depth=3):
+        left, bottom, right, top = obj.get_bounds()
+        if right - left < 0.01 and top - bottom > 1.0:
+            pdfium_c.FPDFPageObj_Transform(obj.raw, 1, 0, 0.001, 1, 0, 0)
+            changed += 1
+    return changed
+
+
 def _fragments(
-    textpage: pdfium.PdfTextPage, height: float, glyphs: PageGlyphs | None
+    textpage: pdfium.PdfTextPage, view: _View, glyphs: PageGlyphs | None
 ) -> Iterable[Frag]:
     """Group characters, in content-stream order, into runs on one baseline without big gaps."""
     raw = textpage.raw
     rect = pdfium_c.FS_RECTF()
     get_unicode, get_box = pdfium_c.FPDFText_GetUnicode, pdfium_c.FPDFText_GetLooseCharBox
     rotated = _RotatedText()
+    turned, height = view.rotation != 0, view.height
     chars: list[str] = []
     heights: list[float] = []  # per character: the run's size is their median
     bx0 = by0 = bx1 = by1 = 0.0  # box of the current run
-    last_x0 = last_x1 = 0.0
+    last_x0 = last_x1 = last_y0 = last_y1 = 0.0
     first_index = last_index = 0
-    space = False
+    space = vertical = False
     for i in range(textpage.count_chars()):
         code = get_unicode(raw, i)
         ch = _char(code)
@@ -121,24 +169,40 @@ def _fragments(
             continue
         if not get_box(raw, i, rect):
             continue
-        x0, x1, y0, y1 = rect.left, rect.right, height - rect.top, height - rect.bottom
+        if turned:
+            x0, x1, y0, y1 = view.box(rect)
+        else:  # the common case, inline: this runs for every character
+            x0, x1, y0, y1 = rect.left, rect.right, height - rect.top, height - rect.bottom
         h = max(y1 - y0, 0.1)
         # ligatures expand to several chars sharing one box, so compare with the last x0
         continues = (
             chars
+            and not vertical
             and min(y1, by1) - max(y0, by0) > 0.5 * min(h, by1 - by0)
             and x0 - last_x1 <= h
             and x0 >= last_x0 - 0.5 * h
         )
-        if not continues:
+        below = (
+            not continues
+            and (vertical or len(chars) == 1)
+            and _stacks_below(chars[-1], ch, (last_x0, last_y0, last_x1, last_y1), (x0, y0, x1, y1))
+        )
+        if below:
+            vertical = True
+            if space or y0 - last_y1 > 0.6 * h:
+                chars.append(" ")
+            chars.append(ch)
+            heights.append(h)
+            bx0, by0, bx1, by1 = min(bx0, x0), min(by0, y0), max(bx1, x1), max(by1, y1)
+        elif not continues:
             # only a break in the flow can start rotated text, so the angle is checked here
-            if _is_rotated(pdfium_c.FPDFText_GetCharAngle(raw, i)):
+            if _is_rotated(pdfium_c.FPDFText_GetCharAngle(raw, i), view.angle):
                 rotated.add(ch)
                 continue
             if chars:
                 box = (bx0, by0, bx1, by1)
-                yield _make_frag(textpage, chars, heights, box, first_index, last_index)
-            chars, heights, space = [ch], [h], False
+                yield _make_frag(textpage, chars, heights, box, first_index, last_index, vertical)
+            chars, heights, space, vertical = [ch], [h], False, False
             bx0, by0, bx1, by1 = x0, y0, x1, y1
             first_index = i
         else:
@@ -147,12 +211,35 @@ def _fragments(
             chars.append(ch)
             heights.append(h)
             bx0, by0, bx1, by1 = min(bx0, x0), min(by0, y0), max(bx1, x1), max(by1, y1)
-        last_x0, last_x1, last_index = x0, x1, i
+        last_x0, last_x1, last_y0, last_y1, last_index = x0, x1, y0, y1, i
         space = False
     if chars:
-        yield _make_frag(textpage, chars, heights, (bx0, by0, bx1, by1), first_index, last_index)
+        box = (bx0, by0, bx1, by1)
+        yield _make_frag(textpage, chars, heights, box, first_index, last_index, vertical)
     for text in rotated.lines():
-        yield Frag(text, 0.0, height, 0.0, height, 0.0, rotated=True)
+        yield Frag(text, 0.0, view.height, 0.0, view.height, 0.0, rotated=True)
+
+
+def is_wide(ch: str) -> bool:
+    """A character of East Asian full width (kanji, kana, hangul, full-width punctuation):
+    the kind that is set in vertical columns."""
+    return unicodedata.east_asian_width(ch) in ("W", "F")
+
+
+def _stacks_below(
+    prev: str, ch: str, prev_box: tuple[float, float, float, float], box: tuple[float, ...]
+) -> bool:
+    """Whether `ch` goes on a vertical column under `prev`: both wide characters, the new one
+    in the same column (most of its width shared) and just below (vertical writing, tategaki)."""
+    if not (is_wide(prev) and is_wide(ch)):
+        return False
+    px0, py0, px1, py1 = prev_box
+    x0, y0, x1, y1 = box
+    share = min(x1, px1) - max(x0, px0)
+    if share <= 0.5 * min(x1 - x0, px1 - px0):
+        return False
+    ph = py1 - py0
+    return py0 + 0.5 * ph <= y0 <= py1 + max(ph, y1 - y0)
 
 
 def _char(code: int) -> str:
@@ -170,8 +257,13 @@ def _char(code: int) -> str:
     return chr(code)
 
 
-def _is_rotated(angle: float) -> bool:
-    return angle >= 0 and 0.2 < angle < 2 * math.pi - 0.2
+def _is_rotated(angle: float, turn: float = 0.0) -> bool:
+    """Text turned from upright as shown: pdfium's angle in page space (0 to 2 pi, or -1 when
+    it has none) plus the page's turn."""
+    if angle < 0:
+        return False
+    angle = (angle + turn) % (2 * math.pi)
+    return 0.2 < angle < 2 * math.pi - 0.2
 
 
 class _RotatedText:
@@ -202,6 +294,7 @@ def _make_frag(
     box: tuple[float, float, float, float],
     first: int,
     last: int,
+    vertical: bool = False,
 ) -> Frag:
     text = "".join(chars).translate(LIGATURES)
     bold, mono = _font_style(textpage, first)
@@ -213,7 +306,7 @@ def _make_frag(
     # the median glyph height, not the run's box: one tall '{' or '(' must not make an e-mail
     # line the largest text on the page
     size = statistics.median(heights)
-    return Frag(text, box[0], box[1], box[2], box[3], size, bold, mono=mono)
+    return Frag(text, box[0], box[1], box[2], box[3], size, bold, mono=mono, vertical=vertical)
 
 
 def _font_style(textpage: pdfium.PdfTextPage, index: int) -> tuple[bool, bool]:

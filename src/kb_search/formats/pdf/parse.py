@@ -215,7 +215,7 @@ def _extract_pages(
             continue
         width, height = page.get_size()
         names = glyphs.page(index) if glyphs is not None else None
-        frags = furniture.drop_line_numbers(page_fragments(page, height, names))
+        frags = furniture.drop_line_numbers(page_fragments(page, names))
         if ocr == "always":
             need_ocr[index] = frags
         elif ocr == "auto" and (inside := _text_over_scan(page, frags, width, height)) is not None:

@@ -11,10 +11,12 @@ fragments then become lines, top to bottom; a row of three or more cells keeps t
 
 from __future__ import annotations
 
+import bisect
 import re
 import statistics
 from collections.abc import Iterable
 
+from kb_search.formats.pdf import vertical
 from kb_search.formats.pdf.layout import TABLE_CELLS, Frag, Line
 
 MAX_DEPTH = 3  # columns within columns: up to four columns on a page
@@ -25,6 +27,14 @@ INNER = (0.15, 0.85)  # where a gutter may lie, as shares of the text's width
 # column stays empty for this many lines: the columns were balanced and a new section (its
 # heading in the left column) starts below, as multicol sets them.
 SECTION_BREAK_LINES = 3.0
+# Notes in a margin, against the text's lines, when most of them sit off the text's rows.
+MAX_NOTES_OFF_ROWS = 1.2
+# Type this many times larger than the small print on its row, far from it: not one line.
+ASIDE_SIZE_RATIO = 1.6
+# A listing numbered line by line: this many lines counting up, a share of them with code in.
+MIN_LISTING_LINES = 4
+LISTING_NUMBER_RE = re.compile(r"^(\d{1,5})(?:\s|$)")
+CODE_RE = re.compile(r"[\\{}=;<>\[\]]|\w\(")
 
 Interval = tuple[float, float]
 
@@ -32,10 +42,15 @@ Interval = tuple[float, float]
 def layout(frags: list[Frag], page: int, width: float) -> list[Line]:
     """The page's fragments as lines in reading order (rotated text last, in stream order)."""
     upright = [f for f in frags if f.text.strip() and not f.rotated]
-    blocks = order_blocks(upright)
     lines: list[Line] = []
-    for block_no, block in enumerate(blocks):
-        lines.extend(_block_lines(block, page, block_no))
+    if vertical.written_vertically(upright):
+        blocks = vertical.tiers(upright)
+        for block_no, block in enumerate(blocks):
+            lines.extend(vertical.column_lines(block, page, block_no, width))
+    else:
+        blocks = order_blocks(upright)
+        for block_no, block in enumerate(blocks):
+            lines.extend(_block_lines(block, page, block_no))
     for offset, frag in enumerate(f for f in frags if f.rotated):
         line = _row_to_line([frag], page, len(blocks))
         line.y0 = line.y1 = frag.y0 + offset * 0.001  # keeps stream order below the page body
@@ -164,17 +179,35 @@ def _first_each_side(
 def _rows(frags: list[Frag]) -> list[list[Frag]]:
     """Fragments grouped by the text row they sit on, top to bottom."""
     rows: list[list[Frag]] = []
-    top = bottom = 0.0
+    top = bottom = small = large = 0.0
     for frag in sorted(frags, key=lambda f: (f.y0 + f.y1) / 2):
-        if rows and min(frag.y1, bottom) - max(frag.y0, top) > 0.5 * min(
-            frag.height, bottom - top
+        if (
+            rows
+            and min(frag.y1, bottom) - max(frag.y0, top) > 0.5 * min(frag.height, bottom - top)
+            # sizes alike (most rows) need no look along the row
+            and not (
+                max(large, frag.size) > ASIDE_SIZE_RATIO * min(small, frag.size)
+                and _aside(rows[-1], frag)
+            )
         ):
             rows[-1].append(frag)
             top, bottom = min(top, frag.y0), max(bottom, frag.y1)
+            small, large = min(small, frag.size), max(large, frag.size)
         else:
             rows.append([frag])
-            top, bottom = frag.y0, frag.y1
+            top, bottom, small, large = frag.y0, frag.y1, frag.size, frag.size
     return rows
+
+
+def _aside(row: list[Frag], frag: Frag) -> bool:
+    """Small print far along the row of large type, or large type far from small print: a
+    slide's logo or corner mark beside its frame title is no part of the title's line."""
+    for other in row:
+        small, large = sorted((other.size, frag.size))
+        gap = max(other.x0 - frag.x1, frag.x0 - other.x1)
+        if small > 0 and large > ASIDE_SIZE_RATIO * small and gap > 1.5 * large:
+            return True
+    return False
 
 
 def _free(row: list[Frag], lo: float, hi: float) -> list[Interval]:
@@ -209,7 +242,8 @@ def _band_gutter(band: list[Frag], shared: list[Interval]) -> float | None:
         if b - a < MIN_GUTTER:
             break
         gutter = (a + b) / 2
-        if _columns_are_prose(band, gutter) or _code_beside_output(band, gutter):
+        columns = _columns_are_prose(band, gutter) or _code_beside_output(band, gutter)
+        if columns and not _labelled_rows(band, gutter):
             return gutter
     return None
 
@@ -227,6 +261,29 @@ def _code_beside_output(band: list[Frag], gutter: float) -> bool:
     # the listing's own line numbers (often in another font) are not its output
     other = left if share[0] < share[1] else right
     return sum(f.text.strip().isdigit() for f in other) < 0.5 * len(other)
+
+
+def _labelled_rows(band: list[Frag], gutter: float) -> bool:
+    """A two-column table of commands and what they do (a cheat sheet): a label stands on the
+    row of the command it names and commands go on for rows without one, so the labels are
+    scattered down the commands. A short column of prose beside a long one is one run of rows;
+    output beside its source keeps rows of its own; a table of prose on both sides, or notes in
+    the margin beside prose, keep the reading they had."""
+    halves = [f for f in band if f.x1 <= gutter], [f for f in band if f.x0 >= gutter]
+    code = [bool(half) and sum(f.mono for f in half) >= 0.8 * len(half) for half in halves]
+    if code[0] == code[1]:
+        return False
+    sides = [
+        (any(f.x1 <= gutter for f in row), any(f.x0 >= gutter for f in row)) for row in _rows(band)
+    ]
+    label = 1 if code[0] else 0  # the labels stand beside the commands
+    labels = [k for k, side in enumerate(sides) if side[label]]
+    entries = sum(side[1 - label] for side in sides)
+    both = sum(a and b for a, b in sides)
+    if len(labels) < MIN_BAND_ROWS or both < 0.8 * len(labels) or len(labels) > 0.75 * entries:
+        return False
+    gaps = sum(b - a > 1 for a, b in zip(labels, labels[1:]))
+    return gaps >= 0.3 * len(labels)
 
 
 def _columns_are_prose(body: list[Frag], gutter: float) -> bool:
@@ -321,9 +378,31 @@ def _margin_gutter(frags: list[Frag]) -> tuple[float, bool] | None:
             notes, text = (left, right) if lo == 0 else (right, left)
             if all(f.text.strip().isdigit() for f in notes):
                 continue  # a listing's line numbers beside its code
-            if len(text) >= 10 and len(notes) <= 0.3 * len(text):
+            if len(text) < 10:
+                continue
+            if len(notes) <= 0.3 * len(text) or (
+                len(notes) <= MAX_NOTES_OFF_ROWS * len(text) and _off_the_rows(notes, text)
+            ):
                 return gutter, lo == 0
     return None
+
+
+def _off_the_rows(notes: list[Frag], text: list[Frag]) -> bool:
+    """Most notes sit between the text's lines, not on them, and run over a few lines each:
+    comments set in the margin at their own leading (a review's remarks), where a table's last
+    column keeps to its rows or puts one figure beside each cell."""
+    centres = sorted((f.y0 + f.y1) / 2 for f in text)
+    on_a_row = 0
+    for note in notes:
+        mid = (note.y0 + note.y1) / 2
+        k = bisect.bisect_left(centres, mid)
+        near = [abs(centres[j] - mid) for j in (k - 1, k) if 0 <= j < len(centres)]
+        on_a_row += bool(near) and min(near) < 0.3 * max(note.height, 1.0)
+    if on_a_row >= 0.5 * len(notes):
+        return False
+    # remarks run over lines; a table's dates or figures stand one to a cell
+    grouped = sum(len(group) for group in _note_groups(notes) if len(group) >= 2)
+    return grouped >= 0.5 * len(notes)
 
 
 def _coverage(body: list[Frag], left_edge: float, bins: int) -> list[int]:
@@ -375,14 +454,40 @@ def _runs(cover: list[int], lo: int, hi: int, allowed: int) -> list[tuple[int, i
 
 
 def _block_lines(block: list[Frag], page: int, block_no: int) -> list[Line]:
-    return [_row_to_line(row, page, block_no) for row in _rows(block)]
+    rows = _rows(block)
+    lines = [_row_to_line(row, page, block_no) for row in rows]
+    for start, end in _numbered_listings(lines):
+        for k in range(start, end):
+            lines[k] = _row_to_line(rows[k], page, block_no, listing=True)
+    return lines
 
 
-def _row_to_line(row: list[Frag], page: int, block_no: int) -> Line:
+def _numbered_listings(lines: list[Line]) -> list[tuple[int, int]]:
+    """Runs of lines that count up by one at their start (44, 45, 46 ...; an empty line of
+    the listing is its bare number) and read like code: a listing set in a text font, which
+    keeps its lines as a listing in a fixed-pitch font does. A contents page counts up too,
+    but reads like prose."""
+    runs: list[tuple[int, int]] = []
+    start, expected = 0, None
+    for k, line in enumerate([*lines, None]):
+        m = LISTING_NUMBER_RE.match(line.text) if line is not None else None
+        number = int(m.group(1)) if m else None
+        if number is not None and number == expected:
+            expected = number + 1
+            continue
+        if expected is not None and k - start >= MIN_LISTING_LINES:
+            run = lines[start:k]
+            if sum(CODE_RE.search(ln.text) is not None for ln in run) >= 0.3 * len(run):
+                runs.append((start, k))
+        start, expected = k, (number + 1 if number is not None else None)
+    return runs
+
+
+def _row_to_line(row: list[Frag], page: int, block_no: int, listing: bool = False) -> Line:
     row.sort(key=lambda f: f.x0)
     # a listing's line numbers may be set in another font
     code = [f for f in row if not f.text.strip().isdigit()]
-    mono = bool(code) and all(f.mono for f in code)
+    mono = listing or (bool(code) and all(f.mono for f in code))
     if mono:  # a line of code keeps its inner spacing: 'x = 1    # comment'
         text = _spaced(row)
     else:
