@@ -128,7 +128,7 @@ def kb_over_files(root: Path, files: dict[str, str]) -> KnowledgeBase:
     from kb_search.knowledge_base import KnowledgeBase
 
     docs = root / "docs"
-    docs.mkdir(parents=True)
+    docs.mkdir(parents=True, exist_ok=True)  # a test may put other files there first
     for name, text in files.items():
         (docs / name).write_text(text, encoding="utf-8")
     config = load_config(env={"KB_DATA_DIR": str(root / "data"), "KB_WORKERS": "0"})

@@ -12,7 +12,7 @@ pytest.importorskip("reportlab")
 from kb_search.formats.pdf.parse import parse_pdf  # noqa: E402
 from kb_search.parsed import ChunkSettings  # noqa: E402
 from kb_search.search.pipeline import SearchOptions  # noqa: E402
-from kb_testing import HashEmbedder  # noqa: E402
+from kb_testing import kb_over_files  # noqa: E402
 from pdf_samples import PageSpec, body, lines_of, write_pdf  # noqa: E402
 
 SECTIONS = [
@@ -58,17 +58,9 @@ def test_the_contents_page_is_marked_and_the_pages_are_not(tmp_path: Path) -> No
 
 @pytest.fixture
 def kb(tmp_path: Path):
-    from kb_search.config import load_config
-    from kb_search.knowledge_base import KnowledgeBase
-
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    handbook(docs / "handbook.pdf")
-    for name, text in NOTES.items():
-        (docs / name).write_text(text, encoding="utf-8")
-    config = load_config(env={"KB_DATA_DIR": str(tmp_path / "data"), "KB_WORKERS": "0"})
-    kb = KnowledgeBase(config, embedder=HashEmbedder(), cwd=tmp_path)
-    kb.add([docs])
+    (tmp_path / "docs").mkdir()
+    handbook(tmp_path / "docs" / "handbook.pdf")
+    kb = kb_over_files(tmp_path, NOTES)
     yield kb
     kb.close()
 
