@@ -186,14 +186,14 @@ def count(paths: list[Path]) -> dict:
             if splits:
                 totals["ligature_split_chunks"] += 1
                 examples.setdefault("ligature_split", []).append(f"{path.name}: {splits[:4]}")
-            if chunk.navigation:
+            if getattr(chunk, "navigation", False):  # an older tree has no mark
                 totals["navigation_chunks"] += 1
                 examples.setdefault("navigation", []).append(
                     f"{path.name} p{chunk.page_start}: {chunk.text[:70]!r}"
                 )
             if is_toc_chunk(chunk.heading or "", chunk.text):
                 totals["toc_chunks"] += 1
-                if chunk.navigation:
+                if getattr(chunk, "navigation", False):  # an older tree has no mark
                     totals["toc_chunks_marked"] += 1
         ocr_pages = doc.metadata.get("ocr_skipped_pages") or []
         totals["ocr_pages"] += len(ocr_pages)
