@@ -16,6 +16,7 @@ from kb_search.ingest.changes import (
     outcome_fingerprint,
 )
 from kb_search.ingest.executor import AddOptions, Candidate, Executor, LocalExecutor, VectorSource
+from kb_search.ingest.ocr_phase import read_queued_scans
 from kb_search.ingest.roots import deepest_root, remember_roots
 from kb_search.ingest.summary import UNSUPPORTED_LISTED, AddSummary, ErrorLog, Failure
 from kb_search.ingest.walk import IGNORE_FILE, Found, IgnoreRules, WalkError, walk
@@ -28,6 +29,7 @@ from kb_search.store.documents import (
     delete_document,
 )
 from kb_search.store.inventory import document_id_at
+from kb_search.store.ocr_queue import QUEUED_KEY, queue_scan, waiting_pages
 from kb_search.store.roots import load_roots
 from kb_search.store.skipped import (
     EMPTY,
@@ -127,6 +129,7 @@ def add_paths(
         executor=executor,
     )
     summary.keyword_seconds = time.perf_counter() - started
+    read_queued_scans(conn, options, summary, log, vectors, progress)
     summary.embedded += embed_pending(conn, vectors, progress)
     summary.seconds = time.perf_counter() - started
     return summary
@@ -171,6 +174,16 @@ class _Ingest:
             self.progress.advance(1)
         else:
             self.progress.advance(1, work=candidate.work, pages=pdf_pages(candidate))
+
+    def queue_ocr(self, candidate: Candidate, pages: int) -> None:
+        """A PDF with no text layer: its pages wait for the OCR phase, no document yet (the
+        old one, of another content, goes)."""
+        self.drop(candidate.item.path)
+        queue_scan(self.conn, candidate.record, pages)
+        if candidate.forget:
+            forget(self.conn, [candidate.record.path])
+        self.progress.await_ocr(pages)
+        self.progress.advance(1, work=candidate.work, pages=pdf_pages(candidate))
 
     def empty(self, candidate: Candidate, reason: str) -> None:
         self.summary.empty += 1
@@ -273,6 +286,7 @@ def ingest_files(
     )
     if vectors is not None:
         progress.await_embedding(vectors.pending(conn))  # left by an interrupted run
+    progress.await_ocr(waiting_pages(conn)[0])  # left by an interrupted run
 
     in_flight: dict[int, Path] = {}
 
@@ -316,6 +330,8 @@ def _write_outcomes(
         candidate = todo.pop(outcome.key)
         if outcome.status == "empty":
             run.empty(candidate, outcome.reason)
+        elif outcome.status == "ocr":
+            run.queue_ocr(candidate, outcome.ocr_pages)
         elif outcome.status == "error":
             run.fail(candidate.item.path, outcome.reason, candidate)
         else:
@@ -341,6 +357,7 @@ def _write_one(
         summary.chunks += len(parsed.chunks)
         if candidate.forget:
             forget(run.conn, [candidate.record.path])
+        progress.await_ocr(len(parsed.metadata.get(QUEUED_KEY) or ()))
         progress.advance(1)  # its work and chunks: reported by the writer
 
     tags, doc_type = run.settings_for(candidate.item)

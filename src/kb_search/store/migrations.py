@@ -119,4 +119,27 @@ MIGRATION_6 = (
     )""",
 )
 
-MIGRATIONS: list[tuple[str, ...]] = [MIGRATION_1, MIGRATION_2, MIGRATION_3, MIGRATION_6]
+# PDF pages that need OCR wait here: the text layer is written (keyword-searchable) at once and
+# the scans are read after the keyword phase (ingest/ocr_phase.py); a file with no text layer at
+# all has a row and no document yet. A document's row goes in the transaction that writes it
+# with its OCR text, so a crash or Ctrl-C keeps the queue and nothing is read twice.
+MIGRATION_7 = (
+    """CREATE TABLE ocr_queue (
+        path TEXT PRIMARY KEY,
+        rel_path TEXT NOT NULL,
+        pages INTEGER NOT NULL,
+        size INTEGER NOT NULL,
+        mtime REAL NOT NULL,
+        content_hash TEXT NOT NULL,
+        chunking TEXT NOT NULL DEFAULT '',
+        queued_at REAL NOT NULL
+    )""",
+)
+
+MIGRATIONS: list[tuple[str, ...]] = [
+    MIGRATION_1,
+    MIGRATION_2,
+    MIGRATION_3,
+    MIGRATION_6,
+    MIGRATION_7,
+]
