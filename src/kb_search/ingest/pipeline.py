@@ -29,7 +29,7 @@ from kb_search.store.documents import (
     delete_document,
 )
 from kb_search.store.inventory import document_id_at
-from kb_search.store.ocr_queue import QUEUED_KEY, queue_scan, waiting_pages
+from kb_search.store.ocr_queue import QUEUED_KEY, queue_scan, unqueue, waiting_pages
 from kb_search.store.roots import load_roots
 from kb_search.store.skipped import (
     EMPTY,
@@ -170,6 +170,7 @@ class _Ingest:
         self.summary.failed.append(failure)
         self.log.write(failure)
         self.remember(path, FAILED, reason, candidate)
+        unqueue(self.conn, [path_text(path)])  # read now: its old pages wait no more
         if candidate is None:
             self.progress.advance(1)
         else:
@@ -189,6 +190,7 @@ class _Ingest:
         self.summary.empty += 1
         self.drop(candidate.item.path)
         self.remember(candidate.item.path, EMPTY, reason, candidate)
+        unqueue(self.conn, [candidate.record.path])
         self.progress.advance(1, work=candidate.work, pages=pdf_pages(candidate))
 
     def drop(self, path: Path) -> bool:
