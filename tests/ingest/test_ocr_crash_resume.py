@@ -15,10 +15,10 @@ import pytest
 pytest.importorskip("reportlab")
 pytest.importorskip("PIL")
 
-from kb_search.formats.pdf import ocr  # noqa: E402
-from kb_testing import document_count  # noqa: E402
-from pdf_samples import body, lines_of, words, write_pdf  # noqa: E402
 from test_crash_resume import kb_cmd, make_corpus, run_json  # noqa: E402
+
+from kb_search.formats.pdf import ocr  # noqa: E402
+from pdf_samples import body, lines_of, words, write_pdf  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -134,9 +134,7 @@ def test_sigkill_in_the_ocr_phase_then_sync_reads_only_what_is_left(tmp_path: Pa
     data_dir = tmp_path / "data"
     # every file's text is written (all but the scans, which have no text layer) and some
     # pages were read by OCR (a scan's document exists), others wait
-    docs, files, pages = kill_when(
-        data_dir, corpus, lambda s: s[0] > 5 + 2 and s[1] > 0
-    )
+    docs, files, pages = kill_when(data_dir, corpus, lambda s: s[0] > 5 + 2 and s[1] > 0)
     assert 0 < files < SCANS + 1 and 5 + 2 < docs < 5 + 2 + SCANS
     checks = check_consistent(data_dir)
     assert checks["ocr_queue"]["warning"]
