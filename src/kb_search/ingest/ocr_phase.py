@@ -30,6 +30,7 @@ from kb_search.sanitize import path_text
 from kb_search.store.db import Connection
 from kb_search.store.inventory import document_id_at
 from kb_search.store.ocr_queue import QueuedScan, queued_scans, unqueue
+from kb_search.store.roots import removed_folder_holds
 from kb_search.store.skipped import (
     FAILED,
     RootSettings,
@@ -54,7 +55,13 @@ def read_queued_scans(
         return
     progress = progress or NoProgress()
     queued = {scan.record.path: scan for scan in queued_scans(conn)}
-    stale = [path for path, scan in queued.items() if not _unchanged(scan)]
+    # changed or gone since (the run that sees the change reads it again), or in a folder
+    # `kb remove` forgot meanwhile
+    stale = [
+        path
+        for path, scan in queued.items()
+        if not _unchanged(scan) or removed_folder_holds(conn, path)
+    ]
     if stale:
         unqueue(conn, stale)
     todo = {
@@ -85,8 +92,7 @@ def read_queued_scans(
                 reason = outcome.reason or outcome.status
                 _failed(conn, options, candidate, reason, summary, log)
                 written = False
-            if not written:
-                unqueue(conn, [candidate.record.path])
+            unqueue(conn, [candidate.record.path])  # read (or tried): never again
             summary.ocr_pages += pages[outcome.key] if written else 0
             progress.ocr_read(pages[outcome.key])
     finally:
@@ -123,6 +129,8 @@ def _write(
     if not writer.add(candidate.record, parsed, tags=tags, doc_type=doc_type):
         summary.failed.append(Failure(path_text(candidate.item.path), failures[-1]))
         return False
+    if document_id_at(writer.conn, candidate.record.path) is None:
+        return False  # `kb remove` forgot its folder meanwhile: nothing was written
     if not candidate.existed:
         summary.added += 1
         summary.chunks += len(parsed.chunks)
