@@ -244,7 +244,7 @@ def test_the_ocr_phase_between_keyword_and_embedding():
     tally.await_ocr(3)  # a PDF's three scanned pages wait
     assert tally.ocr_eta() == pytest.approx(3 * PRIOR_OCR_PAGE_S)
     assert tally.eta() == pytest.approx(10 + 3 * PRIOR_OCR_PAGE_S + 40 / 10)
-    assert "keyword 1/2 files" in status_text(tally) and "OCR 3 pages after" in status_text(tally)
+    assert "keyword 1/2 files" in status_text(tally) and "3 pages to OCR next" in status_text(tally)
     tally.advance(1, work=10_000, chunks=20)
     tally.await_embedding(20)
     ticks.now += 10

@@ -30,8 +30,8 @@ def clock(seconds: float | None) -> str:
 
 def status_text(tally: Tally) -> str:
     """The line's text, e.g. "12% · keyword 37/183 files, searchable in 0:40 · embedding
-    320/~3310 chunks · 41.2 chunks/s · ETA 3:07 · report.pdf", when scans wait "... · OCR 12
-    pages after", then "40% · keyword done · OCR 3/12 pages · embedding 0/~3310 chunks · ETA
+    320/~3310 chunks · 41.2 chunks/s · ETA 3:07 · report.pdf", when scans wait "... · 12 pages
+    to OCR next", then "40% · keyword done · OCR 3/12 pages · embedding 0/~3310 chunks · ETA
     2:30 · scan.pdf", then "80% · keyword done · embedding 1204/3310 chunks · 30.1 chunks/s ·
     ETA 1:10" (the percentage is of the time: elapsed against elapsed + ETA; the ETA is every
     phase's)."""
@@ -61,7 +61,7 @@ def status_text(tally: Tally) -> str:
             expected = round(tally.chunks_to_embed() + tally.sampled)
             parts.append(f"embedding {tally.sampled}/~{expected} chunks")
         if tally.ocr_waiting:
-            parts.append(f"OCR {tally.ocr_waiting} pages after")
+            parts.append(f"{tally.ocr_waiting} pages to OCR next")
         if tally.files_read > tally.done and tally.unit == "files":
             parts.append(f"{tally.files_read} read")
     rate = tally.chunk_rate()
