@@ -165,3 +165,27 @@ def test_a_changed_file_leaves_the_queue_with_its_old_entry(
     synced = kb.json("sync", "--workers", "0")
     assert synced["updated"] == 1 and synced["deleted"] == 0
     assert found(db_path, "plain0") == ["mixed.pdf", "typed.pdf"]
+
+
+def test_a_scan_queued_in_a_removed_folder_is_not_read(
+    kb, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`kb remove FOLDER` while its scans wait: the next run's OCR phase drops them unread
+    (they have no document yet for the removal to delete)."""
+    folder = make_folder(tmp_path / "papers")
+    other = tmp_path / "other"
+    other.mkdir()
+    write_pdf(other / "notes.pdf", [body(lines_of(words(80, "other")))])
+    db_path = tmp_path / "data dir" / "kb.db"
+    monkeypatch.setattr(ocr, "engine_installed", lambda: "rapidocr")
+    real_phase = pipeline.read_queued_scans
+    monkeypatch.setattr(pipeline, "read_queued_scans", lambda *a, **k: None)  # stopped
+    kb.json("add", str(folder), "--workers", "0")
+    assert queue(db_path) == {"mixed.pdf": 1, "scan.pdf": 1}
+    kb.json("remove", str(folder))
+    assert queue(db_path) == {"scan.pdf": 1}  # the mixed PDF's row left with its document
+
+    monkeypatch.setattr(pipeline, "read_queued_scans", real_phase)
+    data = kb.json("add", str(other), "--workers", "0")
+    assert data["ocr_pages"] == 0 and data["added"] == 1 and data["failed"] == []
+    assert queue(db_path) == {} and found(db_path, "invoice") == []
