@@ -186,6 +186,8 @@ def test_a_scan_queued_in_a_removed_folder_is_not_read(
     assert queue(db_path) == {"scan.pdf": 1}  # the mixed PDF's row left with its document
 
     monkeypatch.setattr(pipeline, "read_queued_scans", real_phase)
+    engines = []
+    monkeypatch.setattr(ocr, "get_engine", lambda: engines.append(1))  # no OCR may run
     data = kb.json("add", str(other), "--workers", "0")
     assert data["ocr_pages"] == 0 and data["added"] == 1 and data["failed"] == []
-    assert queue(db_path) == {} and found(db_path, "invoice") == []
+    assert queue(db_path) == {} and found(db_path, "invoice") == [] and engines == []
