@@ -8,8 +8,12 @@ traces offline.
 `record` runs one fresh `kb add` into an empty data dir (in a child process whose PYTHONPATH is
 this checkout's `src`; the model provisioned beforehand in a shared cache, not timed) and
 writes every call the core makes on its Progress, one JSON line each: `{"t": seconds since
-the start, "e": method, "a": [arguments]}`, then a last line with the truth: when the last
-document was written (keyword-searchable) and when `kb add` returned (fully embedded).
+the start, "e": method, "a": [arguments]}`, then a last line with the truth: when the keyword
+phase ended (`keyword_s`: every document's text layer written, keyword-searchable), when the
+last document
+was written (`all_text_s`: with the text OCR read from scanned pages, which follows the keyword
+phase), when the OCR phase began (`ocr_s`, null without one) and when `kb add` returned (fully
+embedded).
 
 `score` replays a trace into the estimator of the checkout it runs in (`cli.progress.
 ProgressView` with a clock that follows the trace, the priors the terminal line uses) and
@@ -46,7 +50,8 @@ config = load_config(env=env, cwd=Path(home))
 start = time.time()
 sink = open(out, "w", encoding="utf-8")
 EVENTS = ("start", "add_work", "read", "advance", "await_embedding", "embedding", "embedded",
-          "embed_sample", "skip_work", "measured_before")
+          "embed_sample", "skip_work", "measured_before", "await_ocr", "ocr", "ocr_read")
+first = {}  # the first time a phase's event came: the keyword phase ends at "ocr" or "embedding"
 
 
 class Recorder(ProgressView):
@@ -55,6 +60,7 @@ class Recorder(ProgressView):
 
 def recording(name):
     def method(self, *args, **kwargs):
+        first.setdefault(name, time.time() - start)
         sink.write(json.dumps({"t": round(time.time() - start, 4), "e": name, "a": args,
                                "k": kwargs}) + "\n")
         return getattr(ProgressView, name)(self, *args, **kwargs)
@@ -71,7 +77,9 @@ end = time.time()
 conn = sqlite3.connect(Path(data) / "kb.db")
 last, docs = conn.execute("SELECT max(indexed_at), count(*) FROM documents").fetchone()
 chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
-sink.write(json.dumps({"end": end - start, "keyword_s": last - start, "documents": docs,
+ends = [first[e] for e in ("ocr", "embedding") if e in first]
+sink.write(json.dumps({"end": end - start, "keyword_s": min(ends, default=last - start),
+                       "all_text_s": last - start, "ocr_s": first.get("ocr"), "documents": docs,
                        "chunks": chunks, "failed": len(summary.failed),
                        "model": str(config["model"])}) + "\n")
 sink.close()

@@ -314,6 +314,21 @@ def _vectors_in_sync(conn: Connection) -> str:
     return detail
 
 
+def _ocr_queue(conn: Connection) -> str:
+    """Scanned PDF pages queued for OCR: read after the text by `kb add`/`kb sync`, so some
+    wait only when a run was stopped, or when the OCR engine is gone or OCR is off."""
+    from kb_search.formats.pdf.ocr import OCR_INSTALL_HINT, engine_installed
+    from kb_search.store.ocr_queue import waiting_pages
+
+    pages, files = waiting_pages(conn)
+    if not pages:
+        return "no scanned PDF page waits for OCR"
+    what = f"{plural(pages, 'scanned PDF page')} in {plural(files, 'file')} wait for OCR"
+    if engine_installed() is None:
+        raise Advice(f"{what}; no OCR engine is installed: {OCR_INSTALL_HINT}, then `kb sync`")
+    raise Advice(f"{what} (a run was stopped before it read them): run `kb sync`")
+
+
 def _ann_index(conn: Connection, policy: tuple[str, int] | None = None) -> Check:
     """The approximate index's file (informational: a stale or missing one is rebuilt or
     updated on the next search that uses it). `policy`: (vectors.index, ann_min_chunks)."""
@@ -373,6 +388,7 @@ def storage_checks(conn: Connection) -> list[Check]:
         _check("chunk_quality", lambda: _chunk_quality(conn)),
         _check("vec_extension", lambda: _vec_extension(conn)),
         _check("indexed_paths", lambda: _paths_here(conn)),
+        _check("ocr_queue", lambda: _ocr_queue(conn)),
         _check("vectors_in_sync", lambda: _vectors_in_sync(conn)),
     ]
 

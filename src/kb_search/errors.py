@@ -64,6 +64,15 @@ class EmptyFile(IngestError):
     """A file with nothing to index (an empty `__init__.py`): skipped cleanly, not a failure."""
 
 
+class NeedsOcr(IngestError):
+    """A PDF with no text layer at all whose scanned pages wait for OCR after the keyword
+    phase (`ParseJob.ocr_later`): nothing to write yet, the pages are queued."""
+
+    def __init__(self, pages: list[int]):
+        super().__init__(f"{len(pages)} scanned pages wait for OCR")
+        self.pages = pages
+
+
 class ServeError(KbError):
     """The server cannot start as asked (an unsafe bind, a missing database, ...)."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kb_search.errors import EmptyFile, IngestError  # noqa: F401 - re-exported
+from kb_search.errors import EmptyFile, IngestError, NeedsOcr  # noqa: F401 - re-exported
 
 
 @dataclass

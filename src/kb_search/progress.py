@@ -15,6 +15,10 @@ computed from. An ingest has two phases, estimated apart and added:
   (`sharing_slowdown` times faster once the parser no longer shares the cores), else a prior;
   chunks embedded while files are still parsed shorten it. Once it runs, its own speed.
 
+Between the two, when scanned PDF pages were queued for OCR (`await_ocr`), the OCR phase reads
+them (`ocr`, `ocr_read`): its time is the pages left at the speed it measures, else
+`PRIOR_OCR_PAGE_S`.
+
 Steps done without work (files skipped as unchanged) finish instantly and do not distort the
 rates. Every estimate is a function of the events and the clock: `bench/ingest_trace.py`
 replays recorded runs through it.
@@ -39,6 +43,9 @@ PRIOR_PAGE_CHUNKS = 3.5  # chunks per PDF page before a job has measured its own
 # Plain text parsed and written per second before a job has measured its own (Markdown on
 # two busy cores, one parser process: 480 KB/s, md_argocd_docs).
 PRIOR_PARSE_BYTES_PER_S = 400_000.0
+# Seconds RapidOCR takes per scanned page before a job has measured its own (the shared PDFs'
+# scans on two busy cores: 37 pages in ~360 s).
+PRIOR_OCR_PAGE_S = 10.0
 
 
 def sharing_slowdown(cores: int | None = None) -> float:
@@ -92,6 +99,15 @@ class Progress(Protocol):
         """During the keyword phase, `n` chunks were embedded in `seconds` (a measurement of
         this machine's embedding speed)."""
 
+    def await_ocr(self, pages: int) -> None:
+        """`pages` more scanned PDF pages were queued (or found queued) for the OCR phase."""
+
+    def ocr(self, pages: int) -> None:
+        """The OCR phase found `pages` more pages to read (the first call starts it)."""
+
+    def ocr_read(self, pages: int) -> None:
+        """The OCR phase read `pages` more pages (their document is written)."""
+
 
 class NoProgress:
     def start(self, total: int, unit: str = "files") -> None:
@@ -125,6 +141,15 @@ class NoProgress:
         pass
 
     def embed_sample(self, n: int, seconds: float) -> None:
+        pass
+
+    def await_ocr(self, pages: int) -> None:
+        pass
+
+    def ocr(self, pages: int) -> None:
+        pass
+
+    def ocr_read(self, pages: int) -> None:
         pass
 
 
@@ -201,6 +226,11 @@ class Tally:
     first_sample_at: float | None = None
     progress_units: Rate = field(default_factory=Rate, repr=False)  # keyword work done
     progress_embedded: Rate = field(default_factory=Rate, repr=False)  # embedding phase
+    ocr_waiting: int = 0  # pages queued for the OCR phase
+    ocr_total: int = 0  # pages the OCR phase reads
+    ocr_done: int = 0
+    ocr_started: float | None = None
+    progress_ocr: Rate = field(default_factory=Rate, repr=False)  # pages read by OCR
 
     def start(self, total: int, unit: str = "files") -> None:
         self.total, self.unit = total, unit
@@ -248,7 +278,8 @@ class Tally:
     def embedding(self, n: int) -> None:
         if self.embed_started is None:
             self.embed_started = self.clock()
-            self.keyword_seconds = self.elapsed
+            if self.keyword_seconds is None:
+                self.keyword_seconds = self.elapsed
             self.progress_embedded.begin(self.embed_started)
         self.embeds = True
         self.embed_total += n
@@ -264,9 +295,28 @@ class Tally:
         self.sampled += n
         self.sample_seconds += max(0.0, seconds)
 
+    def await_ocr(self, pages: int) -> None:
+        self.ocr_waiting += pages
+
+    def ocr(self, pages: int) -> None:
+        if self.ocr_started is None:
+            self.ocr_started = self.clock()
+            self.keyword_seconds = self.elapsed
+            self.progress_ocr.begin(self.ocr_started)
+        self.ocr_total += pages
+
+    def ocr_read(self, pages: int) -> None:
+        self.ocr_done += pages
+        self.progress_ocr.add(self.clock(), pages)
+
     @property
     def phase(self) -> str:
-        return "embedding" if self.embed_started is not None else "keyword"
+        if self.embed_started is not None:
+            return "embedding"
+        return "keyword" if self.ocr_started is None else "ocr"
+
+    def _keyword_end(self) -> float | None:
+        return self.ocr_started if self.ocr_started is not None else self.embed_started
 
     @property
     def elapsed(self) -> float:
@@ -274,7 +324,8 @@ class Tally:
 
     def _working_seconds(self) -> float:
         since = self.work_started if self.work_started is not None else self.started
-        end = self.embed_started if self.embed_started is not None else self.clock()
+        end = self._keyword_end()
+        end = self.clock() if end is None else end
         return 0.0 if since is None else max(0.0, end - since)
 
     def chunk_rate(self) -> float | None:
@@ -282,12 +333,14 @@ class Tally:
         if self.embed_started is not None:
             seconds = self.clock() - self.embed_started
             return self.embed_done / seconds if self.embed_done and seconds > 0 else None
+        if self.ocr_started is not None:
+            return None
         seconds = self._working_seconds()
         return self.chunks / seconds if self.chunks and seconds > 0 else None
 
     def keyword_eta(self) -> float | None:
         """Seconds until every file is written (keyword-searchable); 0 once they are."""
-        if self.embed_started is not None:
+        if self._keyword_end() is not None:
             return 0.0
         if self.work_total > 0:
             left = work_units(
@@ -353,11 +406,20 @@ class Tally:
         rate = self.embed_rate()
         return left / rate if rate else None
 
+    def ocr_eta(self) -> float:
+        """Seconds the OCR phase still needs (0 when no page waits for it)."""
+        if self.embed_started is not None:
+            return 0.0
+        left = self.ocr_waiting if self.ocr_started is None else self.ocr_total - self.ocr_done
+        rate = self.progress_ocr.per_second()
+        return max(0, left) / rate if rate else max(0, left) * PRIOR_OCR_PAGE_S
+
     def eta(self) -> float | None:
-        """Seconds left in all (both phases), or None until there is a rate to go by."""
+        """Seconds left in all (every phase), or None until there is a rate to go by."""
         keyword, embed = self.keyword_eta(), self.embed_eta()
         if keyword is None:
             return None
+        keyword += self.ocr_eta()
         if embed is None:
             return None if self.embed_started is not None else keyword
         return keyword + embed

@@ -20,6 +20,7 @@ from kb_search.progress import (
     PDF_PAGE_PARSE,
     PDF_PAGE_WORK,
     PRIOR_CHUNK_BYTES,
+    PRIOR_OCR_PAGE_S,
     PRIOR_PAGE_CHUNKS,
     Tally,
 )
@@ -227,3 +228,35 @@ def test_ingest_reports_files_read_before_they_are_stored(tmp_path):
         assert recorder.files_read == recorder.total == recorder.done > 0
         kb.add([SAMPLE], progress=(again := Tally()))  # unchanged files are read at once
         assert again.files_read == again.total == again.done > 0
+
+
+def test_the_ocr_phase_between_keyword_and_embedding():
+    """Scanned pages queued in the keyword phase count in the ETA (at the prior until the OCR
+    phase measures its own speed) and the line shows the OCR phase between the two others."""
+    ticks = FakeClock()
+    tally = Tally(clock=ticks, prior_rate=1000.0, prior_embed_rate=10.0)
+    tally.start(2)
+    tally.add_work(20_000)
+    tally.await_embedding(0)
+    ticks.now += 10
+    tally.advance(1, work=10_000, chunks=20)
+    tally.await_embedding(20)
+    tally.await_ocr(3)  # a PDF's three scanned pages wait
+    assert tally.ocr_eta() == pytest.approx(3 * PRIOR_OCR_PAGE_S)
+    assert tally.eta() == pytest.approx(10 + 3 * PRIOR_OCR_PAGE_S + 40 / 10)
+    assert "keyword 1/2 files" in status_text(tally) and "3 pages to OCR next" in status_text(tally)
+    tally.advance(1, work=10_000, chunks=20)
+    tally.await_embedding(20)
+    ticks.now += 10
+    tally.ocr(3)
+    assert tally.phase == "ocr" and tally.keyword_seconds == pytest.approx(20)
+    assert tally.keyword_eta() == 0
+    ticks.now += 4
+    tally.ocr_read(1)
+    tally.await_embedding(5)
+    assert tally.ocr_eta() == pytest.approx(8)  # 2 pages left at the 4 s measured
+    assert "keyword done · OCR 1/3 pages · embedding 0/~45 chunks" in status_text(tally)
+    tally.ocr_read(2)
+    tally.embedding(45)
+    assert tally.phase == "embedding" and tally.ocr_eta() == 0
+    assert tally.keyword_seconds == pytest.approx(20)  # the keyword phase, not the OCR phase

@@ -74,14 +74,18 @@ def test_front_matter_only_markdown_raises(tmp_path):
 def test_pdf_routes_to_pdf_parser(tmp_path, monkeypatch):
     calls = []
 
-    def fake_parse_pdf(path, settings, count=count_tokens, ocr="auto"):
-        calls.append((path, settings, count, ocr))
+    def fake_parse_pdf(path, settings, count=count_tokens, ocr="auto", ocr_later=False):
+        calls.append((path, settings, count, ocr, ocr_later))
         return ParsedDocument(title="p", doc_type="pdf", chunks=[ParsedChunk("text")])
 
     monkeypatch.setattr(pdf_module, "parse_pdf", fake_parse_pdf)
     path = write(tmp_path, "paper.pdf", b"%PDF-1.4")
     assert parse_file(path, SETTINGS, ocr="never").doc_type == "pdf"
-    assert calls == [(path, SETTINGS, count_tokens, "never")]
+    assert parse_file(path, SETTINGS, ocr_later=True).doc_type == "pdf"
+    assert calls == [
+        (path, SETTINGS, count_tokens, "never", False),
+        (path, SETTINGS, count_tokens, "auto", True),
+    ]
 
 
 def test_every_chunk_is_complete_and_within_budget(tmp_path):

@@ -193,9 +193,15 @@ def stats(app: App, fmt: str | None) -> None:
             f"Documents: {info['documents']} ({printable(types)})\nChunks: {info['chunks']}"
             f"\nTags: {info['tags']}\nModel: {printable(info['model'] or 'none')}"
             f"\nDB: {printable(info['db_path'])} ({size})"
+            + (f"\nOCR: {waiting} scanned pages wait" if (waiting := ocr_pages(info)) else "")
         ) + (f"\nNote: {printable(note)}" if (note := info["paths_here"]["note"]) else "")
 
     app.emit(info, fmt, human)
+
+
+def ocr_pages(info: dict) -> int:
+    """Scanned PDF pages queued for OCR (`kb add`/`kb sync` read them after the text)."""
+    return int((info.get("ocr_waiting") or {}).get("pages") or 0)
 
 
 def _tag_names(tags: tuple[str, ...]) -> list[str]:

@@ -30,9 +30,11 @@ def clock(seconds: float | None) -> str:
 
 def status_text(tally: Tally) -> str:
     """The line's text, e.g. "12% · keyword 37/183 files, searchable in 0:40 · embedding
-    320/~3310 chunks · 41.2 chunks/s · ETA 3:07 · report.pdf", then "80% · keyword done ·
-    embedding 1204/3310 chunks · 30.1 chunks/s · ETA 1:10" (the percentage is of the time:
-    elapsed against elapsed + ETA; the ETA is both phases')."""
+    320/~3310 chunks · 41.2 chunks/s · ETA 3:07 · report.pdf", when scans wait "... · 12 pages
+    to OCR next", then "40% · keyword done · OCR 3/12 pages · embedding 0/~3310 chunks · ETA
+    2:30 · scan.pdf", then "80% · keyword done · embedding 1204/3310 chunks · 30.1 chunks/s ·
+    ETA 1:10" (the percentage is of the time: elapsed against elapsed + ETA; the ETA is every
+    phase's)."""
     if tally.phase == "embedding":
         parts = [
             f"{fraction(tally):.0%}",
@@ -40,6 +42,15 @@ def status_text(tally: Tally) -> str:
             f"embedding {tally.chunks_embedded()}",
         ]
         parts = [p for p in parts if p]
+    elif tally.phase == "ocr":
+        parts = [
+            f"{fraction(tally):.0%}",
+            "keyword done",
+            f"OCR {tally.ocr_done}/{tally.ocr_total} pages",
+        ]
+        if tally.embeds:
+            expected = round(tally.chunks_to_embed() + tally.sampled)
+            parts.append(f"embedding {tally.sampled}/~{expected} chunks")
     else:
         parts = [f"{fraction(tally):.0%}", tally.position()]
         if tally.embeds and tally.unit == "files":
@@ -49,12 +60,14 @@ def status_text(tally: Tally) -> str:
                 parts[1] += f", searchable in {clock(keyword)}"
             expected = round(tally.chunks_to_embed() + tally.sampled)
             parts.append(f"embedding {tally.sampled}/~{expected} chunks")
+        if tally.ocr_waiting:
+            parts.append(f"{tally.ocr_waiting} pages to OCR next")
         if tally.files_read > tally.done and tally.unit == "files":
             parts.append(f"{tally.files_read} read")
     rate = tally.chunk_rate()
     if rate is not None and tally.unit != "chunks":
         parts.append(f"{rate:.1f} chunks/s")
-    if tally.phase == "embedding" or (tally.total and tally.done < tally.total):
+    if tally.phase != "keyword" or (tally.total and tally.done < tally.total):
         parts.append(f"ETA {clock(tally.eta())}")
     if tally.name:
         from kb_search.sanitize import printable

@@ -37,6 +37,7 @@ class Source:
     count: TokenCounter = count_tokens
     max_bytes: int = 20_000_000
     ocr: str = "auto"  # auto | always | never
+    ocr_later: bool = False  # queue the pages that need OCR instead of reading them now
     language: str | None = None  # programming language, for code
     doc_type: str = "text"
     _text: str | None = None

@@ -43,6 +43,9 @@ class AddOptions:
     retry_failed: bool = False  # parse files that failed before even when they did not change
     include_generated: bool = False  # index minified, generated and lock files too
     executor: ExecutorChoice = ExecutorChoice()  # where files are parsed (EXECUTORS below)
+    # The local executor queues PDF pages that need OCR and reads them after the keyword phase
+    # (ingest/ocr_phase.py); other executors read them where they parse.
+    ocr_later: bool = True
 
 
 def chunk_settings(config: Config) -> ChunkSettings:
@@ -179,6 +182,7 @@ def parse_outcomes(
         ocr=options.ocr,
         tokenizer_path=options.tokenizer_path,
         memory_mb=options.memory_mb,
+        ocr_later=options.ocr_later,
     )
     items = [(key, c.item.path) for key, c in todo.items()]
     if not items:

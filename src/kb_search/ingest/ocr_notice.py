@@ -1,7 +1,8 @@
 """One line per run about scanned PDF pages that no OCR engine read.
 
 Each PDF says which of its pages it could not read (``ocr_skipped_pages`` in its metadata, or a
-failure "no text layer on N pages and no OCR engine is installed"); this adds them up over the
+failure "no text layer on N pages and no OCR engine is installed", or pages queued for OCR
+while an engine was installed, `store.ocr_queue`); this adds them up over the
 index so that `kb add` / `kb sync` say once what to install, not once per file, and names the
 files and pages so that a person can check they are scans.
 """
@@ -15,6 +16,7 @@ from typing import Any
 
 from kb_search.formats.pdf import ocr
 from kb_search.store.inventory import metadata_with
+from kb_search.store.ocr_queue import queued_scans
 from kb_search.store.skipped import failure_reasons
 from kb_search.text import OCR_NOTE_PREFIX as NOTE_PREFIX
 from kb_search.text import plural
@@ -44,6 +46,8 @@ def unread_files(conn: Any) -> list[Unread]:
     for path, reason in failure_reasons(conn, "no OCR engine"):
         m = FAILED_PAGES_RE.search(reason)
         out.append(Unread(path, [], int(m.group(1)) if m else 1))
+    # queued for OCR while an engine was installed, and it is gone since
+    out += [Unread(s.record.rel_path, [], s.pages) for s in queued_scans(conn)]
     return out
 
 

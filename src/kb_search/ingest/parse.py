@@ -31,14 +31,17 @@ def parse_file(
     count: TokenCounter = count_tokens,
     max_bytes: int = 20_000_000,
     ocr: str = "auto",
+    ocr_later: bool = False,
 ) -> ParsedDocument:
     """Parse one file; raises IngestError with a one-line reason when it cannot be ingested.
 
     A file of no known format (named explicitly by the user) is read as plain text, or as
-    code when its first line is a `#!` of a known interpreter."""
+    code when its first line is a `#!` of a known interpreter. `ocr_later`: a PDF's pages that
+    need OCR are listed in its metadata (`ocr_queued_pages`) instead of read now; a PDF with
+    no text layer at all raises `NeedsOcr`."""
     path = Path(path)
     _refuse_non_regular(path)
-    source = Source(path, settings, count, max_bytes, ocr)
+    source = Source(path, settings, count, max_bytes, ocr, ocr_later=ocr_later)
     fmt = format_for(path) or _by_content(source)
     source.language, source.doc_type = fmt.language, fmt.doc_type
     document = fmt.load_parser()(source)

@@ -18,6 +18,7 @@ from kb_search.ingest.changes import (
 )
 from kb_search.ingest.executor import AddOptions, Candidate, Executor, LocalExecutor, VectorSource
 from kb_search.ingest.left_out import left_out_now, remove_left_out
+from kb_search.ingest.ocr_phase import read_queued_scans
 from kb_search.ingest.roots import deepest_root, remember_roots
 from kb_search.ingest.speeds import recall, remember_parse
 from kb_search.ingest.summary import UNSUPPORTED_LISTED, AddSummary, ErrorLog, Failure
@@ -31,6 +32,7 @@ from kb_search.store.documents import (
     delete_document,
 )
 from kb_search.store.inventory import document_id_at, document_states
+from kb_search.store.ocr_queue import QUEUED_KEY, queue_scan, unqueue, waiting_pages
 from kb_search.store.roots import load_roots
 from kb_search.store.skipped import (
     EMPTY,
@@ -143,6 +145,7 @@ def add_paths(
         executor=executor,
     )
     summary.keyword_seconds = time.perf_counter() - started
+    read_queued_scans(conn, options, summary, log, vectors, progress)
     summary.embedded += embed_pending(conn, vectors, progress)
     summary.seconds = time.perf_counter() - started
     return summary
@@ -198,14 +201,26 @@ class _Ingest:
         self.summary.failed.append(failure)
         self.log.write(failure)
         self.remember(path, FAILED, reason, candidate)
+        unqueue(self.conn, [path_text(path)])  # read now: its old pages wait no more
         if candidate is not None:
             self.progress.skip_work(candidate.work, pages=pdf_pages(candidate))
         self.progress.advance(1)
+
+    def queue_ocr(self, candidate: Candidate, pages: int) -> None:
+        """A PDF with no text layer: its pages wait for the OCR phase, no document yet (the
+        old one, of another content, goes)."""
+        self.drop(candidate.item.path)
+        queue_scan(self.conn, candidate.record, pages)
+        if candidate.forget:
+            forget(self.conn, [candidate.record.path])
+        self.progress.await_ocr(pages)
+        self.progress.advance(1, work=candidate.work, pages=pdf_pages(candidate))
 
     def empty(self, candidate: Candidate, reason: str) -> None:
         self.summary.empty += 1
         self.drop(candidate.item.path)
         self.remember(candidate.item.path, EMPTY, reason, candidate)
+        unqueue(self.conn, [candidate.record.path])
         self.progress.skip_work(candidate.work, pages=pdf_pages(candidate))
         self.progress.advance(1)
 
@@ -306,6 +321,7 @@ def ingest_files(
     started = time.monotonic()
     if vectors is not None:
         progress.await_embedding(vectors.pending(conn))  # left by an interrupted run
+    progress.await_ocr(waiting_pages(conn)[0])  # left by an interrupted run
 
     in_flight: dict[int, Path] = {}
 
@@ -350,6 +366,8 @@ def _write_outcomes(
         candidate = todo.pop(outcome.key)
         if outcome.status == "empty":
             run.empty(candidate, outcome.reason)
+        elif outcome.status == "ocr":
+            run.queue_ocr(candidate, outcome.ocr_pages)
         elif outcome.status == "error":
             run.fail(candidate.item.path, outcome.reason, candidate)
         else:
@@ -375,6 +393,7 @@ def _write_one(
         summary.chunks += len(parsed.chunks)
         if candidate.forget:
             forget(run.conn, [candidate.record.path])
+        progress.await_ocr(len(parsed.metadata.get(QUEUED_KEY) or ()))
         progress.advance(1)  # its work and chunks: reported by the writer
 
     tags, doc_type = run.settings_for(candidate.item)

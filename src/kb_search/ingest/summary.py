@@ -37,6 +37,7 @@ class AddSummary:
     chunks: int = 0
     embedded: int = 0  # chunks that got a vector in this run (also ones an earlier run left)
     keyword_seconds: float = 0.0  # until every document was written: keyword-searchable
+    ocr_pages: int = 0  # scanned PDF pages read by OCR after the keyword phase
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)  # said once per run
     unsupported_files: list[str] = field(default_factory=list)  # the first few, by path
@@ -63,6 +64,7 @@ class AddSummary:
             parts.append(f"{plural(self.unsupported, 'file')} of unsupported types ignored{named}")
         parts += generated_parts(self.left_out)
         parts += excluded_parts(self.excluded)
+        parts += ocr_parts(self.ocr_pages)
         return ". ".join(parts) + "."
 
     def to_dict(self) -> dict:
@@ -82,6 +84,7 @@ class AddSummary:
             "chunks": self.chunks,
             "embedded": self.embedded,
             "keyword_seconds": round(self.keyword_seconds, 3),
+            "ocr_pages": self.ocr_pages,
             "seconds": round(self.seconds, 3),
             "model_loaded": self.model_loaded,
             "notes": self.notes,
@@ -209,6 +212,10 @@ class ErrorLog:
                 fh.write(f"{stamp}\t{log_field(failure.path)}\t{log_field(reason)}\n")
         except OSError as exc:
             self.problem = f"cannot write {self.path}: {exc.strerror or exc}"
+
+
+def ocr_parts(pages: int) -> list[str]:
+    return [f"{plural(pages, 'scanned page')} read by OCR after the text"] if pages else []
 
 
 def with_closing_notes(summary: Any, log: ErrorLog, conn: Connection, ocr_mode: str) -> Any:

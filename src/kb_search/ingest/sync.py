@@ -31,6 +31,7 @@ from kb_search.ingest.batch_writer import embed_pending
 from kb_search.ingest.changes import chunking_fingerprint
 from kb_search.ingest.executor import AddOptions, VectorSource
 from kb_search.ingest.left_out import IGNORED, remove_left_out, under
+from kb_search.ingest.ocr_phase import read_queued_scans
 from kb_search.ingest.pipeline import ingest_files
 from kb_search.ingest.roots import deepest_root, root_change
 from kb_search.ingest.summary import (
@@ -43,6 +44,7 @@ from kb_search.ingest.summary import (
     failed_part,
     generated_parts,
     left_out_parts,
+    ocr_parts,
 )
 from kb_search.ingest.walk import Found, IgnoreRules, WalkError, rel_path_for, walk_tree
 from kb_search.progress import NoProgress, Progress
@@ -105,6 +107,7 @@ class SyncSummary:
     chunks: int = 0
     embedded: int = 0  # chunks that got a vector in this run (also ones an earlier run left)
     keyword_seconds: float = 0.0  # until every change was written: keyword-searchable
+    ocr_pages: int = 0  # scanned PDF pages read by OCR after the keyword phase
     seconds: float = 0.0
     missing_roots: list[str] = field(default_factory=list)
     # Roots that resolve elsewhere now (a symlink): not followed, their documents kept.
@@ -140,6 +143,7 @@ class SyncSummary:
         if self.unfollowed_roots:
             parts.append(unfollowed_part(self.unfollowed_roots, show))
         parts += generated_parts(self.left_out)
+        parts += ocr_parts(self.ocr_pages)
         return ". ".join(parts) + "."
 
     def to_dict(self) -> dict:
@@ -161,6 +165,7 @@ class SyncSummary:
             "chunks": self.chunks,
             "embedded": self.embedded,
             "keyword_seconds": round(self.keyword_seconds, 3),
+            "ocr_pages": self.ocr_pages,
             "missing_roots": self.missing_roots,
             "unfollowed_roots": [r.__dict__ for r in self.unfollowed_roots],
             "notes": self.notes,
@@ -448,10 +453,28 @@ def sync(
         _ingest(conn, to_ingest, options, summary, log, vectors, progress, executor, counted)
         summary.rechunked += _rechunked(conn, todo.rechunk, current)
     summary.keyword_seconds = time.perf_counter() - started
+    _read_scans(conn, options, summary, log, vectors, progress)
     if embed:
         summary.embedded += embed_pending(conn, vectors, progress)
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+def _read_scans(
+    conn: Connection,
+    options: AddOptions,
+    summary: SyncSummary,
+    log: ErrorLog,
+    vectors: VectorSource | None,
+    progress: Progress,
+) -> None:
+    """The OCR phase (also for pages an earlier, interrupted run left queued)."""
+    read = AddSummary()
+    read_queued_scans(conn, options, read, log, vectors, progress)
+    summary.added += read.added
+    summary.chunks += read.chunks
+    summary.failed.extend(read.failed)
+    summary.ocr_pages += read.ocr_pages
 
 
 def _forget_vanished(conn: Connection, result: Scan) -> None:

@@ -17,7 +17,7 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
-from kb_search.parsed import ChunkSettings, EmptyFile, IngestError, ParsedDocument
+from kb_search.parsed import ChunkSettings, EmptyFile, IngestError, NeedsOcr, ParsedDocument
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,7 @@ class ParseJob:
     ocr: str = "auto"
     tokenizer_path: str | None = None  # the model's tokenizer.json, for exact chunk sizes
     memory_mb: int = 0  # address-space cap per worker; 0 = none
+    ocr_later: bool = False  # queue PDF pages that need OCR (ingest/ocr_phase.py)
 
 
 @dataclass
@@ -36,9 +37,10 @@ class Outcome:
     """A parsed document, or why there is none ("empty" or "error")."""
 
     key: Any
-    status: str  # "ok" | "empty" | "error"
+    status: str  # "ok" | "empty" | "error" | "ocr" (no text layer: `ocr_pages` wait for OCR)
     document: ParsedDocument | None = None
     reason: str = ""
+    ocr_pages: int = 0
 
 
 def make_counter(tokenizer_path: str | None) -> Callable[[str], int]:
@@ -64,7 +66,16 @@ def parse_one(path: Path, job: ParseJob, count: Callable[[str], int]) -> Outcome
     from kb_search.ingest.parse import parse_file
 
     try:
-        document = parse_file(path, job.settings, count=count, max_bytes=job.max_bytes, ocr=job.ocr)
+        document = parse_file(
+            path,
+            job.settings,
+            count=count,
+            max_bytes=job.max_bytes,
+            ocr=job.ocr,
+            ocr_later=job.ocr_later,
+        )
+    except NeedsOcr as exc:
+        return Outcome(None, "ocr", reason=str(exc), ocr_pages=len(exc.pages))
     except EmptyFile as exc:
         return Outcome(None, "empty", reason=str(exc))
     except IngestError as exc:

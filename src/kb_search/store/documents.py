@@ -13,6 +13,7 @@ from kb_search.cjk import has_cjk
 from kb_search.parsed import ParsedChunk, ParsedDocument
 from kb_search.sanitize import valid_text
 from kb_search.store.db import Connection, transaction
+from kb_search.store.ocr_queue import QUEUED_KEY, queue_row, unqueue_row
 from kb_search.store.roots import removed_folder_holds
 from kb_search.store.vectors import delete_document_vectors, insert_vectors
 
@@ -109,8 +110,10 @@ def write_document(
     """Insert or replace one document with its chunks, FTS rows, tags and vectors.
 
     The document keeps its id when it is re-ingested; user tags survive, front matter tags
-    are replaced. `vectors` maps a vector table to one blob per chunk (None = not embedded).
-    None, and nothing written, when `kb remove` forgot a folder holding it while this
+    are replaced. Its PDF pages that wait for OCR (metadata `ocr_queued_pages`) are queued in
+    the same transaction, and a document written without them leaves the queue. `vectors`
+    maps a vector table to one blob per chunk (None = not embedded). None, and nothing
+    written, when `kb remove` forgot a folder holding it while this
     writer ran (`store.roots.removed_folder_holds`: the removal wins).
     """
     now = time.time()
@@ -159,6 +162,11 @@ def write_document(
         set_tags(conn, document_id, parsed.tags, "frontmatter")
         prune_tags(conn)
         set_tags(conn, document_id, user_tags, "user")
+        queued = parsed.metadata.get(QUEUED_KEY)
+        if queued:
+            queue_row(conn, record, len(queued))
+        else:
+            unqueue_row(conn, record.path)
     return document_id
 
 
@@ -197,9 +205,10 @@ def prune_tags(conn: Connection) -> None:
 def delete_document(conn: Connection, document_id: int) -> bool:
     """Remove a document; chunks, FTS rows, vectors and tag links go with it."""
     with transaction(conn):
-        exists = conn.execute("SELECT 1 FROM documents WHERE id = ?", (document_id,)).fetchone()
+        exists = conn.execute("SELECT path FROM documents WHERE id = ?", (document_id,)).fetchone()
         if not exists:
             return False
+        unqueue_row(conn, exists[0])
         _delete_chunk_rows(conn, document_id)
         conn.execute("DELETE FROM documents WHERE id = ?", (document_id,))
         prune_tags(conn)

@@ -123,10 +123,28 @@ MIGRATION_6 = (
 # them below content that matches about as well (formats/navigation.py, search/shaping.py).
 MIGRATION_7 = ("ALTER TABLE chunks ADD COLUMN navigation INTEGER NOT NULL DEFAULT 0",)
 
+# PDF pages that need OCR wait here: the text layer is written (keyword-searchable) at once and
+# the scans are read after the keyword phase (ingest/ocr_phase.py); a file with no text layer at
+# all has a row and no document yet. A document's row goes in the transaction that writes it
+# with its OCR text, so a crash or Ctrl-C keeps the queue and nothing is read twice.
+MIGRATION_8 = (
+    """CREATE TABLE ocr_queue (
+        path TEXT PRIMARY KEY,
+        rel_path TEXT NOT NULL,
+        pages INTEGER NOT NULL,
+        size INTEGER NOT NULL,
+        mtime REAL NOT NULL,
+        content_hash TEXT NOT NULL,
+        chunking TEXT NOT NULL DEFAULT '',
+        queued_at REAL NOT NULL
+    )""",
+)
+
 MIGRATIONS: list[tuple[str, ...]] = [
     MIGRATION_1,
     MIGRATION_2,
     MIGRATION_3,
     MIGRATION_6,
     MIGRATION_7,
+    MIGRATION_8,
 ]

@@ -25,7 +25,8 @@ from kb_search.formats.pdf.outline import read_outline
 from kb_search.formats.pdf.reading_order import layout
 from kb_search.formats.reader import open_document, read_document
 from kb_search.formats.registry import Source
-from kb_search.parsed import ChunkSettings, IngestError, ParsedDocument
+from kb_search.parsed import ChunkSettings, IngestError, NeedsOcr, ParsedDocument
+from kb_search.store.ocr_queue import QUEUED_KEY
 from kb_search.text import plural
 
 OCR_MODES = ("auto", "always", "never")
@@ -52,8 +53,14 @@ def parse_pdf(
     settings: ChunkSettings,
     count: TokenCounter = count_tokens,
     ocr: str = "auto",
+    ocr_later: bool = False,
 ) -> ParsedDocument:
-    """Parse a PDF into page-aware chunks; raises IngestError for files that cannot be used."""
+    """Parse a PDF into page-aware chunks; raises IngestError for files that cannot be used.
+
+    `ocr_later` (with an OCR engine installed): the pages that need OCR are not read now but
+    listed in the metadata (`ocr_queued_pages`), the chunks made of the text layer alone; the
+    OCR phase parses the file again with OCR, which gives the chunks of a parse in one go.
+    A PDF with no usable text layer then raises `NeedsOcr`."""
     if ocr not in OCR_MODES:
         raise ValueError(f"ocr must be one of {OCR_MODES}, not {ocr!r}")
     _check_header(path)
@@ -65,13 +72,14 @@ def parse_pdf(
             raise IngestError("PDF has no pages")
         metadata = _metadata(doc)
         outline = read_outline(doc)
-        pages, ocr_info = _extract_pages(doc, ocr, glyphs)
+        pages, ocr_info = _extract_pages(doc, ocr, glyphs, ocr_later)
     finally:
         glyphs.close()
         doc.close()
     metadata.update(ocr_info)
+    queued = ocr_info.get(QUEUED_KEY)
     if not any(p.lines for p in pages):
-        raise IngestError(_no_text_message(ocr, ocr_info))
+        raise NeedsOcr(queued) if queued else IngestError(_no_text_message(ocr, ocr_info))
     body_size = structure.body_size(pages)
     deck = slides.is_slide_deck(pages)
     if deck:
@@ -84,7 +92,7 @@ def parse_pdf(
     structure.fix_page_break_hyphens(paras)
     cut = structure.chunk(paras, settings, count)
     if not cut.chunks:
-        raise IngestError(_no_text_message(ocr, ocr_info))
+        raise NeedsOcr(queued) if queued else IngestError(_no_text_message(ocr, ocr_info))
     navigation.mark(cut.chunks)
     return ParsedDocument(
         title=title,
@@ -200,7 +208,7 @@ def _pdf_date(value: str) -> str:
 
 
 def _extract_pages(
-    doc: pdfium.PdfDocument, ocr: str, glyphs: GlyphNames | None = None
+    doc: pdfium.PdfDocument, ocr: str, glyphs: GlyphNames | None = None, later: bool = False
 ) -> tuple[list[Page], dict]:
     pages: list[Page] = []
     need_ocr: dict[int, list[Frag]] = {}  # page index -> its text-layer fragments
@@ -232,7 +240,10 @@ def _extract_pages(
         need_ocr = {i: f for i, f in need_ocr.items() if i not in stamped}
     info: dict = {"unreadable_pages": broken} if broken else {}
     if need_ocr and ocr != "never":
-        info.update(_run_ocr(doc, pages, need_ocr))
+        if later and ocr_mod.engine_installed() is not None:
+            info[QUEUED_KEY] = [i + 1 for i in need_ocr]
+        else:
+            info.update(_run_ocr(doc, pages, need_ocr))
     return pages, info
 
 
@@ -297,4 +308,6 @@ def parse_pdf_source(source: Source) -> ParsedDocument:
             return parsed
         except IngestError:
             pass  # the text-layer path gives the clearer error (encrypted, truncated, ...)
-    return parse_pdf(source.path, source.settings, count=source.count, ocr=source.ocr)
+    return parse_pdf(
+        source.path, source.settings, count=source.count, ocr=source.ocr, ocr_later=source.ocr_later
+    )

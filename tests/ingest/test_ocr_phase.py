@@ -1,0 +1,193 @@
+"""OCR follows the text: a PDF's text layer is keyword-searchable when the keyword phase ends;
+its scanned pages are queued in the database and read after it (ingest/ocr_phase.py), with
+the chunks a parse in one go gives; reruns neither read a page twice nor lose the queue."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("reportlab")
+pytest.importorskip("PIL")
+
+from kb_search.formats.pdf import ocr  # noqa: E402
+from kb_search.ingest import pipeline  # noqa: E402
+from kb_search.ingest.parse import parse_file  # noqa: E402
+from kb_search.parsed import ChunkSettings  # noqa: E402
+from pdf_samples import body, lines_of, words, write_pdf  # noqa: E402
+
+sys_path_pdf = Path(__file__).resolve().parent.parent / "formats" / "pdf"
+
+
+@pytest.fixture(autouse=True)
+def _pdf_tests_importable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(sys_path_pdf))
+
+
+def needs_engine() -> None:
+    if ocr.engine_installed() is None or ocr.get_engine() is None:
+        pytest.skip("no OCR engine installed (pip install 'kb-search[ocr]')")
+
+
+def make_folder(root: Path) -> Path:
+    from test_pdf_ocr import write_scanned
+
+    root.mkdir()
+    write_scanned(root / "scan.pdf", with_text_page=False)
+    write_scanned(root / "mixed.pdf", with_text_page=True)
+    write_pdf(root / "typed.pdf", [body(lines_of(words(80, "plain")))])
+    return root
+
+
+def found(db_path: Path, word: str) -> list[str]:
+    """The files whose chunks match `word` by keyword, read from the file as another process
+    would see it."""
+    conn = sqlite3.connect(db_path)
+    try:
+        rows = conn.execute(
+            "SELECT DISTINCT d.rel_path FROM chunks_fts f JOIN chunks c ON c.id = f.rowid"
+            " JOIN documents d ON d.id = c.document_id WHERE chunks_fts MATCH ?"
+            " ORDER BY d.rel_path",
+            (word,),
+        ).fetchall()
+    finally:
+        conn.close()
+    return [Path(r[0]).name for r in rows]
+
+
+def queue(db_path: Path) -> dict[str, int]:
+    conn = sqlite3.connect(db_path)
+    try:
+        return {Path(p).name: n for p, n in conn.execute("SELECT path, pages FROM ocr_queue")}
+    finally:
+        conn.close()
+
+
+@pytest.mark.slow
+def test_text_layer_is_searchable_before_its_ocr_runs(
+    kb, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    needs_engine()
+    folder = make_folder(tmp_path / "papers")
+    db_path = tmp_path / "data dir" / "kb.db"
+    before_ocr: dict = {}
+    real_phase = pipeline.read_queued_scans
+
+    def look_first(conn, *args, **kwargs):
+        before_ocr["typed"] = found(db_path, "typed0")  # the mixed PDF's text-layer words
+        before_ocr["invoice"] = found(db_path, "invoice")  # on its scanned page, and the scan's
+        before_ocr["queue"] = queue(db_path)
+        return real_phase(conn, *args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "read_queued_scans", look_first)
+    data = kb.json("add", str(folder), "--workers", "0")
+
+    assert before_ocr == {
+        "typed": ["mixed.pdf"],
+        "invoice": [],
+        "queue": {"mixed.pdf": 1, "scan.pdf": 1},
+    }
+    assert data["failed"] == [] and data["added"] == 3 and data["ocr_pages"] == 2
+    assert found(db_path, "invoice") == ["mixed.pdf", "scan.pdf"]
+    assert queue(db_path) == {}
+    # the chunks are those of a parse in one go
+    conn = sqlite3.connect(db_path)
+    stored = conn.execute(
+        "SELECT c.text, c.page_start, c.page_end FROM chunks c JOIN documents d"
+        " ON d.id = c.document_id WHERE d.rel_path LIKE '%mixed.pdf' ORDER BY c.chunk_index"
+    ).fetchall()
+    metadata = conn.execute(
+        "SELECT metadata FROM documents WHERE rel_path LIKE '%mixed.pdf'"
+    ).fetchone()[0]
+    conn.close()
+    whole = parse_file(folder / "mixed.pdf", ChunkSettings())
+    assert stored == [(c.text, c.page_start, c.page_end) for c in whole.chunks]
+    assert '"ocr_pages": [2]' in metadata and "ocr_queued_pages" not in metadata
+
+    again = kb.json("add", str(folder), "--workers", "0")
+    assert again["skipped"] == 3 and again["ocr_pages"] == 0  # nothing read twice
+    synced = kb.json("sync", "--workers", "0")
+    assert synced["ocr_pages"] == 0 and synced["added"] == synced["updated"] == 0
+
+
+def test_pages_wait_in_the_queue_without_an_engine_and_doctor_counts_them(
+    kb, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Queued while an engine was installed, then it is gone: the pages wait (kb doctor and
+    kb stats count them, the OCR note names them), and nothing is lost."""
+    folder = make_folder(tmp_path / "papers")
+    db_path = tmp_path / "data dir" / "kb.db"
+    monkeypatch.setattr(ocr, "engine_installed", lambda: "rapidocr")  # queued ...
+    monkeypatch.setattr(pipeline, "read_queued_scans", lambda *a, **k: None)  # ... then stopped
+    kb.json("add", str(folder), "--workers", "0")
+    assert queue(db_path) == {"mixed.pdf": 1, "scan.pdf": 1}
+    assert found(db_path, "typed0") == ["mixed.pdf"]
+
+    monkeypatch.undo()
+    monkeypatch.setattr(ocr, "engine_installed", lambda: None)
+    monkeypatch.setattr(ocr, "get_engine", lambda: None)
+    checks = {c["name"]: c for c in kb.json("doctor")["checks"]}
+    assert checks["ocr_queue"]["warning"]
+    assert checks["ocr_queue"]["detail"].startswith(
+        "2 scanned PDF pages in 2 files wait for OCR; no OCR engine is installed"
+    )
+    assert kb.json("stats")["ocr_waiting"] == {"pages": 2, "files": 2}
+    synced = kb.json("sync", "--workers", "0")
+    # the scan, never written, is read again and fails as it does without an engine; the
+    # mixed PDF's page waits for one
+    assert queue(db_path) == {"mixed.pdf": 1}
+    assert "no OCR engine is installed" in synced["failed"][0]["reason"]
+    (note,) = [n for n in synced["notes"] if n.startswith("OCR: ")]
+    assert "2 scanned PDF pages in 2 files left unread" in note
+
+
+def test_a_changed_file_leaves_the_queue_with_its_old_entry(
+    kb, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A scan removed before the OCR phase reads it is not read, and leaves the queue."""
+    folder = make_folder(tmp_path / "papers")
+    db_path = tmp_path / "data dir" / "kb.db"
+    monkeypatch.setattr(ocr, "engine_installed", lambda: "rapidocr")
+    real_phase = pipeline.read_queued_scans
+
+    def remove_scan_first(*args, **kwargs):
+        (folder / "scan.pdf").unlink()
+        (folder / "mixed.pdf").write_bytes((folder / "typed.pdf").read_bytes())
+        return real_phase(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "read_queued_scans", remove_scan_first)
+    data = kb.json("add", str(folder), "--workers", "0")
+    assert data["ocr_pages"] == 0 and queue(db_path) == {}
+    # the next run reads the changed file again
+    monkeypatch.setattr(pipeline, "read_queued_scans", real_phase)
+    synced = kb.json("sync", "--workers", "0")
+    assert synced["updated"] == 1 and synced["deleted"] == 0
+    assert found(db_path, "plain0") == ["mixed.pdf", "typed.pdf"]
+
+
+def test_a_scan_queued_in_a_removed_folder_is_not_read(
+    kb, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`kb remove FOLDER` while its scans wait: the next run's OCR phase drops them unread
+    (they have no document yet for the removal to delete)."""
+    folder = make_folder(tmp_path / "papers")
+    other = tmp_path / "other"
+    other.mkdir()
+    write_pdf(other / "notes.pdf", [body(lines_of(words(80, "other")))])
+    db_path = tmp_path / "data dir" / "kb.db"
+    monkeypatch.setattr(ocr, "engine_installed", lambda: "rapidocr")
+    real_phase = pipeline.read_queued_scans
+    monkeypatch.setattr(pipeline, "read_queued_scans", lambda *a, **k: None)  # stopped
+    kb.json("add", str(folder), "--workers", "0")
+    assert queue(db_path) == {"mixed.pdf": 1, "scan.pdf": 1}
+    kb.json("remove", str(folder))
+    assert queue(db_path) == {"scan.pdf": 1}  # the mixed PDF's row left with its document
+
+    monkeypatch.setattr(pipeline, "read_queued_scans", real_phase)
+    engines = []
+    monkeypatch.setattr(ocr, "get_engine", lambda: engines.append(1))  # no OCR may run
+    data = kb.json("add", str(other), "--workers", "0")
+    assert data["ocr_pages"] == 0 and data["added"] == 1 and data["failed"] == []
+    assert queue(db_path) == {} and found(db_path, "invoice") == [] and engines == []
