@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import io
 import lzma
 from pathlib import Path
 
@@ -85,7 +86,45 @@ def test_a_bomb_stops_at_the_limit_and_a_broken_stream_is_a_one_line_error(tmp_p
     broken.write_bytes(gzip.compress(NEWS.encode() * 50)[:40])
     with pytest.raises(IngestError, match="cannot read file: broken compressed file"):
         read_text_file(broken)
-    assert read_document(broken, 100) == b""  # sniffing a broken stream is quiet
+    with pytest.raises(compressed.BadCompressedFile):
+        read_document(broken, 100)
+    assert classify(broken).left_out == UNSUPPORTED  # in a folder: of no type kb reads
+    wrong = tmp_path / "notes.bz2"
+    wrong.write_text("not bzip2 at all\n")
+    assert classify(wrong).left_out == UNSUPPORTED
+
+
+def test_sniffing_reads_a_bounded_prefix_of_a_hostile_stream(tmp_path):
+    """A gzip name field with no NUL consumes input without giving output: a sniff stops at
+    HEAD_INPUT compressed bytes however long the field runs."""
+    hostile = tmp_path / "x.gz"
+    hostile.write_bytes(b"\x1f\x8b\x08\x08" + bytes(6) + b"A" * (3 * compressed.HEAD_INPUT))
+    reads: list[int] = []
+
+    class Counting(io.BytesIO):
+        def read(self, size=-1):
+            data = super().read(size)
+            reads.append(len(data))
+            return data
+
+    head = compressed.inflated_head(Counting(hostile.read_bytes()), hostile, 8192)
+    assert head == b"" and sum(reads) <= compressed.HEAD_INPUT
+
+
+def test_names_inside_decide_titles_and_suffix_rules(kb, tmp_path):
+    """`notes.md.gz` is titled `notes` (not `notes.md`); `table.tsv.gz` is split on tabs."""
+    folder = tmp_path / "docs"
+    gz(folder / "notes.md.gz", b"Plain words about the kumquat harvest.\n")
+    gz(folder / "table.tsv.gz", b"fruit\tseason\nkumquat\twinter\nfig\tsummer\n")
+    gz(folder / "guide.rst.gz", b"Guide\n=====\n\nPrune the kumquat.\n\nLater\n-----\n\nFigs.\n")
+    kb("add", str(folder))
+    hits = kb.json("search", "kumquat", "--mode", "lexical", "--top", "5")["results"]
+    titles = {Path(r["source"]["path"]).name: r["source"]["title"] for r in hits}
+    assert titles["notes.md.gz"] == "notes"
+    assert titles["table.tsv.gz"] == "table"
+    assert titles["guide.rst.gz"] == "Guide"
+    table = next(r for r in hits if r["source"]["path"].endswith("table.tsv.gz"))
+    assert "kumquat | winter" in table["text"] or "season: winter" in table["text"], table["text"]
 
 
 def test_a_gzipped_folder_is_indexed_and_searchable(kb, tmp_path):

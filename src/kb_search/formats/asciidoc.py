@@ -79,7 +79,7 @@ def parse_asciidoc(source: Source) -> ParsedDocument:
             builder.line(_convert_line(stripped, attributes), number)
     if fence:
         builder.add("```")
-    document = builder.parse(source.path, source.settings, source.count)
+    document = builder.parse(source.name, source.settings, source.count)
     document.title = title or document.title
     document.doc_type = "asciidoc"
     keywords = attributes.pop("keywords", "")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import io
 import lzma
 import tempfile
 import zlib
@@ -18,6 +19,9 @@ from pathlib import Path
 from typing import BinaryIO
 
 INFLATE_LIMIT = 200_000_000
+# Compressed bytes a sniff reads: output is capped by its size, but a stream can consume input
+# without giving any (a gzip name field without its NUL, empty members), so the input is too.
+HEAD_INPUT = 1 << 20
 _STEP = 1 << 20
 # Each opens a decompressing stream over a handle; callers close it with a `with`.
 _OPENERS: dict[str, Callable[[BinaryIO], BinaryIO]] = {
@@ -66,9 +70,29 @@ def inflate(handle: BinaryIO, path: Path, limit: int = INFLATE_LIMIT) -> BinaryI
 
 
 def inflated_head(handle: BinaryIO, path: Path, size: int) -> bytes:
-    """The first `size` inflated bytes (b"" when the stream is broken); `handle` is closed."""
+    """The first `size` inflated bytes, from at most HEAD_INPUT compressed ones; `handle` is
+    closed. BadCompressedFile when they do not inflate."""
+    with handle:
+        data = handle.read(HEAD_INPUT)
+    out = b""
     try:
-        with handle, _OPENERS[path.suffix.lower()](handle) as stream:
-            return stream.read(size)
-    except _BROKEN:
-        return b""
+        with _OPENERS[path.suffix.lower()](io.BytesIO(data)) as stream:  # type: ignore[arg-type]
+            while len(out) < size and (chunk := stream.read(size - len(out))):
+                out += chunk
+    except EOFError as exc:
+        if not out and len(data) < HEAD_INPUT:  # the whole file, and it ends before any text
+            raise BadCompressedFile("broken compressed file (truncated)") from exc
+        # else the prefix ends mid-stream: what came out of it is the head
+    except (*_BROKEN, OSError) as exc:  # in memory: an OSError is bz2's "Invalid data stream"
+        raise BadCompressedFile(f"broken compressed file ({exc})") from exc
+    return out
+
+
+def broken(path: Path, handle: BinaryIO) -> bool:
+    """Whether a compressed file does not inflate (a truncated download, a wrong suffix);
+    `handle` is closed."""
+    try:
+        inflated_head(handle, path, 1)
+    except BadCompressedFile:
+        return True
+    return False

@@ -278,7 +278,7 @@ def _document(
     settings, count = source.settings, source.count
     chunks = chunk_tree(text, root, children_of, settings, count, lines, keep_gaps)
     return ParsedDocument(
-        title=source.path.name,
+        title=source.name.name,
         doc_type="code",
         chunks=chunks,
         language=source.language,

@@ -28,7 +28,7 @@ class _Row:
 
 def parse_delimited(source: Source) -> ParsedDocument:
     text = source.text()
-    delimiter = _delimiter(text, source.path.suffix.lower())
+    delimiter = _delimiter(text, source.name.suffix.lower())
     header, rows = _read(text, delimiter)
     if not header:
         raise IngestError("no rows")
@@ -41,7 +41,7 @@ def parse_delimited(source: Source) -> ParsedDocument:
     if not rows:
         chunks = [ParsedChunk(header_text, None, None, 1, 1, token_count=count(header_text))]
     return ParsedDocument(
-        title=source.path.stem,
+        title=source.name.stem,
         doc_type="csv",
         chunks=chunks,
         metadata={

@@ -54,4 +54,4 @@ def html_to_markdown(html: str) -> HtmlConversion:
 
 
 def parse_html_source(source: Source) -> ParsedDocument:
-    return parse_html(source.text(), source.path, source.settings, source.count)
+    return parse_html(source.text(), source.name, source.settings, source.count)

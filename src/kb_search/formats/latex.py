@@ -53,7 +53,7 @@ def parse_latex(source: Source) -> ParsedDocument:
     index = body_start
     while index < body_end:
         index = _convert_from(lines, raw, index, body_end, levels, builder)
-    document = builder.parse(source.path, source.settings, source.count)
+    document = builder.parse(source.name, source.settings, source.count)
     document.title = fields.pop("title", "") or document.title
     document.doc_type = "latex"
     keywords = fields.pop("keywords", "")

@@ -22,7 +22,7 @@ from typing import Any
 
 from kb_search.formats.converted import MarkdownBuilder, Origin
 from kb_search.formats.html import html_to_markdown
-from kb_search.formats.reader import read_document
+from kb_search.formats.reader import open_document
 from kb_search.formats.registry import Source, format_for
 from kb_search.parsed import IngestError, ParsedChunk, ParsedDocument
 
@@ -46,7 +46,8 @@ class _Message:
 def parse_eml(source: Source) -> ParsedDocument:
     _check_size(source)
     try:
-        data = read_document(source.path)
+        with open_document(source.path, source.max_bytes) as handle:
+            data = handle.read()
     except OSError as exc:
         raise IngestError(f"cannot read file: {exc.strerror or exc}") from exc
     message = BytesParser(policy=policy.default).parsebytes(data)
@@ -58,7 +59,7 @@ def parse_eml(source: Source) -> ParsedDocument:
     if parsed.skipped:
         metadata["attachments_not_indexed"] = parsed.skipped[:MAX_LISTED_ATTACHMENTS]
     return ParsedDocument(
-        title=headers.get("subject") or source.path.stem,
+        title=headers.get("subject") or source.name.stem,
         doc_type="email",
         chunks=parsed.chunks,
         metadata=metadata,

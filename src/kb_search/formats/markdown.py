@@ -232,4 +232,4 @@ def _add(blocks: list[Block], kind: str, start: int, end: int) -> int:
 
 
 def parse_markdown_source(source: Source) -> ParsedDocument:
-    return parse_markdown(source.text(), source.path, source.settings, source.count)
+    return parse_markdown(source.text(), source.name, source.settings, source.count)

@@ -37,7 +37,7 @@ def parse_notebook(source: Source) -> ParsedDocument:
     for number, cell in enumerate(cells, start=1):
         if isinstance(cell, dict):
             _add_cell(builder, cell, number, language)
-    document = builder.parse(source.path, source.settings, source.count)
+    document = builder.parse(source.name, source.settings, source.count)
     metadata = notebook.get("metadata") if isinstance(notebook.get("metadata"), dict) else {}
     title = metadata.get("title") if isinstance(metadata.get("title"), str) else None
     document.title = title or document.title

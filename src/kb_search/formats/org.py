@@ -68,7 +68,7 @@ def parse_org(source: Source) -> ParsedDocument:
         drawer = bool(_DRAWER.match(line)) and line.strip().upper() != ":END:"
     if block and block not in _DROPPED_BLOCKS:
         builder.add("```")  # an unclosed block still makes a valid fence
-    document = builder.parse(source.path, source.settings, source.count)
+    document = builder.parse(source.name, source.settings, source.count)
     document.title = keywords.pop("title", "") or document.title
     document.doc_type = "org"
     document.tags = _unique(_tag_list(keywords.pop("filetags", "")) + tags)

@@ -21,6 +21,7 @@ from kb_search.formats.reader import (
     SNIFF_BYTES,
     decode_bytes,
     looks_binary,
+    open_user_file,
     read_document,
     read_text_file,
 )
@@ -41,6 +42,12 @@ class Source:
     language: str | None = None  # programming language, for code
     doc_type: str = "text"
     _text: str | None = None
+
+    @property
+    def name(self) -> Path:
+        """The path as a document is named by it (titles, suffix rules): a compressed file's
+        name inside (`notes.rst.gz` -> `notes.rst`); `path` is what is read."""
+        return compressed.inner_path(self.path)
 
     def text(self) -> str:
         """The file decoded (UTF-8, UTF-16 by BOM, cp1252 fallback); refuses binary files."""
@@ -359,9 +366,16 @@ _INFLATABLE = frozenset({
 
 
 def _readable_inflated(path: Path, fmt: Format | None) -> Format | None:
-    if fmt is not None and compressed.is_compressed(path) and fmt.parser not in _INFLATABLE:
+    """A compressed file is read only by a parser that reads through `reader`, and only when
+    it inflates (a broken one is of no type kb reads, not a failure)."""
+    if fmt is None or not compressed.is_compressed(path):
+        return fmt
+    if fmt.parser not in _INFLATABLE:
         return None
-    return fmt
+    try:
+        return None if compressed.broken(path, open_user_file(path)) else fmt
+    except OSError:
+        return fmt  # unreadable: the parser gives the one-line reason
 
 
 def _unknown_format(

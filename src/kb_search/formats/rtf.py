@@ -32,7 +32,7 @@ def parse_rtf(source: Source) -> ParsedDocument:
     cut = chunk_sections(lines, [Section((), 0, 0, len(lines))], source.settings, source.count)
     for chunk in cut.chunks:
         chunk.line_start = chunk.line_end = None
-    title = info.pop("title", "") or _first_line(lines) or source.path.stem
+    title = info.pop("title", "") or _first_line(lines) or source.name.stem
     keywords = info.pop("keywords", "")
     return ParsedDocument(
         title=title,

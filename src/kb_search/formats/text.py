@@ -145,4 +145,4 @@ def _text_title(lines: list[str], path: Path) -> str:
 
 
 def parse_text_source(source: Source) -> ParsedDocument:
-    return parse_text(source.text(), source.path, source.settings, source.count)
+    return parse_text(source.text(), source.name, source.settings, source.count)

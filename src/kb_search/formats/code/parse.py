@@ -74,4 +74,4 @@ def syntax_chunks(
 
 def parse_code_source(source: Source) -> ParsedDocument:
     text = source.text()
-    return parse_code(text, source.path, source.settings, source.count, language=source.language)
+    return parse_code(text, source.name, source.settings, source.count, language=source.language)

@@ -134,4 +134,4 @@ def class_context(node: ast.ClassDef) -> str:
 
 
 def parse_python_source(source: Source) -> ParsedDocument:
-    return parse_python(source.text(), source.path, source.settings, source.count)
+    return parse_python(source.text(), source.name, source.settings, source.count)
