@@ -14,6 +14,7 @@ pytest.importorskip("PIL")
 
 from kb_search.formats.pdf import ocr  # noqa: E402
 from kb_search.ingest import pipeline  # noqa: E402
+from kb_search.ingest import sync as sync_module  # noqa: E402
 from kb_search.ingest.parse import parse_file  # noqa: E402
 from kb_search.parsed import ChunkSettings  # noqa: E402
 from pdf_samples import body, lines_of, words, write_pdf  # noqa: E402
@@ -191,3 +192,63 @@ def test_a_scan_queued_in_a_removed_folder_is_not_read(
     data = kb.json("add", str(other), "--workers", "0")
     assert data["ocr_pages"] == 0 and data["added"] == 1 and data["failed"] == []
     assert queue(db_path) == {} and found(db_path, "invoice") == [] and engines == []
+
+
+def test_a_touched_or_renamed_file_keeps_its_queued_pages(
+    kb, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Old code: the queue row kept the old mtime or path, so the OCR phase took it for a
+    changed or vanished file and dropped it, and the unchanged content was never read again."""
+    import os
+
+    folder = make_folder(tmp_path / "papers")
+    db_path = tmp_path / "data dir" / "kb.db"
+    monkeypatch.setattr(ocr, "engine_installed", lambda: "rapidocr")  # queued ...
+    monkeypatch.setattr(pipeline, "read_queued_scans", lambda *a, **k: None)  # ... not read yet
+    monkeypatch.setattr(sync_module, "read_queued_scans", lambda *a, **k: None)
+    kb.json("add", str(folder), "--workers", "0")
+    mixed = folder / "mixed.pdf"
+    os.utime(mixed, (mixed.stat().st_atime, mixed.stat().st_mtime + 100))
+    kb.json("sync", "--workers", "0")
+    conn = sqlite3.connect(db_path)
+    try:
+        (mtime,) = conn.execute(
+            "SELECT mtime FROM ocr_queue WHERE path = ?", (str(mixed),)
+        ).fetchone()
+        assert mtime == mixed.stat().st_mtime
+    finally:
+        conn.close()
+    mixed.rename(folder / "renamed.pdf")
+    kb.json("sync", "--workers", "0")
+    assert queue(db_path).get("renamed.pdf") == 1 and "mixed.pdf" not in queue(db_path)
+
+
+def test_tags_of_a_scan_survive_the_rechunk_after_an_upgrade(
+    kb, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Old code: re-reading a scan-only PDF whose content did not change (a new chunker after an
+    upgrade) deleted its document before queuing it: `kb tag` tags and its id were lost."""
+    folder = make_folder(tmp_path / "papers")
+    scan = folder / "scan.pdf"
+    monkeypatch.setattr(ocr, "engine_installed", lambda: "rapidocr")
+    monkeypatch.setattr(pipeline, "read_queued_scans", lambda *a, **k: None)
+    kb.json("add", str(folder), "--workers", "0")
+    monkeypatch.undo()
+    needs_engine()
+    kb.json("sync", "--workers", "0")  # the OCR phase writes the scan's document
+    kb("tag", str(scan), "keep")
+    def scan_source() -> dict:
+        hits = kb.json("search", "invoice", "--mode", "lexical")["results"]
+        return next(r["source"] for r in hits if r["source"]["path"] == str(scan))
+
+    before = scan_source()
+    assert before["tags"] == ["keep"]
+    conn = sqlite3.connect(tmp_path / "data dir" / "kb.db")
+    try:  # as if an older kb had chunked it
+        conn.execute("UPDATE documents SET chunking = 'old' WHERE path = ?", (str(scan),))
+        conn.commit()
+    finally:
+        conn.close()
+    kb.json("sync", "--workers", "0")
+    after = scan_source()
+    assert (after["document_id"], after["tags"]) == (before["document_id"], ["keep"])

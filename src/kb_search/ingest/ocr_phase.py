@@ -2,7 +2,8 @@
 
 In the keyword phase a PDF's text layer is parsed, chunked and written at once (keyword-
 searchable) and its pages that need OCR are queued in the database (`store.ocr_queue`, in the
-document's own transaction; a PDF with no text layer at all is queued without a document).
+document's own transaction; a PDF with no text layer at all is queued, and an earlier reading of
+the same content stays until this phase rewrites it in place, tags and id kept).
 After the keyword phase of the run, before the embedding phase (so that a chunk is embedded
 once, with its OCR text), this reads the queue: each file is parsed again, whole, with OCR, and
 its document rewritten in one transaction that also takes it off the queue, so its chunks and

@@ -31,7 +31,7 @@ from kb_search.store.db import Connection, DatabaseError
 from kb_search.store.documents import (
     delete_document,
 )
-from kb_search.store.inventory import document_id_at, document_states
+from kb_search.store.inventory import document_id_at, document_state, document_states
 from kb_search.store.ocr_queue import QUEUED_KEY, queue_scan, unqueue, waiting_pages
 from kb_search.store.roots import load_roots
 from kb_search.store.skipped import (
@@ -207,9 +207,12 @@ class _Ingest:
         self.progress.advance(1)
 
     def queue_ocr(self, candidate: Candidate, pages: int) -> None:
-        """A PDF with no text layer: its pages wait for the OCR phase, no document yet (the
-        old one, of another content, goes)."""
-        self.drop(candidate.item.path)
+        """A PDF with no text layer: its pages wait for the OCR phase. An earlier reading of
+        the same content (re-chunked after an upgrade) stays until the OCR phase rewrites it in
+        place, with its id, tags and vectors; one of another content goes (its text is stale)."""
+        state = document_state(self.conn, candidate.record.path)
+        if state is None or state[1] != candidate.record.content_hash:
+            self.drop(candidate.item.path)
         queue_scan(self.conn, candidate.record, pages)
         if candidate.forget:
             forget(self.conn, [candidate.record.path])

@@ -250,14 +250,24 @@ def move_document(
              document_id),
         )  # fmt: skip
         _fts_insert(conn, document_id)
+        # its scanned pages still wait, under the new name
+        conn.execute(
+            "UPDATE ocr_queue SET path = ?, rel_path = ?, size = ?, mtime = ? WHERE path = ?",
+            (new_path, rel_path, size, mtime, old_path),
+        )
     return "retitled" if retitled else "moved"
 
 
 def touch_document(conn: Connection, document_id: int, size: int, mtime: float) -> None:
-    """Record a new mtime for a file whose content did not change."""
+    """Record a new mtime for a file whose content did not change (its queued scans too)."""
     with transaction(conn):
         conn.execute(
             "UPDATE documents SET size = ?, mtime = ? WHERE id = ?", (size, mtime, document_id)
+        )
+        conn.execute(
+            "UPDATE ocr_queue SET size = ?, mtime = ?"
+            " WHERE path = (SELECT path FROM documents WHERE id = ?)",
+            (size, mtime, document_id),
         )
 
 
