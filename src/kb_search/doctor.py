@@ -326,7 +326,10 @@ def _ocr_queue(conn: Connection) -> str:
     what = f"{plural(pages, 'scanned PDF page')} in {plural(files, 'file')} wait for OCR"
     if engine_installed() is None:
         raise Advice(f"{what}; no OCR engine is installed: {OCR_INSTALL_HINT}, then `kb sync`")
-    raise Advice(f"{what} (a run was stopped before it read them): run `kb sync`")
+    raise Advice(
+        f"{what} (a run was stopped before it read them, or OCR is off:"
+        " `ingestion.enable_ocr: never`): run `kb sync` with OCR on"
+    )
 
 
 def _ann_index(conn: Connection, policy: tuple[str, int] | None = None) -> Check:
