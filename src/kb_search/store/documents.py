@@ -6,7 +6,6 @@ import hashlib
 import json
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import PurePath
 
 from kb_search.cjk import has_cjk
@@ -14,6 +13,7 @@ from kb_search.parsed import ParsedChunk, ParsedDocument
 from kb_search.sanitize import valid_text
 from kb_search.store.db import Connection, transaction
 from kb_search.store.ocr_queue import QUEUED_KEY, queue_row, unqueue_row
+from kb_search.store.records import DocumentRecord
 from kb_search.store.roots import removed_folder_holds
 from kb_search.store.vectors import delete_document_vectors, insert_vectors
 
@@ -41,18 +41,6 @@ def content_hash(data: bytes | str) -> str:
     if isinstance(data, str):
         data = data.encode("utf-8", "surrogatepass")
     return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
-@dataclass
-class DocumentRecord:
-    """Where a parsed document came from, as stored in `documents`."""
-
-    path: str  # absolute path, or a stable key such as "beir:<id>" for evaluation corpora
-    rel_path: str  # shown in citations
-    content_hash: str
-    size: int = 0
-    mtime: float = 0.0
-    chunking: str = ""  # see ingest.changes.chunking_fingerprint
 
 
 def _fts_delete(conn: Connection, document_id: int) -> None:

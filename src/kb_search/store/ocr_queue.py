@@ -6,12 +6,9 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from kb_search.store.db import Connection, transaction
-
-if TYPE_CHECKING:
-    from kb_search.store.documents import DocumentRecord
+from kb_search.store.records import DocumentRecord
 
 QUEUED_KEY = "ocr_queued_pages"  # a document's metadata: its pages that wait for OCR
 
@@ -63,8 +60,6 @@ def unqueue(conn: Connection, paths: list[str]) -> None:
 
 def queued_scans(conn: Connection) -> list[QueuedScan]:
     """Every queued file, oldest first."""
-    from kb_search.store.documents import DocumentRecord
-
     rows = conn.execute(
         "SELECT path, rel_path, content_hash, size, mtime, chunking, pages FROM ocr_queue"
         " ORDER BY queued_at, path"

@@ -18,6 +18,18 @@ _CHUNK_SELECT = (
 
 
 @dataclass
+class DocumentRecord:
+    """Where a parsed document came from, as stored in `documents`."""
+
+    path: str  # absolute path, or a stable key such as "beir:<id>" for evaluation corpora
+    rel_path: str  # shown in citations
+    content_hash: str
+    size: int = 0
+    mtime: float = 0.0
+    chunking: str = ""  # see ingest.changes.chunking_fingerprint
+
+
+@dataclass
 class StoredChunk:
     chunk_id: int
     document_id: int
