@@ -252,3 +252,24 @@ def test_tags_of_a_scan_survive_the_rechunk_after_an_upgrade(
     kb.json("sync", "--workers", "0")
     after = scan_source()
     assert (after["document_id"], after["tags"]) == (before["document_id"], ["keep"])
+
+
+def test_a_scan_left_by_a_stopped_run_takes_no_tags_of_a_later_command(
+    kb, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Old code: `kb add ~/scans` stopped before its OCR phase, then `kb add todo.md --tag work
+    --type memo`: the queued scan was written with tag `work` and type `memo`."""
+    folder = make_folder(tmp_path / "papers")
+    scan = folder / "scan.pdf"
+    monkeypatch.setattr(ocr, "engine_installed", lambda: "rapidocr")
+    monkeypatch.setattr(pipeline, "read_queued_scans", lambda *a, **k: None)  # stopped
+    kb.json("add", str(folder), "--workers", "0")
+    monkeypatch.undo()
+    needs_engine()
+    todo = tmp_path / "todo.md"
+    todo.write_text("# Todo\n\nFile the invoice.\n", encoding="utf-8")
+    kb.json("add", str(todo), "--tag", "work", "--type", "memo", "--workers", "0")
+    hits = kb.json("search", "invoice", "--mode", "lexical")["results"]
+    by_path = {r["source"]["path"]: r["source"] for r in hits}
+    assert (by_path[str(scan)]["tags"], by_path[str(scan)]["type"]) == ([], "pdf")
+    assert (by_path[str(todo)]["tags"], by_path[str(todo)]["type"]) == (["work"], "memo")

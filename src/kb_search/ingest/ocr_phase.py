@@ -48,10 +48,12 @@ def read_queued_scans(
     log: ErrorLog,
     vectors: VectorSource | None = None,
     progress: Progress | None = None,
+    queued_since: float | None = None,
 ) -> None:
     """OCR every queued file and write its document; counts go into `summary` (`ocr_pages`;
     a file written for the first time is `added`). Nothing happens without an OCR engine or
-    with `ocr=never`: the queue waits (`kb doctor` counts it)."""
+    with `ocr=never`: the queue waits (`kb doctor` counts it). `queued_since`: when this run
+    began; the command's tags and type go to the files it queued (None: to every file)."""
     if options.ocr == "never" or ocr.engine_installed() is None:
         return
     progress = progress or NoProgress()
@@ -72,6 +74,7 @@ def read_queued_scans(
     if not todo:
         return
     pages = {key: queued[c.record.path].pages for key, c in todo.items()}
+    queued_at = {key: queued[c.record.path].queued_at for key, c in todo.items()}
     progress.ocr(sum(pages.values()))
     writer = BatchWriter(conn, vectors)
     roots = load_root_settings(conn)
@@ -81,11 +84,13 @@ def read_queued_scans(
         for outcome in outcomes:
             candidate = todo[outcome.key]
             if outcome.status == "ok" and outcome.document is not None:
-                # the command's tags and type, and those its folder was added with
+                # the tags and type its folder was added with, and the command's when this
+                # run queued it (a scan left by a stopped run is no file this command named)
                 path = candidate.item.path
                 root = roots.get(deepest_root(path, roots) or path.parent, RootSettings())
-                tags = sorted(set(options.tags) | set(root.tags))
-                doc_type = options.doc_type or root.doc_type
+                named_now = queued_since is None or queued_at[outcome.key] >= queued_since
+                tags = sorted(set(options.tags if named_now else ()) | set(root.tags))
+                doc_type = (options.doc_type if named_now else None) or root.doc_type
                 written = _write(
                     writer, candidate, outcome.document, summary, progress, tags, doc_type
                 )

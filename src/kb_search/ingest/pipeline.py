@@ -110,7 +110,7 @@ def add_paths(
 ) -> AddSummary:
     """Ingest files and directories. Each file commits on its own, so a rerun resumes.
     `executor` parses (and may embed); the local process pool by default."""
-    started = time.perf_counter()
+    started, began = time.perf_counter(), time.time()
     summary = AddSummary()
     dirs = [p for p in paths if Path(p).expanduser().is_dir()]
     remember_roots(conn, dirs, options.tags, options.doc_type, named=paths)
@@ -145,7 +145,7 @@ def add_paths(
         executor=executor,
     )
     summary.keyword_seconds = time.perf_counter() - started
-    read_queued_scans(conn, options, summary, log, vectors, progress)
+    read_queued_scans(conn, options, summary, log, vectors, progress, queued_since=began)
     summary.embedded += embed_pending(conn, vectors, progress)
     summary.seconds = time.perf_counter() - started
     return summary

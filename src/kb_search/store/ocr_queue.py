@@ -19,6 +19,7 @@ class QueuedScan:
 
     record: DocumentRecord
     pages: int
+    queued_at: float = 0.0  # time.time() of the run that queued it
 
 
 def queue_row(conn: Connection, record: DocumentRecord, pages: int) -> None:
@@ -61,10 +62,10 @@ def unqueue(conn: Connection, paths: list[str]) -> None:
 def queued_scans(conn: Connection) -> list[QueuedScan]:
     """Every queued file, oldest first."""
     rows = conn.execute(
-        "SELECT path, rel_path, content_hash, size, mtime, chunking, pages FROM ocr_queue"
-        " ORDER BY queued_at, path"
+        "SELECT path, rel_path, content_hash, size, mtime, chunking, pages, queued_at"
+        " FROM ocr_queue ORDER BY queued_at, path"
     ).fetchall()
-    return [QueuedScan(DocumentRecord(*row[:6]), row[6]) for row in rows]
+    return [QueuedScan(DocumentRecord(*row[:6]), row[6], row[7]) for row in rows]
 
 
 def waiting_pages(conn: Connection) -> tuple[int, int]:
