@@ -22,7 +22,7 @@ from kb_search.formats.pdf import ocr
 from kb_search.ingest.batch_writer import BatchWriter
 from kb_search.ingest.changes import outcome_fingerprint
 from kb_search.ingest.executor import AddOptions, Candidate, LocalExecutor, VectorSource
-from kb_search.ingest.roots import deepest_root
+from kb_search.ingest.roots import file_settings
 from kb_search.ingest.summary import AddSummary, ErrorLog, Failure
 from kb_search.ingest.walk import Found
 from kb_search.parsed import ParsedDocument
@@ -34,7 +34,6 @@ from kb_search.store.ocr_queue import QueuedScan, queued_scans, unqueue
 from kb_search.store.roots import removed_folder_holds
 from kb_search.store.skipped import (
     FAILED,
-    RootSettings,
     Skipped,
     load_root_settings,
     remember_skipped,
@@ -87,10 +86,9 @@ def read_queued_scans(
                 # the tags and type its folder was added with, and the command's when this
                 # run queued it (a scan left by a stopped run is no file this command named)
                 path = candidate.item.path
-                root = roots.get(deepest_root(path, roots) or path.parent, RootSettings())
                 named_now = queued_since is None or queued_at[outcome.key] >= queued_since
-                tags = sorted(set(options.tags if named_now else ()) | set(root.tags))
-                doc_type = (options.doc_type if named_now else None) or root.doc_type
+                command = (options.tags, options.doc_type) if named_now else ((), None)
+                tags, doc_type = file_settings(roots, path, path.parent, *command)
                 written = _write(
                     writer, candidate, outcome.document, summary, progress, tags, doc_type
                 )

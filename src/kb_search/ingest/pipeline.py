@@ -19,7 +19,7 @@ from kb_search.ingest.changes import (
 from kb_search.ingest.executor import AddOptions, Candidate, Executor, LocalExecutor, VectorSource
 from kb_search.ingest.left_out import left_out_now, remove_left_out
 from kb_search.ingest.ocr_phase import read_queued_scans
-from kb_search.ingest.roots import deepest_root, remember_roots
+from kb_search.ingest.roots import deepest_root, file_settings, remember_roots
 from kb_search.ingest.speeds import recall, remember_parse
 from kb_search.ingest.summary import UNSUPPORTED_LISTED, AddSummary, ErrorLog, Failure
 from kb_search.ingest.walk import IGNORE_FILE, Found, IgnoreRules, WalkError, walk
@@ -37,7 +37,6 @@ from kb_search.store.roots import load_roots
 from kb_search.store.skipped import (
     EMPTY,
     FAILED,
-    RootSettings,
     Skipped,
     forget,
     load_root_settings,
@@ -256,9 +255,9 @@ class _Ingest:
 
     def settings_for(self, item: Found) -> tuple[list[str], str | None]:
         """Tags and type for a file: the command's, plus what its root was added with."""
-        root = self.roots.get(deepest_root(item.path, self.roots) or item.root, RootSettings())
-        tags = sorted(set(self.options.tags) | set(root.tags))
-        return tags, self.options.doc_type or root.doc_type
+        return file_settings(
+            self.roots, item.path, item.root, self.options.tags, self.options.doc_type
+        )
 
 
 def ingest_files(

@@ -10,9 +10,7 @@ from kb_search.ingest.changes import CHUNKER_VERSION
 from kb_search.sanitize import path_text
 from kb_search.store.db import Connection, set_meta, transaction
 from kb_search.store.roots import add_roots, lift_removed_roots
-from kb_search.store.skipped import (
-    remember_root_settings,
-)
+from kb_search.store.skipped import RootSettings, remember_root_settings
 
 
 def remember_roots(
@@ -48,3 +46,16 @@ def root_change(root: Path) -> str | None:
 def deepest_root(path: Path, roots: Iterable[Path]) -> Path | None:
     inside = [r for r in roots if r == path or r in path.parents]
     return max(inside, key=lambda r: len(r.parts), default=None)
+
+
+def file_settings(
+    roots: dict[Path, RootSettings],
+    path: Path,
+    walked_from: Path,
+    tags: Iterable[str] = (),
+    doc_type: str | None = None,
+) -> tuple[list[str], str | None]:
+    """Tags and type for a file: the command's (`tags`, `doc_type`), plus what the deepest
+    added folder holding it was added with (else the folder it was walked from)."""
+    root = roots.get(deepest_root(path, roots) or walked_from, RootSettings())
+    return sorted(set(tags) | set(root.tags)), doc_type or root.doc_type
