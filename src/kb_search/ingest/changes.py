@@ -12,7 +12,7 @@ from kb_search.ingest.walk import Found, rel_path_for
 from kb_search.parsed import IngestError
 from kb_search.progress import PDF_PAGE_WORK
 from kb_search.sanitize import path_text
-from kb_search.store.db import Connection
+from kb_search.store.db import Connection, DatabaseError
 from kb_search.store.documents import (
     DocumentRecord,
     content_hash,
@@ -23,6 +23,7 @@ from kb_search.store.skipped import (
     EMPTY,
     REMOVED,
     Skipped,
+    remember_skipped,
     touch_skipped,
 )
 
@@ -55,6 +56,31 @@ def outcome_fingerprint(options: AddOptions) -> str:
     cap = options.max_file_bytes
     ocr = f"{options.ocr}+{engine_installed() or 'no-engine'}"
     return f"{chunking_fingerprint(options)}:{cap}:{ocr}:{__version__}"
+
+
+def remember_outcome(
+    conn: Connection,
+    path: Path,
+    kind: str,
+    reason: str,
+    options: AddOptions,
+    record: DocumentRecord | None = None,
+) -> None:
+    """Remember a failure or an empty file with what it looked like (`record`, else a stat),
+    so that reruns skip it until it changes."""
+    if record is None:
+        try:
+            stat = path.stat()
+        except OSError:
+            return
+        size, mtime, digest = stat.st_size, stat.st_mtime, None
+    else:
+        size, mtime, digest = record.size, record.mtime, record.content_hash
+    entry = Skipped(kind, reason, size, mtime, digest, outcome_fingerprint(options))
+    try:
+        remember_skipped(conn, path_text(path), entry)
+    except DatabaseError:
+        pass  # memory is an optimisation: the failure itself is logged
 
 
 def expected_work(path: Path, size: int) -> float:

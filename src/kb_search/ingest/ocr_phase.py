@@ -20,7 +20,7 @@ from pathlib import Path
 
 from kb_search.formats.pdf import ocr
 from kb_search.ingest.batch_writer import BatchWriter
-from kb_search.ingest.changes import outcome_fingerprint
+from kb_search.ingest.changes import remember_outcome
 from kb_search.ingest.executor import AddOptions, Candidate, LocalExecutor, VectorSource
 from kb_search.ingest.roots import file_settings
 from kb_search.ingest.summary import AddSummary, ErrorLog, Failure
@@ -34,9 +34,7 @@ from kb_search.store.ocr_queue import QueuedScan, queued_scans, unqueue
 from kb_search.store.roots import removed_folder_holds
 from kb_search.store.skipped import (
     FAILED,
-    Skipped,
     load_root_settings,
-    remember_skipped,
 )
 
 
@@ -158,16 +156,7 @@ def _failed(
     if candidate.existed:
         reason = f"OCR of its scanned pages failed: {reason} (its text layer is indexed)"
     else:
-        record = candidate.record
-        entry = Skipped(
-            FAILED,
-            reason,
-            record.size,
-            record.mtime,
-            record.content_hash,
-            outcome_fingerprint(options),
-        )
-        remember_skipped(conn, path_text(path), entry)
+        remember_outcome(conn, path, FAILED, reason, options, candidate.record)
     failure = Failure(path_text(path), reason)
     summary.failed.append(failure)
     log.write(failure)

@@ -14,7 +14,7 @@ from kb_search.ingest.changes import (
     UNCHANGED,
     check_file,
     chunking_fingerprint,
-    outcome_fingerprint,
+    remember_outcome,
 )
 from kb_search.ingest.executor import AddOptions, Candidate, Executor, LocalExecutor, VectorSource
 from kb_search.ingest.left_out import left_out_now, remove_left_out
@@ -27,7 +27,7 @@ from kb_search.ingest.workers import Outcome
 from kb_search.parsed import IngestError, ParsedDocument
 from kb_search.progress import PDF_PAGE_WORK, NoProgress, Progress, work_units
 from kb_search.sanitize import path_text
-from kb_search.store.db import Connection, DatabaseError
+from kb_search.store.db import Connection
 from kb_search.store.documents import (
     delete_document,
 )
@@ -37,11 +37,9 @@ from kb_search.store.roots import load_roots
 from kb_search.store.skipped import (
     EMPTY,
     FAILED,
-    Skipped,
     forget,
     load_root_settings,
     load_skipped,
-    remember_skipped,
 )
 
 
@@ -236,22 +234,9 @@ class _Ingest:
         return True
 
     def remember(self, path: Path, kind: str, reason: str, candidate: Candidate | None) -> None:
-        """Remember a failure or an empty file with what it looked like, so that reruns skip it
-        until it changes."""
+        """Remember a failure or an empty file, so that reruns skip it until it changes."""
         record = candidate.record if candidate else None
-        if record is None:
-            try:
-                stat = path.stat()
-            except OSError:
-                return
-            size, mtime, digest = stat.st_size, stat.st_mtime, None
-        else:
-            size, mtime, digest = record.size, record.mtime, record.content_hash
-        entry = Skipped(kind, reason, size, mtime, digest, outcome_fingerprint(self.options))
-        try:
-            remember_skipped(self.conn, path_text(path), entry)
-        except DatabaseError:
-            pass  # memory is an optimisation: the failure itself is logged
+        remember_outcome(self.conn, path, kind, reason, self.options, record)
 
     def settings_for(self, item: Found) -> tuple[list[str], str | None]:
         """Tags and type for a file: the command's, plus what its root was added with."""
