@@ -154,3 +154,29 @@ def test_a_compressed_log_is_left_out_as_a_log(tmp_path):
     log = gz(tmp_path / "check.log.gz", b"Running gdb.base/break.exp ...\nPASS: gdb.base\n" * 50)
     assert classify(log).left_out == "log"
     assert classify(log, include_generated=True).left_out is None
+
+
+@pytest.mark.parametrize("name", ["NEWS.gz", "app.js.gz", "guide.md.gz"])
+def test_classifying_a_compressed_file_inflates_its_head_once(tmp_path, monkeypatch, name):
+    calls = []
+    real = compressed.inflated_head
+
+    def counting(handle, path, size):
+        calls.append(size)
+        return real(handle, path, size)
+
+    monkeypatch.setattr(compressed, "inflated_head", counting)
+    verdict = classify(gz(tmp_path / name, NEWS.encode()))
+    assert verdict.left_out is None
+    assert len(calls) == 1
+
+
+def test_a_compressed_text_is_inflated_in_memory_not_through_a_temp_file(tmp_path, monkeypatch):
+    path = gz(tmp_path / "NEWS.gz", NEWS.encode())
+
+    def no_temp_file(*args, **kwargs):
+        raise AssertionError("a text document went through a temp file")
+
+    monkeypatch.setattr(compressed.tempfile, "TemporaryFile", no_temp_file)
+    assert read_text_file(path) == NEWS
+    assert read_document(path) == NEWS.encode()

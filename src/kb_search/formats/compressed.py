@@ -14,7 +14,7 @@ import io
 import lzma
 import tempfile
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
@@ -45,10 +45,9 @@ def inner_path(path: Path) -> Path:
     return path.with_suffix("") if is_compressed(path) else path
 
 
-def inflate(handle: BinaryIO, path: Path, limit: int = INFLATE_LIMIT) -> BinaryIO:
-    """The inflated content of `handle` (a compressed file) in a temp file, rewound; `handle`
-    is closed. BadCompressedFile when it is broken or holds more than `limit` bytes."""
-    out = tempfile.TemporaryFile()  # noqa: SIM115 - returned open, the caller closes it
+def _inflated_steps(handle: BinaryIO, path: Path, limit: int) -> Iterator[bytes]:
+    """The inflated content of `handle` a step at a time; `handle` is closed at the end.
+    BadCompressedFile when it is broken or holds more than `limit` bytes."""
     try:
         with handle, _OPENERS[path.suffix.lower()](handle) as stream:
             written = 0
@@ -58,15 +57,29 @@ def inflate(handle: BinaryIO, path: Path, limit: int = INFLATE_LIMIT) -> BinaryI
                     raise BadCompressedFile(
                         f"compressed file inflates to more than {limit / 1e6:g} MB"
                     )
-                out.write(chunk)
+                yield chunk
+    except _BROKEN as exc:
+        raise BadCompressedFile(f"broken compressed file ({exc})") from exc
+
+
+def inflate(handle: BinaryIO, path: Path, limit: int = INFLATE_LIMIT) -> BinaryIO:
+    """The inflated content of `handle` (a compressed file) in a temp file, rewound, for
+    parsers that seek; `handle` is closed. BadCompressedFile as `_inflated_steps`."""
+    out = tempfile.TemporaryFile()  # noqa: SIM115 - returned open, the caller closes it
+    try:
+        for chunk in _inflated_steps(handle, path, limit):
+            out.write(chunk)
         out.seek(0)
         return out  # type: ignore[return-value]
-    except _BROKEN as exc:
-        out.close()
-        raise BadCompressedFile(f"broken compressed file ({exc})") from exc
     except BaseException:
         out.close()
         raise
+
+
+def inflated(handle: BinaryIO, path: Path, limit: int = INFLATE_LIMIT) -> bytes:
+    """The inflated content of `handle` in memory (a text document is read whole anyway);
+    `handle` is closed. BadCompressedFile as `_inflated_steps`."""
+    return b"".join(_inflated_steps(handle, path, limit))
 
 
 def inflated_head(handle: BinaryIO, path: Path, size: int) -> bytes:

@@ -81,7 +81,9 @@ def _decode_legacy(data: bytes) -> str:
 
 def _read_bytes(path: Path, max_bytes: int) -> bytes:
     try:
-        with open_document(path, max_bytes) as handle:
+        if compressed.is_compressed(path):  # inflated in memory, where it is read anyway
+            return compressed.inflated(open_user_file(path), path, max_bytes)
+        with open_user_file(path) as handle:
             size = os.fstat(handle.fileno()).st_size
             if size > max_bytes:
                 raise IngestError(
@@ -120,8 +122,11 @@ def open_document(path: Path | str, limit: int = compressed.INFLATE_LIMIT) -> Bi
 def read_document(path: Path | str, limit: int | None = None) -> bytes:
     """The bytes of the document `open_document` opens (the first `limit` of them)."""
     path = Path(path)
-    if limit is not None and compressed.is_compressed(path):
-        return compressed.inflated_head(open_user_file(path), path, limit)
+    if compressed.is_compressed(path):
+        handle = open_user_file(path)
+        if limit is None:
+            return compressed.inflated(handle, path)
+        return compressed.inflated_head(handle, path, limit)
     with open_document(path) as handle:
         return handle.read() if limit is None else handle.read(limit)
 

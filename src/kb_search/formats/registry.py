@@ -365,13 +365,16 @@ _INFLATABLE = frozenset({
 })  # fmt: skip
 
 
-def _readable_inflated(path: Path, fmt: Format | None) -> Format | None:
+def _readable_inflated(path: Path, fmt: Format | None, head: bytes = b"") -> Format | None:
     """A compressed file is read only by a parser that reads through `reader`, and only when
-    it inflates (a broken one is of no type kb reads, not a failure)."""
+    it inflates (a broken one is of no type kb reads, not a failure). `head`: its inflated
+    first bytes when already read (then it inflates: it is not inflated again to see)."""
     if fmt is None or not compressed.is_compressed(path):
         return fmt
     if fmt.parser not in _INFLATABLE:
         return None
+    if head:
+        return fmt
     try:
         return None if compressed.broken(path, open_user_file(path)) else fmt
     except OSError:
@@ -441,7 +444,10 @@ def classify(path: Path, include_generated: bool = False, named: bool = False) -
             heads[file] = _head_bytes(file)
         return heads[file]
 
-    fmt = _readable_inflated(path, _named_format(path) or _unknown_format(path, head_of, named))
+    fmt = _named_format(path) or _unknown_format(path, head_of, named)
+    # one inflated head serves every look at a compressed file (sniff, broken, minified)
+    compressed_head = head_of(path) if fmt and compressed.is_compressed(path) else b""
+    fmt = _readable_inflated(path, fmt, compressed_head)
     if fmt is None:
         return Verdict(None, UNSUPPORTED)
     if include_generated or named:
