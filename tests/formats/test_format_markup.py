@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from kb_search.ingest.parse import parse_file
 from kb_search.parsed import ChunkSettings
 
@@ -210,3 +212,66 @@ def test_latex_that_pylatexenc_cannot_parse_still_yields_text(tmp_path):
     nested = "\\section{Deep}\n" + "{" * 3000 + "buried" + "}" * 3000 + "\n"
     document = parse_file(write(tmp_path, "deep.tex", nested), ChunkSettings())
     assert "buried" in document.chunks[-1].text
+
+
+GIT_PAGE = """git-bisect(1)
+=============
+
+NAME
+----
+git-bisect - Use binary search to find the commit that introduced a bug
+
+SYNOPSIS
+--------
+[verse]
+'git bisect' <subcommand> <options>
+
+DESCRIPTION
+-----------
+The command takes various subcommands, see linkgit:git-log[1].
+
+Bisect run
+~~~~~~~~~~
+----
+$ git bisect run my_script arguments
+----
+"""
+
+
+def test_asciidoc_two_line_titles_are_sections_not_listings(tmp_path):
+    document = parse_file(write(tmp_path, "git-bisect.adoc", GIT_PAGE), TIGHT)
+    assert document.title == "git-bisect(1)"
+    headings = [c.heading for c in document.chunks]
+    assert "git-bisect(1) > DESCRIPTION > Bisect run" in headings
+    run = by_heading(document)["git-bisect(1) > DESCRIPTION > Bisect run"]
+    assert "```\n$ git bisect run my_script arguments\n```" in run.text
+    everything = "\n".join(c.text for c in document.chunks)
+    assert "linkgit" not in everything and "see git-log(1)." in everything
+    assert "-----" not in everything and "~~~~" not in everything
+
+
+def test_a_txt_written_in_asciidoc_is_read_as_asciidoc_and_stays_text(tmp_path):
+    document = parse_file(write(tmp_path, "git-bisect.txt", GIT_PAGE), TIGHT)
+    assert document.doc_type == "text"
+    assert document.metadata.get("format") == "asciidoc"
+    assert "git-bisect(1) > SYNOPSIS" in [c.heading for c in document.chunks]
+
+
+@pytest.mark.parametrize(
+    "name, text",
+    [  # underlined titles alone (plain notes, reST) are not AsciiDoc
+        ("notes.txt", "Debugging\n=========\n\nHow to\n------\n\nRun it under gdb.\n"),
+        ("design.txt", "Design\n======\n\n.. _why:\n\nWhy\n---\n\n----\n\nWords.\n"),
+    ],
+)
+def test_plain_and_rest_text_are_not_taken_for_asciidoc(tmp_path, name, text):
+    document = parse_file(write(tmp_path, name, text), TIGHT)
+    assert document.metadata.get("format") != "asciidoc"
+
+
+def test_a_sphinx_rst_txt_source_is_read_as_rest(tmp_path):
+    body = "Intro words. " * 40 + "\n\nWhy\n---\n\n" + "Because. " * 40
+    text = "Design\n======\n\n" + body + "\n"
+    document = parse_file(write(tmp_path, "design.rst.txt", text), TIGHT)
+    assert document.metadata == {"format": "rst"}
+    assert "Design > Why" in [c.heading for c in document.chunks]

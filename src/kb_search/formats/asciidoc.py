@@ -1,9 +1,12 @@
 """AsciiDoc: a line-for-line conversion to Markdown, then the Markdown chunker.
 
-`= Title` / `== Section` become `#` / `##`; the header's author line and attributes
-(`:author:`, `:keywords:`, `:description:` ...) become metadata and tags; listing and literal
-blocks become fences (with the language of a `[source,LANG]` line); comments, attribute lines,
-block delimiters and `include::` directives are dropped; inline macros keep their text. Every
+`= Title` / `== Section` become `#` / `##`, as do two-line titles (`Title` over `=====`,
+`Section` over `-------`, then `~`, `^`, `+`: AsciiDoc's older style, git's manual pages);
+the header's author line and attributes (`:author:`, `:keywords:`, `:description:` ...)
+become metadata and tags; listing and literal blocks become fences (with the language of a
+`[source,LANG]` line); comments, attribute lines, block delimiters and `include::` directives
+are dropped; inline macros keep their text (a project's own, `linkgit:git-log[1]`, as
+`git-log(1)`). A `.txt` written in AsciiDoc is read so too (`looks_like_asciidoc`). Every
 converted line stands for its own line of the file. No library: the only full AsciiDoc
 implementation (Asciidoctor) is Ruby, and the Python ports are unmaintained.
 """
@@ -30,8 +33,13 @@ _MACRO = re.compile(
     r"(?<![^\s\[])(?:link|mailto|xref|image|footnote|kbd|btn|menu|pass):([^\[\s]*)\[([^\[\]]*)\]"
 )
 _URL = re.compile(r"(?<![^\s\[])(https?://[^\s\[]+)\[([^\[\]]*)\]")
+# A project's own inline macro (git's `linkgit:git-log[1]`): its target, then its text in brackets
+_CUSTOM_MACRO = re.compile(r"(?<![^\s\[(])[a-z]+:([\w.-]+)\[([^\[\]]*)\]")
 _CROSS_REF = re.compile(r"<<([^,<>]+)(?:,\s*([^<>]+))?>>")
 _ANCHOR = re.compile(r"\[\[[^\[\]]*\]\]|\[#[^\[\]]*\]")
+# Two-line titles: the underline's character gives the level; its length is the title's +-2.
+_UNDERLINE_LEVELS = {"=": 1, "-": 2, "~": 3, "^": 4, "+": 5}
+_TITLE_TEXT = re.compile(r"^[^\s\[.:/|*+-].*\w")  # not a block title, attribute, comment, list
 METADATA_ATTRIBUTES = {"author", "email", "revdate", "revnumber", "description", "lang"}
 
 
@@ -44,8 +52,18 @@ def parse_asciidoc(source: Source) -> ParsedDocument:
     comment = False
     language = ""
     in_header = False
+    underlined = two_line_titles(lines)
     for number, line in enumerate(lines, start=1):
         stripped = line.rstrip()
+        if not comment and not fence and number - 1 in underlined:
+            level = underlined[number - 1]
+            if level == 1 and not title:
+                title, in_header = _inline(stripped), True
+            builder.line(f"{'#' * level} {_inline(stripped)}", number)
+            continue
+        if not comment and not fence and number - 2 in underlined:
+            builder.line("", number)  # the underline
+            continue
         if comment:
             comment = not (len(stripped) >= 4 and set(stripped) == {"/"})
             builder.line("", number)
@@ -88,6 +106,49 @@ def parse_asciidoc(source: Source) -> ParsedDocument:
     return document
 
 
+def two_line_titles(lines: list[str]) -> dict[int, int]:
+    """Line index -> level of each two-line title: a line of text over a line of one of
+    `=-~^+` as long as it (+-2 characters), the underline at least two characters."""
+    titles = {}
+    for index in range(len(lines) - 1):
+        text, under = lines[index].rstrip(), lines[index + 1].rstrip()
+        if len(under) < 2 or len(set(under)) != 1 or under[0] not in _UNDERLINE_LEVELS:
+            continue
+        if abs(len(under) - len(text)) <= 2 and _TITLE_TEXT.match(text) and index - 1 not in titles:
+            titles[index] = _UNDERLINE_LEVELS[under[0]]
+    return titles
+
+
+# Marks only AsciiDoc has (a reST or Markdown file with underlined titles has none of them)
+_ASCIIDOC_MARKS = re.compile(
+    r"^(?:-{4,}|\.{4,}|={4,}|\[(?:verse|source|listing|literal|quote|NOTE|TIP|WARNING)\b.*\]"
+    r"|\[\[[\w-]+\]\]|(?:include|ifdef|ifndef|image)::\S.*|:[\w-]+:(?: .*)?)$"
+    r"|\blinkgit:|<<[\w-]+(?:,[^>]*)?>>",
+    re.M,
+)
+_RST_DIRECTIVE = re.compile(r"^\.\. (?:[\w-]+::|_[^:]+:)", re.M)
+
+
+def looks_like_asciidoc(text: str) -> bool:
+    """A `.txt` written in AsciiDoc (git's manual pages, many older projects): it opens with a
+    document title (`= Title`, or a title over `===`), has a section title and a mark only
+    AsciiDoc has (a listing block, `linkgit:`, `[verse]`, an attribute line), and no reST
+    directive."""
+    head = text[:40_000]
+    lines = head.split("\n")
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is None or _RST_DIRECTIVE.search(head):
+        return False
+    titles = two_line_titles(lines)
+    opening = titles.get(first) == 1 or bool(re.match(r"^=\s+\S", lines[first]))
+    sections = any(index != first and level > 1 for index, level in titles.items())
+    sections = sections or bool(re.search(r"^={2,6}\s+\S", head, re.M))
+    marked = any(
+        _ASCIIDOC_MARKS.search(line) for index, line in enumerate(lines) if index - 1 not in titles
+    )  # a title's underline is no listing delimiter
+    return opening and sections and marked
+
+
 def _convert_line(line: str, attributes: dict[str, str]) -> str:
     section = _SECTION.match(line)
     if section:
@@ -109,6 +170,7 @@ def _convert_line(line: str, attributes: dict[str, str]) -> str:
 def _inline(text: str) -> str:
     text = _MACRO.sub(lambda m: m.group(2) or m.group(1), text)
     text = _URL.sub(lambda m: m.group(2) or m.group(1), text)
+    text = _CUSTOM_MACRO.sub(lambda m: m.group(1) + (f"({m.group(2)})" if m.group(2) else ""), text)
     text = _CROSS_REF.sub(lambda m: m.group(2) or m.group(1), text)
     return _ANCHOR.sub("", text)
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from kb_search.chunking.tokens import TokenCounter, count_tokens
 from kb_search.chunking.units import Section, chunk_sections
+from kb_search.formats.asciidoc import looks_like_asciidoc, parse_asciidoc
 from kb_search.formats.registry import Source
 from kb_search.parsed import ChunkSettings, ParsedDocument
 
@@ -19,7 +20,7 @@ def parse_text(
 ) -> ParsedDocument:
     """Whole note as one chunk when it fits, else paragraph windows (RST: per section)."""
     lines = text.split("\n")
-    is_rst = path.suffix.lower() == ".rst"
+    is_rst = path.suffix.lower() == ".rst" or path.name.lower().endswith(".rst.txt")
     sections = rst_sections(lines) if is_rst else [Section((), 0, 0, len(lines))]
     cut = chunk_sections(lines, sections, settings, count)
     return ParsedDocument(
@@ -145,4 +146,12 @@ def _text_title(lines: list[str], path: Path) -> str:
 
 
 def parse_text_source(source: Source) -> ParsedDocument:
-    return parse_text(source.text(), source.name, source.settings, source.count)
+    """A text file; one written in AsciiDoc (git's `.txt` manual pages) is read as AsciiDoc
+    (sections, listings, no markup) and stays of type text."""
+    text = source.text()
+    if source.name.suffix.lower() == ".txt" and looks_like_asciidoc(text):
+        document = parse_asciidoc(source)
+        document.doc_type = "text"
+        document.metadata = {**document.metadata, "format": "asciidoc"}
+        return document
+    return parse_text(text, source.name, source.settings, source.count)
