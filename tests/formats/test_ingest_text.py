@@ -28,6 +28,11 @@ def test_long_first_line_gives_stem_title():
     assert doc.title == "journal"
 
 
+def test_a_list_term_or_literal_label_is_no_title():
+    doc = parse("-b::\n\tShow blank SHA-1 for boundary commits.\n", name="blame-options.txt")
+    assert doc.title == "blame-options"
+
+
 def test_large_note_is_packed_into_paragraph_windows():
     paragraphs = [" ".join([f"p{i}"] * 10) for i in range(6)]
     doc = parse("\n\n".join(paragraphs), max_tokens=25)

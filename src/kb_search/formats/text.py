@@ -141,7 +141,9 @@ def _text_title(lines: list[str], path: Path) -> str:
         if not stripped or _RST_ADORNMENT.match(stripped):
             continue
         title = _ASCIIDOC_TITLE.sub("", stripped, count=1) if stripped.startswith("=") else stripped
-        return title if len(title) < MAX_TITLE_CHARS else path.stem
+        # a line ending in "::" labels what follows (an AsciiDoc list term, a reST literal)
+        named = len(title) < MAX_TITLE_CHARS and not title.endswith("::")
+        return title if named else path.stem
     return path.stem
 
 
