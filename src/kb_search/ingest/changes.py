@@ -35,7 +35,9 @@ KNOWN_EMPTY = "known empty"  # empty before and unchanged since: not a failure
 #    text names its chunk; PDF running heads, reading order and headings (issue 37); titles of
 #    package metadata files (PKG-INFO); generated and sniffed files judged again.
 # 5: PDF tables of contents and indexes marked as navigation (issue 37).
-CHUNKER_VERSION = 5
+# 6: a `.txt` written in AsciiDoc read as AsciiDoc, two-line AsciiDoc titles (issue 32); PDF
+#    reading order on margin notes, parallel pairs and bands (issue 37).
+CHUNKER_VERSION = 6
 # The last version whose change reached plain-text chunks (`formats/text.parse_text`), the
 # cut BEIR corpora go through: their cached eval indexes (evaluate/beir.py) outlive other bumps.
 TEXT_CHUNKER_VERSION = 3
