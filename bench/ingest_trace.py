@@ -19,8 +19,10 @@ embedded).
 ProgressView` with a clock that follows the trace, the priors the terminal line uses) and
 asks for its ETA every second; the error at time t is ETA / (end - t) - 1. Run it with
 `PYTHONPATH=OLD/src` to score an older estimator on the same trace. Reported: the first
-estimate, the estimates at 25/50/75% of the run's time, and the worst after the first minute
-(until the last 5%).
+estimate, the first after the run timed its embedder (a batch beside the parser, or the
+embedding phase's first), the estimates at 25/50/75% of the run's time, and the worst after
+the first minute (until the last 5%). `--recent-weight W` scores the estimator with another
+weight of the recent embedding speed (`progress.RECENT_WEIGHT`).
 """
 
 from __future__ import annotations

@@ -13,7 +13,10 @@ computed from. An ingest has two phases, estimated apart and added:
   measured as it runs, else a prior) and its speed the one this index measured on its last
   run (`measured_before`), else the one of batches embedded during the keyword phase
   (`sharing_slowdown` times faster once the parser no longer shares the cores), else a prior;
-  chunks embedded while files are still parsed shorten it. Once it runs, its own speed.
+  chunks embedded while files are still parsed shorten it. Once it runs, its own speed:
+  chunks counted by the time they take in the embedder's sorted windows (`window_work`), the
+  phase's speed and its recent one blended (`Rate`), the speed expected before it kept as
+  `EXPECTED_WORTH_S` seconds of measuring.
 
 Between the two, when scanned PDF pages were queued for OCR (`await_ocr`), the OCR phase reads
 them (`ocr`, `ocr_read`): its time is the pages left at the speed it measures, else
@@ -34,16 +37,16 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 PDF_PAGE_WORK = 3000  # bytes of extracted text on a typical PDF page (a file's expected work)
-# What a PDF page costs to parse and write, in bytes of Markdown (CPU time, measured on the
-# shared PDFs: 20 KB for simple pages to 480 KB for dense layouts, 190 KB over 474 pages;
-# Markdown parses at ~1 MB per CPU second). Only the split between text and pages rests on
-# it: a job's speed is measured as it runs.
+# What a PDF page costs to parse and write, in bytes of Markdown: at the prior below, 50 pages
+# a second (`kb add` of 35 PDFs, 677 pages, on the shared two-core machine: 52 pages/s with
+# one batch embedded alongside; 128 others: 44/s). Pages of other collections cost more or
+# less (24 PDFs of a PDF library's test files: 13/s): the run measures its own speed.
 PDF_PAGE_PARSE = 6_000.0
 PRIOR_CHUNK_BYTES = 500.0  # bytes of text per chunk before a job has measured its own
 PRIOR_PAGE_CHUNKS = 3.5  # chunks per PDF page before a job has measured its own (3.3-3.9)
 # Plain text parsed and written per second before a job has measured its own (Markdown on
-# two busy cores, one parser process: 480 KB/s, md_argocd_docs).
-PRIOR_PARSE_BYTES_PER_S = 400_000.0
+# two busy cores, one parser process, slices of md_argocd_docs: 50-480 KB/s, median 285).
+PRIOR_PARSE_BYTES_PER_S = 300_000.0
 # Seconds RapidOCR takes per scanned page before a job has measured its own (the shared PDFs'
 # scans on two busy cores: 37 pages in ~360 s).
 PRIOR_OCR_PAGE_S = 10.0
