@@ -166,7 +166,7 @@ def replay(events: list[dict], model: str, step: float = 1.0) -> list[tuple[floa
             if method is None:
                 continue  # an event an older estimator does not take
             known = inspect.signature(method).parameters  # an older estimator takes fewer
-            method(*args, **{k: v for k, v in kwargs.items() if k in known})
+            method(*args[: len(known)], **{k: v for k, v in kwargs.items() if k in known})
     return samples
 
 

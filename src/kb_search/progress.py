@@ -353,8 +353,11 @@ class Tally:
         self.sample_seconds += max(0.0, seconds)
 
     def await_ocr(self, pages: int, path: str = "") -> None:
-        if path:
-            pages, self.ocr_queued[path] = pages - self.ocr_queued.get(path, 0), pages
+        if path:  # only files with pages waiting are kept: most files have none
+            before = self.ocr_queued.pop(path, 0)
+            if pages:
+                self.ocr_queued[path] = pages
+            pages -= before
         self.ocr_waiting = max(0, self.ocr_waiting + pages)
 
     def ocr(self, pages: int) -> None:
