@@ -182,3 +182,17 @@ def test_pages_of_a_file_queued_again_count_once():
     assert tally.ocr_waiting == 5
     tally.await_ocr(0, "/a/mixed.pdf")  # failed now: unqueued
     assert tally.ocr_waiting == 3
+
+
+def test_the_window_is_the_one_the_embedder_sorts():
+    """`WINDOW_TIME` was measured on windows of FILL_BATCH chunks, each sorted by length and
+    embedded 16 at a time: a change to either makes the weighting wrong."""
+    import inspect
+
+    from kb_search.embedding import embedder
+    from kb_search.vectors.writer import FILL_BATCH
+
+    batch = inspect.signature(embedder.Embedder.embed_passages).parameters["batch_size"].default
+    assert EMBED_WINDOW == FILL_BATCH == batch * embedder._SORT_WINDOW_BATCHES
+    assert len(WINDOW_TIME) == EMBED_WINDOW // batch + 1
+    assert list(WINDOW_TIME) == sorted(WINDOW_TIME) and WINDOW_TIME[-1] == 1.0
