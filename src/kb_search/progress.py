@@ -13,7 +13,10 @@ computed from. An ingest has two phases, estimated apart and added:
   measured as it runs, else a prior) and its speed the one this index measured on its last
   run (`measured_before`), else the one of batches embedded during the keyword phase
   (`sharing_slowdown` times faster once the parser no longer shares the cores), else a prior;
-  chunks embedded while files are still parsed shorten it. Once it runs, its own speed.
+  chunks embedded while files are still parsed shorten it. Once it runs, its own speed:
+  chunks counted by the time they take in the embedder's sorted windows (`window_work`), the
+  phase's speed and its recent one blended (`Rate`), the speed expected before it kept as
+  `EXPECTED_WORTH_S` seconds of measuring.
 
 Between the two, when scanned PDF pages were queued for OCR (`await_ocr`), the OCR phase reads
 them (`ocr`, `ocr_read`): its time is the pages left at the speed it measures, else
@@ -28,24 +31,41 @@ from __future__ import annotations
 
 import os
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
 PDF_PAGE_WORK = 3000  # bytes of extracted text on a typical PDF page (a file's expected work)
-# What a PDF page costs to parse and write, in bytes of Markdown (CPU time, measured on the
-# shared PDFs: 20 KB for simple pages to 480 KB for dense layouts, 190 KB over 474 pages;
-# Markdown parses at ~1 MB per CPU second). Only the split between text and pages rests on
-# it: a job's speed is measured as it runs.
-PDF_PAGE_PARSE = 100_000.0
+# What a PDF page costs to parse and write, in bytes of Markdown: at the prior below, 50 pages
+# a second (`kb add` of 35 PDFs, 677 pages, on the shared two-core machine: 52 pages/s with
+# one batch embedded alongside; 128 others: 44/s). Pages of other collections cost more or
+# less (24 PDFs of a PDF library's test files: 13/s): the run measures its own speed.
+PDF_PAGE_PARSE = 6_000.0
 PRIOR_CHUNK_BYTES = 500.0  # bytes of text per chunk before a job has measured its own
 PRIOR_PAGE_CHUNKS = 3.5  # chunks per PDF page before a job has measured its own (3.3-3.9)
 # Plain text parsed and written per second before a job has measured its own (Markdown on
-# two busy cores, one parser process: 480 KB/s, md_argocd_docs).
-PRIOR_PARSE_BYTES_PER_S = 400_000.0
+# two busy cores, one parser process, slices of md_argocd_docs: 50-480 KB/s, median 285).
+PRIOR_PARSE_BYTES_PER_S = 300_000.0
 # Seconds RapidOCR takes per scanned page before a job has measured its own (the shared PDFs'
 # scans on two busy cores: 37 pages in ~360 s).
 PRIOR_OCR_PAGE_S = 10.0
+# The embedder sorts each window of `EMBED_WINDOW` chunks (vectors/writer.FILL_BATCH) by
+# length and embeds it 16 at a time (embedding/embedder.py): a window's first chunks, the
+# short ones, go faster than its last. `WINDOW_TIME[k]`: the share of a window's time spent
+# when k 16ths of it are done (median of 67 windows in 8 recorded runs, bench/ingest_trace.py).
+# The embedding speed is measured in chunks weighted by it (`window_work`), so that a window
+# begun does not read as a faster machine.
+EMBED_WINDOW = 256
+WINDOW_TIME = (0.0, 0.036, 0.075, 0.124, 0.173, 0.229, 0.285, 0.351, 0.414,
+               0.475, 0.537, 0.614, 0.684, 0.759, 0.835, 0.913, 1.0)  # fmt: skip
+# The recent embedding speed is measured over the last this many chunks, and weighs this much
+# against the run's (see `Rate`).
+RECENT_CHUNKS = 512.0
+RECENT_WEIGHT = 0.25
+# What the embedding speed was expected to be (`Tally.expected_embed_rate`) counts as this
+# many seconds of the embedding phase's own measuring.
+EXPECTED_WORTH_S = 10.0
 
 
 def sharing_slowdown(cores: int | None = None) -> float:
@@ -99,8 +119,10 @@ class Progress(Protocol):
         """During the keyword phase, `n` chunks were embedded in `seconds` (a measurement of
         this machine's embedding speed)."""
 
-    def await_ocr(self, pages: int) -> None:
-        """`pages` more scanned PDF pages were queued (or found queued) for the OCR phase."""
+    def await_ocr(self, pages: int, path: str = "") -> None:
+        """`pages` more scanned PDF pages were queued (or found queued) for the OCR phase;
+        with `path`, those of that file: a later call for the same file replaces its count
+        (queued again, or 0: read, failed or written without scanned pages)."""
 
     def ocr(self, pages: int) -> None:
         """The OCR phase found `pages` more pages to read (the first call starts it)."""
@@ -143,7 +165,7 @@ class NoProgress:
     def embed_sample(self, n: int, seconds: float) -> None:
         pass
 
-    def await_ocr(self, pages: int) -> None:
+    def await_ocr(self, pages: int, path: str = "") -> None:
         pass
 
     def ocr(self, pages: int) -> None:
@@ -153,6 +175,16 @@ class NoProgress:
         pass
 
 
+def window_work(embedded: int) -> float:
+    """`embedded` chunks of the embedding phase as the chunks of whole windows whose time they
+    took: n chunks into a window count as its share of time done (`WINDOW_TIME`)."""
+    whole, part = divmod(max(0, embedded), EMBED_WINDOW)
+    position = part * (len(WINDOW_TIME) - 1) / EMBED_WINDOW
+    k = int(position)
+    share = WINDOW_TIME[k] + (WINDOW_TIME[k + 1] - WINDOW_TIME[k]) * (position - k)
+    return (whole + share) * EMBED_WINDOW
+
+
 def work_units(work: float, pages: int) -> float:
     """Work in bytes of plain text to parse: a PDF page costs `PDF_PAGE_PARSE`."""
     return max(0.0, work - pages * PDF_PAGE_WORK) + pages * PDF_PAGE_PARSE
@@ -160,29 +192,51 @@ def work_units(work: float, pages: int) -> float:
 
 @dataclass
 class Rate:
-    """An amount that grows from a start, and its speed since then (the whole run's: on a
-    shared machine a burst of load passes, and the average of the run so far has the best
-    record of the rest; recorded runs, `bench/ingest_trace.py`, bear this out: the speed over
-    the last half or three quarters of the embedding phase instead put 51% -> 16-23% of one
-    run's estimates within ±30%, and helped another by 6 points)."""
+    """An amount that grows from a start, and its speed: the whole run's since the start, and
+    a recent one over the last `recent` of the amount. On a shared machine the speed moves
+    within a run (recorded: 11 -> 0.9 -> 4 chunks/s); `per_second` blends the two, in time
+    per unit, `RECENT_WEIGHT` to the recent one."""
 
     started: float | None = None
     last: float | None = None
     total: float = 0.0
+    recent: float = 0.0  # the amount the recent speed is measured over (0: the run's only)
+    points: deque[tuple[float, float]] = field(default_factory=deque, repr=False)
 
     def begin(self, at: float) -> None:
         if self.started is None:
             self.started = self.last = at
+            self.points.append((at, 0.0))
 
     def add(self, at: float, amount: float) -> None:
         self.begin(at)
         self.last, self.total = at, self.total + amount
+        self.points.append((at, self.total))
+        # keep the points the recent speed needs (the newest one at least `recent` back)
+        while len(self.points) > 2 and self.points[1][1] <= self.total - self.recent:
+            self.points.popleft()
 
-    def per_second(self) -> float | None:
+    def mean_per_second(self) -> float | None:
         """Amount per second from the start to the last addition; None until measured."""
         if self.started is None or self.last is None or self.last <= self.started:
             return None
         return self.total / (self.last - self.started) if self.total > 0 else None
+
+    def recent_per_second(self) -> float | None:
+        """Amount per second over the last `recent` of it (the whole run's until there is
+        that much)."""
+        if not self.recent or len(self.points) < 2:
+            return self.mean_per_second()
+        (t0, a0), (t1, a1) = self.points[0], self.points[-1]
+        return (a1 - a0) / (t1 - t0) if t1 > t0 and a1 > a0 else self.mean_per_second()
+
+    def per_second(self) -> float | None:
+        """The speed to expect of the rest: the run's and the recent one blended (in seconds
+        per unit); None until measured."""
+        mean, recent = self.mean_per_second(), self.recent_per_second()
+        if mean is None or recent is None or not self.recent:
+            return mean
+        return 1 / (RECENT_WEIGHT / recent + (1 - RECENT_WEIGHT) / mean)
 
 
 @dataclass
@@ -225,8 +279,10 @@ class Tally:
     sample_seconds: float = 0.0  # the time they took
     first_sample_at: float | None = None
     progress_units: Rate = field(default_factory=Rate, repr=False)  # keyword work done
-    progress_embedded: Rate = field(default_factory=Rate, repr=False)  # embedding phase
+    # the embedding phase, in `window_work`
+    progress_embedded: Rate = field(default_factory=lambda: Rate(recent=RECENT_CHUNKS), repr=False)
     ocr_waiting: int = 0  # pages queued for the OCR phase
+    ocr_queued: dict[str, int] = field(default_factory=dict, repr=False)  # of them, by file
     ocr_total: int = 0  # pages the OCR phase reads
     ocr_done: int = 0
     ocr_started: float | None = None
@@ -285,9 +341,10 @@ class Tally:
         self.embed_total += n
 
     def embedded(self, n: int) -> None:
-        self.embed_done += n
+        before, self.embed_done = self.embed_done, self.embed_done + n
         if self.embed_started is not None:
-            self.progress_embedded.add(self.clock(), n)
+            work = window_work(self.embed_done) - window_work(before)
+            self.progress_embedded.add(self.clock(), work)
 
     def embed_sample(self, n: int, seconds: float) -> None:
         if self.first_sample_at is None:
@@ -295,8 +352,13 @@ class Tally:
         self.sampled += n
         self.sample_seconds += max(0.0, seconds)
 
-    def await_ocr(self, pages: int) -> None:
-        self.ocr_waiting += pages
+    def await_ocr(self, pages: int, path: str = "") -> None:
+        if path:  # only files with pages waiting are kept: most files have none
+            before = self.ocr_queued.pop(path, 0)
+            if pages:
+                self.ocr_queued[path] = pages
+            pages -= before
+        self.ocr_waiting = max(0, self.ocr_waiting + pages)
 
     def ocr(self, pages: int) -> None:
         if self.ocr_started is None:
@@ -331,8 +393,7 @@ class Tally:
     def chunk_rate(self) -> float | None:
         """Chunks per second in the phase at hand: written, then embedded."""
         if self.embed_started is not None:
-            seconds = self.clock() - self.embed_started
-            return self.embed_done / seconds if self.embed_done and seconds > 0 else None
+            return self.progress_embedded.per_second()
         if self.ocr_started is not None:
             return None
         seconds = self._working_seconds()
@@ -378,13 +439,20 @@ class Tally:
         return max(0.0, self.awaiting - self.sampled) + coming
 
     def embed_rate(self) -> float | None:
-        """Chunks embedded per second: the embedding phase's speed, else the speed this index
-        measured on its last run, else that of the batches embedded beside the parser
+        """Chunks embedded per second: the embedding phase's speed (with the speed expected
+        before it, `expected_embed_rate`, as `EXPECTED_WORTH_S` seconds of it: its first
+        batches are few and noisy), else the one expected."""
+        expected = self.expected_embed_rate()
+        measured = None if self.embed_started is None else self.progress_embedded.per_second()
+        if measured is None or not expected:
+            return measured or expected
+        done = self.progress_embedded.total
+        return (done + expected * EXPECTED_WORTH_S) / (done / measured + EXPECTED_WORTH_S)
+
+    def expected_embed_rate(self) -> float | None:
+        """The embedding speed before the embedding phase measures its own: the one this
+        index measured on its last run, else that of the batches embedded beside the parser
         (corrected: they share the cores with it), else the prior."""
-        if self.embed_started is not None:
-            measured = self.progress_embedded.per_second()
-            if measured is not None:
-                return measured
         if self.embed_rate_known:
             return self.prior_embed_rate
         if self.sampled and self.sample_seconds > 0:
@@ -396,7 +464,10 @@ class Tally:
         none)."""
         if not self.embeds:
             return 0.0
-        left = max(0.0, self.chunks_to_embed() - self.embed_done)
+        if self.embed_started is not None:
+            left = max(0.0, self.embed_total - window_work(self.embed_done))
+        else:
+            left = max(0.0, self.chunks_to_embed() - self.embed_done)
         if self.embed_started is None and self.first_sample_at is not None:
             # batches embedded alongside the parsing go on until the keyword phase ends
             alongside = self.sampled / max(1e-9, self.clock() - self.first_sample_at)
@@ -404,7 +475,16 @@ class Tally:
         if left == 0:
             return 0.0
         rate = self.embed_rate()
-        return left / rate if rate else None
+        if not rate:
+            return None
+        seconds = left / rate
+        measured = self.progress_embedded
+        if self.embed_started is not None and measured.last is not None:
+            # the batch in hand has been embedded since the last one was done: credited up
+            # to the time a batch takes
+            in_hand = self.clock() - measured.last
+            seconds = max(0.0, seconds - min(in_hand, EMBED_WINDOW / 16 / rate))
+        return seconds
 
     def ocr_eta(self) -> float:
         """Seconds the OCR phase still needs (0 when no page waits for it)."""

@@ -13,10 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from kb_search.cli.progress import clock, status_text
+from kb_search.cli.progress import clock, fraction, status_text
 from kb_search.config import load_config
 from kb_search.knowledge_base import KnowledgeBase
 from kb_search.progress import (
+    EMBED_WINDOW,
+    EXPECTED_WORTH_S,
     PDF_PAGE_PARSE,
     PDF_PAGE_WORK,
     PRIOR_CHUNK_BYTES,
@@ -211,13 +213,15 @@ def test_eta_adds_the_embedding_phase_estimated_from_chunks_per_byte_then_measur
     tally.embedding(280)
     assert tally.phase == "embedding" and tally.keyword_seconds == pytest.approx(60)
     assert tally.eta() == pytest.approx(7)  # 280 at the 40/s measured alongside
-    ticks.now += 10
-    tally.embedded(100)
-    assert tally.eta() == pytest.approx(18)  # measured: 10 chunks/s
-    assert "keyword done · embedding 120/300 chunks · 10.0 chunks/s · ETA 0:18" in status_text(
+    ticks.now += 25.6
+    tally.embedded(EMBED_WINDOW)  # a window of 256 chunks in 25.6 s
+    # measured: 10 chunks/s, with the 40/s expected as EXPECTED_WORTH_S seconds of it
+    rate = (256 + 40 * EXPECTED_WORTH_S) / (25.6 + EXPECTED_WORTH_S)
+    assert tally.eta() == pytest.approx(24 / rate)
+    assert "keyword done · embedding 276/300 chunks · 10.0 chunks/s · ETA 0:01" in status_text(
         tally
     )
-    assert tally.position() == "4/4 files, 120/300 chunks embedded"  # what Ctrl-C says
+    assert tally.position() == "4/4 files, 276/300 chunks embedded"  # what Ctrl-C says
 
 
 def test_ingest_reports_files_read_before_they_are_stored(tmp_path):
@@ -260,3 +264,22 @@ def test_the_ocr_phase_between_keyword_and_embedding():
     tally.embedding(45)
     assert tally.phase == "embedding" and tally.ocr_eta() == 0
     assert tally.keyword_seconds == pytest.approx(20)  # the keyword phase, not the OCR phase
+
+
+def test_without_a_model_the_bar_waits_for_the_ocr_phase():
+    """No embedding model: every file's text is written, then 10 scanned pages are read at 4 s
+    each. One page in, the bar is at the share of the time spent (old: 100%, the keyword
+    work done, from the end of the keyword phase on)."""
+    ticks = FakeClock()
+    tally = Tally(clock=ticks, prior_rate=1000.0)
+    tally.start(2)
+    tally.add_work(20_000)
+    ticks.now += 20
+    tally.advance(2, work=20_000, chunks=40)
+    tally.await_ocr(10)
+    assert not tally.embeds and fraction(tally) == pytest.approx(20 / (20 + 10 * PRIOR_OCR_PAGE_S))
+    tally.ocr(10)
+    ticks.now += 4
+    tally.ocr_read(1)
+    assert fraction(tally) == pytest.approx(24 / (24 + 9 * 4))
+    assert "OCR 1/10 pages" in status_text(tally) and "ETA 0:36" in status_text(tally)

@@ -8,9 +8,12 @@ from __future__ import annotations
 import pytest
 
 from kb_search.progress import (
+    EMBED_WINDOW,
     PDF_PAGE_PARSE,
     PDF_PAGE_WORK,
     PRIOR_CHUNK_BYTES,
+    RECENT_CHUNKS,
+    WINDOW_TIME,
     Tally,
     sharing_slowdown,
 )
@@ -122,3 +125,74 @@ def test_a_file_that_fails_leaves_the_work_and_the_speed_alone():
     tally.skip_work(400 * PDF_PAGE_WORK, pages=400)
     tally.advance(1)
     assert within(tally.keyword_eta(), 8.0, 0.05)
+
+
+def embedding_phase(clock: Clock, chunks: int) -> Tally:
+    tally = Tally(clock=clock)  # no speed expected: only the one measured
+    tally.start(1)
+    tally.await_embedding(chunks)
+    tally.embedding(chunks)
+    return tally
+
+
+def embed_windows(tally: Tally, clock: Clock, windows: int, seconds: float) -> None:
+    """`windows` windows of chunks, each taking `seconds`: the embedder sorts a window by
+    length, so each 16th of it takes its measured share of the time (`WINDOW_TIME`)."""
+    step = EMBED_WINDOW // 16
+    for _ in range(windows):
+        for k in range(16):
+            clock.now += (WINDOW_TIME[k + 1] - WINDOW_TIME[k]) * seconds
+            tally.embedded(step)
+
+
+def test_a_window_begun_with_its_short_chunks_is_not_read_as_a_faster_machine():
+    """Two windows of 256 chunks at 25.6 s each (10 chunks/s). Half a window in, its 128
+    shortest chunks took 41% of its time: 40.6 s are left, not 384 chunks at the 12 chunks/s
+    they went (32 s, -22%)."""
+    clock = Clock()
+    tally = embedding_phase(clock, 2 * EMBED_WINDOW)
+    step = EMBED_WINDOW // 16
+    for k in range(8):
+        clock.now += (WINDOW_TIME[k + 1] - WINDOW_TIME[k]) * 25.6
+        tally.embedded(step)
+    assert within(tally.eta(), 51.2 - clock.now, 0.05)
+
+
+def test_the_embedding_speed_follows_a_machine_that_slows_down():
+    """Four windows at 20 chunks/s, then the machine gets busy: two at 5/s. The run's mean
+    (10/s) alone says 256 s for the ten windows left; the recent speed pulls the estimate
+    towards the 512 s they take at 5/s."""
+    assert RECENT_CHUNKS <= 2 * EMBED_WINDOW
+    clock = Clock()
+    tally = embedding_phase(clock, 16 * EMBED_WINDOW)
+    embed_windows(tally, clock, 4, EMBED_WINDOW / 20)
+    embed_windows(tally, clock, 2, EMBED_WINDOW / 5)
+    mean_only = 10 * EMBED_WINDOW / 10
+    assert tally.eta() > 1.2 * mean_only
+    assert tally.eta() < 512  # blended with the run's: a burst of load passes
+
+
+def test_pages_of_a_file_queued_again_count_once():
+    """A scan queued by a stopped run is found in the queue, then parsed and queued again:
+    its pages wait once; a file whose pages leave the queue takes them out."""
+    tally = Tally(clock=Clock())
+    tally.await_ocr(3, "/a/scan.pdf")  # found in the queue
+    tally.await_ocr(2, "/a/mixed.pdf")
+    tally.await_ocr(3, "/a/scan.pdf")  # parsed again, queued again
+    assert tally.ocr_waiting == 5
+    tally.await_ocr(0, "/a/mixed.pdf")  # failed now: unqueued
+    assert tally.ocr_waiting == 3
+
+
+def test_the_window_is_the_one_the_embedder_sorts():
+    """`WINDOW_TIME` was measured on windows of FILL_BATCH chunks, each sorted by length and
+    embedded 16 at a time: a change to either makes the weighting wrong."""
+    import inspect
+
+    from kb_search.embedding import embedder
+    from kb_search.vectors.writer import FILL_BATCH
+
+    batch = inspect.signature(embedder.Embedder.embed_passages).parameters["batch_size"].default
+    assert EMBED_WINDOW == FILL_BATCH == batch * embedder._SORT_WINDOW_BATCHES
+    assert len(WINDOW_TIME) == EMBED_WINDOW // batch + 1
+    assert list(WINDOW_TIME) == sorted(WINDOW_TIME) and WINDOW_TIME[-1] == 1.0

@@ -273,3 +273,26 @@ def test_a_scan_left_by_a_stopped_run_takes_no_tags_of_a_later_command(
     by_path = {r["source"]["path"]: r["source"] for r in hits}
     assert (by_path[str(scan)]["tags"], by_path[str(scan)]["type"]) == ([], "pdf")
     assert (by_path[str(todo)]["tags"], by_path[str(todo)]["type"]) == (["work"], "memo")
+
+
+def test_pages_of_a_scan_queued_again_count_once_in_the_estimate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Old code: a run stopped before its OCR phase left 2 pages queued (scan.pdf, mixed.pdf);
+    the next `kb add` found them queued, parsed scan.pdf again (it has no document) and queued
+    it again: its page counted twice, 3 pages to OCR for 2."""
+    from kb_search.config import load_config
+    from kb_search.knowledge_base import KnowledgeBase
+    from kb_search.progress import Tally
+    from kb_testing import HashEmbedder
+
+    folder = make_folder(tmp_path / "papers")
+    config = load_config(env={"KB_DATA_DIR": str(tmp_path / "data"), "KB_WORKERS": "0"})
+    monkeypatch.setattr(ocr, "engine_installed", lambda: "rapidocr")
+    monkeypatch.setattr(pipeline, "read_queued_scans", lambda *a, **k: None)  # stopped
+    with KnowledgeBase(config, embedder=HashEmbedder(), cwd=tmp_path) as kb:
+        kb.add([folder])
+        assert queue(tmp_path / "data" / "kb.db") == {"mixed.pdf": 1, "scan.pdf": 1}
+        again = Tally()
+        kb.add([folder], progress=again)
+    assert again.ocr_waiting == 2

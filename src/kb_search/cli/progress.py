@@ -10,10 +10,11 @@ from typing import Any
 from kb_search.progress import PRIOR_PARSE_BYTES_PER_S, Tally
 
 REFRESH_PER_SECOND = 4
-# Chunks per second the fp32 MiniLM embeds on two laptop cores (measured: `kb add` of the
-# Argo CD docs, 4,250 chunks); an int8 model is ~2.4x faster. Only the estimate shown before
-# the embedding phase has measured its own speed.
-FP32_CHUNKS_PER_S = 25.0
+# Chunks per second the fp32 MiniLM embeds before a run has timed it: the geometric mean of
+# the embedding phases of 8 recorded `kb add`s on a shared two-core machine (4.1-31.7; 25 on
+# two idle laptop cores); an int8 model is ~2.4x faster. Only the first estimate rests on it:
+# the first batch embedded (beside the parser, or in the embedding phase) replaces it.
+FP32_CHUNKS_PER_S = 9.0
 INT8_SPEEDUP = 2.4
 LONG_JOB_S = 600  # from here on, say how to make it faster
 
@@ -104,8 +105,9 @@ def expectations(tally: Tally) -> list[str]:
 
 
 def fraction(tally: Tally) -> float:
-    """How far the job is: of its time when both phases have an estimate, else of its work."""
-    if tally.embeds:
+    """How far the job is: of its time when a phase follows the keyword phase (embedding,
+    OCR) and there is an estimate, else of its work."""
+    if tally.embeds or tally.ocr_waiting or tally.phase == "ocr":
         left = tally.eta()
         if left is not None:
             spent = tally.elapsed

@@ -32,7 +32,7 @@ from kb_search.store.documents import (
     delete_document,
 )
 from kb_search.store.inventory import document_id_at, document_state, document_states
-from kb_search.store.ocr_queue import QUEUED_KEY, queue_scan, unqueue, waiting_pages
+from kb_search.store.ocr_queue import QUEUED_KEY, queue_scan, queued_scans, unqueue
 from kb_search.store.roots import load_roots
 from kb_search.store.skipped import (
     EMPTY,
@@ -199,6 +199,7 @@ class _Ingest:
         self.log.write(failure)
         self.remember(path, FAILED, reason, candidate)
         unqueue(self.conn, [path_text(path)])  # read now: its old pages wait no more
+        self.progress.await_ocr(0, path_text(path))
         if candidate is not None:
             self.progress.skip_work(candidate.work, pages=pdf_pages(candidate))
         self.progress.advance(1)
@@ -213,7 +214,7 @@ class _Ingest:
         queue_scan(self.conn, candidate.record, pages)
         if candidate.forget:
             forget(self.conn, [candidate.record.path])
-        self.progress.await_ocr(pages)
+        self.progress.await_ocr(pages, candidate.record.path)
         self.progress.advance(1, work=candidate.work, pages=pdf_pages(candidate))
 
     def empty(self, candidate: Candidate, reason: str) -> None:
@@ -221,6 +222,7 @@ class _Ingest:
         self.drop(candidate.item.path)
         self.remember(candidate.item.path, EMPTY, reason, candidate)
         unqueue(self.conn, [candidate.record.path])
+        self.progress.await_ocr(0, candidate.record.path)
         self.progress.skip_work(candidate.work, pages=pdf_pages(candidate))
         self.progress.advance(1)
 
@@ -308,7 +310,8 @@ def ingest_files(
     started = time.monotonic()
     if vectors is not None:
         progress.await_embedding(vectors.pending(conn))  # left by an interrupted run
-    progress.await_ocr(waiting_pages(conn)[0])  # left by an interrupted run
+    for scan in queued_scans(conn):  # left by an interrupted run
+        progress.await_ocr(scan.pages, scan.record.path)
 
     in_flight: dict[int, Path] = {}
 
@@ -380,7 +383,7 @@ def _write_one(
         summary.chunks += len(parsed.chunks)
         if candidate.forget:
             forget(run.conn, [candidate.record.path])
-        progress.await_ocr(len(parsed.metadata.get(QUEUED_KEY) or ()))
+        progress.await_ocr(len(parsed.metadata.get(QUEUED_KEY) or ()), candidate.record.path)
         progress.advance(1)  # its work and chunks: reported by the writer
 
     tags, doc_type = run.settings_for(candidate.item)
