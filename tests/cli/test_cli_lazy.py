@@ -25,8 +25,8 @@ def test_every_command_is_found_in_the_module_the_map_names() -> None:
 
 def test_the_search_pipeline_imports_no_numpy():
     """A lexical one-shot search must not pay for numpy (~90 ms): only the vector leg needs it;
-    nor for hashlib (~4 ms, OpenSSL), nor for compiling the CJK character class (~7 ms) when
-    the query is plain ASCII."""
+    nor for hashlib (~4 ms, OpenSSL), nor for compiling the CJK character class (~7 ms) or
+    loading OpenCC's kanji tables when the query is plain ASCII."""
     import subprocess
     import sys
 
@@ -35,10 +35,11 @@ def test_the_search_pipeline_imports_no_numpy():
         "from kb_search.search.query import parse_query;"
         "from kb_search.cjk import _pattern;"
         "parse_query('how do I roll back an app').cjk_runs();"
-        "print('numpy' in sys.modules, 'hashlib' in sys.modules, _pattern.cache_info().currsize)"
+        "print('numpy' in sys.modules, 'hashlib' in sys.modules, _pattern.cache_info().currsize,"
+        " 'opencc' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False False 0"
+    assert out.stdout.strip() == "False False 0 False"
 
 
 def test_a_search_with_the_warm_path_off_imports_no_warm_client(tmp_path):

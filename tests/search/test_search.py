@@ -1,5 +1,6 @@
 import pytest
 
+from kb_search.cjk import MAX_FORMS, kanji_variants
 from kb_search.errors import SearchError
 from kb_search.parsed import ParsedChunk, ParsedDocument
 from kb_search.search.fusion import fuse
@@ -109,6 +110,34 @@ def test_cjk_substring(kbconn):
     for query in ("タワー", "夜景", "東京タワー"):
         res = lexical(kbconn, query)
         assert [r.source.title for r in res.results] == ["Tokyo"], query
+
+
+def test_old_and_new_kanji_forms_find_each_other(kbconn):
+    """A question in new forms (宮沢, 国) finds a text in old forms (宮澤, 國) and the other way
+    round, through the trigram phrase (3+ characters) and the substring scan (1-2)."""
+    add(kbconn, "/kb/notes/jo.txt", "Jo", ["序 宮澤賢治 心象スケッチ"], doc_type="text")
+    add(kbconn, "/kb/notes/kokugo.txt", "Kokugo", ["新しい国語の教科書"], doc_type="text")
+    for query, title in [
+        ("宮沢賢治", "Jo"),
+        ("宮沢", "Jo"),
+        ("宮澤賢治", "Jo"),
+        ("國語の教科書", "Kokugo"),
+        ("國語", "Kokugo"),
+    ]:
+        res = lexical(kbconn, query)
+        assert [r.source.title for r in res.results] == [title], query
+    assert lexical(kbconn, "心象 -宮沢").results == []
+
+
+def test_kanji_variants_spell_a_run_in_each_form():
+    assert kanji_variants("宮沢賢治") == ["宮沢賢治", "宮澤賢治"]
+    assert kanji_variants("宮澤賢治") == ["宮澤賢治", "宮沢賢治"]
+    assert kanji_variants("東京タワー") == ["東京タワー"]
+    assert kanji_variants("plain") == ["plain"]
+    # 4**8 mixes of 弁/辨/辯/瓣 are too many: the run as written, in new forms, in old forms.
+    assert MAX_FORMS < 4**8
+    assert kanji_variants("辯" * 8) == ["辯" * 8, "弁" * 8]
+    assert kanji_variants("弁" * 8) == ["弁" * 8, "辨" * 8]
 
 
 @pytest.mark.parametrize("query", ['"', "'", "*", "-", ":", "((((", "\x00", "  "])

@@ -4,7 +4,7 @@ filter in SQL (the vector leg): applied before ranking on every leg."""
 
 from __future__ import annotations
 
-from kb_search.cjk import has_cjk
+from kb_search.cjk import has_cjk, kanji_variants
 from kb_search.errors import SearchError
 from kb_search.search.query import Filters, ParsedQuery, date_timestamp
 from kb_search.store import retrieval
@@ -77,5 +77,5 @@ def excluded_chunks(conn: Connection, parsed: ParsedQuery) -> set[int]:
     ids = retrieval.fts_match_ids(conn, expr)
     for term in parsed.excluded:
         if has_cjk(term):
-            ids |= set(retrieval.cjk_substring_ids(conn, [term]))
+            ids |= set(retrieval.cjk_substring_ids(conn, kanji_variants(term)))
     return ids

@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from kb_search.cjk import kanji_variants
 from kb_search.errors import KbError, SearchError
 from kb_search.search.filters import allowed_chunks
 from kb_search.search.query import ParsedQuery
@@ -63,7 +64,8 @@ def _run_match(
 def _cjk_hits(
     conn: Connection, parsed: ParsedQuery, chunk_filter: ChunkFilter, k: int
 ) -> tuple[Hits, int]:
-    runs = parsed.cjk_runs()
+    # Each run in every spelling of its kanji (old and new forms): the text may use the other.
+    runs = [form for run in parsed.cjk_runs() for form in kanji_variants(run)]
     long_runs = [r for r in runs if len(r) >= 3]
     short_runs = [r for r in runs if len(r) < 3]
     hits: Hits = []
