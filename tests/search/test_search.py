@@ -129,6 +129,15 @@ def test_old_and_new_kanji_forms_find_each_other(kbconn):
     assert lexical(kbconn, "心象 -宮沢").results == []
 
 
+def test_a_cjk_sentence_typed_without_spaces_finds_the_passage_holding_most_of_it(kbconn):
+    """The whole run is in no text; its trigrams are, most of them in one passage."""
+    poem = "わたくしといふ現象は 假定された有機交流電燈の ひとつの青い照明です"
+    add(kbconn, "/kb/notes/jo.txt", "Jo", [poem], doc_type="text")
+    add(kbconn, "/kb/notes/other.txt", "Other", ["青い空と白い雲の写真"], doc_type="text")
+    res = lexical(kbconn, "宮沢賢治の序の詩、わたくしといふ現象は青い照明")
+    assert [r.source.title for r in res.results][:1] == ["Jo"]
+
+
 def test_kanji_variants_spell_a_run_in_each_form():
     assert kanji_variants("宮沢賢治") == ["宮沢賢治", "宮澤賢治"]
     assert kanji_variants("宮澤賢治") == ["宮澤賢治", "宮沢賢治"]
