@@ -27,6 +27,8 @@ INNER = (0.15, 0.85)  # where a gutter may lie, as shares of the text's width
 # column stays empty for this many lines: the columns were balanced and a new section (its
 # heading in the left column) starts below, as multicol sets them.
 SECTION_BREAK_LINES = 3.0
+# Type this much larger than a band's body text: a heading.
+HEADING_SIZE_RATIO = 1.2
 # Notes in a margin, against the text's lines, when most of them sit off the text's rows.
 MAX_NOTES_OFF_ROWS = 1.2
 # Type this many times larger than the small print on its row, far from it: not one line.
@@ -87,6 +89,12 @@ def order_blocks(frags: list[Frag], depth: int = 0) -> list[list[Frag]]:
             i += 1
             continue
         j, gutter = found
+        start = _columns_start(rows, i, j, gutter, line)
+        if start > i:  # rows above it belong to one side only: read across, then look again
+            for row in rows[i:start]:
+                across.extend(row)
+            i = start
+            continue
         blocks.extend(_single(across))
         across = []
         band = [f for row in rows[i:j] for f in row]
@@ -109,7 +117,7 @@ def _band(
         shared, j = [start], i + 1
         while j < len(rows):
             both = [iv for iv in _intersect(shared, free[j]) if iv[1] - iv[0] >= MIN_GUTTER]
-            if not both or (white[j] >= line and _section_break(rows, i, j, both, line)):
+            if not both or _section_break(rows, i, j, both, line, white[j]):
                 break
             shared, j = both, j + 1
         if j - i < MIN_BAND_ROWS:
@@ -121,7 +129,7 @@ def _band(
 
 
 def _section_break(
-    rows: list[list[Frag]], i: int, j: int, shared: list[Interval], line: float
+    rows: list[list[Frag]], i: int, j: int, shared: list[Interval], line: float, white: float
 ) -> bool:
     """Whether balanced columns (rows i..j-1) end above row j and a new section starts there:
     both columns end on about the same line, white across the page at least a line high
@@ -129,7 +137,12 @@ def _section_break(
     holds the next section's heading. A paragraph break that falls in both columns at once
     leaves no such hole; a heading inside one column has the other column's text beside it;
     a picture in one column leaves the columns unbalanced. A listing and its output that end
-    together break at any white across both: each pair is read before the next."""
+    together break at any white across both: each pair is read before the next. A heading in
+    larger type (a numbered section of parallel texts, each a pair of short columns) breaks
+    after fewer lines and less white: body text does not grow between two lines of a column."""
+    heading = _larger_than_body(rows[j], rows[i:j])
+    if white < (0.5 if heading else 1.0) * line:
+        return False
     above = max(f.y1 for f in rows[j - 1])
     a, b = max(shared, key=lambda iv: iv[1] - iv[0])
     gutter = (a + b) / 2
@@ -140,7 +153,7 @@ def _section_break(
         [f for row in rows[i:j] for f in row], gutter
     ):
         return True
-    if j - i < 2 * MIN_BAND_ROWS:
+    if j - i < (MIN_BAND_ROWS + 1 if heading else 2 * MIN_BAND_ROWS):
         return False
     first = _first_each_side(rows, range(j, len(rows)), gutter)  # where the columns go on
     if first is None:
@@ -152,11 +165,49 @@ def _section_break(
     sides = [f for f in band if f.x1 <= gutter], [f for f in band if f.x0 >= gutter]
     if min(len(side) for side in sides) < MIN_BAND_ROWS:
         return False
-    # the same two columns go on below (a sidebar or a new layout starting there is no break)
-    return all(
-        abs(first.x0 - min(f.x0 for f in side)) <= 2 * line
-        for first, side in ((first_left, sides[0]), (first_right, sides[1]))
+    # the same two columns go on below (a sidebar or a new layout starting there is no break):
+    # each starts at its column's edge or, an indented first line, where the band's did
+    opened = _first_each_side(rows, range(i, j), gutter)
+    return opened is not None and all(
+        min(abs(first.x0 - min(f.x0 for f in side)), abs(first.x0 - start.x0)) <= 2 * line
+        for first, side, start in (
+            (first_left, sides[0], opened[0]),
+            (first_right, sides[1], opened[1]),
+        )
     )
+
+
+def _larger_than_body(row: list[Frag], band: list[list[Frag]]) -> bool:
+    """Whether the row's type is larger than most of the band's: a heading."""
+    sizes = [f.size for r in band for f in r if len(f.text) >= 3]
+    return bool(sizes) and max(f.size for f in row) >= HEADING_SIZE_RATIO * statistics.median(sizes)
+
+
+def _columns_start(
+    rows: list[list[Frag]], i: int, j: int, gutter: float, line: float
+) -> int:
+    """The row where the band's later column begins, when that is lines below the band's
+    top: a box set in the margin beside a paragraph lower down shares the white strip with
+    the text's left edge all the way up, but rows above the box are the text's alone, and
+    read as columns they would put the box before them. Real columns begin together (a
+    figure atop one of them aside, which leaves the rows above the other column's alone too,
+    read the same either way)."""
+    firsts = []
+    for left_side in (True, False):
+        k = next(
+            (
+                k
+                for k in range(i, j)
+                if any((f.x1 <= gutter) if left_side else (f.x0 >= gutter) for f in rows[k])
+            ),
+            i,
+        )
+        firsts.append(k)
+    start = max(firsts)
+    top = min(f.y0 for f in rows[i])
+    if min(f.y0 for f in rows[start]) - top < MIN_BAND_ROWS * line:
+        return i
+    return start
 
 
 def _first_each_side(
