@@ -29,6 +29,11 @@ INNER = (0.15, 0.85)  # where a gutter may lie, as shares of the text's width
 SECTION_BREAK_LINES = 3.0
 # Type this much larger than a band's body text: a heading.
 HEADING_SIZE_RATIO = 1.2
+# Lines of text beside notes in its margin before they count as notes: fewer when the notes
+# are in smaller type (a short section with its key settings in the margin).
+MIN_MARGIN_TEXT = 10
+MIN_MARGIN_TEXT_SMALL_NOTES = 6
+NOTE_SIZE_RATIO = 0.85
 # Notes in a margin, against the text's lines, when most of them sit off the text's rows.
 MAX_NOTES_OFF_ROWS = 1.2
 # Type this many times larger than the small print on its row, far from it: not one line.
@@ -183,9 +188,7 @@ def _larger_than_body(row: list[Frag], band: list[list[Frag]]) -> bool:
     return bool(sizes) and max(f.size for f in row) >= HEADING_SIZE_RATIO * statistics.median(sizes)
 
 
-def _columns_start(
-    rows: list[list[Frag]], i: int, j: int, gutter: float, line: float
-) -> int:
+def _columns_start(rows: list[list[Frag]], i: int, j: int, gutter: float, line: float) -> int:
     """The row where the band's later column begins, when that is lines below the band's
     top: a box set in the margin beside a paragraph lower down shares the white strip with
     the text's left edge all the way up, but rows above the box are the text's alone, and
@@ -411,7 +414,7 @@ def _margin_gutter(frags: list[Frag]) -> tuple[float, bool] | None:
     strip (a running head may). A table's first column is not one: it has a cell on nearly
     every row. Returns the strip's x and whether the notes are on its left."""
     body = [f for f in frags if len(f.text) >= 3]
-    if len(body) < 10:
+    if len(body) < MIN_MARGIN_TEXT_SMALL_NOTES:
         return None
     left_edge = min(f.x0 for f in body)
     width = max(f.x1 for f in body) - left_edge
@@ -429,13 +432,22 @@ def _margin_gutter(frags: list[Frag]) -> tuple[float, bool] | None:
             notes, text = (left, right) if lo == 0 else (right, left)
             if all(f.text.strip().isdigit() for f in notes):
                 continue  # a listing's line numbers beside its code
-            if len(text) < 10:
+            if len(text) < (
+                MIN_MARGIN_TEXT_SMALL_NOTES if _smaller(notes, text) else MIN_MARGIN_TEXT
+            ):
                 continue
             if len(notes) <= 0.3 * len(text) or (
                 len(notes) <= MAX_NOTES_OFF_ROWS * len(text) and _off_the_rows(notes, text)
             ):
                 return gutter, lo == 0
     return None
+
+
+def _smaller(notes: list[Frag], text: list[Frag]) -> bool:
+    """Notes set in clearly smaller type than the text they stand beside."""
+    return statistics.median(f.size for f in notes) < NOTE_SIZE_RATIO * statistics.median(
+        f.size for f in text
+    )
 
 
 def _off_the_rows(notes: list[Frag], text: list[Frag]) -> bool:
