@@ -313,8 +313,14 @@ def _code_beside_output(band: list[Frag], gutter: float) -> bool:
     if max(share) < 0.8 or min(share) > 0.2:
         return False
     # the listing's own line numbers (often in another font) are not its output
-    other = left if share[0] < share[1] else right
-    return sum(f.text.strip().isdigit() for f in other) < 0.5 * len(other)
+    code, other = (right, left) if share[0] < share[1] else (left, right)
+    if sum(f.text.strip().isdigit() for f in other) >= 0.5 * len(other):
+        return False
+    # a listing runs line after line; names set in the margin beside the paragraphs that
+    # explain them stand lines apart
+    code = sorted(code, key=lambda f: f.y0)
+    gaps = [b.y0 - a.y1 for a, b in zip(code, code[1:])]
+    return statistics.median(gaps) <= statistics.median(f.height for f in code)
 
 
 def _labelled_rows(band: list[Frag], gutter: float) -> bool:
