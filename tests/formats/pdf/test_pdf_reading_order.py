@@ -515,3 +515,15 @@ def test_names_in_the_margin_lines_apart_open_their_paragraphs(tmp_path: Path) -
     text = page_text(path, 1)
     for k, name in names.items():
         assert (text.index(body[k - 1]) if k else -1) < text.index(name) < text.index(body[k])
+
+
+def test_page_foot_under_one_column_comes_after_the_columns(tmp_path: Path) -> None:
+    """Fails on the old code: a page's foot far below columns that end high on the page,
+    standing under one of them, was read with that column, before the next one."""
+    left, right = lines("fl", 8), lines("fr", 8)
+    foot = "Annual report of the example company"
+    draws = [*column(72, 100, left), *column(310, 100, right)]
+    draws.append((90, 760, foot, "Helvetica", 8))
+    path = write_pdf(tmp_path / "foot.pdf", [draws], title="Foot")
+    text = page_text(path, 1)
+    assert text.index(left[-1]) < text.index(right[0]) < text.index(right[-1]) < text.index(foot)

@@ -34,6 +34,8 @@ HEADING_SIZE_RATIO = 1.2
 MIN_MARGIN_TEXT = 10
 MIN_MARGIN_TEXT_SMALL_NOTES = 6
 NOTE_SIZE_RATIO = 0.85
+# White above rows on one side only, below a band of columns: the band has ended.
+FOOT_WHITE_LINES = 3.0
 # Notes in a margin, against the text's lines, when most of them sit off the text's rows.
 MAX_NOTES_OFF_ROWS = 1.2
 # Type this many times larger than the small print on its row, far from it: not one line.
@@ -100,9 +102,10 @@ def order_blocks(frags: list[Frag], depth: int = 0) -> list[list[Frag]]:
                 across.extend(row)
             i = start
             continue
+        end = _columns_end(rows, i, j, gutter, line)
         blocks.extend(_single(across))
-        across = []
-        band = [f for row in rows[i:j] for f in row]
+        across = [f for row in rows[end:j] for f in row]
+        band = [f for row in rows[i:end] for f in row]
         for side in ([f for f in band if f.x1 <= gutter], [f for f in band if f.x0 >= gutter]):
             blocks.extend(order_blocks(side, depth + 1))
         i = j
@@ -211,6 +214,26 @@ def _columns_start(rows: list[list[Frag]], i: int, j: int, gutter: float, line: 
     if min(f.y0 for f in rows[start]) - top < MIN_BAND_ROWS * line:
         return i
     return start
+
+
+def _columns_end(rows: list[list[Frag]], i: int, j: int, gutter: float, line: float) -> int:
+    """The row after the band's columns end, when rows on one side only follow them below
+    white across the page several lines high: a page's foot under one of three columns of
+    figures, read after the columns. A column that runs on below the other (a paper's last
+    page) has no such white above its tail."""
+    last = [
+        max(
+            (k for k in range(i, j) if any(on_left == (f.x1 <= gutter) for f in rows[k])), default=i
+        )
+        for on_left in (True, False)
+    ]
+    end = min(last) + 1
+    if end >= j:
+        return j
+    bottom = max(f.y1 for row in rows[i:end] for f in row)
+    if min(f.y0 for f in rows[end]) - bottom < FOOT_WHITE_LINES * line:
+        return j
+    return end
 
 
 def _first_each_side(
