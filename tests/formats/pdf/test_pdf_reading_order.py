@@ -527,3 +527,16 @@ def test_page_foot_under_one_column_comes_after_the_columns(tmp_path: Path) -> N
     path = write_pdf(tmp_path / "foot.pdf", [draws], title="Foot")
     text = page_text(path, 1)
     assert text.index(left[-1]) < text.index(right[0]) < text.index(right[-1]) < text.index(foot)
+
+
+def test_long_margin_note_line_stays_with_its_note(tmp_path: Path) -> None:
+    """Fails on the old code: a note line long enough to run past the strip chosen between
+    the notes and the text (but short of the text) was taken for text, split from its note."""
+    body = lines("lm", 20, per_line=5)
+    notes = ["custom-line=", "[ornament=85] (BOT) to (TOP);},", "extend-top=-24pt,"]
+    draws = column(144, 100, body)
+    draws += [(40, 100 + 5 * PITCH + i * 9.5, t, "Helvetica", 6.4) for i, t in enumerate(notes)]
+    path = write_pdf(tmp_path / "long.pdf", [draws], title="Long note line")
+    text = " ".join(page_text(path, 1).split())
+    assert " ".join(notes) in text
+    assert score(body, text) >= 0.9

@@ -395,8 +395,10 @@ def _single(frags: list[Frag]) -> list[list[Frag]]:
     if found is None:
         return [frags]
     gutter, notes_left = found
-    left = [f for f in frags if f.x1 <= gutter]
-    right = [f for f in frags if f.x1 > gutter]
+    # a long note line may run past the strip, but stops short of the text's edge
+    edge = min((f.x0 for f in frags if f.x0 >= gutter), default=gutter)
+    left = [f for f in frags if f.x1 <= gutter or (notes_left and f.x0 < gutter and f.x1 < edge)]
+    right = [f for f in frags if not any(f is g for g in left)]
     notes, text = (left, right) if notes_left else (right, left)
     return _notes_before_their_text(notes, text)
 
