@@ -540,3 +540,13 @@ def test_long_margin_note_line_stays_with_its_note(tmp_path: Path) -> None:
     text = " ".join(page_text(path, 1).split())
     assert " ".join(notes) in text
     assert score(body, text) >= 0.9
+
+
+def test_short_letter_whose_long_lines_cross_every_strip_is_read(tmp_path: Path) -> None:
+    """A few short lines and two long ones, all from one left edge: the strip left of the long
+    lines' ends has no text beyond it (an earlier form of the small-notes rule crashed here)."""
+    texts = ["May 5, 2023", "To Whom it May Concern:", "There were " + "many bottles " * 8]
+    texts += ["2023. A total of 3 trucks were used for 15 hours.", "Best Regards,", "Mallori"]
+    draws = [(72, 80 + 12 * i, t, "Helvetica", 12) for i, t in enumerate(texts)]
+    path = write_pdf(tmp_path / "memo.pdf", [draws], title="Memo")
+    assert " ".join(page_text(path, 1).split()) == " ".join(" ".join(texts).split())

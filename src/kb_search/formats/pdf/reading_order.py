@@ -476,6 +476,8 @@ def _margin_gutter(frags: list[Frag]) -> tuple[float, bool] | None:
 
 def _smaller(notes: list[Frag], text: list[Frag]) -> bool:
     """Notes set in clearly smaller type than the text they stand beside."""
+    if not notes or not text:
+        return False
     return statistics.median(f.size for f in notes) < NOTE_SIZE_RATIO * statistics.median(
         f.size for f in text
     )
