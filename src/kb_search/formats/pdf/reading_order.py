@@ -148,8 +148,8 @@ def _section_break(
     together break at any white across both: each pair is read before the next. A heading in
     larger type (a numbered section of parallel texts, each a pair of short columns) breaks
     after fewer lines and less white: body text does not grow between two lines of a column."""
-    heading = _larger_than_body(rows[j], rows[i:j])
-    if white < (0.5 if heading else 1.0) * line:
+    # (the heading test looks over the band: it runs only where white alone cannot decide)
+    if white < 0.5 * line or (white < line and not _larger_than_body(rows[j], rows[i:j])):
         return False
     above = max(f.y1 for f in rows[j - 1])
     a, b = max(shared, key=lambda iv: iv[1] - iv[0])
@@ -161,7 +161,9 @@ def _section_break(
         [f for row in rows[i:j] for f in row], gutter
     ):
         return True
-    if j - i < (MIN_BAND_ROWS + 1 if heading else 2 * MIN_BAND_ROWS):
+    if j - i < 2 * MIN_BAND_ROWS and (
+        j - i < MIN_BAND_ROWS + 1 or not _larger_than_body(rows[j], rows[i:j])
+    ):
         return False
     first = _first_each_side(rows, range(j, len(rows)), gutter)  # where the columns go on
     if first is None:
