@@ -550,3 +550,14 @@ def test_short_letter_whose_long_lines_cross_every_strip_is_read(tmp_path: Path)
     draws = [(72, 80 + 12 * i, t, "Helvetica", 12) for i, t in enumerate(texts)]
     path = write_pdf(tmp_path / "memo.pdf", [draws], title="Memo")
     assert " ".join(page_text(path, 1).split()) == " ".join(" ".join(texts).split())
+
+
+def test_left_column_under_a_figure_is_still_read_first(tmp_path: Path) -> None:
+    """Guards the rule that starts a band where its narrow side begins: two columns of one
+    width, the left one under a figure (no text) at the top, are read left column first."""
+    left, right = lines("fg", 25), lines("rc", 40)
+    draws = [*column(72, 100 + 15 * PITCH, left), *column(310, 100, right)]
+    path = write_pdf(tmp_path / "figure.pdf", [draws], title="Figure atop")
+    text = page_text(path, 1)
+    assert text.index(left[-1]) < text.index(right[0])
+    assert score([*left, *right], text) >= 0.95

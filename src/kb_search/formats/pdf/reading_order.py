@@ -34,6 +34,8 @@ HEADING_SIZE_RATIO = 1.2
 MIN_MARGIN_TEXT = 10
 MIN_MARGIN_TEXT_SMALL_NOTES = 6
 NOTE_SIZE_RATIO = 0.85
+# A band's side this much narrower than the other: a margin box or names, not a column.
+NARROW_SIDE = 0.7
 # White above rows on one side only, below a band of columns: the band has ended.
 FOOT_WHITE_LINES = 3.0
 # Notes in a margin, against the text's lines, when most of them sit off the text's rows.
@@ -194,26 +196,26 @@ def _larger_than_body(row: list[Frag], band: list[list[Frag]]) -> bool:
 
 
 def _columns_start(rows: list[list[Frag]], i: int, j: int, gutter: float, line: float) -> int:
-    """The row where the band's later column begins, when that is lines below the band's
+    """The row where the band's narrower side begins, when that is lines below the band's
     top: a box set in the margin beside a paragraph lower down shares the white strip with
     the text's left edge all the way up, but rows above the box are the text's alone, and
-    read as columns they would put the box before them. Real columns begin together (a
-    figure atop one of them aside, which leaves the rows above the other column's alone too,
-    read the same either way)."""
-    firsts = []
-    for left_side in (True, False):
-        k = next(
-            (
-                k
-                for k in range(i, j)
-                if any((f.x1 <= gutter) if left_side else (f.x0 >= gutter) for f in rows[k])
-            ),
-            i,
-        )
-        firsts.append(k)
-    start = max(firsts)
-    top = min(f.y0 for f in rows[i])
-    if min(f.y0 for f in rows[start]) - top < MIN_BAND_ROWS * line:
+    read as columns they would put the box before them. Columns of about one width that
+    begin apart (a figure atop one of them) keep the band: read across, the other column's
+    first lines would come before the figure's column."""
+    sides = (
+        [f for row in rows[i:j] for f in row if f.x1 <= gutter],
+        [f for row in rows[i:j] for f in row if f.x0 >= gutter],
+    )
+    widths = [max(f.x1 for f in side) - min(f.x0 for f in side) for side in sides]
+    narrow = 0 if widths[0] < widths[1] else 1
+    if widths[narrow] >= NARROW_SIDE * widths[1 - narrow]:
+        return i
+    start = next(
+        k
+        for k in range(i, j)
+        if any((f.x1 <= gutter) if narrow == 0 else (f.x0 >= gutter) for f in rows[k])
+    )
+    if min(f.y0 for f in rows[start]) - min(f.y0 for f in rows[i]) < MIN_BAND_ROWS * line:
         return i
     return start
 
