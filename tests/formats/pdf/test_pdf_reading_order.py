@@ -455,3 +455,109 @@ def test_unmapped_glyphs_become_nothing() -> None:
     from kb_search.formats.pdf.layout import _char
 
     assert [_char(c) for c in (0x01, 0x1F, 0xFFFD, 0xE000, 0x41, 2)] == ["", "", "", "", "A", "-"]
+
+
+def test_margin_box_beside_a_lower_paragraph_follows_the_text_above_it(tmp_path: Path) -> None:
+    """Fails on the old code: a box of small print in the margin, beside a paragraph lower
+    down, shared the white strip left of the text all the way up the page and was read as a
+    left column, before the text above it."""
+    above, beside = lines("ta", 5, per_line=7), lines("tb", 5, per_line=7)
+    box = [f"\\begin{{box{i}}}[options{i}]" for i in range(4)]
+    draws = [*column(150, 100, above), *column(150, 100 + 6 * PITCH, beside)]
+    draws += [(10, 100 + 6 * PITCH + i * 9, t, "Helvetica", 6) for i, t in enumerate(box)]
+    path = write_pdf(tmp_path / "box.pdf", [draws], title="Margin box")
+    text = page_text(path, 1)
+    assert text.index(above[-1]) < text.index(box[0])
+    assert " ".join(box) in " ".join(text.split())
+
+
+def test_parallel_column_pairs_read_pair_by_pair(tmp_path: Path) -> None:
+    """Fails on the old code: numbered sections of parallel texts (a short left column, a
+    right one a line longer, the next heading in larger type a little below) were read as one
+    band: every section's left column and heading, then every right column."""
+    draws, reference, top = [], [], 120.0
+    for n in range(3):
+        heading = f"{n + 1} Alignment {n}"
+        left, right = lines(f"p{n}l", 2, per_line=8), lines(f"p{n}r", 3, per_line=7)
+        draws.append((92, top, heading, "Helvetica-Bold", 13.5))
+        draws += column(108, top + 25, left) + column(330, top + 25, right)
+        reference += [heading, *left, *right]
+        top += 25 + 2 * PITCH + 23
+    path = write_pdf(tmp_path / "pairs.pdf", [draws], title="Parallel pairs")
+    words = re.findall(r"\w+", page_text(path, 1))
+    assert words.index("p0r20") < words.index("Alignment", words.index("p0l0"))
+    assert words.index("p1r20") < words.index("p2l0")
+    assert score(reference, " ".join(words)) >= 0.9
+
+
+def test_small_notes_beside_a_short_section_stay_together(tmp_path: Path) -> None:
+    """Fails on the old code: beside fewer than ten lines of text, a three-line note of keys
+    in smaller type set between the text's lines was glued line by line onto the text
+    ('width=2pt ab6 ab7 ...')."""
+    body = lines("sh", 7, per_line=9)
+    notes = ["style=dashed,", "width=2pt,", "shift=thick"]
+    draws = column(150, 300, body)
+    draws += [(40, 300 + i * 7.5, t, "Helvetica", 6.4) for i, t in enumerate(notes)]
+    path = write_pdf(tmp_path / "short.pdf", [draws], title="Short section")
+    text = " ".join(page_text(path, 1).split())
+    assert " ".join(notes) in text
+    assert score(body, text) >= 0.95
+
+
+def test_names_in_the_margin_lines_apart_open_their_paragraphs(tmp_path: Path) -> None:
+    """Fails on the old code: fixed-pitch names set in the margin beside the paragraphs they
+    name were taken for a listing beside its output and read first, all together."""
+    body = lines("pa", 20, per_line=12)
+    names = {0: "strip", 8: "preCutedStrip", 13: "postCutedStrip", 17: "stripsep"}
+    draws = column(154, 100, body)
+    draws += [(80, 100 + k * PITCH, name, "Courier", 7.5) for k, name in names.items()]
+    path = write_pdf(tmp_path / "names.pdf", [draws], title="Names in the margin")
+    text = page_text(path, 1)
+    for k, name in names.items():
+        assert (text.index(body[k - 1]) if k else -1) < text.index(name) < text.index(body[k])
+
+
+def test_page_foot_under_one_column_comes_after_the_columns(tmp_path: Path) -> None:
+    """Fails on the old code: a page's foot far below columns that end high on the page,
+    standing under one of them, was read with that column, before the next one."""
+    left, right = lines("fl", 8), lines("fr", 8)
+    foot = "Annual report of the example company"
+    draws = [*column(72, 100, left), *column(310, 100, right)]
+    draws.append((90, 760, foot, "Helvetica", 8))
+    path = write_pdf(tmp_path / "foot.pdf", [draws], title="Foot")
+    text = page_text(path, 1)
+    assert text.index(left[-1]) < text.index(right[0]) < text.index(right[-1]) < text.index(foot)
+
+
+def test_long_margin_note_line_stays_with_its_note(tmp_path: Path) -> None:
+    """Fails on the old code: a note line long enough to run past the strip chosen between
+    the notes and the text (but short of the text) was taken for text, split from its note."""
+    body = lines("lm", 20, per_line=5)
+    notes = ["custom-line=", "[ornament=85] (BOT) to (TOP);},", "extend-top=-24pt,"]
+    draws = column(144, 100, body)
+    draws += [(40, 100 + 5 * PITCH + i * 9.5, t, "Helvetica", 6.4) for i, t in enumerate(notes)]
+    path = write_pdf(tmp_path / "long.pdf", [draws], title="Long note line")
+    text = " ".join(page_text(path, 1).split())
+    assert " ".join(notes) in text
+    assert score(body, text) >= 0.9
+
+
+def test_short_letter_whose_long_lines_cross_every_strip_is_read(tmp_path: Path) -> None:
+    """A few short lines and two long ones, all from one left edge: the strip left of the long
+    lines' ends has no text beyond it (an earlier form of the small-notes rule crashed here)."""
+    texts = ["May 5, 2023", "To Whom it May Concern:", "There were " + "many bottles " * 8]
+    texts += ["2023. A total of 3 trucks were used for 15 hours.", "Best Regards,", "Mallori"]
+    draws = [(72, 80 + 12 * i, t, "Helvetica", 12) for i, t in enumerate(texts)]
+    path = write_pdf(tmp_path / "memo.pdf", [draws], title="Memo")
+    assert " ".join(page_text(path, 1).split()) == " ".join(" ".join(texts).split())
+
+
+def test_left_column_under_a_figure_is_still_read_first(tmp_path: Path) -> None:
+    """Guards the rule that starts a band where its narrow side begins: two columns of one
+    width, the left one under a figure (no text) at the top, are read left column first."""
+    left, right = lines("fg", 25), lines("rc", 40)
+    draws = [*column(72, 100 + 15 * PITCH, left), *column(310, 100, right)]
+    path = write_pdf(tmp_path / "figure.pdf", [draws], title="Figure atop")
+    text = page_text(path, 1)
+    assert text.index(left[-1]) < text.index(right[0])
+    assert score([*left, *right], text) >= 0.95

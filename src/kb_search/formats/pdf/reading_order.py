@@ -27,6 +27,17 @@ INNER = (0.15, 0.85)  # where a gutter may lie, as shares of the text's width
 # column stays empty for this many lines: the columns were balanced and a new section (its
 # heading in the left column) starts below, as multicol sets them.
 SECTION_BREAK_LINES = 3.0
+# Type this much larger than a band's body text: a heading.
+HEADING_SIZE_RATIO = 1.2
+# Lines of text beside notes in its margin before they count as notes: fewer when the notes
+# are in smaller type (a short section with its key settings in the margin).
+MIN_MARGIN_TEXT = 10
+MIN_MARGIN_TEXT_SMALL_NOTES = 6
+NOTE_SIZE_RATIO = 0.85
+# A band's side this much narrower than the other: a margin box or names, not a column.
+NARROW_SIDE = 0.7
+# White above rows on one side only, below a band of columns: the band has ended.
+FOOT_WHITE_LINES = 3.0
 # Notes in a margin, against the text's lines, when most of them sit off the text's rows.
 MAX_NOTES_OFF_ROWS = 1.2
 # Type this many times larger than the small print on its row, far from it: not one line.
@@ -87,9 +98,16 @@ def order_blocks(frags: list[Frag], depth: int = 0) -> list[list[Frag]]:
             i += 1
             continue
         j, gutter = found
+        start = _columns_start(rows, i, j, gutter, line)
+        if start > i:  # rows above it belong to one side only: read across, then look again
+            for row in rows[i:start]:
+                across.extend(row)
+            i = start
+            continue
+        end = _columns_end(rows, i, j, gutter, line)
         blocks.extend(_single(across))
-        across = []
-        band = [f for row in rows[i:j] for f in row]
+        across = [f for row in rows[end:j] for f in row]
+        band = [f for row in rows[i:end] for f in row]
         for side in ([f for f in band if f.x1 <= gutter], [f for f in band if f.x0 >= gutter]):
             blocks.extend(order_blocks(side, depth + 1))
         i = j
@@ -109,7 +127,7 @@ def _band(
         shared, j = [start], i + 1
         while j < len(rows):
             both = [iv for iv in _intersect(shared, free[j]) if iv[1] - iv[0] >= MIN_GUTTER]
-            if not both or (white[j] >= line and _section_break(rows, i, j, both, line)):
+            if not both or _section_break(rows, i, j, both, line, white[j]):
                 break
             shared, j = both, j + 1
         if j - i < MIN_BAND_ROWS:
@@ -121,7 +139,7 @@ def _band(
 
 
 def _section_break(
-    rows: list[list[Frag]], i: int, j: int, shared: list[Interval], line: float
+    rows: list[list[Frag]], i: int, j: int, shared: list[Interval], line: float, white: float
 ) -> bool:
     """Whether balanced columns (rows i..j-1) end above row j and a new section starts there:
     both columns end on about the same line, white across the page at least a line high
@@ -129,7 +147,12 @@ def _section_break(
     holds the next section's heading. A paragraph break that falls in both columns at once
     leaves no such hole; a heading inside one column has the other column's text beside it;
     a picture in one column leaves the columns unbalanced. A listing and its output that end
-    together break at any white across both: each pair is read before the next."""
+    together break at any white across both: each pair is read before the next. A heading in
+    larger type (a numbered section of parallel texts, each a pair of short columns) breaks
+    after fewer lines and less white: body text does not grow between two lines of a column."""
+    # (the heading test looks over the band: it runs only where white alone cannot decide)
+    if white < 0.5 * line or (white < line and not _larger_than_body(rows[j], rows[i:j])):
+        return False
     above = max(f.y1 for f in rows[j - 1])
     a, b = max(shared, key=lambda iv: iv[1] - iv[0])
     gutter = (a + b) / 2
@@ -140,7 +163,9 @@ def _section_break(
         [f for row in rows[i:j] for f in row], gutter
     ):
         return True
-    if j - i < 2 * MIN_BAND_ROWS:
+    if j - i < 2 * MIN_BAND_ROWS and (
+        j - i < MIN_BAND_ROWS + 1 or not _larger_than_body(rows[j], rows[i:j])
+    ):
         return False
     first = _first_each_side(rows, range(j, len(rows)), gutter)  # where the columns go on
     if first is None:
@@ -152,11 +177,67 @@ def _section_break(
     sides = [f for f in band if f.x1 <= gutter], [f for f in band if f.x0 >= gutter]
     if min(len(side) for side in sides) < MIN_BAND_ROWS:
         return False
-    # the same two columns go on below (a sidebar or a new layout starting there is no break)
-    return all(
-        abs(first.x0 - min(f.x0 for f in side)) <= 2 * line
-        for first, side in ((first_left, sides[0]), (first_right, sides[1]))
+    # the same two columns go on below (a sidebar or a new layout starting there is no break):
+    # each starts at its column's edge or, an indented first line, where the band's did
+    opened = _first_each_side(rows, range(i, j), gutter)
+    return opened is not None and all(
+        min(abs(first.x0 - min(f.x0 for f in side)), abs(first.x0 - start.x0)) <= 2 * line
+        for first, side, start in (
+            (first_left, sides[0], opened[0]),
+            (first_right, sides[1], opened[1]),
+        )
     )
+
+
+def _larger_than_body(row: list[Frag], band: list[list[Frag]]) -> bool:
+    """Whether the row's type is larger than most of the band's: a heading."""
+    sizes = [f.size for r in band for f in r if len(f.text) >= 3]
+    return bool(sizes) and max(f.size for f in row) >= HEADING_SIZE_RATIO * statistics.median(sizes)
+
+
+def _columns_start(rows: list[list[Frag]], i: int, j: int, gutter: float, line: float) -> int:
+    """The row where the band's narrower side begins, when that is lines below the band's
+    top: a box set in the margin beside a paragraph lower down shares the white strip with
+    the text's left edge all the way up, but rows above the box are the text's alone, and
+    read as columns they would put the box before them. Columns of about one width that
+    begin apart (a figure atop one of them) keep the band: read across, the other column's
+    first lines would come before the figure's column."""
+    sides = (
+        [f for row in rows[i:j] for f in row if f.x1 <= gutter],
+        [f for row in rows[i:j] for f in row if f.x0 >= gutter],
+    )
+    widths = [max(f.x1 for f in side) - min(f.x0 for f in side) for side in sides]
+    narrow = 0 if widths[0] < widths[1] else 1
+    if widths[narrow] >= NARROW_SIDE * widths[1 - narrow]:
+        return i
+    start = next(
+        k
+        for k in range(i, j)
+        if any((f.x1 <= gutter) if narrow == 0 else (f.x0 >= gutter) for f in rows[k])
+    )
+    if min(f.y0 for f in rows[start]) - min(f.y0 for f in rows[i]) < MIN_BAND_ROWS * line:
+        return i
+    return start
+
+
+def _columns_end(rows: list[list[Frag]], i: int, j: int, gutter: float, line: float) -> int:
+    """The row after the band's columns end, when rows on one side only follow them below
+    white across the page several lines high: a page's foot under one of three columns of
+    figures, read after the columns. A column that runs on below the other (a paper's last
+    page) has no such white above its tail."""
+    last = [
+        max(
+            (k for k in range(i, j) if any(on_left == (f.x1 <= gutter) for f in rows[k])), default=i
+        )
+        for on_left in (True, False)
+    ]
+    end = min(last) + 1
+    if end >= j:
+        return j
+    bottom = max(f.y1 for row in rows[i:end] for f in row)
+    if min(f.y0 for f in rows[end]) - bottom < FOOT_WHITE_LINES * line:
+        return j
+    return end
 
 
 def _first_each_side(
@@ -259,8 +340,14 @@ def _code_beside_output(band: list[Frag], gutter: float) -> bool:
     if max(share) < 0.8 or min(share) > 0.2:
         return False
     # the listing's own line numbers (often in another font) are not its output
-    other = left if share[0] < share[1] else right
-    return sum(f.text.strip().isdigit() for f in other) < 0.5 * len(other)
+    code, other = (right, left) if share[0] < share[1] else (left, right)
+    if sum(f.text.strip().isdigit() for f in other) >= 0.5 * len(other):
+        return False
+    # a listing runs line after line; names set in the margin beside the paragraphs that
+    # explain them stand lines apart
+    code = sorted(code, key=lambda f: f.y0)
+    gaps = [b.y0 - a.y1 for a, b in zip(code, code[1:])]
+    return statistics.median(gaps) <= statistics.median(f.height for f in code)
 
 
 def _labelled_rows(band: list[Frag], gutter: float) -> bool:
@@ -312,8 +399,10 @@ def _single(frags: list[Frag]) -> list[list[Frag]]:
     if found is None:
         return [frags]
     gutter, notes_left = found
-    left = [f for f in frags if f.x1 <= gutter]
-    right = [f for f in frags if f.x1 > gutter]
+    # a long note line may run past the strip, but stops short of the text's edge
+    edge = min((f.x0 for f in frags if f.x0 >= gutter), default=gutter)
+    left = [f for f in frags if f.x1 <= gutter or (notes_left and f.x0 < gutter and f.x1 < edge)]
+    right = [f for f in frags if not any(f is g for g in left)]
     notes, text = (left, right) if notes_left else (right, left)
     return _notes_before_their_text(notes, text)
 
@@ -360,7 +449,7 @@ def _margin_gutter(frags: list[Frag]) -> tuple[float, bool] | None:
     strip (a running head may). A table's first column is not one: it has a cell on nearly
     every row. Returns the strip's x and whether the notes are on its left."""
     body = [f for f in frags if len(f.text) >= 3]
-    if len(body) < 10:
+    if len(body) < MIN_MARGIN_TEXT_SMALL_NOTES:
         return None
     left_edge = min(f.x0 for f in body)
     width = max(f.x1 for f in body) - left_edge
@@ -378,13 +467,24 @@ def _margin_gutter(frags: list[Frag]) -> tuple[float, bool] | None:
             notes, text = (left, right) if lo == 0 else (right, left)
             if all(f.text.strip().isdigit() for f in notes):
                 continue  # a listing's line numbers beside its code
-            if len(text) < 10:
+            if len(text) < (
+                MIN_MARGIN_TEXT_SMALL_NOTES if _smaller(notes, text) else MIN_MARGIN_TEXT
+            ):
                 continue
             if len(notes) <= 0.3 * len(text) or (
                 len(notes) <= MAX_NOTES_OFF_ROWS * len(text) and _off_the_rows(notes, text)
             ):
                 return gutter, lo == 0
     return None
+
+
+def _smaller(notes: list[Frag], text: list[Frag]) -> bool:
+    """Notes set in clearly smaller type than the text they stand beside."""
+    if not notes or not text:
+        return False
+    return statistics.median(f.size for f in notes) < NOTE_SIZE_RATIO * statistics.median(
+        f.size for f in text
+    )
 
 
 def _off_the_rows(notes: list[Frag], text: list[Frag]) -> bool:
