@@ -61,6 +61,18 @@ def paper_first_page() -> tuple[list, list[str]]:
     return draws, [title, authors, *abstract, *left, *right]
 
 
+def prose_beside_a_list() -> tuple[list, list[str]]:
+    """A column of prose beside a column of mostly short lines (a list of commands under a
+    heading), with a few wrapped lines of prose among them (TUGboat's first pages)."""
+    left = lines("le", 40, per_line=8)
+    right = [
+        " ".join(f"rl{i * 8 + k:03d}" for k in range(8)) if i % 5 == 0 else f"rs{i:02d} go"
+        for i in range(40)
+    ]
+    draws = [*column(72, 80, left), *column(310, 80, right)]
+    return draws, [*left, *right]
+
+
 def figure_between_columns() -> tuple[list, list[str]]:
     """Two columns, a full-width caption, two columns again."""
     tl, tr, bl, br = lines("tl", 20), lines("tr", 20), lines("bl", 20), lines("br", 20)
@@ -149,6 +161,7 @@ PAGES = [
     table_over_columns,
     newspaper,
     multicol_sections,
+    prose_beside_a_list,
 ]
 
 
@@ -163,7 +176,8 @@ def mixed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[list[str
 @pytest.mark.parametrize("page", range(1, len(PAGES) + 1), ids=[p.__name__ for p in PAGES])
 def test_page_order_on_mixed_layouts(mixed, page: int) -> None:
     """Fails on the old code for the manual page with margin notes (read across the columns)
-    and for multicol sections (every section's left column, then every right one); the other
+    and for multicol sections (every section's left column, then every right one), and for
+    prose beside a list (its short lines read as a table's cells, across); the other
     layouts guard what the old code already read right."""
     path, references = mixed
     assert score(references[page - 1], page_text(path, page)) >= 0.9

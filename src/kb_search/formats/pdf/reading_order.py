@@ -374,20 +374,61 @@ def _labelled_rows(band: list[Frag], gutter: float) -> bool:
 
 
 def _columns_are_prose(body: list[Frag], gutter: float) -> bool:
-    """Tables also have white strips; columns of text have many long lines on both sides."""
-    body = [f for f in body if len(f.text) >= 3]
-    total = sum(len(f.text) for f in body)
+    """Tables also have white strips; columns of text have many long lines on both sides.
+    A line is judged whole: the pieces a font change cut it into (a word in italics, `code`,
+    a bullet) are one stretch of text, cells apart are not."""
+    sides = [
+        _line_runs([f for f in body if f.x1 <= gutter]),
+        _line_runs([f for f in body if f.x0 >= gutter]),
+    ]
+    total = sum(chars for side in sides for _, chars in side)
     if not total:
         return False
-    for side in ([f for f in body if f.x1 <= gutter], [f for f in body if f.x0 >= gutter]):
-        if len(side) < MIN_BAND_ROWS or sum(len(f.text) for f in side) < 0.15 * total:
+    for side in sides:
+        if len(side) < MIN_BAND_ROWS or sum(chars for _, chars in side) < 0.15 * total:
             return False
-        widths = sorted(f.x1 - f.x0 for f in side)
-        if statistics.median(widths) < 0.5 * widths[int(0.9 * (len(widths) - 1))]:
-            return False
-        if statistics.median(len(f.text) for f in side) < 12:
-            return False
-    return True
+    prose = [_prose(side) for side in sides]
+    # a column of short lines (a list, commands, a heading and its items) beside a column of
+    # prose, as long as its own lines run full width now and then: wrapped text, not cells
+    return all(prose) or (any(prose) and all(_wraps(side) for side in sides))
+
+
+def _prose(runs: list[tuple[float, int]]) -> bool:
+    """Lines mostly as wide as the column's widest and of a sentence's length."""
+    widths = sorted(width for width, _ in runs)
+    if statistics.median(widths) < 0.5 * widths[int(0.9 * (len(widths) - 1))]:
+        return False
+    return statistics.median(chars for _, chars in runs) >= 12
+
+
+WRAPPED_SHARE = 0.15  # of a column's lines that run to its full width
+
+
+def _wraps(runs: list[tuple[float, int]]) -> bool:
+    widest = max(width for width, _ in runs)
+    full = [chars for width, chars in runs if width >= 0.85 * widest]
+    return len(full) >= max(MIN_BAND_ROWS, WRAPPED_SHARE * len(runs)) and min(full) >= 30
+
+
+# Pieces of one line a font change split sit about a space apart; cells of a table further.
+RUN_GAP = 0.6  # of the line's height
+
+
+def _line_runs(side: list[Frag]) -> list[tuple[float, int]]:
+    """(width, characters) of each stretch of text on the side's rows of three or more
+    characters: neighbouring fragments of a row at most a space apart joined."""
+    runs = []
+    for row in _rows(side):
+        row = sorted(row, key=lambda f: f.x0)
+        x0, x1, chars = row[0].x0, row[0].x1, len(row[0].text.strip())
+        for f in row[1:]:
+            if f.x0 - x1 <= RUN_GAP * f.height:
+                x1, chars = max(x1, f.x1), chars + len(f.text.strip())
+                continue
+            runs.append((x1 - x0, chars))
+            x0, x1, chars = f.x0, f.x1, len(f.text.strip())
+        runs.append((x1 - x0, chars))
+    return [(width, chars) for width, chars in runs if chars >= 3]
 
 
 def _single(frags: list[Frag]) -> list[list[Frag]]:
