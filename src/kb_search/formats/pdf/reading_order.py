@@ -132,7 +132,7 @@ def _band(
             shared, j = both, j + 1
         if j - i < MIN_BAND_ROWS:
             continue
-        gutter = _band_gutter([f for row in rows[i:j] for f in row], shared)
+        gutter = _band_gutter(rows[i:j], shared)
         if gutter is not None:
             return j, gutter
     return None
@@ -316,14 +316,15 @@ def _intersect(a: list[Interval], b: list[Interval]) -> list[Interval]:
     return out
 
 
-def _band_gutter(band: list[Frag], shared: list[Interval]) -> float | None:
+def _band_gutter(band_rows: list[list[Frag]], shared: list[Interval]) -> float | None:
     """The widest shared white strip with prose on both sides, or code on one side and its
     output on the other, if any."""
+    band = [f for row in band_rows for f in row]
     for a, b in sorted(shared, key=lambda iv: iv[0] - iv[1]):
         if b - a < MIN_GUTTER:
             break
         gutter = (a + b) / 2
-        columns = _columns_are_prose(band, gutter) or _code_beside_output(band, gutter)
+        columns = _columns_are_prose(band_rows, gutter) or _code_beside_output(band, gutter)
         if columns and not _labelled_rows(band, gutter):
             return gutter
     return None
@@ -373,14 +374,18 @@ def _labelled_rows(band: list[Frag], gutter: float) -> bool:
     return gaps >= 0.3 * len(labels)
 
 
-def _columns_are_prose(body: list[Frag], gutter: float) -> bool:
+def _columns_are_prose(rows: list[list[Frag]], gutter: float) -> bool:
     """Tables also have white strips; columns of text have many long lines on both sides.
     A line is judged whole: the pieces a font change cut it into (a word in italics, `code`,
     a bullet) are one stretch of text, cells apart are not."""
-    sides = [
-        _line_runs([f for f in body if f.x1 <= gutter]),
-        _line_runs([f for f in body if f.x0 >= gutter]),
-    ]
+    left = sum(f.x1 <= gutter for row in rows for f in row)
+    right = sum(f.x0 >= gutter for row in rows for f in row)
+    if min(left, right) < MIN_BAND_ROWS:  # fewer pieces than lines can take: no columns
+        return False
+    sides: list[list[tuple[float, int]]] = [[], []]
+    for row in rows:
+        sides[0] += _line_runs([f for f in row if f.x1 <= gutter])
+        sides[1] += _line_runs([f for f in row if f.x0 >= gutter])
     total = sum(chars for side in sides for _, chars in side)
     if not total:
         return False
@@ -414,20 +419,21 @@ def _wraps(runs: list[tuple[float, int]]) -> bool:
 RUN_GAP = 0.6  # of the line's height
 
 
-def _line_runs(side: list[Frag]) -> list[tuple[float, int]]:
-    """(width, characters) of each stretch of text on the side's rows of three or more
-    characters: neighbouring fragments of a row at most a space apart joined."""
+def _line_runs(row: list[Frag]) -> list[tuple[float, int]]:
+    """(width, characters) of each stretch of text of three or more characters on one side
+    of a row: neighbouring fragments at most a space apart joined."""
+    if not row:
+        return []
     runs = []
-    for row in _rows(side):
-        row = sorted(row, key=lambda f: f.x0)
-        x0, x1, chars = row[0].x0, row[0].x1, len(row[0].text.strip())
-        for f in row[1:]:
-            if f.x0 - x1 <= RUN_GAP * f.height:
-                x1, chars = max(x1, f.x1), chars + len(f.text.strip())
-                continue
-            runs.append((x1 - x0, chars))
-            x0, x1, chars = f.x0, f.x1, len(f.text.strip())
+    row = sorted(row, key=lambda f: f.x0)
+    x0, x1, chars = row[0].x0, row[0].x1, len(row[0].text.strip())
+    for f in row[1:]:
+        if f.x0 - x1 <= RUN_GAP * f.height:
+            x1, chars = max(x1, f.x1), chars + len(f.text.strip())
+            continue
         runs.append((x1 - x0, chars))
+        x0, x1, chars = f.x0, f.x1, len(f.text.strip())
+    runs.append((x1 - x0, chars))
     return [(width, chars) for width, chars in runs if chars >= 3]
 
 
