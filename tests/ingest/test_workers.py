@@ -1,6 +1,7 @@
 import os
 import signal
 import threading
+import time
 
 from kb_search.ingest.workers import ParseJob, ParserPool
 from kb_search.parsed import ChunkSettings
@@ -89,3 +90,25 @@ def test_the_caller_works_while_a_long_file_is_parsed_and_its_outcome_still_come
         [outcome] = list(pool.parse([(1, big)], idle=idle))
     assert outcome.status == "ok" and outcome.key == 1
     assert len(seen) > 1 and seen == sorted(seen) and seen[-1] > seen[0]
+
+
+def test_an_outcome_that_came_while_the_caller_worked_is_not_a_timeout(tmp_path):
+    """The caller's work in `idle` (an embedding batch beside the OCR phase) may outlast the
+    time limit; a file parsed meanwhile is an outcome, not a file that timed out."""
+    small = tmp_path / "small.md"
+    small.write_text("# Small\n\nfine\n")
+    job = ParseJob(settings=ChunkSettings(), max_bytes=10_000_000)
+    calls = []
+
+    def idle(parsing: float) -> bool:
+        calls.append(parsing)
+        if len(calls) == 1:
+            time.sleep(1.5)  # longer than the limit: the file is parsed meanwhile
+            return True
+        return False
+
+    with ParserPool(job, workers=1, timeout_s=60) as pool:
+        list(pool.parse([(0, small)]))  # worker warmed up
+        pool.timeout_s = 1.0
+        [outcome] = list(pool.parse([(1, small)], idle=idle))
+    assert calls and outcome.status == "ok", outcome.reason

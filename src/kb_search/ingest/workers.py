@@ -213,7 +213,10 @@ class ParserPool:
             ready = wait(pipes, timeout=0)
             if not ready:
                 parsing = time.monotonic() - max(slot.started for slot in busy)
-                if idle is None or not idle(parsing):
+                if idle is not None and idle(parsing):
+                    # what finished while the caller worked is an outcome, not a timeout
+                    ready = wait(pipes, timeout=0)
+                else:
                     ready = wait(pipes, timeout=0.5)
             now = time.monotonic()
             for index, slot in enumerate(self._slots):
