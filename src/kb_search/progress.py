@@ -65,7 +65,7 @@ RECENT_CHUNKS = 512.0
 RECENT_WEIGHT = 0.25
 # What the embedding speed was expected to be (`Tally.expected_embed_rate`) counts as this
 # many seconds of the embedding phase's own measuring.
-EXPECTED_WORTH_S = 10.0
+EXPECTED_WORTH_S = 2.0
 
 
 def sharing_slowdown(cores: int | None = None) -> float:
