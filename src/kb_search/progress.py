@@ -175,14 +175,21 @@ class NoProgress:
         pass
 
 
-def window_work(embedded: int) -> float:
+def window_work(embedded: int, total: int | None = None) -> float:
     """`embedded` chunks of the embedding phase as the chunks of whole windows whose time they
-    took: n chunks into a window count as its share of time done (`WINDOW_TIME`)."""
-    whole, part = divmod(max(0, embedded), EMBED_WINDOW)
-    position = part * (len(WINDOW_TIME) - 1) / EMBED_WINDOW
-    k = int(position)
+    took: n chunks into a window count as its share of time done (`WINDOW_TIME`). The last
+    window of a phase of `total` chunks holds only what is left, sorted among itself: its
+    share is of its own size, so all `total` chunks done are `total`."""
+    embedded = max(0, embedded)
+    whole, part = divmod(embedded, EMBED_WINDOW)
+    size = EMBED_WINDOW
+    if total is not None and total % EMBED_WINDOW and embedded >= total - total % EMBED_WINDOW:
+        whole, size = total // EMBED_WINDOW, total % EMBED_WINDOW
+        part = min(embedded - whole * EMBED_WINDOW, size)
+    position = part * (len(WINDOW_TIME) - 1) / size
+    k = min(int(position), len(WINDOW_TIME) - 2)
     share = WINDOW_TIME[k] + (WINDOW_TIME[k + 1] - WINDOW_TIME[k]) * (position - k)
-    return (whole + share) * EMBED_WINDOW
+    return whole * EMBED_WINDOW + share * size
 
 
 def work_units(work: float, pages: int) -> float:
@@ -343,7 +350,8 @@ class Tally:
     def embedded(self, n: int) -> None:
         before, self.embed_done = self.embed_done, self.embed_done + n
         if self.embed_started is not None:
-            work = window_work(self.embed_done) - window_work(before)
+            total = self.embed_total
+            work = window_work(self.embed_done, total) - window_work(before, total)
             self.progress_embedded.add(self.clock(), work)
 
     def embed_sample(self, n: int, seconds: float) -> None:
@@ -465,7 +473,7 @@ class Tally:
         if not self.embeds:
             return 0.0
         if self.embed_started is not None:
-            left = max(0.0, self.embed_total - window_work(self.embed_done))
+            left = max(0.0, self.embed_total - window_work(self.embed_done, self.embed_total))
         else:
             left = max(0.0, self.chunks_to_embed() - self.embed_done)
         if self.embed_started is None and self.first_sample_at is not None:

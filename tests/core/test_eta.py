@@ -196,3 +196,12 @@ def test_the_window_is_the_one_the_embedder_sorts():
     assert EMBED_WINDOW == FILL_BATCH == batch * embedder._SORT_WINDOW_BATCHES
     assert len(WINDOW_TIME) == EMBED_WINDOW // batch + 1
     assert list(WINDOW_TIME) == sorted(WINDOW_TIME) and WINDOW_TIME[-1] == 1.0
+
+
+@pytest.mark.parametrize("chunks", [100, 300, 1000])
+def test_every_chunk_embedded_leaves_no_time_and_a_full_bar(chunks):
+    """The last window holds only what is left: its share is of its own size."""
+    from kb_search.progress import window_work
+
+    assert window_work(chunks, chunks) == pytest.approx(chunks)
+    assert window_work(chunks - 1, chunks) < chunks

@@ -275,3 +275,52 @@ def test_a_sphinx_rst_txt_source_is_read_as_rest(tmp_path):
     document = parse_file(write(tmp_path, "design.rst.txt", text), TIGHT)
     assert document.metadata == {"format": "rst"}
     assert "Design > Why" in [c.heading for c in document.chunks]
+
+
+@pytest.mark.parametrize(
+    "text, kept",
+    [  # a short line over a longer delimiter is text, then a block (Asciidoctor's +-1 rule)
+        ("= Doc\n\nIntro.\n\nRun it\n----\n$ make install\n----\n\nAfter, prose.\n", "```\n$ make"),
+        ("= Doc\n\nEmbed:\n++++\n<b>x</b>\n++++\n\nText after.\n", "Embed:"),
+    ],
+)
+def test_a_delimiter_under_a_shorter_line_opens_its_block(tmp_path, text, kept):
+    document = parse_file(write(tmp_path, "doc.adoc", text), TIGHT)
+    everything = "\n".join(c.text for c in document.chunks)
+    assert kept in everything and "## " not in everything and "#####" not in everything
+
+
+def test_the_first_body_line_under_a_section_title_is_no_author(tmp_path):
+    text = "My Guide\n========\nInstall\n-------\nDownload the tarball and unpack it.\n"
+    document = parse_file(write(tmp_path, "guide.adoc", text), TIGHT)
+    assert "author" not in document.metadata
+    assert "Download the tarball" in "\n".join(c.text for c in document.chunks)
+
+
+@pytest.mark.parametrize(
+    "name, text",
+    [  # rules, `:field:` lines and wiki titles are not AsciiDoc's alone
+        ("CHANGES.txt", "My Project\n==========\n\nVersion 1.2\n-----------\n\n* fix\n\n-----\n\n"
+         "Version 1.1\n-----------\n\n* first\n"),
+        ("notes.txt", "= Meeting notes =\n\n== Attendees ==\n\nAlice\n\n----\n\n"
+         "== Decisions ==\n\nShip.\n"),
+        ("changes.rst.txt", "Changelog\n=========\n\nVersion 2.0\n-----------\n\n"
+         ":Released: 2024-01-02\n\n* New flag. See <<intro>>.\n"),
+    ],
+)  # fmt: skip
+def test_notes_with_rules_fields_or_wiki_titles_stay_plain_text(tmp_path, name, text):
+    document = parse_file(write(tmp_path, name, text), TIGHT)
+    assert document.metadata.get("format") != "asciidoc"
+    everything = "\n".join(c.text for c in document.chunks)
+    assert "```" not in everything
+    assert "2024-01-02" in everything or "Released" not in text
+
+
+def test_the_asciidoc_check_of_a_txt_is_linear_on_a_crafted_line():
+    import time
+
+    from kb_search.formats.asciidoc import looks_like_asciidoc
+
+    started = time.perf_counter()
+    looks_like_asciidoc("= T\n\n== S\n\n" + "<<a," * 10_000)
+    assert time.perf_counter() - started < 0.5

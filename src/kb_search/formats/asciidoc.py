@@ -37,7 +37,8 @@ _URL = re.compile(r"(?<![^\s\[])(https?://[^\s\[]+)\[([^\[\]]*)\]")
 _CUSTOM_MACRO = re.compile(r"(?<![^\s\[(])[a-z]+:([\w.-]+)\[([^\[\]]*)\]")
 _CROSS_REF = re.compile(r"<<([^,<>]+)(?:,\s*([^<>]+))?>>")
 _ANCHOR = re.compile(r"\[\[[^\[\]]*\]\]|\[#[^\[\]]*\]")
-# Two-line titles: the underline's character gives the level; its length is the title's +-2.
+# Two-line titles: the underline's character gives the level; its length is the title's +-1
+# (Asciidoctor's rule: `Run it` over `----` is a line of text, then a listing).
 _UNDERLINE_LEVELS = {"=": 1, "-": 2, "~": 3, "^": 4, "+": 5}
 _TITLE_TEXT = re.compile(r"^[^\s\[.:/|*+-].*\w")  # not a block title, attribute, comment, list
 METADATA_ATTRIBUTES = {"author", "email", "revdate", "revnumber", "description", "lang"}
@@ -59,6 +60,8 @@ def parse_asciidoc(source: Source) -> ParsedDocument:
             level = underlined[number - 1]
             if level == 1 and not title:
                 title, in_header = _inline(stripped), True
+            else:
+                in_header = False
             builder.line(f"{'#' * level} {_inline(stripped)}", number)
             continue
         if not comment and not fence and number - 2 in underlined:
@@ -90,7 +93,8 @@ def parse_asciidoc(source: Source) -> ParsedDocument:
                 in_header = False
                 builder.line("", number)
                 continue
-            in_header = in_header and bool(stripped)
+            # a section title ends the header: the line under it is body, not the author
+            in_header = in_header and bool(stripped) and not (section and len(section.group(1)) > 1)
             source_style = _SOURCE_STYLE.match(stripped)
             if source_style:
                 language = source_style.group(1)
@@ -108,23 +112,23 @@ def parse_asciidoc(source: Source) -> ParsedDocument:
 
 def two_line_titles(lines: list[str]) -> dict[int, int]:
     """Line index -> level of each two-line title: a line of text over a line of one of
-    `=-~^+` as long as it (+-2 characters), the underline at least two characters."""
+    `=-~^+` as long as it (+-1 character), the underline at least two characters."""
     titles = {}
     for index in range(len(lines) - 1):
         text, under = lines[index].rstrip(), lines[index + 1].rstrip()
         if len(under) < 2 or len(set(under)) != 1 or under[0] not in _UNDERLINE_LEVELS:
             continue
-        if abs(len(under) - len(text)) <= 2 and _TITLE_TEXT.match(text) and index - 1 not in titles:
+        if abs(len(under) - len(text)) <= 1 and _TITLE_TEXT.match(text) and index - 1 not in titles:
             titles[index] = _UNDERLINE_LEVELS[under[0]]
     return titles
 
 
-# Marks only AsciiDoc has (a reST or Markdown file with underlined titles has none of them)
+# Marks only AsciiDoc has (plain notes, wikis and reST share underlines, `----` rules and
+# `:field:` lines, so those are no mark)
 _ASCIIDOC_MARKS = re.compile(
-    r"^(?:-{4,}|\.{4,}|={4,}|\[(?:verse|source|listing|literal|quote|NOTE|TIP|WARNING)\b.*\]"
-    r"|\[\[[\w-]+\]\]|(?:include|ifdef|ifndef|image)::\S.*|:[\w-]+:(?: .*)?)$"
-    r"|\blinkgit:|<<[\w-]+(?:,[^>]*)?>>",
-    re.M,
+    r"^(?:\[(?:verse|source|listing|literal|quote|NOTE|TIP|WARNING|IMPORTANT|CAUTION)\b[^\]]*\]"
+    r"|\[\[[\w-]+\]\]|(?:include|ifdef|ifndef|image)::\S.*)$"
+    r"|\blinkgit:|<<[\w-]{1,80}(?:,[^<>\n]{0,200})?>>"
 )
 _RST_DIRECTIVE = re.compile(r"^\.\. (?:[\w-]+::|_[^:]+:)", re.M)
 
@@ -132,8 +136,8 @@ _RST_DIRECTIVE = re.compile(r"^\.\. (?:[\w-]+::|_[^:]+:)", re.M)
 def looks_like_asciidoc(text: str) -> bool:
     """A `.txt` written in AsciiDoc (git's manual pages, many older projects): it opens with a
     document title (`= Title`, or a title over `===`), has a section title and a mark only
-    AsciiDoc has (a listing block, `linkgit:`, `[verse]`, an attribute line), and no reST
-    directive."""
+    AsciiDoc has (`linkgit:`, a `[verse]`/`[source]` block, `include::`, `<<ref>>`,
+    `[[anchor]]`), and no reST directive."""
     head = text[:40_000]
     lines = head.split("\n")
     first = next((i for i, line in enumerate(lines) if line.strip()), None)
@@ -143,10 +147,7 @@ def looks_like_asciidoc(text: str) -> bool:
     opening = titles.get(first) == 1 or bool(re.match(r"^=\s+\S", lines[first]))
     sections = any(index != first and level > 1 for index, level in titles.items())
     sections = sections or bool(re.search(r"^={2,6}\s+\S", head, re.M))
-    marked = any(
-        _ASCIIDOC_MARKS.search(line) for index, line in enumerate(lines) if index - 1 not in titles
-    )  # a title's underline is no listing delimiter
-    return opening and sections and marked
+    return opening and sections and any(_ASCIIDOC_MARKS.search(line) for line in lines)
 
 
 def _convert_line(line: str, attributes: dict[str, str]) -> str:

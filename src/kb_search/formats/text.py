@@ -151,7 +151,8 @@ def parse_text_source(source: Source) -> ParsedDocument:
     """A text file; one written in AsciiDoc (git's `.txt` manual pages) is read as AsciiDoc
     (sections, listings, no markup) and stays of type text."""
     text = source.text()
-    if source.name.suffix.lower() == ".txt" and looks_like_asciidoc(text):
+    name = source.name.name.lower()
+    if name.endswith(".txt") and not name.endswith(".rst.txt") and looks_like_asciidoc(text):
         document = parse_asciidoc(source)
         document.doc_type = "text"
         document.metadata = {**document.metadata, "format": "asciidoc"}

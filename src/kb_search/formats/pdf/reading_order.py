@@ -191,7 +191,8 @@ def _section_break(
 
 def _larger_than_body(row: list[Frag], band: list[list[Frag]]) -> bool:
     """Whether the row's type is larger than most of the band's: a heading."""
-    sizes = [f.size for r in band for f in r if len(f.text) >= 3]
+    sizes = [f.size for r in band for f in r if len(f.text) >= 3 and f.size > 0]
+    # OCR gives no sizes (0): no row is known to be larger there
     return bool(sizes) and max(f.size for f in row) >= HEADING_SIZE_RATIO * statistics.median(sizes)
 
 
