@@ -124,6 +124,16 @@ def test_small_capitals_are_a_label_not_a_heading() -> None:
     assert heading_level(label, 10.0, []) == 1
 
 
+def test_a_numbered_reference_in_body_type_is_no_heading() -> None:
+    """Title case alone makes a numbered body-type line a heading only when it is short: a
+    reference list's entry ('2. Australian Institute ... (AIHW), Australian Cancer Incidence')
+    headed the last pages of a booklet, while 'C. Linux Code, 1' is a section."""
+    reference = "2. Australian Institute of Health and Welfare (AIHW), Australian Cancer Incidence"
+    assert heading_level(Line(reference, 1, 72, 200, 500, 212, 10.0, False, 0), 10.0, []) is None
+    section = Line("C. Linux Code, 1", 1, 72, 200, 160, 212, 10.0, False, 0)
+    assert heading_level(section, 10.0, []) == 1
+
+
 def test_real_headings_still_make_the_chain(tmp_path: Path) -> None:
     page: PageSpec = [(72, 70, "Indexing Handbook", "Helvetica-Bold", 18)]
     page.append((72, 100, "Getting Started", "Helvetica-Bold", 10))

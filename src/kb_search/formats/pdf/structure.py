@@ -48,6 +48,7 @@ BOX_LABEL_RE = re.compile(
 TOC_ENTRY_RE = re.compile(r"[^\W\d_]\s*(\.\s*){3,}\d{1,4}$")
 # A bibliography entry: '[12] A. Author, ...', '[Knu84] Knuth ...'.
 BIBLIOGRAPHY_RE = re.compile(r"^\[\w{1,12}\+?\]\s")
+TITLED_MAX_WORDS = 9  # a numbered line in body type, title-cased, this long at most
 # A footnote mark after a title ('... in LaTeX ∗', 'A Study†'): the note, not the title's.
 # From the start of a trailing run of marks and spaces only: no nested repeat (linear time).
 FOOTNOTE_MARK_RE = re.compile(
@@ -133,7 +134,10 @@ def heading_level(line: Line, body_size: float, heading_sizes: list[float]) -> i
     caps = caps and body_or_larger
     bold = line.bold and len(words) <= 10 and body_or_larger
     dotted = numbered is not None and ("." in numbered.group(1) or not numbered.group(2))
-    if numbered and (larger or line.bold or caps or (dotted and _title_case(words[1:]))):
+    # title case alone, in body type, names a section only in a short line: '2. Australian
+    # Institute of Health and Welfare (AIHW), Australian Cancer Incidence' is a reference
+    titled = dotted and _title_case(words[1:]) and len(words) <= TITLED_MAX_WORDS
+    if numbered and (larger or line.bold or caps or titled):
         return numbered.group(1).rstrip(".").count(".") + 1 if numbered.group(2) else 1
     if larger:
         return _size_level(line.size, heading_sizes)
