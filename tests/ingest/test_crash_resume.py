@@ -67,6 +67,24 @@ def vector_state(db_path) -> tuple[int, int]:
         conn.close()
 
 
+def add_killed_when(data_dir, corpus, probe, timeout: float, what: str):
+    """Start `kb add CORPUS` and poll `probe()` until it returns something (not None); SIGKILL
+    the run then and return what it returned. Fails with `what` if the run ends first."""
+    cmd, env = kb_cmd(data_dir, "add", str(corpus), "--format", "json")
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    state = None
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        state = probe()
+        if state is not None:
+            proc.send_signal(signal.SIGKILL)
+            break
+        time.sleep(0.01)
+    proc.wait()
+    assert state is not None and proc.returncode == -signal.SIGKILL, what
+    return state
+
+
 def run_json(data_dir, *args):
     cmd, env = kb_cmd(data_dir, *args, "--format", "json")
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
@@ -83,22 +101,15 @@ def test_sigkill_in_the_embedding_phase_then_resume(tmp_path, model_cache, monke
     make_long_corpus(corpus)
     data_dir = tmp_path / "data"
     db_path = data_dir / "kb.db"
-    cmd, env = kb_cmd(data_dir, "add", str(corpus), "--format", "json")
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    state = None
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline and proc.poll() is None:
+
+    def embedding_begun():
         chunks, vectors = vector_state(db_path)
         if vectors:
             # the first vectors: every document was written before them
             assert document_count(db_path) == N_FILES
-        if 0 < vectors < chunks // 2:
-            proc.send_signal(signal.SIGKILL)
-            state = (chunks, vectors)
-            break
-        time.sleep(0.01)
-    proc.wait()
-    assert state is not None and proc.returncode == -signal.SIGKILL, "not killed while embedding"
+        return (chunks, vectors) if 0 < vectors < chunks // 2 else None
+
+    add_killed_when(data_dir, corpus, embedding_begun, 180, "not killed while embedding")
     chunks, vectors = vector_state(db_path)
     assert document_count(db_path) == N_FILES and 0 < vectors < chunks
 
@@ -134,20 +145,12 @@ def test_sigkill_mid_batch_then_resume(tmp_path, model_cache, monkeypatch):
     make_corpus(corpus)
     data_dir = tmp_path / "data"
     db_path = data_dir / "kb.db"
-    cmd, env = kb_cmd(data_dir, "add", str(corpus), "--format", "json")
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    killed_at = None
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and proc.poll() is None:
-        if db_path.exists():
-            n = document_count(db_path)
-            if n >= 20:
-                proc.send_signal(signal.SIGKILL)
-                killed_at = n
-                break
-        time.sleep(0.01)
-    proc.wait()
-    assert killed_at is not None and proc.returncode == -signal.SIGKILL, "ingest ended before kill"
+
+    def twenty_written():
+        n = document_count(db_path) if db_path.exists() else 0
+        return n if n >= 20 else None
+
+    killed_at = add_killed_when(data_dir, corpus, twenty_written, 120, "ingest ended before kill")
     assert document_count(db_path) < N_FILES
     # the keyword phase: what was written is whole and keyword-searchable, without vectors
     _, doctor = run_json(data_dir, "doctor")

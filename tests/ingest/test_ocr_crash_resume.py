@@ -4,10 +4,7 @@ every file's text): the DB stays consistent, the queue of pages to OCR survives,
 
 from __future__ import annotations
 
-import signal
 import sqlite3
-import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -15,7 +12,7 @@ import pytest
 pytest.importorskip("reportlab")
 pytest.importorskip("PIL")
 
-from test_crash_resume import kb_cmd, make_corpus, run_json  # noqa: E402
+from test_crash_resume import add_killed_when, make_corpus, run_json  # noqa: E402
 
 from kb_search.formats.pdf import ocr  # noqa: E402
 from pdf_samples import body, lines_of, words, write_pdf  # noqa: E402
@@ -74,19 +71,12 @@ def documents_with(db_path: Path, word: str) -> list[str]:
 
 def kill_when(data_dir: Path, corpus: Path, ready) -> tuple[int, int, int]:
     db_path = data_dir / "kb.db"
-    cmd, env = kb_cmd(data_dir, "add", str(corpus), "--format", "json")
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    state = None
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline and proc.poll() is None:
+
+    def probe():
         now = db_state(db_path)
-        if ready(now):
-            proc.send_signal(signal.SIGKILL)
-            state = now
-            break
-        time.sleep(0.02)
-    proc.wait()
-    assert state is not None and proc.returncode == -signal.SIGKILL, "not killed in time"
+        return now if ready(now) else None
+
+    add_killed_when(data_dir, corpus, probe, 300, "not killed in time")
     return db_state(db_path)
 
 
