@@ -449,8 +449,9 @@ def _single(frags: list[Frag]) -> list[list[Frag]]:
     gutter, notes_left = found
     # a long note line may run past the strip, but stops short of the text's edge
     edge = min((f.x0 for f in frags if f.x0 >= gutter), default=gutter)
-    left = [f for f in frags if f.x1 <= gutter or (notes_left and f.x0 < gutter and f.x1 < edge)]
-    right = [f for f in frags if not any(f is g for g in left)]
+    on_left = [f.x1 <= gutter or (notes_left and f.x0 < gutter and f.x1 < edge) for f in frags]
+    left = [f for f, is_left in zip(frags, on_left, strict=True) if is_left]
+    right = [f for f, is_left in zip(frags, on_left, strict=True) if not is_left]
     notes, text = (left, right) if notes_left else (right, left)
     return _notes_before_their_text(notes, text)
 
