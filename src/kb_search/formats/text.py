@@ -20,7 +20,7 @@ def parse_text(
 ) -> ParsedDocument:
     """Whole note as one chunk when it fits, else paragraph windows (RST: per section)."""
     lines = text.split("\n")
-    is_rst = path.suffix.lower() == ".rst" or path.name.lower().endswith(".rst.txt")
+    is_rst = _is_rst(path)
     sections = rst_sections(lines) if is_rst else [Section((), 0, 0, len(lines))]
     cut = chunk_sections(lines, sections, settings, count)
     return ParsedDocument(
@@ -30,6 +30,12 @@ def parse_text(
         metadata={"format": "rst"} if is_rst else {},
         notes=cut.notes,
     )
+
+
+def _is_rst(path: Path) -> bool:
+    """reStructuredText by its name: `.rst`, or Sphinx's copy of a source, `.rst.txt`."""
+    name = path.name.lower()
+    return name.endswith(".rst") or name.endswith(".rst.txt")
 
 
 def rst_sections(lines: list[str]) -> list[Section]:
@@ -151,8 +157,8 @@ def parse_text_source(source: Source) -> ParsedDocument:
     """A text file; one written in AsciiDoc (git's `.txt` manual pages) is read as AsciiDoc
     (sections, listings, no markup) and stays of type text."""
     text = source.text()
-    name = source.name.name.lower()
-    if name.endswith(".txt") and not name.endswith(".rst.txt") and looks_like_asciidoc(text):
+    txt = source.name.suffix.lower() == ".txt"
+    if txt and not _is_rst(source.name) and looks_like_asciidoc(text):
         document = parse_asciidoc(source)
         document.doc_type = "text"
         document.metadata = {**document.metadata, "format": "asciidoc"}
