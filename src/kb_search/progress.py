@@ -51,12 +51,13 @@ PRIOR_PARSE_BYTES_PER_S = 300_000.0
 # scans on two busy cores: 37 pages in ~360 s).
 PRIOR_OCR_PAGE_S = 10.0
 # The embedder sorts each window of `EMBED_WINDOW` chunks (vectors/writer.FILL_BATCH) by
-# length and embeds it 16 at a time (embedding/embedder.py): a window's first chunks, the
+# length and embeds it `EMBED_BATCH` at a time (embedding/embedder.py): a window's first chunks, the
 # short ones, go faster than its last. `WINDOW_TIME[k]`: the share of a window's time spent
 # when k 16ths of it are done (median of 67 windows in 8 recorded runs, bench/ingest_trace.py).
 # The embedding speed is measured in chunks weighted by it (`window_work`), so that a window
 # begun does not read as a faster machine.
 EMBED_WINDOW = 256
+EMBED_BATCH = 16  # chunks the embedder runs at once (embedding/embedder.py)
 WINDOW_TIME = (0.0, 0.036, 0.075, 0.124, 0.173, 0.229, 0.285, 0.351, 0.414,
                0.475, 0.537, 0.614, 0.684, 0.759, 0.835, 0.913, 1.0)  # fmt: skip
 # The recent embedding speed is measured over the last this many chunks, and weighs this much
@@ -491,7 +492,7 @@ class Tally:
             # the batch in hand has been embedded since the last one was done: credited up
             # to the time a batch takes
             in_hand = self.clock() - measured.last
-            seconds = max(0.0, seconds - min(in_hand, EMBED_WINDOW / 16 / rate))
+            seconds = max(0.0, seconds - min(in_hand, EMBED_BATCH / rate))
         return seconds
 
     def ocr_eta(self) -> float:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from kb_search.progress import (
+    EMBED_BATCH,
     EMBED_WINDOW,
     PDF_PAGE_PARSE,
     PDF_PAGE_WORK,
@@ -194,6 +195,7 @@ def test_the_window_is_the_one_the_embedder_sorts():
 
     batch = inspect.signature(embedder.Embedder.embed_passages).parameters["batch_size"].default
     assert EMBED_WINDOW == FILL_BATCH == batch * embedder._SORT_WINDOW_BATCHES
+    assert batch == EMBED_BATCH
     assert len(WINDOW_TIME) == EMBED_WINDOW // batch + 1
     assert list(WINDOW_TIME) == sorted(WINDOW_TIME) and WINDOW_TIME[-1] == 1.0
 
