@@ -198,11 +198,15 @@ class _Ingest:
         self.summary.failed.append(failure)
         self.log.write(failure)
         self.remember(path, FAILED, reason, candidate)
-        unqueue(self.conn, [path_text(path)])  # read now: its old pages wait no more
-        self.progress.await_ocr(0, path_text(path))
+        self.leave_ocr_queue(path_text(path))
         if candidate is not None:
             self.progress.skip_work(candidate.work, pages=pdf_pages(candidate))
         self.progress.advance(1)
+
+    def leave_ocr_queue(self, path: str) -> None:
+        """A file read now (failed or empty): pages an earlier run queued wait no more."""
+        unqueue(self.conn, [path])
+        self.progress.await_ocr(0, path)
 
     def queue_ocr(self, candidate: Candidate, pages: int) -> None:
         """A PDF with no text layer: its pages wait for the OCR phase. An earlier reading of
@@ -221,8 +225,7 @@ class _Ingest:
         self.summary.empty += 1
         self.drop(candidate.item.path)
         self.remember(candidate.item.path, EMPTY, reason, candidate)
-        unqueue(self.conn, [candidate.record.path])
-        self.progress.await_ocr(0, candidate.record.path)
+        self.leave_ocr_queue(candidate.record.path)
         self.progress.skip_work(candidate.work, pages=pdf_pages(candidate))
         self.progress.advance(1)
 
