@@ -14,9 +14,11 @@ computed from. An ingest has two phases, estimated apart and added:
   run (`measured_before`), else the one of batches embedded during the keyword phase
   (`sharing_slowdown` times faster once the parser no longer shares the cores), else a prior;
   chunks embedded while files are still parsed shorten it. Once it runs, its own speed:
-  chunks counted by the time they take in the embedder's sorted windows (`window_work`), the
-  phase's speed and its recent one blended (`Rate`), the speed expected before it kept as
-  `EXPECTED_WORTH_S` seconds of measuring.
+  chunks counted by the time they take in the embedder's sorted windows (`window_work`), per
+  CPU-second of this process over the phase, times the share of the CPU the process gets
+  now (`CpuRate`: a machine whose load changes shows within seconds); without the process's
+  CPU time, the phase's speed and its recent one blended (`Rate`). The speed expected before
+  the phase is kept as `EXPECTED_WORTH_S` seconds of measuring.
 
 Between the two, when scanned PDF pages were queued for OCR (`await_ocr`), the OCR phase reads
 them (`ocr`, `ocr_read`): its time is the pages left at the speed it measures, else
@@ -467,7 +469,7 @@ class Tally:
     def chunk_rate(self) -> float | None:
         """Chunks per second in the phase at hand: written, then embedded."""
         if self.embed_started is not None:
-            return self.progress_embedded.per_second()
+            return self._cpu_embed_rate() or self.progress_embedded.per_second()
         if self.ocr_started is not None:
             return None
         seconds = self._working_seconds()

@@ -279,3 +279,24 @@ def test_a_real_clock_brings_the_process_cpu_time_and_a_test_clock_none():
 
     assert Tally().cpu_clock is time.process_time
     assert Tally(clock=Clock()).cpu_clock is None
+
+
+def test_a_batch_slowed_by_the_load_shows_before_it_is_done():
+    """A minute at 1.8 CPU-seconds a second, then the process gets 0.1: its batch in hand
+    (1.6 CPU-seconds) takes 16 s. 12 s into it the process's CPU clock has shown the drop:
+    the ETA has grown, where a clock that only counts chunks credits the batch as done."""
+    chunks = 6400
+    points = [p for p in loaded_run([(0, 1.8)], chunks) if p[0] <= 60]
+    clock = Clock()
+    cpu = [0.0]
+    tally = Tally(clock=clock)
+    tally.cpu_clock = lambda: cpu[0]
+    tally.start(1)
+    tally.await_embedding(chunks)
+    tally.embedding(chunks)
+    for now, used, done in points:
+        clock.now, cpu[0] = now, used
+        tally.embedded(done - tally.embed_done)
+    before = tally.eta()
+    clock.now, cpu[0] = clock.now + 12, cpu[0] + 1.2
+    assert tally.eta() > 1.5 * before
