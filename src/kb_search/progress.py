@@ -74,11 +74,11 @@ EXPECTED_WORTH_S = 2.0
 # (all its threads: the model's), measured over the whole phase, times the share of the CPU
 # the process got over the last `CPU_SHARE_S` seconds, `SHARE_RECENT_WEIGHT` against the
 # phase's (`CpuRate`). Without a CPU clock, the blended speed of `Rate`. Recorded on the
-# shared two-core machine (load 5-9): 13-20 chunks per CPU-second within runs and across
-# Markdown and PDF runs, while the share moved 0.18-0.81. Chosen on four recordings (one
-# steady, two with 50-60 s bursts of load, one whose load came and stayed): samples within
-# ±30% after the first minute 58% -> 85% (a burst that passes pulls a quicker estimate the
-# wrong way: all recent, 73%).
+# shared two-core machine (load 5-9): 16.3-18.0 chunks per CPU-second over whole runs,
+# Markdown and PDF, while the share moved 0.16-0.81 (docs/results.md). Chosen on four
+# recordings (one steady, two with 50-60 s bursts of load, one whose load came and stayed):
+# samples within ±30% after the first minute 58% -> 85%; four held out 81% -> 78% (a load that
+# stays is followed, a dip that passes pulls the estimate the wrong way while it lasts).
 CPU_SHARE_S = 10.0
 SHARE_RECENT_WEIGHT = 0.75
 
