@@ -423,7 +423,7 @@ class Tally:
             self._cpu_point()
 
     def _cpu_point(self) -> None:
-        cpu = None if self.cpu_clock is None else self.cpu_clock()
+        cpu = self._cpu()
         if cpu is not None:
             self.embedded_cpu.add(self.clock(), cpu, self.progress_embedded.total)
 
