@@ -8,7 +8,9 @@ traces offline.
 `record` runs one fresh `kb add` into an empty data dir (in a child process whose PYTHONPATH is
 this checkout's `src`; the model provisioned beforehand in a shared cache, not timed) and
 writes every call the core makes on its Progress, one JSON line each: `{"t": seconds since
-the start, "e": method, "a": [arguments]}`, then a last line with the truth: when the keyword
+the start, "e": method, "a": [arguments], "c": CPU-seconds the process used since the start
+(all its threads: the model's), "l": the machine's 1-minute load average}`, then a last line
+with the truth: when the keyword
 phase ended (`keyword_s`: every document's text layer written, keyword-searchable), when the
 last document
 was written (`all_text_s`: with the text OCR read from scanned pages, which follows the keyword
@@ -17,12 +19,14 @@ embedded).
 
 `score` replays a trace into the estimator of the checkout it runs in (`cli.progress.
 ProgressView` with a clock that follows the trace, the priors the terminal line uses) and
-asks for its ETA every second; the error at time t is ETA / (end - t) - 1. Run it with
+asks for its ETA every second, its CPU clock the trace's (none in traces recorded before it
+was); the error at time t is ETA / (end - t) - 1. Run it with
 `PYTHONPATH=OLD/src` to score an older estimator on the same trace. Reported: the first
 estimate, the first after the run timed its embedder (a batch beside the parser, or the
 embedding phase's first), the estimates at 25/50/75% of the run's time, and the worst after
 the first minute (until the last 5%). `--recent-weight W` scores the estimator with another
-weight of the recent embedding speed (`progress.RECENT_WEIGHT`).
+weight of the recent embedding speed (`progress.RECENT_WEIGHT`), `--cpu-share-s S` with the
+CPU share measured over another span (`progress.CPU_SHARE_S`).
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ from pathlib import Path
 from bench.ingest_phases import provision
 
 CHILD = r"""
-import json, sqlite3, sys, time
+import json, os, sqlite3, sys, threading, time
 from pathlib import Path
 from kb_search.cli.progress import ProgressView
 from kb_search.config import load_config
@@ -49,7 +53,7 @@ paths, data, cache, home, out = sys.argv[1:6]
 env = {"KB_DATA_DIR": data, "KB_MODEL_CACHE": cache, "HOME": home, "HF_HUB_OFFLINE": "1",
        "KB_NO_WARM": "1"}
 config = load_config(env=env, cwd=Path(home))
-start = time.time()
+start, cpu0 = time.time(), time.process_time()
 sink = open(out, "w", encoding="utf-8")
 EVENTS = ("start", "add_work", "read", "advance", "await_embedding", "embedding", "embedded",
           "embed_sample", "skip_work", "measured_before", "await_ocr", "ocr", "ocr_read")
@@ -60,13 +64,32 @@ class Recorder(ProgressView):
     pass
 
 
+lock = threading.Lock()
+
+
+def write(name, args=(), kwargs=None):
+    with lock:
+        sink.write(json.dumps({"t": round(time.time() - start, 4), "e": name, "a": args,
+                               "k": kwargs or {}, "c": round(time.process_time() - cpu0, 4),
+                               "l": os.getloadavg()[0]}) + "\n")
+
+
 def recording(name):
     def method(self, *args, **kwargs):
         first.setdefault(name, time.time() - start)
-        sink.write(json.dumps({"t": round(time.time() - start, 4), "e": name, "a": args,
-                               "k": kwargs}) + "\n")
+        write(name, args, kwargs)
         return getattr(ProgressView, name)(self, *args, **kwargs)
     return method
+
+
+def ticks():  # the CPU time between events: what a live ETA reads when it is drawn
+    while not done.wait(TICK_S):
+        write("cpu")
+
+
+TICK_S = 0.5
+done = threading.Event()
+threading.Thread(target=ticks, daemon=True).start()
 
 
 for name in EVENTS:
@@ -76,11 +99,13 @@ view = Recorder("trace", None, model=str(config["model"]))
 with KnowledgeBase(config, cwd=Path(home)) as kb:
     summary = kb.add([Path(p) for p in json.loads(paths)], progress=view)
 end = time.time()
+done.set()
 conn = sqlite3.connect(Path(data) / "kb.db")
 last, docs = conn.execute("SELECT max(indexed_at), count(*) FROM documents").fetchone()
 chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
 ends = [first[e] for e in ("ocr", "embedding") if e in first]
-sink.write(json.dumps({"end": end - start, "keyword_s": min(ends, default=last - start),
+with lock:
+    sink.write(json.dumps({"end": end - start, "keyword_s": min(ends, default=last - start),
                        "all_text_s": last - start, "ocr_s": first.get("ocr"), "documents": docs,
                        "chunks": chunks, "failed": len(summary.failed),
                        "model": str(config["model"])}) + "\n")
@@ -149,18 +174,27 @@ def replay(events: list[dict], model: str, step: float = 1.0) -> list[tuple[floa
     if hasattr(ProgressView, "skip_work"):  # the events of the code that has it
         events = upgrade(events)
 
-    now = [0.0]
+    now, cpu = [0.0], [None]
     view = ProgressView("replay", None, model=model)
     view.clock = lambda: now[0]
+    view.cpu_clock = lambda: cpu[0]  # the CPU time the trace recorded (older ones: none)
+    # Traces recorded with the CPU time at events only (before the ticks): between two
+    # events, the CPU time is read off the line between them.
+    between = not any(e["e"] == "cpu" for e in events)
     samples = []
     t = step
+    last = None
     for event in events:
         while t < event["t"]:
             if view.started is not None:
                 now[0] = t
+                if between and last is not None and "c" in event and event["t"] > last[0]:
+                    along = (t - last[0]) / (event["t"] - last[0])
+                    cpu[0] = last[1] + (event["c"] - last[1]) * along
                 samples.append((t, view.eta()))
             t += step
-        now[0] = event["t"]
+        now[0], cpu[0] = event["t"], event.get("c")
+        last = (event["t"], event["c"]) if "c" in event else None
         for name, args, kwargs in _current(event, view):
             method = getattr(view, name, None)
             if method is None:
@@ -239,6 +273,12 @@ def main(argv: list[str] | None = None) -> int:
         help="weigh the recent embedding speed this much against the run's (progress."
         "RECENT_WEIGHT; 0: the run's mean only), to show the trade-off",
     )
+    score.add_argument(
+        "--cpu-share-s",
+        type=float,
+        help="measure the CPU share the embedding gets over this many seconds (progress."
+        "CPU_SHARE_S), to show the trade-off",
+    )
     args = parser.parse_args(argv)
     if args.command == "record":
         src = args.src or Path(__file__).resolve().parent.parent / "src"
@@ -251,6 +291,10 @@ def main(argv: list[str] | None = None) -> int:
         from kb_search import progress
 
         progress.RECENT_WEIGHT = args.recent_weight
+    if args.cpu_share_s is not None:
+        from kb_search import progress
+
+        progress.CPU_SHARE_S = args.cpu_share_s
     print("| trace | docs | chunks | keyword s | embedded s | ratio | ETA first |"
           " first after the embedder is timed (at s) | 25% | 50% |"
           " 75% | worst after 1 min | mean abs after 1 min | within 30% |")

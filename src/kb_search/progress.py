@@ -14,9 +14,11 @@ computed from. An ingest has two phases, estimated apart and added:
   run (`measured_before`), else the one of batches embedded during the keyword phase
   (`sharing_slowdown` times faster once the parser no longer shares the cores), else a prior;
   chunks embedded while files are still parsed shorten it. Once it runs, its own speed:
-  chunks counted by the time they take in the embedder's sorted windows (`window_work`), the
-  phase's speed and its recent one blended (`Rate`), the speed expected before it kept as
-  `EXPECTED_WORTH_S` seconds of measuring.
+  chunks counted by the time they take in the embedder's sorted windows (`window_work`), per
+  CPU-second of this process over the phase, times the share of the CPU the process gets
+  now (`CpuRate`: a machine whose load changes shows within seconds); without the process's
+  CPU time, the phase's speed and its recent one blended (`Rate`). The speed expected before
+  the phase is kept as `EXPECTED_WORTH_S` seconds of measuring.
 
 Between the two, when scanned PDF pages were queued for OCR (`await_ocr`), the OCR phase reads
 them (`ocr`, `ocr_read`): its time is the pages left at the speed it measures, else
@@ -67,6 +69,18 @@ RECENT_WEIGHT = 0.25
 # What the embedding speed was expected to be (`Tally.expected_embed_rate`) counts as this
 # many seconds of the embedding phase's own measuring.
 EXPECTED_WORTH_S = 2.0
+# On a shared machine the embedding speed moves with the load, while the chunks a CPU-second
+# embeds do not: the embedding phase's speed is its chunks per CPU-second of this process
+# (all its threads: the model's), measured over the whole phase, times the share of the CPU
+# the process got over the last `CPU_SHARE_S` seconds, `SHARE_RECENT_WEIGHT` against the
+# phase's (`CpuRate`). Without a CPU clock, the blended speed of `Rate`. Recorded on the
+# shared two-core machine (load 5-9): 16.3-18.0 chunks per CPU-second over whole runs,
+# Markdown and PDF, while the share moved 0.16-0.81 (docs/results.md). Chosen on four
+# recordings (one steady, two with 50-60 s bursts of load, one whose load came and stayed):
+# samples within ±30% after the first minute 58% -> 85%; four held out 81% -> 78% (a load that
+# stays is followed, a dip that passes pulls the estimate the wrong way while it lasts).
+CPU_SHARE_S = 10.0
+SHARE_RECENT_WEIGHT = 0.75
 
 
 def sharing_slowdown(cores: int | None = None) -> float:
@@ -248,6 +262,49 @@ class Rate:
 
 
 @dataclass
+class CpuRate:
+    """The embedding phase by the CPU time it takes: work per CPU-second over the whole phase
+    (a property of the machine and the model), and CPU-seconds per second over the last
+    `CPU_SHARE_S` (what the machine's load leaves the process), blended with the phase's
+    (`SHARE_RECENT_WEIGHT`). Read up to now, the CPU clock also shows the batch in hand
+    being embedded, and a process that gets less of the CPU before its batch is done."""
+
+    points: deque[tuple[float, float, float]] = field(default_factory=deque, repr=False)
+
+    def add(self, at: float, cpu: float, work: float) -> None:
+        """At `at` (wall clock) the process had used `cpu` CPU-seconds and done `work`."""
+        self.points.append((at, cpu, work))
+        # keep the first point (the whole phase's) and those the recent share needs
+        while len(self.points) > 3 and self.points[2][0] <= at - CPU_SHARE_S:
+            del self.points[1]
+
+    def per_cpu_second(self) -> float | None:
+        """Work per CPU-second over the phase; None until a batch is done."""
+        if len(self.points) < 2:
+            return None
+        (_, c0, w0), (_, c1, w1) = self.points[0], self.points[-1]
+        return (w1 - w0) / (c1 - c0) if c1 > c0 and w1 > w0 else None
+
+    def share(self, now: float, cpu: float) -> float | None:
+        """CPU-seconds per second the process gets, up to `now` when its CPU clock reads
+        `cpu`; None until measured."""
+        if not self.points:
+            return None
+        t0, c0, _ = self.points[0]
+        since = next((p for p in reversed(self.points) if p[0] <= now - CPU_SHARE_S), None)
+        t, c, _ = since or self.points[0]
+        if now <= t or cpu <= c or now <= t0:
+            return None
+        recent, whole = (cpu - c) / (now - t), (cpu - c0) / (now - t0)
+        return SHARE_RECENT_WEIGHT * recent + (1 - SHARE_RECENT_WEIGHT) * whole
+
+    def in_hand(self, cpu: float) -> float:
+        """The work the CPU time since the last batch was done stands for."""
+        per_cpu = self.per_cpu_second()
+        return 0.0 if per_cpu is None else max(0.0, cpu - self.points[-1][1]) * per_cpu
+
+
+@dataclass
 class Tally:
     """A Progress that keeps count: what a display shows and what an interrupted job says
     ("interrupted after 37/183 files"), and the ETA of both phases (see the module's
@@ -264,6 +321,9 @@ class Tally:
     page_chunks: int = 0  # of which from PDF pages
     name: str = ""
     clock: Callable[[], float] = field(default=time.monotonic, repr=False)
+    # CPU-seconds this process has used (all threads), read with `clock`: by default
+    # `time.process_time` with the real clock, none with another one (a test's, a replay's)
+    cpu_clock: Callable[[], float | None] | None = field(default=None, repr=False)
     started: float | None = None
     work_started: float | None = None
     files_read: int = 0
@@ -289,12 +349,17 @@ class Tally:
     progress_units: Rate = field(default_factory=Rate, repr=False)  # keyword work done
     # the embedding phase, in `window_work`
     progress_embedded: Rate = field(default_factory=lambda: Rate(recent=RECENT_CHUNKS), repr=False)
+    embedded_cpu: CpuRate = field(default_factory=CpuRate, repr=False)  # the same, by CPU time
     ocr_waiting: int = 0  # pages queued for the OCR phase
     ocr_queued: dict[str, int] = field(default_factory=dict, repr=False)  # of them, by file
     ocr_total: int = 0  # pages the OCR phase reads
     ocr_done: int = 0
     ocr_started: float | None = None
     progress_ocr: Rate = field(default_factory=Rate, repr=False)  # pages read by OCR
+
+    def __post_init__(self) -> None:
+        if self.cpu_clock is None and self.clock is time.monotonic:
+            self.cpu_clock = time.process_time
 
     def start(self, total: int, unit: str = "files") -> None:
         self.total, self.unit = total, unit
@@ -345,6 +410,7 @@ class Tally:
             if self.keyword_seconds is None:
                 self.keyword_seconds = self.elapsed
             self.progress_embedded.begin(self.embed_started)
+            self._cpu_point()
         self.embeds = True
         self.embed_total += n
 
@@ -354,6 +420,12 @@ class Tally:
             total = self.embed_total
             work = window_work(self.embed_done, total) - window_work(before, total)
             self.progress_embedded.add(self.clock(), work)
+            self._cpu_point()
+
+    def _cpu_point(self) -> None:
+        cpu = self._cpu()
+        if cpu is not None:
+            self.embedded_cpu.add(self.clock(), cpu, self.progress_embedded.total)
 
     def embed_sample(self, n: int, seconds: float) -> None:
         if self.first_sample_at is None:
@@ -402,7 +474,7 @@ class Tally:
     def chunk_rate(self) -> float | None:
         """Chunks per second in the phase at hand: written, then embedded."""
         if self.embed_started is not None:
-            return self.progress_embedded.per_second()
+            return self._cpu_embed_rate() or self.progress_embedded.per_second()
         if self.ocr_started is not None:
             return None
         seconds = self._working_seconds()
@@ -452,11 +524,25 @@ class Tally:
         before it, `expected_embed_rate`, as `EXPECTED_WORTH_S` seconds of it: its first
         batches are few and noisy), else the one expected."""
         expected = self.expected_embed_rate()
-        measured = None if self.embed_started is None else self.progress_embedded.per_second()
+        measured = None
+        if self.embed_started is not None:
+            measured = self._cpu_embed_rate() or self.progress_embedded.per_second()
         if measured is None or not expected:
             return measured or expected
         done = self.progress_embedded.total
         return (done + expected * EXPECTED_WORTH_S) / (done / measured + EXPECTED_WORTH_S)
+
+    def _cpu(self) -> float | None:
+        return None if self.cpu_clock is None else self.cpu_clock()
+
+    def _cpu_embed_rate(self) -> float | None:
+        """Chunks (`window_work`) per second from the CPU time (`CpuRate`); None without it."""
+        cpu = self._cpu()
+        if cpu is None:
+            return None
+        per_cpu = self.embedded_cpu.per_cpu_second()
+        share = self.embedded_cpu.share(self.clock(), cpu)
+        return per_cpu * share if per_cpu and share else None
 
     def expected_embed_rate(self) -> float | None:
         """The embedding speed before the embedding phase measures its own: the one this
@@ -490,9 +576,16 @@ class Tally:
         measured = self.progress_embedded
         if self.embed_started is not None and measured.last is not None:
             # the batch in hand has been embedded since the last one was done: credited up
-            # to the time a batch takes
-            in_hand = self.clock() - measured.last
-            seconds = max(0.0, seconds - min(in_hand, EMBED_BATCH / rate))
+            # to a batch, by the CPU time it took when known, else by the time since
+            batch = window_work(self.embed_done + EMBED_BATCH, self.embed_total) - window_work(
+                self.embed_done, self.embed_total
+            )
+            cpu = self._cpu() if self.embedded_cpu.per_cpu_second() else None
+            if cpu is not None:
+                seconds = max(0.0, seconds - min(self.embedded_cpu.in_hand(cpu), batch) / rate)
+            else:
+                in_hand = self.clock() - measured.last
+                seconds = max(0.0, seconds - min(in_hand, EMBED_BATCH / rate))
         return seconds
 
     def ocr_eta(self) -> float:

@@ -69,3 +69,45 @@ def test_an_older_trace_is_replayed_as_todays_code_reports_it():
         ("advance", [1], {}),
     ]
     assert _current(upgraded[2], view) == [("advance", [0], upgraded[2]["k"])]
+
+
+def write_loaded_trace(path, with_cpu: bool) -> None:
+    """One 100 KB file, then 4,000 chunks embedded at 10 a CPU-second; the process gets 1.8
+    CPU-seconds a second, 0.45 from 60 s on (the machine got busy and stayed so). The CPU
+    time is recorded with each event and between them, as `record` does."""
+    events = [{"t": 0.0, "e": "start", "a": [1, "files"], "c": 0.0},
+              {"t": 0.0, "e": "add_work", "a": [1e5], "k": {"pages": 0}, "c": 0.0},
+              {"t": 1.0, "e": "await_embedding", "a": [4000], "c": 0.5},
+              {"t": 1.0, "e": "advance", "a": [1], "k": {"work": 1e5, "chunks": 4000}, "c": 0.5},
+              {"t": 1.0, "e": "embedding", "a": [4000], "c": 0.5}]  # fmt: skip
+    now, cpu = 1.0, 0.5
+    for done in range(16, 4001, 16):
+        cost = (window_work(done, 4000) - window_work(done - 16, 4000)) / 10
+        share = 1.8 if now < 60 else 0.45
+        while cost > 1e-9:  # a tick every 0.5 s while the batch runs
+            step = min(cost, 0.5 * share)
+            now, cpu, cost = now + step / share, cpu + step, cost - step
+            events.append({"t": now, "e": "cpu", "a": [], "c": cpu})
+        events.append({"t": now, "e": "embedded", "a": [16], "c": cpu})
+    if not with_cpu:
+        events = [{k: v for k, v in e.items() if k != "c"} for e in events if e["e"] != "cpu"]
+    truth = {"end": now, "keyword_s": 1.0, "documents": 1, "chunks": 4000, "failed": 0,
+             "model": "all-MiniLM-L6-v2"}  # fmt: skip
+    path.write_text("\n".join(json.dumps(x) for x in [*events, truth]) + "\n")
+
+
+def test_the_cpu_time_a_trace_recorded_paces_the_replayed_estimate(tmp_path):
+    """The same run replayed with and without the CPU time it recorded: with it, the ETA
+    follows the machine that got busy within a minute; without (a trace recorded before
+    `record` wrote it), the blended wall-clock speed lags for minutes."""
+    scored = {}
+    for with_cpu in (True, False):
+        trace = tmp_path / f"loaded-{with_cpu}.jsonl"
+        write_loaded_trace(trace, with_cpu)
+        events, truth = load(trace)
+        scored[with_cpu] = errors(replay(events, truth["model"]), truth["end"])
+    with_cpu, without = scored[True], scored[False]
+    assert with_cpu["within 30% after 1 min"] > 0.9, with_cpu  # 93%
+    assert with_cpu["mean |error| after 1 min"] < 0.2, with_cpu  # 13%
+    assert without["within 30% after 1 min"] < 0.75, without  # 65%
+    assert without["mean |error| after 1 min"] > 0.25, without  # 30%

@@ -207,3 +207,96 @@ def test_every_chunk_embedded_leaves_no_time_and_a_full_bar(chunks):
 
     assert window_work(chunks, chunks) == pytest.approx(chunks)
     assert window_work(chunks - 1, chunks) < chunks
+
+
+def loaded_run(shares: list[tuple[float, float]], chunks: int, per_cpu_s: float = 10.0):
+    """An embedding phase of `chunks` whose process gets `share` CPU-seconds per second from
+    each (time, share) on, each chunk costing the same CPU time (`per_cpu_s` chunks a
+    CPU-second, by `window_work`): the (wall, CPU, chunks embedded) after each batch."""
+    from kb_search.progress import window_work
+
+    now = cpu = 0.0
+    points = []
+    for done in range(EMBED_BATCH, chunks + 1, EMBED_BATCH):
+        cost = (window_work(done, chunks) - window_work(done - EMBED_BATCH, chunks)) / per_cpu_s
+        share = next(s for at, s in reversed(shares) if now >= at)
+        now, cpu = now + cost / share, cpu + cost
+        points.append((now, cpu, done))
+    return points
+
+
+def replayed(points, chunks: int, with_cpu: bool = True):
+    """The Tally of `points`, its ETA and the true time left after each batch."""
+    clock = Clock()
+    cpu = [0.0]
+    tally = Tally(clock=clock)
+    tally.cpu_clock = (lambda: cpu[0]) if with_cpu else (lambda: None)
+    tally.start(1)
+    tally.await_embedding(chunks)
+    tally.embedding(chunks)
+    end = points[-1][0]
+    for now, used, done in points:
+        clock.now, cpu[0] = now, used
+        tally.embedded(done - tally.embed_done)
+        yield now, tally.eta(), end - now
+
+
+@pytest.mark.parametrize("shares", [[(0, 1.8), (60, 0.45)], [(0, 0.45), (60, 1.8)]])
+def test_the_embedding_speed_follows_the_cpu_share_the_load_leaves(shares):
+    """The machine's load changes a minute into the phase (three busy processes come, or
+    go): the process's CPU share moves 4x, a chunk's CPU cost does not. A minute after the
+    change the ETA is within 30% of the time left, and stays there (the run's blended speed
+    was -54% or +46% then, and took three minutes more)."""
+    chunks = 6400
+    checked = 0
+    for now, eta, left in replayed(loaded_run(shares, chunks), chunks):
+        if now >= 120 and left > 20:
+            assert within(eta, left), (now, eta, left)
+            checked += 1
+    assert checked > 20
+
+
+def test_without_cpu_time_the_speed_is_the_blended_one():
+    """A platform (or a recorded run) without the process's CPU time: the wall-clock speed,
+    the run's and the recent one blended, as before."""
+    chunks = 6400
+    points = loaded_run([(0, 1.8), (60, 0.45)], chunks)
+    with_cpu = list(replayed(points, chunks))
+    without = list(replayed(points, chunks, with_cpu=False))
+    assert without[-1][1] == pytest.approx(0.0)
+    clock = Clock()
+    tally = embedding_phase(clock, 16 * EMBED_WINDOW)
+    embed_windows(tally, clock, 4, EMBED_WINDOW / 20)
+    assert tally.cpu_clock is None and tally.embedded_cpu.per_cpu_second() is None
+    assert tally.embed_rate() == pytest.approx(tally.progress_embedded.per_second())
+    # the same run, its CPU unknown: the ETA differs from the CPU-led one after the change
+    late = [(a[1], b[1]) for a, b in zip(with_cpu, without) if a[0] > 100 and a[2] > 20]
+    assert late and all(abs(c - w) > 0.05 * c for c, w in late)
+
+
+def test_a_real_clock_brings_the_process_cpu_time_and_a_test_clock_none():
+    import time
+
+    assert Tally().cpu_clock is time.process_time
+    assert Tally(clock=Clock()).cpu_clock is None
+
+
+def test_a_batch_slowed_by_the_load_shows_before_it_is_done():
+    """A minute at 1.8 CPU-seconds a second, then the process gets 0.1: its batch in hand
+    (1.6 CPU-seconds) takes 16 s. 12 s into it the process's CPU clock has shown the drop:
+    the ETA has grown, where a clock that only counts chunks credits the batch as done."""
+    chunks = 6400
+    points = [p for p in loaded_run([(0, 1.8)], chunks) if p[0] <= 60]
+    clock = Clock()
+    cpu = [0.0]
+    tally = Tally(clock=clock)
+    tally.cpu_clock = lambda: cpu[0]
+    tally.start(1)
+    tally.await_embedding(chunks)
+    tally.embedding(chunks)
+    for now, used, done in points:
+        clock.now, cpu[0] = now, used
+        tally.embedded(done - tally.embed_done)
+    before = tally.eta()
+    clock.now, cpu[0] = clock.now + 12, cpu[0] + 1.2
+    assert tally.eta() > 1.5 * before
