@@ -5,12 +5,16 @@ TeX Type1 fonts without a ToUnicode map name their glyphs in the font's /Encodin
 not the ligature names of the Adobe Glyph List's underscore form ('f_i', 'f_f_i'): it reports
 the bare character code (0x1B), and 'specifies' reads 'speci es'. pdfium does not expose a
 font's encoding, so pypdf reads it, lazily, only for a page where such a glyph occurs.
+
+TeX's 7-bit fonts (OT1) have no accented letters: 'ü' is a spacing accent glyph set over a
+'u', and the text layer reads 'M¨unch'. ``compose_accents`` puts them back together.
 """
 
 from __future__ import annotations
 
 import ctypes
 import re
+import unicodedata
 from collections.abc import Callable
 from typing import IO, Any
 
@@ -40,6 +44,26 @@ NAMED = {
     "quotedblleft": "\u201c",
     "quotedblright": "\u201d",
 }
+# A spacing accent glyph and the combining mark it stands for. TeX's \accent sets the accent
+# before the letter it sits over or hangs under ('\"u' is '¨' then 'u', '\c{c}' is '¸' then 'c').
+ACCENTS_BEFORE = {
+    "\u00a8": "\u0308",  # diaeresis
+    "\u00b4": "\u0301",  # acute
+    "\u02c6": "\u0302",  # circumflex
+    "\u02dc": "\u0303",  # tilde
+    "\u02c7": "\u030c",  # caron
+    "\u02d8": "\u0306",  # breve
+    "\u00af": "\u0304",  # macron
+    "\u02d9": "\u0307",  # dot above
+    "\u02da": "\u030a",  # ring
+    "\u02dd": "\u030b",  # double acute
+    "\u00b8": "\u0327",  # cedilla
+    "\u02db": "\u0328",  # ogonek
+}
+# The grave is ASCII '`' in OT1: composed only inside a word ('tr`es'), not before one ('`ls`').
+ACCENT_RE = re.compile(
+    "([" + "".join(ACCENTS_BEFORE) + "])([^\\W\\d_])|(?<=[^\\W\\d_])`([^\\W\\d_])"
+)
 UNI_RE = re.compile(r"^(uni([0-9A-F]{4})+|u[0-9A-F]{4,6})$")
 CODE_RE = re.compile(rb"dup\s+(\d{1,3})\s*/([\w.\-]{1,40})\s+put")
 MAX_FONTS_PER_PAGE = 200
@@ -69,6 +93,25 @@ def glyph_text(name: str) -> str:
     if len(base) == 1 and base.isascii() and base.isalpha():
         return base
     return ""
+
+
+def compose_accents(text: str) -> str:
+    """'M¨unch' -> 'Münch', 'tr`es' -> 'très', 'fa¸cade' -> 'façade': a spacing accent and the
+    letter it is set over become one accented letter (where Unicode has one; else the letter
+    and the combining mark). 'ı' (dotless i, under an accent) becomes 'i'. For prose: a
+    listing's '`' and '^' are code."""
+    if not ACCENT_RE.search(text):
+        return text
+    return ACCENT_RE.sub(_compose, text)
+
+
+def _compose(m: re.Match[str]) -> str:
+    if m.group(1):
+        mark, letter = ACCENTS_BEFORE[m.group(1)], m.group(2)
+    else:
+        mark, letter = "\u0300", m.group(3)
+    letter = {"\u0131": "i", "\u0237": "j"}.get(letter, letter)
+    return unicodedata.normalize("NFC", letter + mark)
 
 
 class GlyphNames:
