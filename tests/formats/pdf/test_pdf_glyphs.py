@@ -149,7 +149,11 @@ def test_spacing_accents_set_over_letters_make_accented_letters(tmp_path: Path) 
         ("na\u00b4\u0131ve", "naíve"),  # an accent over a dotless i
         ("`quoted'", "`quoted'"),  # an opening quote, not a grave
         ("x\u00b4 alone", "x\u00b4 alone"),
+        ("see https://example.org/\u02dcuser/", "see https://example.org/\u02dcuser/"),
+        ("s + x}\u02c6n", "s + x}\u02c6n"),  # a caret: no letter n with a circumflex
+        # a producer that sets the accent after its letter: most accents read better so
+        ("Age\u02c6ncia Nacional de Aviac\u00b8a\u02dco", "Agência Nacional de Aviação"),
     ],
 )
 def test_compose_accents(raw: str, composed: str) -> None:
-    assert compose_accents(raw) == composed
+    assert compose_accents([raw]) == [composed]

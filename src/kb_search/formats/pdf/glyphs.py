@@ -45,8 +45,9 @@ NAMED = {
     "quotedblright": "\u201d",
 }
 # A spacing accent glyph and the combining mark it stands for. TeX's \accent sets the accent
-# before the letter it sits over or hangs under ('\"u' is '¨' then 'u', '\c{c}' is '¸' then 'c').
-ACCENTS_BEFORE = {
+# before the letter it sits over or hangs under ('\"u' is '¨' then 'u', '\c{c}' is '¸' then 'c');
+# some other producers after it ('Ageˆncia').
+ACCENTS = {
     "\u00a8": "\u0308",  # diaeresis
     "\u00b4": "\u0301",  # acute
     "\u02c6": "\u0302",  # circumflex
@@ -60,10 +61,15 @@ ACCENTS_BEFORE = {
     "\u00b8": "\u0327",  # cedilla
     "\u02db": "\u0328",  # ogonek
 }
-# The grave is ASCII '`' in OT1: composed only inside a word ('tr`es'), not before one ('`ls`').
-ACCENT_RE = re.compile(
-    "([" + "".join(ACCENTS_BEFORE) + "])([^\\W\\d_])|(?<=[^\\W\\d_])`([^\\W\\d_])"
+_MARKS = "[" + "".join(ACCENTS) + "]"
+_LETTER = r"[^\W\d_]"
+# Not after a path or URL character: '/˜user' is a tilde, not 'ũser'. The grave is ASCII '`'
+# in OT1, composed only inside a word ('tr`es'), not before one ('`ls`').
+ACCENT_BEFORE_RE = re.compile(
+    rf"(?<![/\\:.=_%#?&@~])({_MARKS})({_LETTER})|(?<={_LETTER})(`)({_LETTER})"
 )
+ACCENT_AFTER_RE = re.compile(rf"({_LETTER})({_MARKS})")
+DOTLESS = {"\u0131": "i", "\u0237": "j"}
 UNI_RE = re.compile(r"^(uni([0-9A-F]{4})+|u[0-9A-F]{4,6})$")
 CODE_RE = re.compile(rb"dup\s+(\d{1,3})\s*/([\w.\-]{1,40})\s+put")
 MAX_FONTS_PER_PAGE = 200
@@ -95,23 +101,27 @@ def glyph_text(name: str) -> str:
     return ""
 
 
-def compose_accents(text: str) -> str:
-    """'M¨unch' -> 'Münch', 'tr`es' -> 'très', 'fa¸cade' -> 'façade': a spacing accent and the
-    letter it is set over become one accented letter (where Unicode has one; else the letter
-    and the combining mark). 'ı' (dotless i, under an accent) becomes 'i'. For prose: a
-    listing's '`' and '^' are code."""
-    if not ACCENT_RE.search(text):
-        return text
-    return ACCENT_RE.sub(_compose, text)
+def compose_accents(texts: list[str]) -> list[str]:
+    """The texts of one page with 'M¨unch' read 'Münch', 'tr`es' 'très', 'fa¸cade' 'façade': a
+    spacing accent and the letter it is set over become one accented letter, where Unicode has
+    one (a caret in 'x}ˆn' stays). Accents go on the letter after them, as TeX sets them, unless
+    most of the page's read better on the letter before ('Ageˆncia', 'Aviac¸a˜o').
+    'ı' (dotless i, under an accent) becomes 'i'."""
+    if not any(ch in ACCENTS or ch == "`" for text in texts for ch in text):
+        return texts
+    before = sum(_composed(m) is not None for t in texts for m in ACCENT_BEFORE_RE.finditer(t))
+    after = sum(_composed(m) is not None for t in texts for m in ACCENT_AFTER_RE.finditer(t))
+    pattern = ACCENT_AFTER_RE if after > before else ACCENT_BEFORE_RE
+    return [pattern.sub(lambda m: _composed(m) or m.group(0), text) for text in texts]
 
 
-def _compose(m: re.Match[str]) -> str:
-    if m.group(1):
-        mark, letter = ACCENTS_BEFORE[m.group(1)], m.group(2)
-    else:
-        mark, letter = "\u0300", m.group(3)
-    letter = {"\u0131": "i", "\u0237": "j"}.get(letter, letter)
-    return unicodedata.normalize("NFC", letter + mark)
+def _composed(m: re.Match[str]) -> str | None:
+    """The accented letter of a match (accent, letter), (`, letter) or (letter, accent)."""
+    first, second = (g for g in m.groups() if g is not None)
+    accent, letter = (first, second) if first in ACCENTS or first == "`" else (second, first)
+    mark = "\u0300" if accent == "`" else ACCENTS[accent]
+    composed = unicodedata.normalize("NFC", DOTLESS.get(letter, letter) + mark)
+    return composed if len(composed) == 1 else None
 
 
 class GlyphNames:

@@ -271,9 +271,9 @@ def _run_ocr(doc: pdfium.PdfDocument, pages: list[Page], need_ocr: dict[int, lis
 
 def _accented(frags: list[Frag]) -> list[Frag]:
     """Prose with TeX's spacing accents set back on their letters; listings as they are."""
-    for frag in frags:
-        if not frag.mono:
-            frag.text = compose_accents(frag.text)
+    prose = [frag for frag in frags if not frag.mono]
+    for frag, text in zip(prose, compose_accents([frag.text for frag in prose])):
+        frag.text = text
     return frags
 
 
