@@ -134,3 +134,14 @@ def test_every_fifth_line_numbered_on_short_pages_is_removed(tmp_path: Path) -> 
     tokens = " ".join(c.text for c in doc.chunks).split()
     assert not any(t.isdigit() for t in tokens), [t for t in tokens if t.isdigit()][:5]
     assert "e0w0" in tokens and "e1w175" in tokens
+
+
+def test_a_charts_axis_counting_by_five_is_kept(tmp_path: Path) -> None:
+    """A bar chart's axis (25, 20, 15, 10 down the left of the plot) steps by five like a
+    critical edition's line numbers, but no line of text sits beside its numbers."""
+    page = body(lines_of(words(90, "c")), top=100)
+    page += [(50, 400 + i * 30, str(25 - 5 * i), "Helvetica", 8) for i in range(4)]
+    page += body(lines_of(words(90, "d")), top=560)
+    doc = parse_pdf(write_pdf(tmp_path / "chart.pdf", [page]), SETTINGS)
+    tokens = " ".join(c.text for c in doc.chunks).split()
+    assert all(t in tokens for t in ("25", "20", "15", "10"))

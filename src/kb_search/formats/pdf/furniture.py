@@ -57,7 +57,7 @@ def drop_line_numbers(frags: list[Frag]) -> list[Frag]:
     for column in columns:
         # bold numbers down a margin are chapters in a table of contents
         bold = sum(f.bold for f in column) > len(column) / 2
-        if _enough(column) and not bold and _monotonic(column):
+        if _enough(column, text) and not bold and _monotonic(column):
             drop.update(id(f) for f in column)
     return [f for f in frags if id(f) not in drop] if drop else frags
 
@@ -73,15 +73,21 @@ def _stacks(frags: list[Frag], edge: Callable[[Frag], float]) -> list[list[Frag]
     return stacks
 
 
-def _enough(column: list[Frag]) -> bool:
+def _enough(column: list[Frag], text: list[Frag]) -> bool:
     """Enough numbers to be a margin's line numbers: five, or three when they number every
-    fifth or tenth line (5, 10, 15 down a short page of a critical edition)."""
+    fifth or tenth line (5, 10, 15 down a short page of a critical edition) and each sits on
+    a line of text, as a chart's axis (25, 20, 15 beside a plot) does not."""
     if len(column) >= LINE_NUMBERS_MIN:
         return True
     values = sorted(int(f.text) for f in column)
     steps = {b - a for a, b in pairwise(values)}
     fifths = len(steps) == 1 and steps <= {5, 10} and all(v % 5 == 0 for v in values)
-    return len(column) >= FIFTHS_MIN and fifths
+    return len(column) >= FIFTHS_MIN and fifths and all(_on_a_line(f, text) for f in column)
+
+
+def _on_a_line(number: Frag, text: list[Frag]) -> bool:
+    middle = (number.y0 + number.y1) / 2
+    return any(f.y0 <= middle <= f.y1 and f.x1 - f.x0 > 10 * number.height for f in text)
 
 
 def _monotonic(column: list[Frag]) -> bool:
@@ -116,10 +122,10 @@ def remove_headers_footers(pages: list[Page], keep: set[int] | None = None) -> N
 
 
 def _edge_lines(page: Page) -> list[Line]:
-    """The topmost and bottom-most lines, when they sit in the page margins."""
-    ordered = _upright(page)
-    picked = ordered[:EDGE_LINES] + ordered[-EDGE_LINES:]
+    """The topmost and bottom-most lines, when they sit in the page margins: of the upright
+    lines, and of all lines with the rotated text (a margin stamp) the reading order puts last."""
     margin = MARGIN_SHARE * page.height
+    picked = _ends(_upright(page), EDGE_LINES) + _ends(_in_order(page), EDGE_LINES)
     unique = list({id(ln): ln for ln in picked}.values())
     return [ln for ln in unique if ln.y1 <= margin or ln.y0 >= page.height - margin]
 
@@ -154,8 +160,8 @@ def _folios(pages: list[Page]) -> set[int]:
     by_offset: dict[int, list[Line]] = defaultdict(list)
     centred: set[int] = set()  # the page's own number, centred: a folio on a page of a leaflet
     for page in pages:
-        ordered = _upright(page)
-        for line in {id(ln): ln for ln in ordered[:1] + ordered[-1:]}.values():
+        ends = _ends(_upright(page), 1) + _ends(_in_order(page), 1)
+        for line in {id(ln): ln for ln in ends}.values():
             m = PAGE_NUMBER_RE.match(line.text)
             if m and m.group(2).isdigit():
                 by_offset[int(m.group(2)) - page.number].append(line)
@@ -175,10 +181,19 @@ def _folios(pages: list[Page]) -> set[int]:
     return folios | centred if len(pages) < needed else folios
 
 
+def _in_order(page: Page) -> list[Line]:
+    return sorted(page.lines, key=lambda ln: ln.y0)
+
+
 def _upright(page: Page) -> list[Line]:
     """The page's lines top to bottom, without its rotated text (a figure's turned labels,
-    a margin stamp), which the reading order puts below the page body with no width."""
-    return sorted((ln for ln in page.lines if ln.x1 > ln.x0), key=lambda ln: ln.y0)
+    a margin stamp), which the reading order puts below the page body with no width: a
+    page's last upright line may be its folio still."""
+    return [ln for ln in _in_order(page) if ln.x1 > ln.x0]
+
+
+def _ends(lines: list[Line], n: int) -> list[Line]:
+    return lines[:n] + lines[-n:]
 
 
 def _numbered_heads(edges: dict[int, list[Line]], pages: list[Page]) -> set[int]:
