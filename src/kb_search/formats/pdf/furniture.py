@@ -122,10 +122,10 @@ def remove_headers_footers(pages: list[Page], keep: set[int] | None = None) -> N
 
 
 def _edge_lines(page: Page) -> list[Line]:
-    """The topmost and bottom-most lines, when they sit in the page margins: of the upright
-    lines, and of all lines with the rotated text (a margin stamp) the reading order puts last."""
+    """The topmost and bottom-most lines, when they sit in the page margins (rotated text, a
+    margin stamp, counts: the reading order puts it last)."""
     margin = MARGIN_SHARE * page.height
-    picked = _ends(_upright(page), EDGE_LINES) + _ends(_in_order(page), EDGE_LINES)
+    picked = _ends(_in_order(page), EDGE_LINES)
     unique = list({id(ln): ln for ln in picked}.values())
     return [ln for ln in unique if ln.y1 <= margin or ln.y0 >= page.height - margin]
 
@@ -160,6 +160,7 @@ def _folios(pages: list[Page]) -> set[int]:
     by_offset: dict[int, list[Line]] = defaultdict(list)
     centred: set[int] = set()  # the page's own number, centred: a folio on a page of a leaflet
     for page in pages:
+        # a page's last upright line may be its folio under turned figure labels
         ends = _ends(_upright(page), 1) + _ends(_in_order(page), 1)
         for line in {id(ln): ln for ln in ends}.values():
             m = PAGE_NUMBER_RE.match(line.text)
@@ -187,8 +188,7 @@ def _in_order(page: Page) -> list[Line]:
 
 def _upright(page: Page) -> list[Line]:
     """The page's lines top to bottom, without its rotated text (a figure's turned labels,
-    a margin stamp), which the reading order puts below the page body with no width: a
-    page's last upright line may be its folio still."""
+    a margin stamp), which the reading order puts below the page body with no width."""
     return [ln for ln in _in_order(page) if ln.x1 > ln.x0]
 
 

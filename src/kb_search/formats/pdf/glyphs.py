@@ -44,9 +44,9 @@ NAMED = {
     "quotedblleft": "\u201c",
     "quotedblright": "\u201d",
 }
-# A spacing accent glyph and the combining mark it stands for. TeX's \accent sets the accent
-# before the letter it sits over or hangs under ('\"u' is '¨' then 'u', '\c{c}' is '¸' then 'c');
-# some other producers after it ('Ageˆncia').
+# A spacing accent glyph and the combining mark it stands for. TeX's \accent sets an accent
+# before the letter it sits over ('\"u' is '¨' then 'u'); some other producers after it
+# ('Ageˆncia'). A cedilla or an ogonek, hung under the letter, comes after it ('S¸en', 'Pas¸ca').
 ACCENTS = {
     "\u00a8": "\u0308",  # diaeresis
     "\u00b4": "\u0301",  # acute
@@ -58,17 +58,17 @@ ACCENTS = {
     "\u02d9": "\u0307",  # dot above
     "\u02da": "\u030a",  # ring
     "\u02dd": "\u030b",  # double acute
-    "\u00b8": "\u0327",  # cedilla
-    "\u02db": "\u0328",  # ogonek
 }
+BELOW = {"\u00b8": "\u0327", "\u02db": "\u0328"}  # cedilla, ogonek
 _MARKS = "[" + "".join(ACCENTS) + "]"
 _LETTER = r"[^\W\d_]"
-# Not after a path or URL character: '/˜user' is a tilde, not 'ũser'. The grave is ASCII '`'
-# in OT1, composed only inside a word ('tr`es'), not before one ('`ls`').
+# Not after a path, URL or code character: '/˜user' is a tilde, not 'ũser', 'x}ˆy' a caret.
+# The grave is ASCII '`' in OT1, composed only inside a word ('tr`es'), not before one ('`ls`').
 ACCENT_BEFORE_RE = re.compile(
-    rf"(?<![/\\:.=_%#?&@~])({_MARKS})({_LETTER})|(?<={_LETTER})(`)({_LETTER})"
+    rf"(?<![/\\:.=_%#?&@~}})\]])({_MARKS})({_LETTER})|(?<={_LETTER})(`)({_LETTER})"
 )
 ACCENT_AFTER_RE = re.compile(rf"({_LETTER})({_MARKS})")
+BELOW_RE = re.compile(rf"({_LETTER})([{''.join(BELOW)}])")
 DOTLESS = {"\u0131": "i", "\u0237": "j"}
 UNI_RE = re.compile(r"^(uni([0-9A-F]{4})+|u[0-9A-F]{4,6})$")
 CODE_RE = re.compile(rb"dup\s+(\d{1,3})\s*/([\w.\-]{1,40})\s+put")
@@ -102,13 +102,14 @@ def glyph_text(name: str) -> str:
 
 
 def compose_accents(texts: list[str]) -> list[str]:
-    """The texts of one page with 'M¨unch' read 'Münch', 'tr`es' 'très', 'fa¸cade' 'façade': a
+    """The texts of one page with 'M¨unch' read 'Münch', 'tr`es' 'très', 'Pas¸ca' 'Paşca': a
     spacing accent and the letter it is set over become one accented letter, where Unicode has
     one (a caret in 'x}ˆn' stays). Accents go on the letter after them, as TeX sets them, unless
     most of the page's read better on the letter before ('Ageˆncia', 'Aviac¸a˜o').
     'ı' (dotless i, under an accent) becomes 'i'."""
-    if not any(ch in ACCENTS or ch == "`" for text in texts for ch in text):
+    if not any(ch in ACCENTS or ch in BELOW or ch == "`" for text in texts for ch in text):
         return texts
+    texts = [BELOW_RE.sub(lambda m: _composed(m) or m.group(0), text) for text in texts]
     before = sum(_composed(m) is not None for t in texts for m in ACCENT_BEFORE_RE.finditer(t))
     after = sum(_composed(m) is not None for t in texts for m in ACCENT_AFTER_RE.finditer(t))
     pattern = ACCENT_AFTER_RE if after > before else ACCENT_BEFORE_RE
@@ -119,7 +120,7 @@ def _composed(m: re.Match[str]) -> str | None:
     """The accented letter of a match (accent, letter), (`, letter) or (letter, accent)."""
     first, second = (g for g in m.groups() if g is not None)
     accent, letter = (first, second) if first in ACCENTS or first == "`" else (second, first)
-    mark = "\u0300" if accent == "`" else ACCENTS[accent]
+    mark = "\u0300" if accent == "`" else ACCENTS.get(accent) or BELOW[accent]
     composed = unicodedata.normalize("NFC", DOTLESS.get(letter, letter) + mark)
     return composed if len(composed) == 1 else None
 
