@@ -69,6 +69,7 @@ ACCENT_BEFORE_RE = re.compile(
 )
 ACCENT_AFTER_RE = re.compile(rf"({_LETTER})({_MARKS})")
 BELOW_RE = re.compile(rf"({_LETTER})([{''.join(BELOW)}])")
+ANY_ACCENT_RE = re.compile("[`" + "".join(ACCENTS) + "".join(BELOW) + "]")
 DOTLESS = {"\u0131": "i", "\u0237": "j"}
 UNI_RE = re.compile(r"^(uni([0-9A-F]{4})+|u[0-9A-F]{4,6})$")
 CODE_RE = re.compile(rb"dup\s+(\d{1,3})\s*/([\w.\-]{1,40})\s+put")
@@ -107,7 +108,7 @@ def compose_accents(texts: list[str]) -> list[str]:
     one (a caret in 'x}ˆn' stays). Accents go on the letter after them, as TeX sets them, unless
     most of the page's read better on the letter before ('Ageˆncia', 'Aviac¸a˜o').
     'ı' (dotless i, under an accent) becomes 'i'."""
-    if not any(ch in ACCENTS or ch in BELOW or ch == "`" for text in texts for ch in text):
+    if not any(ANY_ACCENT_RE.search(text) for text in texts):
         return texts
     texts = [BELOW_RE.sub(lambda m: _composed(m) or m.group(0), text) for text in texts]
     before = sum(_composed(m) is not None for t in texts for m in ACCENT_BEFORE_RE.finditer(t))
