@@ -8,9 +8,13 @@ import pytest
 
 pytest.importorskip("reportlab")
 
+from reportlab.lib.pagesizes import A4  # noqa: E402
+from reportlab.pdfbase.pdfmetrics import stringWidth  # noqa: E402
+from reportlab.pdfgen.canvas import Canvas  # noqa: E402
+
 from kb_search.formats.pdf.parse import parse_pdf  # noqa: E402
 from kb_search.parsed import ChunkSettings  # noqa: E402
-from pdf_samples import body, lines_of, words, write_pdf  # noqa: E402
+from pdf_samples import HEIGHT, WIDTH, body, lines_of, words, write_pdf  # noqa: E402
 
 SETTINGS = ChunkSettings()
 SECTIONS = ["2.1. SPACING COMMANDS", "2.2. MATH FONTS", "3. TABLES AND ARRAYS"]
@@ -72,3 +76,72 @@ def test_bold_chapter_numbers_of_a_contents_page_are_kept(tmp_path: Path) -> Non
     doc = parse_pdf(write_pdf(tmp_path / "toc.pdf", [page, body(lines_of(words(90)))]), SETTINGS)
     text = " ".join(c.text for c in doc.chunks)
     assert "1 Introduction" in text and "6 History" in text
+
+
+def test_the_folios_of_a_two_page_leaflet_are_dropped(tmp_path: Path) -> None:
+    """A two-page package note: each page's number centred high above a deep bottom margin
+    (LaTeX's A4 article), too few pages to see the numbers count with them. Fails on the old
+    code: '1' and '2' stood as paragraphs of their own."""
+    pages = [
+        [*body(lines_of(words(120, f"n{i}w"))), (WIDTH / 2 - 3, 713, str(i + 1), "Helvetica", 10)]
+        for i in range(2)
+    ]
+    doc = parse_pdf(write_pdf(tmp_path / "leaflet.pdf", pages), SETTINGS)
+    paragraphs = [p.strip() for c in doc.chunks for p in c.text.split("\n\n")]
+    assert "1" not in paragraphs and "2" not in paragraphs
+    assert any("n0w0" in p for p in paragraphs) and any("n1w119" in p for p in paragraphs)
+
+
+def test_a_folio_under_turned_figure_labels_is_dropped(tmp_path: Path) -> None:
+    """A family tree: labels turned a quarter, below which the reading order puts them, made
+    the page number no longer the page's last line. Fails on the old code."""
+    path = tmp_path / "turned.pdf"
+    canvas = Canvas(str(path), pagesize=A4)
+    for i in range(4):
+        for x, y, text, font, size in body(lines_of(words(120, f"t{i}w")), top=100):
+            canvas.setFont(font, size)
+            canvas.drawString(x, HEIGHT - y, text)
+        canvas.setFont("Helvetica", 8)
+        for k, label in enumerate(["spouse", "child", "heir", "ward"]):
+            canvas.saveState()
+            canvas.translate(120 + 60 * k, HEIGHT - 600)
+            canvas.rotate(90)
+            canvas.drawString(0, 0, label)
+            canvas.restoreState()
+        canvas.setFont("Helvetica", 10)
+        canvas.drawString(WIDTH / 2 - 3, HEIGHT - 713, str(i + 1))
+        canvas.showPage()
+    canvas.save()
+    doc = parse_pdf(path, SETTINGS)
+    paragraphs = [p.strip() for c in doc.chunks for p in c.text.split("\n\n")]
+    assert not any(p in ("1", "2", "3", "4") for p in paragraphs), paragraphs
+    assert "spouse" in " ".join(paragraphs)
+
+
+def test_every_fifth_line_numbered_on_short_pages_is_removed(tmp_path: Path) -> None:
+    """A critical edition on A5 pages numbers every fifth line: four numbers down a page, one
+    short of a draft's five. Fails on the old code: '5', '10', '15' ran through the text."""
+    pages = []
+    for i in range(2):
+        page = []
+        for k, (x, y, text, font, size) in enumerate(body(lines_of(words(180, f"e{i}w")))):
+            if (k + 1) % 5 == 0:  # set flush right, a little over an em from the text
+                number = str(20 * i + k + 1)
+                page.append((56 - stringWidth(number, "Helvetica", 7), y, number, "Helvetica", 7))
+            page.append((x, y, text, font, size))
+        pages.append(page)
+    doc = parse_pdf(write_pdf(tmp_path / "edition.pdf", pages), SETTINGS)
+    tokens = " ".join(c.text for c in doc.chunks).split()
+    assert not any(t.isdigit() for t in tokens), [t for t in tokens if t.isdigit()][:5]
+    assert "e0w0" in tokens and "e1w175" in tokens
+
+
+def test_a_charts_axis_counting_by_five_is_kept(tmp_path: Path) -> None:
+    """A bar chart's axis (25, 20, 15, 10 down the left of the plot) steps by five like a
+    critical edition's line numbers, but no line of text sits beside its numbers."""
+    page = body(lines_of(words(90, "c")), top=100)
+    page += [(50, 400 + i * 30, str(25 - 5 * i), "Helvetica", 8) for i in range(4)]
+    page += body(lines_of(words(90, "d")), top=560)
+    doc = parse_pdf(write_pdf(tmp_path / "chart.pdf", [page]), SETTINGS)
+    tokens = " ".join(c.text for c in doc.chunks).split()
+    assert all(t in tokens for t in ("25", "20", "15", "10"))

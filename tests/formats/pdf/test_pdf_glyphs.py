@@ -13,7 +13,7 @@ pytest.importorskip("reportlab")
 from reportlab.pdfbase import pdfmetrics  # noqa: E402
 from reportlab.pdfgen.canvas import Canvas  # noqa: E402
 
-from kb_search.formats.pdf.glyphs import GlyphNames, glyph_text  # noqa: E402
+from kb_search.formats.pdf.glyphs import GlyphNames, compose_accents, glyph_text  # noqa: E402
 from kb_search.formats.pdf.parse import parse_pdf  # noqa: E402
 from kb_search.parsed import ChunkSettings  # noqa: E402
 from pdf_samples import body, lines_of, words  # noqa: E402
@@ -126,3 +126,35 @@ def test_a_font_program_that_inflates_without_end_is_not_read_whole() -> None:
     assert GlyphNames(lambda: io.BytesIO(data)).fonts(0) == {}
     assert time.monotonic() - started < 20
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 250_000
+
+
+def test_spacing_accents_set_over_letters_make_accented_letters(tmp_path: Path) -> None:
+    """TeX's 7-bit fonts set 'ü' as a spacing '¨' before a 'u': the text reads 'Münch', not
+    'M¨unch'; a listing's backquotes and accents stay as typed."""
+    from pdf_samples import write_pdf
+
+    prose = "Thanks go to Martin M\u00a8unch, Ays\u00b8e S\u00b8en and ´Eric: tr`es bien."
+    code = "\\catcode`a=11 \\def\\x{M\u00a8unch}"
+    page = body(lines_of(words(60, "w")), top=100)
+    page += [(72, 400, prose, "Helvetica", 11), (72, 430, code, "Courier", 11)]
+    text = text_of(write_pdf(tmp_path / "accents.pdf", [page]))
+    assert "Thanks go to Martin Münch, Ayşe Şen and Éric: très bien." in text
+    assert code in text
+
+
+@pytest.mark.parametrize(
+    ("raw", "composed"),
+    [
+        ("K\u00a8uster", "Küster"),
+        ("na\u00b4\u0131ve", "naíve"),  # an accent over a dotless i
+        ("`quoted'", "`quoted'"),  # an opening quote, not a grave
+        ("x\u00b4 alone", "x\u00b4 alone"),
+        ("see https://example.org/\u02dcuser/", "see https://example.org/\u02dcuser/"),
+        ("s + x}\u02c6n", "s + x}\u02c6n"),  # a caret: no letter n with a circumflex
+        ("e}\u02c6y", "e}\u02c6y"),  # a caret after code, though 'ŷ' is a letter
+        # a producer that sets the accent after its letter: most accents read better so
+        ("Age\u02c6ncia Nacional de Aviac\u00b8a\u02dco", "Agência Nacional de Aviação"),
+    ],
+)
+def test_compose_accents(raw: str, composed: str) -> None:
+    assert compose_accents([raw]) == [composed]

@@ -51,6 +51,21 @@ def test_of_two_lines_in_the_largest_size_the_upper_starts_the_title(tmp_path: P
     assert title_of(tmp_path, page) == "ffslides: freeform slides and more"
 
 
+@pytest.mark.parametrize(
+    "version", ["Version 1.2", "v1.10, 29.06.2003", "Release 2.0a (2021/04/01)"]
+)
+def test_a_version_line_set_larger_than_the_title_is_not_the_title(
+    tmp_path: Path, version: str
+) -> None:
+    """getfiledate-guide: the version under the package's name is set a size larger."""
+    page: PageSpec = [
+        (72, 140, "The getfiledate Package", "Times-Roman", 15),
+        (72, 170, version, "Times-Roman", 17),
+        (72, 210, "Ahmed Musa", "Times-Roman", 12),
+    ]
+    assert title_of(tmp_path, page) == "The getfiledate Package"
+
+
 def test_a_numbered_section_heading_is_not_the_title(tmp_path: Path) -> None:
     """A page cut out of a report starts with '4 Conclusions'."""
     page: PageSpec = [(72, 60, "4 Conclusions", "Helvetica-Bold", 16)]

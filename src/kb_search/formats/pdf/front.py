@@ -1,7 +1,7 @@
 """Front matter of a PDF's first page: which lines can name the document and which cannot.
 
 A paper's first page holds its title, then authors, affiliations, e-mail addresses and dates,
-often in fonts as large as the title's. None of those is a title.
+a manual's its version, often in fonts as large as the title's. None of those is a title.
 """
 
 from __future__ import annotations
@@ -30,6 +30,12 @@ DATE_RE = re.compile(
     rf"|(received|accepted|published|submitted|revised|dated?)\b.*\d{{4}})\W*$",
     re.I,
 )
+# A release line under a title: 'Version 1.2', 'v1.10, 29.06.2003', 'Release 3 (2021/04/01)'.
+VERSION_RE = re.compile(
+    r"^\W*(version|release|revision|rev\.?|v\.?)\s*\d+(\.\d+)*[a-z]?"
+    r"([\s,;:(\u2013\u2014-]+[\w\s./,-]{0,24}\d{2}\)?)?\s*$",  # a date may follow
+    re.I,
+)
 # Words that head a section of any document: a page 1 that begins with one of them has no
 # title of its own there.
 GENERIC_HEADINGS = frozenset(
@@ -55,8 +61,14 @@ DEFAULT_TITLE_RE = re.compile(r"^(book|sheet|workbook|presentation|slide)\s*\d+$
 
 
 def is_front_matter(text: str) -> bool:
-    """An e-mail, affiliation or date line: it describes the authors, not the document."""
-    return bool(EMAIL_RE.search(text) or AFFILIATION_RE.search(text) or DATE_RE.match(text))
+    """An e-mail, affiliation, date or version line: it describes the authors or the release,
+    not the document."""
+    return bool(
+        EMAIL_RE.search(text)
+        or AFFILIATION_RE.search(text)
+        or DATE_RE.match(text)
+        or VERSION_RE.match(text)
+    )
 
 
 def is_generic_heading(text: str) -> bool:

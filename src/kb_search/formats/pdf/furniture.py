@@ -30,6 +30,9 @@ HEAD_MAX_WORDS = 16
 SLOT_POINTS = 3.0  # heads on different pages sit within this many points of one another
 SECTION_HEADS_MIN_PAGES = 8  # from this length on, a text atop three pages is a running head
 LINE_NUMBERS_MIN = 5  # a draft's margin holds at least this many line numbers on a page
+# ... or this many when every fifth (or tenth) line is numbered, as critical editions do
+FIFTHS_MIN = 3
+CENTRE_SHARE = 0.05  # a folio centred on the page lies this share of its width from the middle
 
 
 # --------------------------------------------------------------------------- line numbers
@@ -40,7 +43,7 @@ def drop_line_numbers(frags: list[Frag]) -> list[Frag]:
     of the left edge most lines start at, or right of the right edge), counting up or down by
     one step at a regular pitch."""
     numbers = [f for f in frags if f.text.strip().isdigit() and len(f.text.strip()) <= 5]
-    if len(numbers) < LINE_NUMBERS_MIN:
+    if len(numbers) < FIFTHS_MIN:
         return frags
     text = [f for f in frags if not f.text.strip().isdigit() and not f.rotated]
     if len(text) < LINE_NUMBERS_MIN:
@@ -54,7 +57,7 @@ def drop_line_numbers(frags: list[Frag]) -> list[Frag]:
     for column in columns:
         # bold numbers down a margin are chapters in a table of contents
         bold = sum(f.bold for f in column) > len(column) / 2
-        if len(column) >= LINE_NUMBERS_MIN and not bold and _monotonic(column):
+        if _enough(column, text) and not bold and _monotonic(column):
             drop.update(id(f) for f in column)
     return [f for f in frags if id(f) not in drop] if drop else frags
 
@@ -68,6 +71,23 @@ def _stacks(frags: list[Frag], edge: Callable[[Frag], float]) -> list[list[Frag]
         else:
             stacks.append([f])
     return stacks
+
+
+def _enough(column: list[Frag], text: list[Frag]) -> bool:
+    """Enough numbers to be a margin's line numbers: five, or three when they number every
+    fifth or tenth line (5, 10, 15 down a short page of a critical edition) and each sits on
+    a line of text, as a chart's axis (25, 20, 15 beside a plot) does not."""
+    if len(column) >= LINE_NUMBERS_MIN:
+        return True
+    values = sorted(int(f.text) for f in column)
+    steps = {b - a for a, b in pairwise(values)}
+    fifths = len(steps) == 1 and steps <= {5, 10} and all(v % 5 == 0 for v in values)
+    return len(column) >= FIFTHS_MIN and fifths and all(_on_a_line(f, text) for f in column)
+
+
+def _on_a_line(number: Frag, text: list[Frag]) -> bool:
+    middle = (number.y0 + number.y1) / 2
+    return any(f.y0 <= middle <= f.y1 and f.x1 - f.x0 > 10 * number.height for f in text)
 
 
 def _monotonic(column: list[Frag]) -> bool:
@@ -102,10 +122,10 @@ def remove_headers_footers(pages: list[Page], keep: set[int] | None = None) -> N
 
 
 def _edge_lines(page: Page) -> list[Line]:
-    """The topmost and bottom-most lines, when they sit in the page margins."""
-    ordered = sorted(page.lines, key=lambda ln: ln.y0)
-    picked = ordered[:EDGE_LINES] + ordered[-EDGE_LINES:]
+    """The topmost and bottom-most lines, when they sit in the page margins (rotated text, a
+    margin stamp, counts: the reading order puts it last)."""
     margin = MARGIN_SHARE * page.height
+    picked = _ends(_in_order(page), EDGE_LINES)
     unique = list({id(ln): ln for ln in picked}.values())
     return [ln for ln in unique if ln.y1 <= margin or ln.y0 >= page.height - margin]
 
@@ -138,19 +158,42 @@ def _folios(pages: list[Page]) -> set[int]:
     margins put them, when they count with the pages (the same offset from the physical page
     number on many pages): a folio set high above a deep bottom margin is still a folio."""
     by_offset: dict[int, list[Line]] = defaultdict(list)
+    centred: set[int] = set()  # the page's own number, centred: a folio on a page of a leaflet
     for page in pages:
-        ordered = sorted(page.lines, key=lambda ln: ln.y0)
-        for line in {id(ln): ln for ln in ordered[:1] + ordered[-1:]}.values():
+        # a page's last upright line may be its folio under turned figure labels
+        ends = _ends(_upright(page), 1) + _ends(_in_order(page), 1)
+        for line in {id(ln): ln for ln in ends}.values():
             m = PAGE_NUMBER_RE.match(line.text)
             if m and m.group(2).isdigit():
                 by_offset[int(m.group(2)) - page.number].append(line)
+                middle = (line.x0 + line.x1) / 2
+                if int(m.group(2)) == page.number and abs(middle - page.width / 2) <= (
+                    CENTRE_SHARE * page.width
+                ):
+                    centred.add(id(line))
     needed = max(3, 0.2 * len(pages))
-    return {
+    folios = {
         id(ln)
         for lines in by_offset.values()
         if len({ln.page for ln in lines}) >= needed
         for ln in lines
     }
+    # too few pages to see numbers count with them: a centred number that is the page's is one
+    return folios | centred if len(pages) < needed else folios
+
+
+def _in_order(page: Page) -> list[Line]:
+    return sorted(page.lines, key=lambda ln: ln.y0)
+
+
+def _upright(page: Page) -> list[Line]:
+    """The page's lines top to bottom, without its rotated text (a figure's turned labels,
+    a margin stamp), which the reading order puts below the page body with no width."""
+    return [ln for ln in _in_order(page) if ln.x1 > ln.x0]
+
+
+def _ends(lines: list[Line], n: int) -> list[Line]:
+    return lines[:n] + lines[-n:]
 
 
 def _numbered_heads(edges: dict[int, list[Line]], pages: list[Page]) -> set[int]:

@@ -5,12 +5,16 @@ TeX Type1 fonts without a ToUnicode map name their glyphs in the font's /Encodin
 not the ligature names of the Adobe Glyph List's underscore form ('f_i', 'f_f_i'): it reports
 the bare character code (0x1B), and 'specifies' reads 'speci es'. pdfium does not expose a
 font's encoding, so pypdf reads it, lazily, only for a page where such a glyph occurs.
+
+TeX's 7-bit fonts (OT1) have no accented letters: 'ü' is a spacing accent glyph set over a
+'u', and the text layer reads 'M¨unch'. ``compose_accents`` puts them back together.
 """
 
 from __future__ import annotations
 
 import ctypes
 import re
+import unicodedata
 from collections.abc import Callable
 from typing import IO, Any
 
@@ -40,6 +44,33 @@ NAMED = {
     "quotedblleft": "\u201c",
     "quotedblright": "\u201d",
 }
+# A spacing accent glyph and the combining mark it stands for. TeX's \accent sets an accent
+# before the letter it sits over ('\"u' is '¨' then 'u'); some other producers after it
+# ('Ageˆncia'). A cedilla or an ogonek, hung under the letter, comes after it ('S¸en', 'Pas¸ca').
+ACCENTS = {
+    "\u00a8": "\u0308",  # diaeresis
+    "\u00b4": "\u0301",  # acute
+    "\u02c6": "\u0302",  # circumflex
+    "\u02dc": "\u0303",  # tilde
+    "\u02c7": "\u030c",  # caron
+    "\u02d8": "\u0306",  # breve
+    "\u00af": "\u0304",  # macron
+    "\u02d9": "\u0307",  # dot above
+    "\u02da": "\u030a",  # ring
+    "\u02dd": "\u030b",  # double acute
+}
+BELOW = {"\u00b8": "\u0327", "\u02db": "\u0328"}  # cedilla, ogonek
+_MARKS = "[" + "".join(ACCENTS) + "]"
+_LETTER = r"[^\W\d_]"
+# Not after a path, URL or code character: '/˜user' is a tilde, not 'ũser', 'x}ˆy' a caret.
+# The grave is ASCII '`' in OT1, composed only inside a word ('tr`es'), not before one ('`ls`').
+ACCENT_BEFORE_RE = re.compile(
+    rf"(?<![/\\:.=_%#?&@~}})\]])({_MARKS})({_LETTER})|(?<={_LETTER})(`)({_LETTER})"
+)
+ACCENT_AFTER_RE = re.compile(rf"({_LETTER})({_MARKS})")
+BELOW_RE = re.compile(rf"({_LETTER})([{''.join(BELOW)}])")
+ANY_ACCENT_RE = re.compile("[`" + "".join(ACCENTS) + "".join(BELOW) + "]")
+DOTLESS = {"\u0131": "i", "\u0237": "j"}
 UNI_RE = re.compile(r"^(uni([0-9A-F]{4})+|u[0-9A-F]{4,6})$")
 CODE_RE = re.compile(rb"dup\s+(\d{1,3})\s*/([\w.\-]{1,40})\s+put")
 MAX_FONTS_PER_PAGE = 200
@@ -69,6 +100,30 @@ def glyph_text(name: str) -> str:
     if len(base) == 1 and base.isascii() and base.isalpha():
         return base
     return ""
+
+
+def compose_accents(texts: list[str]) -> list[str]:
+    """The texts of one page with 'M¨unch' read 'Münch', 'tr`es' 'très', 'Pas¸ca' 'Paşca': a
+    spacing accent and the letter it is set over become one accented letter, where Unicode has
+    one (a caret in 'x}ˆn' stays). Accents go on the letter after them, as TeX sets them, unless
+    most of the page's read better on the letter before ('Ageˆncia', 'Aviac¸a˜o').
+    'ı' (dotless i, under an accent) becomes 'i'."""
+    if not any(ANY_ACCENT_RE.search(text) for text in texts):
+        return texts
+    texts = [BELOW_RE.sub(lambda m: _composed(m) or m.group(0), text) for text in texts]
+    before = sum(_composed(m) is not None for t in texts for m in ACCENT_BEFORE_RE.finditer(t))
+    after = sum(_composed(m) is not None for t in texts for m in ACCENT_AFTER_RE.finditer(t))
+    pattern = ACCENT_AFTER_RE if after > before else ACCENT_BEFORE_RE
+    return [pattern.sub(lambda m: _composed(m) or m.group(0), text) for text in texts]
+
+
+def _composed(m: re.Match[str]) -> str | None:
+    """The accented letter of a match (accent, letter), (`, letter) or (letter, accent)."""
+    first, second = (g for g in m.groups() if g is not None)
+    accent, letter = (first, second) if first in ACCENTS or first == "`" else (second, first)
+    mark = "\u0300" if accent == "`" else ACCENTS.get(accent) or BELOW[accent]
+    composed = unicodedata.normalize("NFC", DOTLESS.get(letter, letter) + mark)
+    return composed if len(composed) == 1 else None
 
 
 class GlyphNames:

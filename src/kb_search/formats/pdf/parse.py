@@ -19,7 +19,7 @@ from kb_search.chunking.tokens import TokenCounter, count_tokens
 from kb_search.formats import navigation
 from kb_search.formats.pdf import furniture, slides, structure
 from kb_search.formats.pdf import ocr as ocr_mod
-from kb_search.formats.pdf.glyphs import GlyphNames
+from kb_search.formats.pdf.glyphs import GlyphNames, compose_accents
 from kb_search.formats.pdf.layout import Frag, Page, page_fragments
 from kb_search.formats.pdf.outline import read_outline
 from kb_search.formats.pdf.reading_order import layout
@@ -223,7 +223,7 @@ def _extract_pages(
             continue
         width, height = page.get_size()
         names = glyphs.page(index) if glyphs is not None else None
-        frags = furniture.drop_line_numbers(page_fragments(page, names))
+        frags = furniture.drop_line_numbers(_accented(page_fragments(page, names)))
         if ocr == "always":
             need_ocr[index] = frags
         elif ocr == "auto" and (inside := _text_over_scan(page, frags, width, height)) is not None:
@@ -267,6 +267,14 @@ def _run_ocr(doc: pdfium.PdfDocument, pages: list[Page], need_ocr: dict[int, lis
         if frags:
             pages[index].lines = layout(text_frags + frags, index + 1, width)
     return {"ocr_pages": numbers, "ocr_engine": engine.name}
+
+
+def _accented(frags: list[Frag]) -> list[Frag]:
+    """Prose with TeX's spacing accents set back on their letters; listings as they are."""
+    prose = [frag for frag in frags if not frag.mono]
+    for frag, text in zip(prose, compose_accents([frag.text for frag in prose])):
+        frag.text = text
+    return frags
 
 
 def _text_over_scan(
