@@ -48,6 +48,7 @@ BOX_LABEL_RE = re.compile(
 TOC_ENTRY_RE = re.compile(r"[^\W\d_]\s*(\.\s*){3,}\d{1,4}$")
 # A bibliography entry: '[12] A. Author, ...', '[Knu84] Knuth ...'.
 BIBLIOGRAPHY_RE = re.compile(r"^\[\w{1,12}\+?\]\s")
+CONTENTS_HEADINGS = frozenset({"contents", "table of contents", "content"})
 TITLED_MAX_WORDS = 9  # a numbered line in body type, title-cased, this long at most
 # A footnote mark after a title ('... in LaTeX ∗', 'A Study†'): the note, not the title's.
 # From the start of a trailing run of marks and spaces only: no nested repeat (linear time).
@@ -137,7 +138,9 @@ def heading_level(line: Line, body_size: float, heading_sizes: list[float]) -> i
     # title case alone, in body type, names a section only in a short line: '2. Australian
     # Institute of Health and Welfare (AIHW), Australian Cancer Incidence' is a reference
     titled = dotted and _title_case(words[1:]) and len(words) <= TITLED_MAX_WORDS
-    if numbered and (larger or line.bold or caps or titled):
+    # a numbered line in bold or title case below the body's size is a label in a figure or a
+    # form ('4 times a day' in an exercise chart), not a section
+    if numbered and (larger or (body_or_larger and (line.bold or caps or titled))):
         return numbered.group(1).rstrip(".").count(".") + 1 if numbered.group(2) else 1
     if larger:
         return _size_level(line.size, heading_sizes)
@@ -352,13 +355,19 @@ def paragraphs(
                 if byline:
                     paras.append(Para(text, page.number, None, _chain(stack)))
                     continue
-                while stack and stack[-1][0] >= first.heading_level:
+                while stack and (stack[-1][0] >= first.heading_level or _contents(stack[-1][1])):
                     stack.pop()
                 stack.append((first.heading_level, text[:80]))
             paras.append(Para(text, page.number, first.heading_level, _chain(stack)))
         if page.number in starts and len(paras) > first_para:
             paras[first_para].new_chunk = True
     return paras
+
+
+def _contents(heading: str) -> bool:
+    """A table of contents' heading: it heads its list, never the chapters after it (a
+    booklet sets 'Contents' larger than its chapters' titles)."""
+    return heading.strip(" .:").lower() in CONTENTS_HEADINGS
 
 
 def _part_of_title(text: str, title: str) -> bool:
