@@ -57,3 +57,40 @@ def test_a_label_or_the_contents_heads_no_chapter(tmp_path: Path) -> None:
     assert not any("4 times a day" in (h or "") for h in chains)
     assert {c.heading for c in doc.chunks if "live0" in c.text} == {"Living with the illness"}
     assert {c.heading for c in doc.chunks if "surg0" in c.text} == {"Treatment"}
+
+
+def card_page() -> PageSpec:
+    """A reference card's narrow box: its bold title wraps onto a second line that starts
+    with 'and', then the box's entries."""
+    page: PageSpec = [(72, 70, "Poetry Typesetting Card", BOLD, 16)]
+    page += [(72, 110, "Setup", BOLD, 11)]
+    page += body(lines_of(words(60, "setup")), top=126, size=10)
+    page += [
+        (72, 250, "Annotation by Paragraph", BOLD, 11),
+        (72, 263, "and Sentence Number", BOLD, 11),
+    ]
+    page += body(lines_of(words(60, "annot")), top=280, size=10)
+    return page
+
+
+def test_a_box_title_wrapped_over_two_lines_is_one_heading(tmp_path: Path) -> None:
+    """Fails on the old code: 'and Sentence Number' starts like running text, so it fell
+    out of the heading into the box's text, and the chunk carried half its title."""
+    doc = parse_pdf(write_pdf(tmp_path / "card.pdf", [card_page()], title="Card"), SETTINGS)
+    assert {c.heading for c in doc.chunks if "annot0" in c.text} == {
+        "Annotation by Paragraph and Sentence Number"
+    }
+    assert {c.heading for c in doc.chunks if "setup0" in c.text} == {"Setup"}
+
+
+def test_a_field_beside_a_title_is_no_heading() -> None:
+    """Fails on the old code: a recipe card's 'Serves: 2', set as large as the recipe's name
+    beside it, headed the next recipe's ingredients."""
+    field = Line("Serves: 2", 1, 510, 412, 556, 427, 15.1, False, 2)
+    assert heading_level(field, 10.5, [15.1]) is None
+    assert (
+        heading_level(Line("Cook Time: 10 min.", 1, 72, 0, 200, 15, 15.1, True, 0), 10.5, [15.1])
+        is None
+    )
+    titled = Line("Chapter 2: Methods", 1, 72, 412, 300, 427, 15.1, False, 0)
+    assert heading_level(titled, 10.5, [15.1]) == 1

@@ -49,6 +49,7 @@ TOC_ENTRY_RE = re.compile(r"[^\W\d_]\s*(\.\s*){3,}\d{1,4}$")
 # A bibliography entry: '[12] A. Author, ...', '[Knu84] Knuth ...'.
 BIBLIOGRAPHY_RE = re.compile(r"^\[\w{1,12}\+?\]\s")
 CONTENTS_HEADINGS = frozenset({"contents", "table of contents", "content"})
+WRAPPED_MAX_WORDS = 8  # the second line of a wrapped heading, this long at most
 TITLED_MAX_WORDS = 9  # a numbered line in body type, title-cased, this long at most
 # A footnote mark after a title ('... in LaTeX ∗', 'A Study†'): the note, not the title's.
 # From the start of a trailing run of marks and spaces only: no nested repeat (linear time).
@@ -322,6 +323,7 @@ def paragraphs(
             for line in page.lines:
                 line.heading_level = heading_level(line, body_size, sizes)
             _demote_long_heading_runs(page.lines)
+            _join_wrapped_headings(page.lines, body_size)
         demote_out_of_rank(pages)
     frame_level, starts = 0, set()
     if slides:
@@ -420,6 +422,35 @@ def _demote_long_heading_runs(lines: list[Line]) -> None:
             for ln in run:
                 ln.heading_level = None
         run = [line] if line is not None and line.heading_level is not None else []
+
+
+def _join_wrapped_headings(lines: list[Line], body_size: float) -> None:
+    """The second line of a heading wrapped in a narrow column or box ('Annotation by
+    Paragraph' over 'and Sentence Number'): set close under it in the same bold or larger type,
+    short, it goes on with the heading even where it starts like running text."""
+    for prev, line in pairwise(lines):
+        if prev.heading_level is None or line.heading_level is not None:
+            continue
+        if not (prev.bold or (body_size > 0 and prev.size >= 1.15 * body_size)):
+            continue
+        words = line.text.split()
+        if (
+            line.block == prev.block
+            and line.y0 > prev.y0
+            and line.y0 - prev.y1 <= 0.6 * prev.size
+            and abs(line.size - prev.size) <= 0.05 * prev.size
+            and line.bold == prev.bold
+            and not line.mono
+            and line.cells < TABLE_CELLS
+            and prev.text[-1:] not in ".:;!?"
+            and len(words) <= WRAPPED_MAX_WORDS
+            and len(prev.text.split()) + len(words) <= 15
+            and line.text[-1:] not in ".,;"
+            and _wordy(line.text)
+            and not BOX_LABEL_RE.match(line.text)
+            and not cannot_be_heading(line.text)
+        ):
+            line.heading_level = prev.heading_level
 
 
 def _typical_pitch(lines: list[Line]) -> float:
