@@ -32,6 +32,9 @@ def test_a_tiny_numbered_label_in_a_figure_is_no_heading() -> None:
     assert heading_level(label, 15.0, [37.7, 27.1, 18.8]) is None
     section = Line("4 Results", 37, 72, 303, 160, 318, 15.0, True, 0)
     assert heading_level(section, 15.0, [37.7, 27.1, 18.8]) == 1
+    # small capitals measure near the x-height: 'I. Introduction' at 5.5 over a 9.5 body
+    small_caps = Line("I. Introduction", 1, 131, 547, 209, 554, 5.5, True, 1)
+    assert heading_level(small_caps, 9.5, [22.9]) == 1
 
 
 def booklet() -> list[PageSpec]:

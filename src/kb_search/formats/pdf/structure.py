@@ -49,6 +49,7 @@ TOC_ENTRY_RE = re.compile(r"[^\W\d_]\s*(\.\s*){3,}\d{1,4}$")
 # A bibliography entry: '[12] A. Author, ...', '[Knu84] Knuth ...'.
 BIBLIOGRAPHY_RE = re.compile(r"^\[\w{1,12}\+?\]\s")
 CONTENTS_HEADINGS = frozenset({"contents", "table of contents", "content"})
+LABEL_SIZE = 0.5  # a numbered line under this share of the body's size is a label
 WRAPPED_MAX_WORDS = 8  # the second line of a wrapped heading, this long at most
 TITLED_MAX_WORDS = 9  # a numbered line in body type, title-cased, this long at most
 # A footnote mark after a title ('... in LaTeX ∗', 'A Study†'): the note, not the title's.
@@ -139,9 +140,10 @@ def heading_level(line: Line, body_size: float, heading_sizes: list[float]) -> i
     # title case alone, in body type, names a section only in a short line: '2. Australian
     # Institute of Health and Welfare (AIHW), Australian Cancer Incidence' is a reference
     titled = dotted and _title_case(words[1:]) and len(words) <= TITLED_MAX_WORDS
-    # a numbered line in bold or title case below the body's size is a label in a figure or a
-    # form ('4 times a day' in an exercise chart), not a section
-    if numbered and (larger or (body_or_larger and (line.bold or caps or titled))):
+    # a numbered line in bold or title case far below the body's size is a label in a figure
+    # or a form ('4 times a day' in a 3pt exercise chart); small capitals measure about 0.6
+    legible = body_size == 0 or line.size >= LABEL_SIZE * body_size
+    if numbered and (larger or (legible and (line.bold or caps or titled))):
         return numbered.group(1).rstrip(".").count(".") + 1 if numbered.group(2) else 1
     if larger:
         return _size_level(line.size, heading_sizes)
@@ -427,19 +429,19 @@ def _demote_long_heading_runs(lines: list[Line]) -> None:
 def _join_wrapped_headings(lines: list[Line], body_size: float) -> None:
     """The second line of a heading wrapped in a narrow column or box ('Annotation by
     Paragraph' over 'and Sentence Number'): set close under it in the same bold or larger type,
-    short, it goes on with the heading even where it starts like running text."""
-    for prev, line in pairwise(lines):
+    short, and last in that type, it goes on with the heading even where it starts like
+    running text. A third line in that type makes a paragraph set large, not a title."""
+    for index in range(1, len(lines)):
+        prev, line = lines[index - 1], lines[index]
         if prev.heading_level is None or line.heading_level is not None:
             continue
         if not (prev.bold or (body_size > 0 and prev.size >= 1.15 * body_size)):
             continue
+        below = lines[index + 1] if index + 1 < len(lines) else None
         words = line.text.split()
         if (
-            line.block == prev.block
-            and line.y0 > prev.y0
-            and line.y0 - prev.y1 <= 0.6 * prev.size
-            and abs(line.size - prev.size) <= 0.05 * prev.size
-            and line.bold == prev.bold
+            _set_under(prev, line)
+            and not (below is not None and _set_under(line, below))
             and not line.mono
             and line.cells < TABLE_CELLS
             and prev.text[-1:] not in ".:;!?"
@@ -451,6 +453,17 @@ def _join_wrapped_headings(lines: list[Line], body_size: float) -> None:
             and not cannot_be_heading(line.text)
         ):
             line.heading_level = prev.heading_level
+
+
+def _set_under(upper: Line, lower: Line) -> bool:
+    """The next line of the same block, close below, in the same size and weight."""
+    return (
+        lower.block == upper.block
+        and lower.y0 > upper.y0
+        and lower.y0 - upper.y1 <= 0.6 * upper.size
+        and abs(lower.size - upper.size) <= 0.05 * upper.size
+        and lower.bold == upper.bold
+    )
 
 
 def _typical_pitch(lines: list[Line]) -> float:
