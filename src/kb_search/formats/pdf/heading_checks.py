@@ -3,6 +3,8 @@
 - a list item: it starts with a bullet (a heading is never one of a list's items);
 - a line that ends like a sentence: with an ellipsis, an exclamation, or a colon after a
   clause that introduces what follows ('So to work with this you likely need to know:');
+- a form's field, a label and its figure ('Serves: 2', 'Cook Time: 10 min'): it fills in
+  a value beside a title, it does not head the text below;
 - a numbered line set smaller than the document's deeper-numbered headings: '3 Tircis et
   Dorilas' in bold body type, a speaker in an example play, while '1.1 Purpose' is set larger.
   A document's type hierarchy never sets a section smaller than its subsections, so the
@@ -24,6 +26,8 @@ SENTENCE_END_RE = re.compile(r"(\u2026|\.\.\.|!)$")
 INTRO_MIN_WORDS = 8  # a line this long ending with ':' is a clause that introduces a list
 SECTION_LABEL_RE = re.compile(r"^(\d+(\.\d+)*\.?|[A-Z]\.|[IVX]{1,5}\.)\s")
 SECTION_NUMBER_RE = re.compile(r"^(\d+(?:\.\d+)*)\.?\s+\S")
+# 'Serves: 2', 'Cook Time: 1 min.', 'Version: 2.3': a few words, a colon, a number and a unit.
+FIELD_RE = re.compile(r"^[^\W\d_][^\W\d_ ]*( [^\W\d_]+){0,2}:\s*\d[\d.,/]*( ?[^\W\d_]{1,5}\.?)?$")
 RANK_SIZE = 0.95  # a heading below this share of its subsections' size is out of rank
 RANK_MIN_LINES = 2  # subsections seen before their size is trusted
 
@@ -32,7 +36,7 @@ def cannot_be_heading(text: str) -> bool:
     """A list item or a line that ends like a sentence (a label set in capitals may trail off
     with an ellipsis; a numbered line ending in a colon heads what follows it)."""
     text = text.strip()
-    if BULLET_RE.match(text):
+    if BULLET_RE.match(text) or FIELD_RE.match(text):
         return True
     if SENTENCE_END_RE.search(text) and not text.isupper():
         return True

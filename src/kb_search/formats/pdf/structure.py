@@ -48,6 +48,9 @@ BOX_LABEL_RE = re.compile(
 TOC_ENTRY_RE = re.compile(r"[^\W\d_]\s*(\.\s*){3,}\d{1,4}$")
 # A bibliography entry: '[12] A. Author, ...', '[Knu84] Knuth ...'.
 BIBLIOGRAPHY_RE = re.compile(r"^\[\w{1,12}\+?\]\s")
+CONTENTS_HEADINGS = frozenset({"contents", "table of contents", "content"})
+LABEL_SIZE = 0.5  # a numbered line under this share of the body's size is a label
+WRAPPED_MAX_WORDS = 8  # the second line of a wrapped heading, this long at most
 TITLED_MAX_WORDS = 9  # a numbered line in body type, title-cased, this long at most
 # A footnote mark after a title ('... in LaTeX ∗', 'A Study†'): the note, not the title's.
 # From the start of a trailing run of marks and spaces only: no nested repeat (linear time).
@@ -137,7 +140,10 @@ def heading_level(line: Line, body_size: float, heading_sizes: list[float]) -> i
     # title case alone, in body type, names a section only in a short line: '2. Australian
     # Institute of Health and Welfare (AIHW), Australian Cancer Incidence' is a reference
     titled = dotted and _title_case(words[1:]) and len(words) <= TITLED_MAX_WORDS
-    if numbered and (larger or line.bold or caps or titled):
+    # a numbered line in bold or title case far below the body's size is a label in a figure
+    # or a form ('4 times a day' in a 3pt exercise chart); small capitals measure about 0.6
+    legible = body_size == 0 or line.size >= LABEL_SIZE * body_size
+    if numbered and (larger or (legible and (line.bold or caps or titled))):
         return numbered.group(1).rstrip(".").count(".") + 1 if numbered.group(2) else 1
     if larger:
         return _size_level(line.size, heading_sizes)
@@ -319,6 +325,7 @@ def paragraphs(
             for line in page.lines:
                 line.heading_level = heading_level(line, body_size, sizes)
             _demote_long_heading_runs(page.lines)
+            _join_wrapped_headings(page.lines, body_size)
         demote_out_of_rank(pages)
     frame_level, starts = 0, set()
     if slides:
@@ -352,13 +359,19 @@ def paragraphs(
                 if byline:
                     paras.append(Para(text, page.number, None, _chain(stack)))
                     continue
-                while stack and stack[-1][0] >= first.heading_level:
+                while stack and (stack[-1][0] >= first.heading_level or _contents(stack[-1][1])):
                     stack.pop()
                 stack.append((first.heading_level, text[:80]))
             paras.append(Para(text, page.number, first.heading_level, _chain(stack)))
         if page.number in starts and len(paras) > first_para:
             paras[first_para].new_chunk = True
     return paras
+
+
+def _contents(heading: str) -> bool:
+    """A table of contents' heading: it heads its list, never the chapters after it (a
+    booklet sets 'Contents' larger than its chapters' titles)."""
+    return heading.strip(" .:").lower() in CONTENTS_HEADINGS
 
 
 def _part_of_title(text: str, title: str) -> bool:
@@ -411,6 +424,46 @@ def _demote_long_heading_runs(lines: list[Line]) -> None:
             for ln in run:
                 ln.heading_level = None
         run = [line] if line is not None and line.heading_level is not None else []
+
+
+def _join_wrapped_headings(lines: list[Line], body_size: float) -> None:
+    """The second line of a heading wrapped in a narrow column or box ('Annotation by
+    Paragraph' over 'and Sentence Number'): set close under it in the same bold or larger type,
+    short, and last in that type, it goes on with the heading even where it starts like
+    running text. A third line in that type makes a paragraph set large, not a title."""
+    for index in range(1, len(lines)):
+        prev, line = lines[index - 1], lines[index]
+        if prev.heading_level is None or line.heading_level is not None:
+            continue
+        if not (prev.bold or (body_size > 0 and prev.size >= 1.15 * body_size)):
+            continue
+        below = lines[index + 1] if index + 1 < len(lines) else None
+        words = line.text.split()
+        if (
+            _set_under(prev, line)
+            and not (below is not None and _set_under(line, below))
+            and not line.mono
+            and line.cells < TABLE_CELLS
+            and prev.text[-1:] not in ".:;!?"
+            and len(words) <= WRAPPED_MAX_WORDS
+            and len(prev.text.split()) + len(words) <= 15
+            and line.text[-1:] not in ".,;"
+            and _wordy(line.text)
+            and not BOX_LABEL_RE.match(line.text)
+            and not cannot_be_heading(line.text)
+        ):
+            line.heading_level = prev.heading_level
+
+
+def _set_under(upper: Line, lower: Line) -> bool:
+    """The next line of the same block, close below, in the same size and weight."""
+    return (
+        lower.block == upper.block
+        and lower.y0 > upper.y0
+        and lower.y0 - upper.y1 <= 0.6 * upper.size
+        and abs(lower.size - upper.size) <= 0.05 * upper.size
+        and lower.bold == upper.bold
+    )
 
 
 def _typical_pitch(lines: list[Line]) -> float:
