@@ -575,3 +575,17 @@ def test_left_column_under_a_figure_is_still_read_first(tmp_path: Path) -> None:
     text = page_text(path, 1)
     assert text.index(left[-1]) < text.index(right[0])
     assert score([*left, *right], text) >= 0.95
+
+
+def test_small_line_numbers_stay_on_their_indented_code_lines(tmp_path: Path) -> None:
+    """Fails on the old code: a listing's line numbers in small type (a documented package's
+    code, numbered in \\scriptsize) stood far from the indented lines' code, so each such
+    number was taken for a corner mark and read as a line of its own after its code."""
+    reference, draws = [], []
+    for i in range(30):
+        number, code = str(101 + i + i // 4), f"\\cmd{i}a{{x{i}}} \\cmd{i}b{{y{i}}} %"
+        y = 100 + i * 12
+        draws += [(60, y, number, "Helvetica", 5), (80 + 24 * (i % 3), y, code, "Courier", 10)]
+        reference.append(f"{number} cmd{i}a x{i} cmd{i}b y{i}")
+    path = write_pdf(tmp_path / "listing.pdf", [draws], title="Numbered code")
+    assert score(reference, page_text(path, 1)) >= 0.95

@@ -285,11 +285,22 @@ def _aside(row: list[Frag], frag: Frag) -> bool:
     """Small print far along the row of large type, or large type far from small print: a
     slide's logo or corner mark beside its frame title is no part of the title's line."""
     for other in row:
-        small, large = sorted((other.size, frag.size))
+        (small, small_frag), (large, _) = sorted(
+            ((other.size, other), (frag.size, frag)), key=lambda pair: pair[0]
+        )
         gap = max(other.x0 - frag.x1, frag.x0 - other.x1)
         if small > 0 and large > ASIDE_SIZE_RATIO * small and gap > 1.5 * large:
+            if _line_number_before(small_frag, other if small_frag is frag else frag):
+                continue
             return True
     return False
+
+
+def _line_number_before(small: Frag, large: Frag) -> bool:
+    """A bare number in small type at the start of a line (a listing's line numbers, set in
+    script size): an indented line of code stands far from its number, and it is
+    still the number's line."""
+    return small.x1 <= large.x0 and small.text.strip().isdigit()
 
 
 def _free(row: list[Frag], lo: float, hi: float) -> list[Interval]:
