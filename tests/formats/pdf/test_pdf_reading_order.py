@@ -589,3 +589,25 @@ def test_small_line_numbers_stay_on_their_indented_code_lines(tmp_path: Path) ->
         reference.append(f"{number} cmd{i}a x{i} cmd{i}b y{i}")
     path = write_pdf(tmp_path / "listing.pdf", [draws], title="Numbered code")
     assert score(reference, page_text(path, 1)) >= 0.95
+
+
+def test_contents_page_numbers_stay_on_their_entries(tmp_path: Path) -> None:
+    """Fails on the old code: the page numbers down a contents page's right edge (one or two
+    digits, after leader dots, under a running foot as wide as the page) were taken for notes
+    in the margin and read as one block before the entries."""
+    reference, draws = [], []
+    for i in range(30):
+        y = 100 + i * 14
+        entry = f"{i + 1} Entry " + " ".join(f"en{i}w{k}" for k in range(2 + i % 5))
+        draws.append((90, y, entry, "Helvetica", 10))
+        # leader dots on a grid from just past the entry's end
+        draws += [(x, y, ".", "Helvetica", 10) for x in range(150 + 30 * (i % 5), 480, 6)]
+        draws.append((500, y, str(2 + 3 * i // 4), "Helvetica", 10))
+        reference.append(f"{entry} {2 + 3 * i // 4}")
+    # the running foot's right end reaches past the numbers
+    draws += [
+        (90, 560, "The package", "Helvetica", 10),
+        (486, 560, "Page 2 of 68", "Helvetica", 10),
+    ]
+    path = write_pdf(tmp_path / "contents.pdf", [draws], title="Contents")
+    assert score(reference, page_text(path, 1)) >= 0.9

@@ -46,6 +46,8 @@ ASIDE_SIZE_RATIO = 1.6
 MIN_LISTING_LINES = 4
 LISTING_NUMBER_RE = re.compile(r"^(\d{1,5})(?:\s|$)")
 CODE_RE = re.compile(r"[\\{}=;<>\[\]]|\w\(")
+# The dots that lead a contents entry to its page number, one fragment each or a run.
+LEADER_RE = re.compile(r"^[\s.\u00b7\u2024\u2026]*$")
 
 Interval = tuple[float, float]
 
@@ -525,8 +527,8 @@ def _margin_gutter(frags: list[Frag]) -> tuple[float, bool] | None:
             left = [f for f in body if f.x1 <= gutter]
             right = [f for f in body if f.x0 >= gutter]
             notes, text = (left, right) if lo == 0 else (right, left)
-            if all(f.text.strip().isdigit() for f in notes):
-                continue  # a listing's line numbers beside its code
+            if _mostly_numbers(frags, gutter, lo == 0):
+                continue  # a listing's line numbers beside its code, a contents page's pages
             if len(text) < (
                 MIN_MARGIN_TEXT_SMALL_NOTES if _smaller(notes, text) else MIN_MARGIN_TEXT
             ):
@@ -536,6 +538,22 @@ def _margin_gutter(frags: list[Frag]) -> tuple[float, bool] | None:
             ):
                 return gutter, lo == 0
     return None
+
+
+def _mostly_numbers(frags: list[Frag], gutter: float, notes_left: bool) -> bool:
+    """Whether most of what stands beyond the strip, short pieces included, is bare numbers
+    and the rest single lines: the page numbers of a table of contents (an entry's author may
+    stand beside its number), not notes about the text. A note of several lines among numbers
+    (a reviewer's remark beside a page image's grid) is a note still."""
+    side = [
+        f
+        for f in frags
+        if (f.x1 <= gutter if notes_left else f.x0 >= gutter) and not LEADER_RE.match(f.text)
+    ]
+    words = [f for f in side if not f.text.strip().isdigit()]
+    if len(words) > 0.5 * len(side):
+        return False
+    return all(len(group) == 1 for group in _note_groups(words))
 
 
 def _smaller(notes: list[Frag], text: list[Frag]) -> bool:
