@@ -611,3 +611,21 @@ def test_contents_page_numbers_stay_on_their_entries(tmp_path: Path) -> None:
     ]
     path = write_pdf(tmp_path / "contents.pdf", [draws], title="Contents")
     assert score(reference, page_text(path, 1)) >= 0.9
+
+
+def test_table_amounts_above_a_listing_stay_on_their_rows(tmp_path: Path) -> None:
+    """Fails on the old code: a table's last rows (a label, its amount far right) ending just
+    above a listing in a fixed-pitch font were taken for the listing's output beside it, and
+    the amounts were read after the code as one block."""
+    reference, draws = [], []
+    for i in range(4):
+        y = 100 + i * 14
+        label, amount = f"From row{i}a to row{i}b total", f"{i + 1}23 456"
+        draws += [(90, y, label, "Helvetica", 10), (352, y, amount, "Helvetica", 10)]
+        reference.append(f"{label} {amount}")
+    for i in range(12):
+        code = f"\\amount[id=k{i}]{{Item{i}}}{{{i}000}}"
+        draws.append((90, 160 + i * 12, code, "Courier", 10))
+        reference.append(f"amount id k{i} Item{i} {i}000")
+    path = write_pdf(tmp_path / "amounts.pdf", [draws], title="Amounts")
+    assert score(reference, page_text(path, 1)) >= 0.9

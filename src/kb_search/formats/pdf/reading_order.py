@@ -46,6 +46,8 @@ ASIDE_SIZE_RATIO = 1.6
 MIN_LISTING_LINES = 4
 LISTING_NUMBER_RE = re.compile(r"^(\d{1,5})(?:\s|$)")
 CODE_RE = re.compile(r"[\\{}=;<>\[\]]|\w\(")
+# A figure alone: a page number, an amount ('123 456,00', '-4.5%').
+FIGURE_RE = re.compile(r"^\s*[-+\u2212$\u20ac\u00a3(]?\d[\d\s.,:\u2009\u202f]*[%)]?\s*$")
 # The dots that lead a contents entry to its page number, one fragment each or a run.
 LEADER_RE = re.compile(r"^[\s.\u00b7\u2024\u2026]*$")
 
@@ -354,9 +356,10 @@ def _code_beside_output(band: list[Frag], gutter: float) -> bool:
     share = [sum(f.mono for f in side) / len(side) for side in (left, right)]
     if max(share) < 0.8 or min(share) > 0.2:
         return False
-    # the listing's own line numbers (often in another font) are not its output
+    # the listing's own line numbers (often in another font) are not its output, nor the
+    # amounts of a table that ends beside it
     code, other = (right, left) if share[0] < share[1] else (left, right)
-    if sum(f.text.strip().isdigit() for f in other) >= 0.5 * len(other):
+    if sum(bool(FIGURE_RE.match(f.text)) for f in other) >= 0.5 * len(other):
         return False
     # a listing runs line after line; names set in the margin beside the paragraphs that
     # explain them stand lines apart
@@ -541,16 +544,16 @@ def _margin_gutter(frags: list[Frag]) -> tuple[float, bool] | None:
 
 
 def _mostly_numbers(frags: list[Frag], gutter: float, notes_left: bool) -> bool:
-    """Whether most of what stands beyond the strip, short pieces included, is bare numbers
+    """Whether most of what stands beyond the strip, short pieces included, is bare figures
     and the rest single lines: the page numbers of a table of contents (an entry's author may
-    stand beside its number), not notes about the text. A note of several lines among numbers
-    (a reviewer's remark beside a page image's grid) is a note still."""
+    stand beside its number), a table's amounts, not notes about the text. A note of several
+    lines among numbers (a reviewer's remark beside a page image's grid) is a note still."""
     side = [
         f
         for f in frags
         if (f.x1 <= gutter if notes_left else f.x0 >= gutter) and not LEADER_RE.match(f.text)
     ]
-    words = [f for f in side if not f.text.strip().isdigit()]
+    words = [f for f in side if not FIGURE_RE.match(f.text)]
     if len(words) > 0.5 * len(side):
         return False
     return all(len(group) == 1 for group in _note_groups(words))
