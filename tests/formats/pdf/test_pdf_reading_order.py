@@ -629,3 +629,17 @@ def test_table_amounts_above_a_listing_stay_on_their_rows(tmp_path: Path) -> Non
         reference.append(f"amount id k{i} Item{i} {i}000")
     path = write_pdf(tmp_path / "amounts.pdf", [draws], title="Amounts")
     assert score(reference, page_text(path, 1)) >= 0.9
+
+
+def test_option_names_in_a_fixed_pitch_font_stay_on_their_rows(tmp_path: Path) -> None:
+    """Fails on the old code: a table of option names in a fixed-pitch font, each on the row
+    of what it does, was taken for a listing beside its output, and all the names were read
+    before all the descriptions."""
+    reference, draws = [], []
+    for i in range(10):
+        y = 100 + i * 12
+        name, meaning = f"option{i}", f"What option number {i} sets for the frame drawn round it"
+        draws += [(72, y, name, "Courier", 10), (170, y, meaning, "Helvetica", 10)]
+        reference.append(f"{name} {meaning}")
+    path = write_pdf(tmp_path / "options.pdf", [draws], title="Options")
+    assert score(reference, page_text(path, 1)) >= 0.9

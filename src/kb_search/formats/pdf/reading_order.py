@@ -361,11 +361,28 @@ def _code_beside_output(band: list[Frag], gutter: float) -> bool:
     code, other = (right, left) if share[0] < share[1] else (left, right)
     if sum(bool(FIGURE_RE.match(f.text)) for f in other) >= 0.5 * len(other):
         return False
+    if _names_in_a_table(code, other):
+        return False
     # a listing runs line after line; names set in the margin beside the paragraphs that
     # explain them stand lines apart
     code = sorted(code, key=lambda f: f.y0)
     gaps = [b.y0 - a.y1 for a, b in zip(code, code[1:])]
     return statistics.median(gaps) <= statistics.median(f.height for f in code)
+
+
+def _names_in_a_table(code: list[Frag], other: list[Frag]) -> bool:
+    """Names in a fixed-pitch font (options, environments, fonts), each on the row of what
+    it stands for: a table, read by rows. Source beside its output reads like code (braces,
+    backslashes, calls) and its lines keep a pitch of their own."""
+    if sum(CODE_RE.search(f.text) is not None for f in code) >= 0.3 * len(code):
+        return False
+    baselines = sorted(f.y1 for f in other)
+
+    def paired(frag: Frag) -> bool:
+        k = bisect.bisect_left(baselines, frag.y1 - 0.2 * frag.height)
+        return k < len(baselines) and baselines[k] <= frag.y1 + 0.2 * frag.height
+
+    return sum(paired(f) for f in code) >= 0.8 * len(code)
 
 
 def _labelled_rows(band: list[Frag], gutter: float) -> bool:
