@@ -643,3 +643,21 @@ def test_option_names_in_a_fixed_pitch_font_stay_on_their_rows(tmp_path: Path) -
         reference.append(f"{name} {meaning}")
     path = write_pdf(tmp_path / "options.pdf", [draws], title="Options")
     assert score(reference, page_text(path, 1)) >= 0.9
+
+
+def test_stacked_macro_names_in_the_margin_read_before_their_text(tmp_path: Path) -> None:
+    """Fails on the old code: a documented package's page with many macro names stacked in
+    the margin (16 names beside 40 lines, more than 0.3 of them) was read across, each name
+    glued to the line beside it."""
+    body = lines("tx", 40, per_line=8)
+    draws = column(160, 100, body)
+    reference: list[str] = []
+    starts = {0: 4, 10: 3, 20: 4, 30: 5}  # row -> names stacked from there
+    for row, text in enumerate(body):
+        if row in starts:
+            names = [f"\\macro{row}n{k}" for k in range(starts[row])]
+            draws += [(72, 100 + (row + k) * PITCH, n, "Helvetica", 9) for k, n in enumerate(names)]
+            reference += [n.lstrip("\\") for n in names]
+        reference.append(text)
+    path = write_pdf(tmp_path / "names.pdf", [draws], title="Macro names")
+    assert score(reference, page_text(path, 1)) >= 0.9

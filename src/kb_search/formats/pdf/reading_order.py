@@ -40,6 +40,7 @@ NARROW_SIDE = 0.7
 FOOT_WHITE_LINES = 3.0
 # Notes in a margin, against the text's lines, when most of them sit off the text's rows.
 MAX_NOTES_OFF_ROWS = 1.2
+MAX_NOTES_ON_ROWS = 0.5
 # Type this many times larger than the small print on its row, far from it: not one line.
 ASIDE_SIZE_RATIO = 1.6
 # A listing numbered line by line: this many lines counting up, a share of them with code in.
@@ -553,7 +554,7 @@ def _margin_gutter(frags: list[Frag]) -> tuple[float, bool] | None:
                 MIN_MARGIN_TEXT_SMALL_NOTES if _smaller(notes, text) else MIN_MARGIN_TEXT
             ):
                 continue
-            if len(notes) <= 0.3 * len(text) or (
+            if len(notes) <= MAX_NOTES_ON_ROWS * len(text) or (
                 len(notes) <= MAX_NOTES_OFF_ROWS * len(text) and _off_the_rows(notes, text)
             ):
                 return gutter, lo == 0
