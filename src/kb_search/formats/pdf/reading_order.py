@@ -40,6 +40,7 @@ NARROW_SIDE = 0.7
 FOOT_WHITE_LINES = 3.0
 # Notes in a margin, against the text's lines, when most of them sit off the text's rows.
 MAX_NOTES_OFF_ROWS = 1.2
+# Notes on the text's rows, against its pieces, where they are not a table's first column.
 MAX_NOTES_ON_ROWS = 0.5
 # Type this many times larger than the small print on its row, far from it: not one line.
 ASIDE_SIZE_RATIO = 1.6
@@ -554,8 +555,10 @@ def _margin_gutter(frags: list[Frag]) -> tuple[float, bool] | None:
                 MIN_MARGIN_TEXT_SMALL_NOTES if _smaller(notes, text) else MIN_MARGIN_TEXT
             ):
                 continue
-            if len(notes) <= MAX_NOTES_ON_ROWS * len(text) or (
-                len(notes) <= MAX_NOTES_OFF_ROWS * len(text) and _off_the_rows(notes, text)
+            if (
+                len(notes) <= 0.3 * len(text)
+                or (len(notes) <= MAX_NOTES_ON_ROWS * len(text) and not _a_cell_a_row(notes, text))
+                or (len(notes) <= MAX_NOTES_OFF_ROWS * len(text) and _off_the_rows(notes, text))
             ):
                 return gutter, lo == 0
     return None
@@ -575,6 +578,17 @@ def _mostly_numbers(frags: list[Frag], gutter: float, notes_left: bool) -> bool:
     if len(words) > 0.5 * len(side):
         return False
     return all(len(group) == 1 for group in _note_groups(words))
+
+
+def _a_cell_a_row(notes: list[Frag], text: list[Frag]) -> bool:
+    """Whether a note stands on nearly every row of the text: a table's first column (each
+    row's name), where names in a margin stand beside some lines and not others."""
+    rows = _rows(text)
+    beside = sum(
+        any(min(f.y0 for f in row) <= (n.y0 + n.y1) / 2 <= max(f.y1 for f in row) for n in notes)
+        for row in rows
+    )
+    return beside >= 0.8 * len(rows)
 
 
 def _smaller(notes: list[Frag], text: list[Frag]) -> bool:
