@@ -661,3 +661,21 @@ def test_stacked_macro_names_in_the_margin_read_before_their_text(tmp_path: Path
         reference.append(text)
     path = write_pdf(tmp_path / "names.pdf", [draws], title="Macro names")
     assert score(reference, page_text(path, 1)) >= 0.9
+
+
+def test_listing_with_two_statements_a_line_is_read_line_by_line(tmp_path: Path) -> None:
+    """Fails on the old code: a listing whose first lines hold two statements each, aligned
+    in two parts, was read as two columns: its left parts and the lines below them, then the
+    right parts."""
+    reference, draws = [], []
+    for i in range(12):
+        y = 100 + i * 12
+        if i < 4:
+            draws.append((72, y, f"\\usepackage{{left{i}}}", "Courier", 10))
+            draws.append((300, y, f"\\usepackage{{right{i}}}", "Courier", 10))
+            reference.append(f"usepackage left{i} usepackage right{i}")
+        else:
+            draws.append((72, y, f"\\setcounter{{line{i}}}{{value{i}}}", "Courier", 10))
+            reference.append(f"setcounter line{i} value{i}")
+    path = write_pdf(tmp_path / "listing2.pdf", [draws], title="Two statements a line")
+    assert score(reference, page_text(path, 1)) >= 0.9

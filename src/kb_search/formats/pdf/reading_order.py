@@ -343,9 +343,18 @@ def _band_gutter(band_rows: list[list[Frag]], shared: list[Interval]) -> float |
             break
         gutter = (a + b) / 2
         columns = _columns_are_prose(band_rows, gutter) or _code_beside_output(band, gutter)
-        if columns and not _labelled_rows(band, gutter):
+        if columns and not _labelled_rows(band, gutter) and not _one_listing(band, gutter):
             return gutter
     return None
+
+
+def _one_listing(band: list[Frag], gutter: float) -> bool:
+    """Fixed-pitch type on both sides: one listing whose lines hold two statements each, or
+    are aligned in two parts ('\\usepackage{a}    \\usepackage{b}'), read line by line."""
+    return all(
+        side and sum(f.mono for f in side) >= 0.9 * len(side)
+        for side in ([f for f in band if f.x1 <= gutter], [f for f in band if f.x0 >= gutter])
+    )
 
 
 def _code_beside_output(band: list[Frag], gutter: float) -> bool:
