@@ -679,3 +679,57 @@ def test_listing_with_two_statements_a_line_is_read_line_by_line(tmp_path: Path)
             reference.append(f"setcounter line{i} value{i}")
     path = write_pdf(tmp_path / "listing2.pdf", [draws], title="Two statements a line")
     assert score(reference, page_text(path, 1)) >= 0.9
+
+
+def _pdf_with_a_to_unicode_map(path: Path, text: bytes, to_unicode: dict[int, str]) -> Path:
+    """One page of Times-Italic text whose codes the font's ToUnicode map names (hex UTF-16)."""
+    pairs = b" ".join(b"<%02X> <%s>" % (code, hex16.encode()) for code, hex16 in to_unicode.items())
+    cmap = (
+        b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CMapName /T def\n"
+        b"1 begincodespacerange <00> <FF> endcodespacerange\n"
+        b"%d beginbfchar %s endbfchar\n"
+        % (len(to_unicode), pairs)
+        + b"endcmap CMapName currentdict /CMap defineresource pop end end\n"
+    )
+    content = b"BT /F1 12 Tf 72 700 Td (" + text + b") Tj ET"
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Times-Italic /ToUnicode 6 0 R >>",
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(cmap), cmap),
+    ]
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        xref,
+    )
+    path.write_bytes(bytes(out))
+    return path
+
+
+def test_math_italic_letters_beyond_the_first_plane_are_read(tmp_path: Path) -> None:
+    """Fails on the old code: a character beyond the first Unicode plane (unicode-math's
+    italic 𝑎, U+1D44E) comes from pdfium as two UTF-16 halves, and both were dropped as
+    unmapped glyphs: '𝑎𝑏 > 0' became '> 0'. Math letters are read as the letters they style."""
+    import pypdfium2 as pdfium
+
+    from kb_search.formats.pdf.layout import page_fragments
+
+    path = _pdf_with_a_to_unicode_map(
+        tmp_path / "math.pdf", b"ab + c", {0x61: "D835DC4E", 0x62: "D835DC4F", 0x63: "D835DC50"}
+    )
+    doc = pdfium.PdfDocument(str(path))
+    try:
+        text = " ".join(f.text for f in page_fragments(doc[0]))
+    finally:
+        doc.close()
+    assert text == "ab + c"
