@@ -291,13 +291,14 @@ def _aside(row: list[Frag], frag: Frag) -> bool:
     """Small print far along the row of large type, or large type far from small print: a
     slide's logo or corner mark beside its frame title is no part of the title's line."""
     for other in row:
-        (small, small_frag), (large, _) = sorted(
-            ((other.size, other), (frag.size, frag)), key=lambda pair: pair[0]
-        )
+        small, large = sorted((other, frag), key=lambda f: f.size)
         gap = max(other.x0 - frag.x1, frag.x0 - other.x1)
-        if small > 0 and large > ASIDE_SIZE_RATIO * small and gap > 1.5 * large:
-            if _line_number_before(small_frag, other if small_frag is frag else frag):
-                continue
+        if (
+            small.size > 0
+            and large.size > ASIDE_SIZE_RATIO * small.size
+            and gap > 1.5 * large.size
+            and not _line_number_before(small, large)
+        ):
             return True
     return False
 
@@ -583,6 +584,8 @@ def _mostly_numbers(frags: list[Frag], gutter: float, notes_left: bool) -> bool:
         for f in frags
         if (f.x1 <= gutter if notes_left else f.x0 >= gutter) and not LEADER_RE.match(f.text)
     ]
+    if not side:
+        return True  # nothing beyond the strip: no notes
     words = [f for f in side if not FIGURE_RE.match(f.text)]
     if len(words) > 0.5 * len(side):
         return False
