@@ -733,23 +733,3 @@ def test_math_italic_letters_beyond_the_first_plane_are_read(tmp_path: Path) -> 
     finally:
         doc.close()
     assert text == "ab + c"
-
-
-def test_a_tall_glyph_does_not_pull_the_next_line_onto_its_row() -> None:
-    """Fails on the old code: a contents line whose run holds a tall glyph ('tablenum1|a',
-    the bar's box reaching well below the baseline) stretched its row onto the next line,
-    and the two entries were read as one row ('3.3 | 3.4 | Items ... | Items ...')."""
-    from kb_search.formats.pdf.layout import Frag
-    from kb_search.formats.pdf.reading_order import layout
-
-    frags = [
-        Frag("3.3", 170.0, 364.8, 182.7, 374.8, 10.0),
-        Frag("Items aligned by row: tablenum1|a, tablitem", 193.0, 364.8, 485.7, 381.8, 10.0),
-        Frag("3.4", 170.0, 376.8, 182.7, 386.7, 10.0),
-        Frag("Items aligned by column: colsenum, colsitem", 193.0, 376.8, 485.7, 386.7, 10.0),
-    ]
-    texts = [line.text for line in layout(frags, 1, 595.0)]
-    assert texts == [
-        "3.3 Items aligned by row: tablenum1|a, tablitem",
-        "3.4 Items aligned by column: colsenum, colsitem",
-    ]

@@ -44,8 +44,6 @@ MAX_NOTES_OFF_ROWS = 1.2
 MAX_NOTES_ON_ROWS = 0.5
 # Type this many times larger than the small print on its row, far from it: not one line.
 ASIDE_SIZE_RATIO = 1.6
-# A fragment this many times taller than the row it joins does not widen the row.
-TALL_GLYPH_RATIO = 1.5
 # A listing numbered line by line: this many lines counting up, a share of them with code in.
 MIN_LISTING_LINES = 4
 LISTING_NUMBER_RE = re.compile(r"^(\d{1,5})(?:\s|$)")
@@ -281,10 +279,7 @@ def _rows(frags: list[Frag]) -> list[list[Frag]]:
             )
         ):
             rows[-1].append(frag)
-            # a glyph far taller than the row's type (a bar, a big delimiter) joins it but does
-            # not stretch it onto the next line
-            if frag.height <= TALL_GLYPH_RATIO * (bottom - top):
-                top, bottom = min(top, frag.y0), max(bottom, frag.y1)
+            top, bottom = min(top, frag.y0), max(bottom, frag.y1)
             small, large = min(small, frag.size), max(large, frag.size)
         else:
             rows.append([frag])
