@@ -575,3 +575,161 @@ def test_left_column_under_a_figure_is_still_read_first(tmp_path: Path) -> None:
     text = page_text(path, 1)
     assert text.index(left[-1]) < text.index(right[0])
     assert score([*left, *right], text) >= 0.95
+
+
+def test_small_line_numbers_stay_on_their_indented_code_lines(tmp_path: Path) -> None:
+    """Fails on the old code: a listing's line numbers in small type (a documented package's
+    code, numbered in \\scriptsize) stood far from the indented lines' code, so each such
+    number was taken for a corner mark and read as a line of its own after its code."""
+    reference, draws = [], []
+    for i in range(30):
+        number, code = str(101 + i + i // 4), f"\\cmd{i}a{{x{i}}} \\cmd{i}b{{y{i}}} %"
+        y = 100 + i * 12
+        draws += [(60, y, number, "Helvetica", 5), (80 + 24 * (i % 3), y, code, "Courier", 10)]
+        reference.append(f"{number} cmd{i}a x{i} cmd{i}b y{i}")
+    path = write_pdf(tmp_path / "listing.pdf", [draws], title="Numbered code")
+    assert score(reference, page_text(path, 1)) >= 0.95
+
+
+def test_contents_page_numbers_stay_on_their_entries(tmp_path: Path) -> None:
+    """Fails on the old code: the page numbers down a contents page's right edge (one or two
+    digits, after leader dots, under a running foot as wide as the page) were taken for notes
+    in the margin and read as one block before the entries."""
+    reference, draws = [], []
+    for i in range(30):
+        y = 100 + i * 14
+        entry = f"{i + 1} Entry " + " ".join(f"en{i}w{k}" for k in range(2 + i % 5))
+        draws.append((90, y, entry, "Helvetica", 10))
+        # leader dots on a grid from just past the entry's end
+        draws += [(x, y, ".", "Helvetica", 10) for x in range(150 + 30 * (i % 5), 480, 6)]
+        draws.append((500, y, str(2 + 3 * i // 4), "Helvetica", 10))
+        reference.append(f"{entry} {2 + 3 * i // 4}")
+    # the running foot's right end reaches past the numbers
+    draws += [
+        (90, 560, "The package", "Helvetica", 10),
+        (486, 560, "Page 2 of 68", "Helvetica", 10),
+    ]
+    path = write_pdf(tmp_path / "contents.pdf", [draws], title="Contents")
+    assert score(reference, page_text(path, 1)) >= 0.9
+
+
+def test_table_amounts_above_a_listing_stay_on_their_rows(tmp_path: Path) -> None:
+    """Fails on the old code: a table's last rows (a label, its amount far right) ending just
+    above a listing in a fixed-pitch font were taken for the listing's output beside it, and
+    the amounts were read after the code as one block."""
+    reference, draws = [], []
+    for i in range(4):
+        y = 100 + i * 14
+        label, amount = f"From row{i}a to row{i}b total", f"{i + 1}23 456"
+        draws += [(90, y, label, "Helvetica", 10), (352, y, amount, "Helvetica", 10)]
+        reference.append(f"{label} {amount}")
+    for i in range(12):
+        code = f"\\amount[id=k{i}]{{Item{i}}}{{{i}000}}"
+        draws.append((90, 160 + i * 12, code, "Courier", 10))
+        reference.append(f"amount id k{i} Item{i} {i}000")
+    path = write_pdf(tmp_path / "amounts.pdf", [draws], title="Amounts")
+    assert score(reference, page_text(path, 1)) >= 0.9
+
+
+def test_option_names_in_a_fixed_pitch_font_stay_on_their_rows(tmp_path: Path) -> None:
+    """Fails on the old code: a table of option names in a fixed-pitch font, each on the row
+    of what it does, was taken for a listing beside its output, and all the names were read
+    before all the descriptions."""
+    reference, draws = [], []
+    for i in range(10):
+        y = 100 + i * 12
+        name, meaning = f"option{i}", f"What option number {i} sets for the frame drawn round it"
+        draws += [(72, y, name, "Courier", 10), (170, y, meaning, "Helvetica", 10)]
+        reference.append(f"{name} {meaning}")
+    path = write_pdf(tmp_path / "options.pdf", [draws], title="Options")
+    assert score(reference, page_text(path, 1)) >= 0.9
+
+
+def test_stacked_macro_names_in_the_margin_read_before_their_text(tmp_path: Path) -> None:
+    """Fails on the old code: a documented package's page with many macro names stacked in
+    the margin (16 names beside 40 lines, more than 0.3 of them) was read across, each name
+    glued to the line beside it."""
+    body = lines("tx", 40, per_line=8)
+    draws = column(160, 100, body)
+    reference: list[str] = []
+    starts = {0: 4, 10: 3, 20: 4, 30: 5}  # row -> names stacked from there
+    for row, text in enumerate(body):
+        if row in starts:
+            names = [f"\\macro{row}n{k}" for k in range(starts[row])]
+            draws += [(72, 100 + (row + k) * PITCH, n, "Helvetica", 9) for k, n in enumerate(names)]
+            reference += [n.lstrip("\\") for n in names]
+        reference.append(text)
+    path = write_pdf(tmp_path / "names.pdf", [draws], title="Macro names")
+    assert score(reference, page_text(path, 1)) >= 0.9
+
+
+def test_listing_with_two_statements_a_line_is_read_line_by_line(tmp_path: Path) -> None:
+    """Fails on the old code: a listing whose first lines hold two statements each, aligned
+    in two parts, was read as two columns: its left parts and the lines below them, then the
+    right parts."""
+    reference, draws = [], []
+    for i in range(12):
+        y = 100 + i * 12
+        if i < 4:
+            draws.append((72, y, f"\\usepackage{{left{i}}}", "Courier", 10))
+            draws.append((300, y, f"\\usepackage{{right{i}}}", "Courier", 10))
+            reference.append(f"usepackage left{i} usepackage right{i}")
+        else:
+            draws.append((72, y, f"\\setcounter{{line{i}}}{{value{i}}}", "Courier", 10))
+            reference.append(f"setcounter line{i} value{i}")
+    path = write_pdf(tmp_path / "listing2.pdf", [draws], title="Two statements a line")
+    assert score(reference, page_text(path, 1)) >= 0.9
+
+
+def _pdf_with_a_to_unicode_map(path: Path, text: bytes, to_unicode: dict[int, str]) -> Path:
+    """One page of Times-Italic text whose codes the font's ToUnicode map names (hex UTF-16)."""
+    pairs = b" ".join(b"<%02X> <%s>" % (code, hex16.encode()) for code, hex16 in to_unicode.items())
+    cmap = (
+        b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CMapName /T def\n"
+        b"1 begincodespacerange <00> <FF> endcodespacerange\n"
+        b"%d beginbfchar %s endbfchar\n"
+        % (len(to_unicode), pairs)
+        + b"endcmap CMapName currentdict /CMap defineresource pop end end\n"
+    )
+    content = b"BT /F1 12 Tf 72 700 Td (" + text + b") Tj ET"
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Times-Italic /ToUnicode 6 0 R >>",
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(cmap), cmap),
+    ]
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        xref,
+    )
+    path.write_bytes(bytes(out))
+    return path
+
+
+def test_math_italic_letters_beyond_the_first_plane_are_read(tmp_path: Path) -> None:
+    """Fails on the old code: a character beyond the first Unicode plane (unicode-math's
+    italic 𝑎, U+1D44E) comes from pdfium as two UTF-16 halves, and both were dropped as
+    unmapped glyphs: '𝑎𝑏 > 0' became '> 0'. Math letters are read as the letters they style."""
+    import pypdfium2 as pdfium
+
+    from kb_search.formats.pdf.layout import page_fragments
+
+    path = _pdf_with_a_to_unicode_map(
+        tmp_path / "math.pdf", b"ab + c", {0x61: "D835DC4E", 0x62: "D835DC4F", 0x63: "D835DC50"}
+    )
+    doc = pdfium.PdfDocument(str(path))
+    try:
+        text = " ".join(f.text for f in page_fragments(doc[0]))
+    finally:
+        doc.close()
+    assert text == "ab + c"

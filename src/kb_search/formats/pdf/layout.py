@@ -154,8 +154,15 @@ def _fragments(
     last_x0 = last_x1 = last_y0 = last_y1 = 0.0
     first_index = last_index = 0
     space = vertical = False
-    for i in range(textpage.count_chars()):
+    count = textpage.count_chars()
+    for i in range(count):
         code = get_unicode(raw, i)
+        if 0xD800 <= code < 0xDC00 and i + 1 < count:
+            # a character beyond the first plane (math italic 𝑎, rare kanji) comes as two
+            # halves, each with the whole glyph's box: joined here, its second half skipped
+            low = get_unicode(raw, i + 1)
+            if 0xDC00 <= low < 0xE000:
+                code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
         ch = _char(code)
         if glyphs is not None and code < 0x20 and code != 2:
             # a glyph pdfium could not name reports its bare character code ('fi' as 0x1B or
@@ -254,6 +261,8 @@ def _char(code: int) -> str:
         return ""
     if 0xD800 <= code <= 0xF8FF or code >= 0xF0000:
         return ""
+    if 0x1D400 <= code <= 0x1D7FF:  # Mathematical Alphanumeric Symbols: 𝑎 is an italic a
+        return unicodedata.normalize("NFKC", chr(code))
     return chr(code)
 
 

@@ -40,12 +40,18 @@ NARROW_SIDE = 0.7
 FOOT_WHITE_LINES = 3.0
 # Notes in a margin, against the text's lines, when most of them sit off the text's rows.
 MAX_NOTES_OFF_ROWS = 1.2
+# Notes on the text's rows, against its pieces, where they are not a table's first column.
+MAX_NOTES_ON_ROWS = 0.5
 # Type this many times larger than the small print on its row, far from it: not one line.
 ASIDE_SIZE_RATIO = 1.6
 # A listing numbered line by line: this many lines counting up, a share of them with code in.
 MIN_LISTING_LINES = 4
 LISTING_NUMBER_RE = re.compile(r"^(\d{1,5})(?:\s|$)")
 CODE_RE = re.compile(r"[\\{}=;<>\[\]]|\w\(")
+# A figure alone: a page number, an amount ('123 456,00', '-4.5%').
+FIGURE_RE = re.compile(r"^\s*[-+\u2212$\u20ac\u00a3(]?\d[\d\s.,:\u2009\u202f]*[%)]?\s*$")
+# The dots that lead a contents entry to its page number, one fragment each or a run.
+LEADER_RE = re.compile(r"^[\s.\u00b7\u2024\u2026]*$")
 
 Interval = tuple[float, float]
 
@@ -285,11 +291,23 @@ def _aside(row: list[Frag], frag: Frag) -> bool:
     """Small print far along the row of large type, or large type far from small print: a
     slide's logo or corner mark beside its frame title is no part of the title's line."""
     for other in row:
-        small, large = sorted((other.size, frag.size))
+        small, large = sorted((other, frag), key=lambda f: f.size)
         gap = max(other.x0 - frag.x1, frag.x0 - other.x1)
-        if small > 0 and large > ASIDE_SIZE_RATIO * small and gap > 1.5 * large:
+        if (
+            small.size > 0
+            and large.size > ASIDE_SIZE_RATIO * small.size
+            and gap > 1.5 * large.size
+            and not _line_number_before(small, large)
+        ):
             return True
     return False
+
+
+def _line_number_before(small: Frag, large: Frag) -> bool:
+    """A bare number in small type at the start of a line (a listing's line numbers, set in
+    script size): an indented line of code stands far from its number, and it is
+    still the number's line."""
+    return small.x1 <= large.x0 and small.text.strip().isdigit()
 
 
 def _free(row: list[Frag], lo: float, hi: float) -> list[Interval]:
@@ -326,9 +344,18 @@ def _band_gutter(band_rows: list[list[Frag]], shared: list[Interval]) -> float |
             break
         gutter = (a + b) / 2
         columns = _columns_are_prose(band_rows, gutter) or _code_beside_output(band, gutter)
-        if columns and not _labelled_rows(band, gutter):
+        if columns and not _labelled_rows(band, gutter) and not _one_listing(band, gutter):
             return gutter
     return None
+
+
+def _one_listing(band: list[Frag], gutter: float) -> bool:
+    """Fixed-pitch type on both sides: one listing whose lines hold two statements each, or
+    are aligned in two parts ('\\usepackage{a}    \\usepackage{b}'), read line by line."""
+    return all(
+        side and sum(f.mono for f in side) >= 0.9 * len(side)
+        for side in ([f for f in band if f.x1 <= gutter], [f for f in band if f.x0 >= gutter])
+    )
 
 
 def _code_beside_output(band: list[Frag], gutter: float) -> bool:
@@ -341,15 +368,33 @@ def _code_beside_output(band: list[Frag], gutter: float) -> bool:
     share = [sum(f.mono for f in side) / len(side) for side in (left, right)]
     if max(share) < 0.8 or min(share) > 0.2:
         return False
-    # the listing's own line numbers (often in another font) are not its output
+    # the listing's own line numbers (often in another font) are not its output, nor the
+    # amounts of a table that ends beside it
     code, other = (right, left) if share[0] < share[1] else (left, right)
-    if sum(f.text.strip().isdigit() for f in other) >= 0.5 * len(other):
+    if sum(bool(FIGURE_RE.match(f.text)) for f in other) >= 0.5 * len(other):
+        return False
+    if _names_in_a_table(code, other):
         return False
     # a listing runs line after line; names set in the margin beside the paragraphs that
     # explain them stand lines apart
     code = sorted(code, key=lambda f: f.y0)
     gaps = [b.y0 - a.y1 for a, b in zip(code, code[1:])]
     return statistics.median(gaps) <= statistics.median(f.height for f in code)
+
+
+def _names_in_a_table(code: list[Frag], other: list[Frag]) -> bool:
+    """Names in a fixed-pitch font (options, environments, fonts), each on the row of what
+    it stands for: a table, read by rows. Source beside its output reads like code (braces,
+    backslashes, calls) and its lines keep a pitch of their own."""
+    if sum(CODE_RE.search(f.text) is not None for f in code) >= 0.3 * len(code):
+        return False
+    baselines = sorted(f.y1 for f in other)
+
+    def paired(frag: Frag) -> bool:
+        k = bisect.bisect_left(baselines, frag.y1 - 0.2 * frag.height)
+        return k < len(baselines) and baselines[k] <= frag.y1 + 0.2 * frag.height
+
+    return sum(paired(f) for f in code) >= 0.8 * len(code)
 
 
 def _labelled_rows(band: list[Frag], gutter: float) -> bool:
@@ -514,17 +559,48 @@ def _margin_gutter(frags: list[Frag]) -> tuple[float, bool] | None:
             left = [f for f in body if f.x1 <= gutter]
             right = [f for f in body if f.x0 >= gutter]
             notes, text = (left, right) if lo == 0 else (right, left)
-            if all(f.text.strip().isdigit() for f in notes):
-                continue  # a listing's line numbers beside its code
+            if _mostly_numbers(frags, gutter, lo == 0):
+                continue  # a listing's line numbers beside its code, a contents page's pages
             if len(text) < (
                 MIN_MARGIN_TEXT_SMALL_NOTES if _smaller(notes, text) else MIN_MARGIN_TEXT
             ):
                 continue
-            if len(notes) <= 0.3 * len(text) or (
-                len(notes) <= MAX_NOTES_OFF_ROWS * len(text) and _off_the_rows(notes, text)
+            if (
+                len(notes) <= 0.3 * len(text)
+                or (len(notes) <= MAX_NOTES_ON_ROWS * len(text) and not _a_cell_a_row(notes, text))
+                or (len(notes) <= MAX_NOTES_OFF_ROWS * len(text) and _off_the_rows(notes, text))
             ):
                 return gutter, lo == 0
     return None
+
+
+def _mostly_numbers(frags: list[Frag], gutter: float, notes_left: bool) -> bool:
+    """Whether most of what stands beyond the strip, short pieces included, is bare figures
+    and the rest single lines: the page numbers of a table of contents (an entry's author may
+    stand beside its number), a table's amounts, not notes about the text. A note of several
+    lines among numbers (a reviewer's remark beside a page image's grid) is a note still."""
+    side = [
+        f
+        for f in frags
+        if (f.x1 <= gutter if notes_left else f.x0 >= gutter) and not LEADER_RE.match(f.text)
+    ]
+    if not side:
+        return True  # nothing beyond the strip: no notes
+    words = [f for f in side if not FIGURE_RE.match(f.text)]
+    if len(words) > 0.5 * len(side):
+        return False
+    return all(len(group) == 1 for group in _note_groups(words))
+
+
+def _a_cell_a_row(notes: list[Frag], text: list[Frag]) -> bool:
+    """Whether a note stands on nearly every row of the text: a table's first column (each
+    row's name), where names in a margin stand beside some lines and not others."""
+    rows = _rows(text)
+    beside = sum(
+        any(min(f.y0 for f in row) <= (n.y0 + n.y1) / 2 <= max(f.y1 for f in row) for n in notes)
+        for row in rows
+    )
+    return beside >= 0.8 * len(rows)
 
 
 def _smaller(notes: list[Frag], text: list[Frag]) -> bool:
