@@ -23,6 +23,14 @@ MAX_DEPTH = 3  # columns within columns: up to four columns on a page
 MIN_BAND_ROWS = 3  # rows that share a gutter before they count as columns
 MIN_GUTTER = 4.0  # points of white between two columns
 INNER = (0.15, 0.85)  # where a gutter may lie, as shares of the text's width
+# A page set in columns from top to bottom (a reference card): white strips this many lines
+# wide that nothing crosses, splitting the page into at least this many columns of about one
+# width (the narrowest at least this share of the widest), that fill the page (each at least
+# this share of the text's width; a table's narrow columns stand far apart).
+PAGE_GUTTER_LINES = 3.0
+MIN_PAGE_COLUMNS = 3
+PAGE_COLUMN_WIDTHS = 0.6
+PAGE_COLUMN_SHARE = 0.2
 # A band of columns ends at white across both columns at least a line high, after which one
 # column stays empty for this many lines: the columns were balanced and a new section (its
 # heading in the left column) starts below, as multicol sets them.
@@ -86,6 +94,10 @@ def order_blocks(frags: list[Frag], depth: int = 0) -> list[list[Frag]]:
     width = max(f.x1 for f in frags) - left_edge
     if depth >= MAX_DEPTH or len(frags) < 2 * MIN_BAND_ROWS or width < 100:
         return [frags]
+    if depth == 0:
+        columns = _page_columns(frags, left_edge, width)
+        if columns:  # each column's rows read across: a command, then what it does
+            return columns
     lo, hi = left_edge + INNER[0] * width, left_edge + INNER[1] * width
     rows = _rows(frags)
     free = [_free(row, lo, hi) for row in rows]
@@ -119,6 +131,35 @@ def order_blocks(frags: list[Frag], depth: int = 0) -> list[list[Frag]]:
         i = j
     blocks.extend(_single(across))
     return blocks
+
+
+def _page_columns(frags: list[Frag], left_edge: float, width: float) -> list[list[Frag]]:
+    """The page's columns, when wide white strips run its whole height: a reference card
+    set in three columns of boxes, each box rows of a command and what it does. Read by
+    bands, the rows of one column's boxes would share white strips with the next column's and
+    be read across, and a box's commands and their definitions would be read as columns; a
+    reader runs down one column before the next, each row a command and then what it does.
+    A table's columns also run the page's height, but stand a few points apart, differ in
+    width, or are narrow with wide white between them."""
+    line = statistics.median(f.height for f in frags)
+    cover = _coverage(frags, left_edge, int(width) + 1)
+    gutters = [
+        left_edge + (start + end) / 2
+        for start, end in _runs(cover, 1, int(width) - 1, 0)
+        if end - start >= PAGE_GUTTER_LINES * line
+    ]
+    if len(gutters) < MIN_PAGE_COLUMNS - 1:
+        return []
+    edges = [left_edge, *gutters, left_edge + width + 1]
+    columns = [[f for f in frags if a <= f.x0 and f.x1 <= b] for a, b in zip(edges, edges[1:])]
+    widths = [max(f.x1 for f in col) - min(f.x0 for f in col) for col in columns if col]
+    if len(widths) < len(columns) or min(widths) < max(
+        PAGE_COLUMN_WIDTHS * max(widths), PAGE_COLUMN_SHARE * width
+    ):
+        return []
+    if any(len(_rows(col)) < 2 * MIN_BAND_ROWS for col in columns):
+        return []
+    return columns
 
 
 def _band(
