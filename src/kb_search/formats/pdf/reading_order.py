@@ -414,7 +414,7 @@ def _code_beside_output(band: list[Frag], gutter: float) -> bool:
     code, other = (right, left) if share[0] < share[1] else (left, right)
     if sum(bool(FIGURE_RE.match(f.text)) for f in other) >= 0.5 * len(other):
         return False
-    if _names_in_a_table(code, other):
+    if _names_in_a_table(code, other) or _labels_beside_commands(code, other):
         return False
     # a listing runs line after line; names set in the margin beside the paragraphs that
     # explain them stand lines apart
@@ -436,6 +436,24 @@ def _names_in_a_table(code: list[Frag], other: list[Frag]) -> bool:
         return k < len(baselines) and baselines[k] <= frag.y1 + 0.2 * frag.height
 
     return sum(paired(f) for f in code) >= 0.8 * len(code)
+
+
+def _labels_beside_commands(code: list[Frag], other: list[Frag]) -> bool:
+    """A cheat sheet's labels beside its commands (what to do | the command): each label on
+    the row of the first command it names, commands going on for rows without one, box
+    titles in bold on rows of their own. Output beside its source runs line after line."""
+    labels = sorted((f for f in other if not f.bold), key=lambda f: f.y0)
+    if len(other) < 2 or len(labels) > 0.5 * len(code):
+        return False
+    if any(b.y0 - a.y1 < 0.5 * a.height for a, b in zip(labels, labels[1:])):
+        return False  # lines that follow each other: output, not labels rows apart
+    baselines = sorted(f.y1 for f in code)
+
+    def paired(frag: Frag) -> bool:
+        k = bisect.bisect_left(baselines, frag.y1 - 0.2 * frag.height)
+        return k < len(baselines) and baselines[k] <= frag.y1 + 0.2 * frag.height
+
+    return all(paired(f) for f in labels)
 
 
 def _labelled_rows(band: list[Frag], gutter: float) -> bool:
@@ -469,6 +487,9 @@ def _columns_are_prose(rows: list[list[Frag]], gutter: float) -> bool:
     right = sum(f.x0 >= gutter for row in rows for f in row)
     if min(left, right) < MIN_BAND_ROWS:  # fewer pieces than lines can take: no columns
         return False
+    for on_left in (True, False):  # box titles beside their boxes' rows: no column
+        if all(f.bold for row in rows for f in row if (f.x1 <= gutter) == on_left):
+            return False
     sides: list[list[tuple[float, int]]] = [[], []]
     for row in rows:
         sides[0] += _line_runs([f for f in row if f.x1 <= gutter])
@@ -548,7 +569,7 @@ def _notes_before_their_text(notes: list[Frag], text: list[Frag]) -> list[list[F
     blocks: list[list[Frag]] = []
     rest = sorted(text, key=lambda f: (f.y0, f.x0))
     current: list[Frag] = []
-    for group in _note_groups(notes):
+    for group in _note_groups(notes, text):
         top = min(f.y0 for f in group)
         above = [f for f in rest if (f.y0 + f.y1) / 2 < top]
         rest = rest[len(above) :]
@@ -566,16 +587,30 @@ def _notes_before_their_text(notes: list[Frag], text: list[Frag]) -> list[list[F
     return blocks
 
 
-def _note_groups(notes: list[Frag]) -> list[list[Frag]]:
-    """Notes in top-to-bottom order, lines of one note (a line apart at most) kept together."""
+def _note_groups(notes: list[Frag], text: list[Frag] | None = None) -> list[list[Frag]]:
+    """Notes in top-to-bottom order, lines of one note (a line apart at most) kept together.
+    Beside `text`, a bold line with no text on its row and a plain line are two notes: a
+    cheat sheet's box title and the label below or above it."""
     groups: list[list[Frag]] = []
     for frag in sorted(notes, key=lambda f: (f.y0, f.x0)):
         last = groups[-1] if groups else None
-        if last and frag.y0 - max(f.y1 for f in last) <= 1.0 * max(frag.height, 1.0):
+        if (
+            last
+            and frag.y0 - max(f.y1 for f in last) <= 1.0 * max(frag.height, 1.0)
+            and not (text and _box_title(last[-1], frag, text))
+        ):
             last.append(frag)
         else:
             groups.append([frag])
     return groups
+
+
+def _box_title(above: Frag, below: Frag, text: list[Frag]) -> bool:
+    """Whether one of two note lines, one bold and one not, is bold and has no text on its row."""
+    if above.bold == below.bold:
+        return False
+    title = above if above.bold else below
+    return not any(min(f.y1, title.y1) - max(f.y0, title.y0) > 0 for f in text)
 
 
 def _margin_gutter(frags: list[Frag]) -> tuple[float, bool] | None:
