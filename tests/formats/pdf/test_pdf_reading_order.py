@@ -310,6 +310,79 @@ def test_cheat_sheet_labels_stay_on_the_rows_they_name(tmp_path: Path) -> None:
     assert "for footnotes \\textnotesatfoot" in text
 
 
+def test_three_column_card_is_read_column_by_column_and_row_by_row(tmp_path: Path) -> None:
+    """Fails on the old code: a reference card in three columns of boxes (a box title, then
+    rows of a command and what it does) was read across its rows, a box title running on into
+    the next column's text, and a box's commands were read as one column and their
+    definitions as another (the Octave and GDB quick reference cards)."""
+    draws, reference = [], []
+    for c, x in enumerate((20, 215, 410)):
+        y = 60.0
+        for b in range(3):
+            title = f"Box{c}{b} title words"
+            draws.append((x, y, title, "Helvetica-Bold", 9))
+            reference.append(title)
+            y += 13
+            if b == 1:  # a box opening with a line of prose
+                prose = f"Prose{c}{b} " + " ".join(f"w{c}{b}{i}" for i in range(4))
+                draws.append((x, y, prose, "Helvetica", 8))
+                reference.append(prose)
+                y += 10
+            for r in range(4 + c):  # boxes of other lengths in each column: rows do not line up
+                command, meaning = f"k{c}{b}{r}", f"sets x{c}{b}{r}" + (" to one" if r % 2 else "")
+                draws += [(x, y, command, "Courier", 8), (x + 70, y, meaning, "Helvetica", 8)]
+                reference.append(f"{command} {meaning}")
+                y += 10
+            y += 8
+    path = write_pdf(tmp_path / "card.pdf", [draws], title="Quick reference")
+    text = page_text(path, 1)
+    for row in reference:
+        assert row in text, (row, text)
+    assert score(reference, text) >= 0.95
+    order = [text.index(row) for row in reference]
+    assert order == sorted(order)
+
+
+def test_cheat_sheet_box_titles_head_their_rows(tmp_path: Path) -> None:
+    """Fails on the old code: on a cheat sheet whose box titles stand in bold in the labels'
+    column (poemscolcheatsheet.pdf pages 2 and 3), the labels and titles were read as one
+    column before every command, or as notes run together ('cross references Notes')."""
+    boxes = [
+        ("Poetic elements", [("titles", 4), ("epigraphs etc.", 3), ("main text", 6)]),
+        ("Notes", [("cross references", 1), ("", 5)]),
+    ]
+    titled = [("Collections", 4), ("Annotation by Paragraph", 4), ("Parallel Texts", 6)]
+    pages, expected = [[], []], [[], []]
+    y, n = 80.0, 0
+    for title, labels in boxes:
+        pages[0].append((78, y, title, "Helvetica-Bold", 10.6))
+        expected[0].append(title)
+        y += 14.5
+        for label, count in labels:
+            for k in range(count):
+                command = f"\\command{n}{{}}"
+                pages[0].append((182, y, command, "Courier", 10))
+                if k == 0 and label:
+                    pages[0].append((78, y, label, "Times-Roman", 10.6))
+                expected[0].append(f"{label} {command}".strip() if k == 0 else command)
+                y, n = y + 14.5, n + 1
+    y = 80.0
+    for title, count in titled:
+        pages[1].append((78, y, title, "Helvetica-Bold", 10.6))
+        expected[1].append(title)
+        y += 14.5
+        for _ in range(count):
+            command = f"\\begin{{thing{n}}} \\end{{thing{n}}}"
+            pages[1].append((241, y, command, "Courier", 10))
+            expected[1].append(command)
+            y, n = y + 14.5, n + 1
+    path = write_pdf(tmp_path / "sheet.pdf", pages, title="Cheat sheet")
+    for page, rows in enumerate(expected, start=1):
+        text = "\n".join(c.text for c in parse_pdf(path, SETTINGS).chunks if c.page_start == page)
+        at = [text.find(row) for row in rows]
+        assert -1 not in at and at == sorted(at), (page, rows, text)
+
+
 def test_page_turned_by_its_rotate_entry_is_read_as_shown(tmp_path: Path) -> None:
     """Fails on the old code: a page with /Rotate 90 whose text is turned the other way in
     page space (upright as shown: newspaper.pdf, landscape tables) was read as rotated text,

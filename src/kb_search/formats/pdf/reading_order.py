@@ -23,6 +23,14 @@ MAX_DEPTH = 3  # columns within columns: up to four columns on a page
 MIN_BAND_ROWS = 3  # rows that share a gutter before they count as columns
 MIN_GUTTER = 4.0  # points of white between two columns
 INNER = (0.15, 0.85)  # where a gutter may lie, as shares of the text's width
+# A page set in columns from top to bottom (a reference card): white strips this many lines
+# wide that nothing crosses, splitting the page into at least this many columns of about one
+# width (the narrowest at least this share of the widest), that fill the page (each at least
+# this share of the text's width; a table's narrow columns stand far apart).
+PAGE_GUTTER_LINES = 3.0
+MIN_PAGE_COLUMNS = 3
+PAGE_COLUMN_WIDTHS = 0.6
+PAGE_COLUMN_SHARE = 0.2
 # A band of columns ends at white across both columns at least a line high, after which one
 # column stays empty for this many lines: the columns were balanced and a new section (its
 # heading in the left column) starts below, as multicol sets them.
@@ -86,6 +94,10 @@ def order_blocks(frags: list[Frag], depth: int = 0) -> list[list[Frag]]:
     width = max(f.x1 for f in frags) - left_edge
     if depth >= MAX_DEPTH or len(frags) < 2 * MIN_BAND_ROWS or width < 100:
         return [frags]
+    if depth == 0:
+        columns = _page_columns(frags, left_edge, width)
+        if columns:  # each column's rows read across: a command, then what it does
+            return columns
     lo, hi = left_edge + INNER[0] * width, left_edge + INNER[1] * width
     rows = _rows(frags)
     free = [_free(row, lo, hi) for row in rows]
@@ -119,6 +131,35 @@ def order_blocks(frags: list[Frag], depth: int = 0) -> list[list[Frag]]:
         i = j
     blocks.extend(_single(across))
     return blocks
+
+
+def _page_columns(frags: list[Frag], left_edge: float, width: float) -> list[list[Frag]]:
+    """The page's columns, when wide white strips run its whole height: a reference card
+    set in three columns of boxes, each box rows of a command and what it does. Read by
+    bands, the rows of one column's boxes would share white strips with the next column's and
+    be read across, and a box's commands and their definitions would be read as columns; a
+    reader runs down one column before the next, each row a command and then what it does.
+    A table's columns also run the page's height, but stand a few points apart, differ in
+    width, or are narrow with wide white between them."""
+    line = statistics.median(f.height for f in frags)
+    cover = _coverage(frags, left_edge, int(width) + 1)
+    gutters = [
+        left_edge + (start + end) / 2
+        for start, end in _runs(cover, 1, int(width) - 1, 0)
+        if end - start >= PAGE_GUTTER_LINES * line
+    ]
+    if len(gutters) < MIN_PAGE_COLUMNS - 1:
+        return []
+    edges = [left_edge, *gutters, left_edge + width + 1]
+    columns = [[f for f in frags if a <= f.x0 and f.x1 <= b] for a, b in zip(edges, edges[1:])]
+    widths = [max(f.x1 for f in col) - min(f.x0 for f in col) for col in columns if col]
+    if len(widths) < len(columns) or min(widths) < max(
+        PAGE_COLUMN_WIDTHS * max(widths), PAGE_COLUMN_SHARE * width
+    ):
+        return []
+    if any(len(_rows(col)) < 2 * MIN_BAND_ROWS for col in columns):
+        return []
+    return columns
 
 
 def _band(
@@ -373,7 +414,7 @@ def _code_beside_output(band: list[Frag], gutter: float) -> bool:
     code, other = (right, left) if share[0] < share[1] else (left, right)
     if sum(bool(FIGURE_RE.match(f.text)) for f in other) >= 0.5 * len(other):
         return False
-    if _names_in_a_table(code, other):
+    if _names_in_a_table(code, other) or _labels_beside_commands(code, other):
         return False
     # a listing runs line after line; names set in the margin beside the paragraphs that
     # explain them stand lines apart
@@ -395,6 +436,24 @@ def _names_in_a_table(code: list[Frag], other: list[Frag]) -> bool:
         return k < len(baselines) and baselines[k] <= frag.y1 + 0.2 * frag.height
 
     return sum(paired(f) for f in code) >= 0.8 * len(code)
+
+
+def _labels_beside_commands(code: list[Frag], other: list[Frag]) -> bool:
+    """A cheat sheet's labels beside its commands (what to do | the command): each label on
+    the row of the first command it names, commands going on for rows without one, box
+    titles in bold on rows of their own. Output beside its source runs line after line."""
+    labels = sorted((f for f in other if not f.bold), key=lambda f: f.y0)
+    if len(other) < 2 or len(labels) > 0.5 * len(code):
+        return False
+    if any(b.y0 - a.y1 < 0.5 * a.height for a, b in zip(labels, labels[1:])):
+        return False  # lines that follow each other: output, not labels rows apart
+    baselines = sorted(f.y1 for f in code)
+
+    def paired(frag: Frag) -> bool:
+        k = bisect.bisect_left(baselines, frag.y1 - 0.2 * frag.height)
+        return k < len(baselines) and baselines[k] <= frag.y1 + 0.2 * frag.height
+
+    return all(paired(f) for f in labels)
 
 
 def _labelled_rows(band: list[Frag], gutter: float) -> bool:
@@ -428,6 +487,9 @@ def _columns_are_prose(rows: list[list[Frag]], gutter: float) -> bool:
     right = sum(f.x0 >= gutter for row in rows for f in row)
     if min(left, right) < MIN_BAND_ROWS:  # fewer pieces than lines can take: no columns
         return False
+    for on_left in (True, False):  # box titles beside their boxes' rows: no column
+        if all(f.bold for row in rows for f in row if (f.x1 <= gutter) == on_left):
+            return False
     sides: list[list[tuple[float, int]]] = [[], []]
     for row in rows:
         sides[0] += _line_runs([f for f in row if f.x1 <= gutter])
@@ -507,7 +569,7 @@ def _notes_before_their_text(notes: list[Frag], text: list[Frag]) -> list[list[F
     blocks: list[list[Frag]] = []
     rest = sorted(text, key=lambda f: (f.y0, f.x0))
     current: list[Frag] = []
-    for group in _note_groups(notes):
+    for group in _note_groups(notes, text):
         top = min(f.y0 for f in group)
         above = [f for f in rest if (f.y0 + f.y1) / 2 < top]
         rest = rest[len(above) :]
@@ -525,16 +587,30 @@ def _notes_before_their_text(notes: list[Frag], text: list[Frag]) -> list[list[F
     return blocks
 
 
-def _note_groups(notes: list[Frag]) -> list[list[Frag]]:
-    """Notes in top-to-bottom order, lines of one note (a line apart at most) kept together."""
+def _note_groups(notes: list[Frag], text: list[Frag] | None = None) -> list[list[Frag]]:
+    """Notes in top-to-bottom order, lines of one note (a line apart at most) kept together.
+    Beside `text`, a bold line with no text on its row and a plain line are two notes: a
+    cheat sheet's box title and the label below or above it."""
     groups: list[list[Frag]] = []
     for frag in sorted(notes, key=lambda f: (f.y0, f.x0)):
         last = groups[-1] if groups else None
-        if last and frag.y0 - max(f.y1 for f in last) <= 1.0 * max(frag.height, 1.0):
+        if (
+            last
+            and frag.y0 - max(f.y1 for f in last) <= 1.0 * max(frag.height, 1.0)
+            and not (text and _box_title(last[-1], frag, text))
+        ):
             last.append(frag)
         else:
             groups.append([frag])
     return groups
+
+
+def _box_title(above: Frag, below: Frag, text: list[Frag]) -> bool:
+    """Whether one of two note lines, one bold and one not, is bold and has no text on its row."""
+    if above.bold == below.bold:
+        return False
+    title = above if above.bold else below
+    return not any(min(f.y1, title.y1) - max(f.y0, title.y0) > 0 for f in text)
 
 
 def _margin_gutter(frags: list[Frag]) -> tuple[float, bool] | None:
