@@ -13,7 +13,12 @@ pytest.importorskip("reportlab")
 from reportlab.pdfbase import pdfmetrics  # noqa: E402
 from reportlab.pdfgen.canvas import Canvas  # noqa: E402
 
-from kb_search.formats.pdf.glyphs import GlyphNames, compose_accents, glyph_text  # noqa: E402
+from kb_search.formats.pdf.glyphs import (  # noqa: E402
+    GlyphNames,
+    _font_codes,
+    compose_accents,
+    glyph_text,
+)
 from kb_search.formats.pdf.parse import parse_pdf  # noqa: E402
 from kb_search.parsed import ChunkSettings  # noqa: E402
 from pdf_samples import body, lines_of, words  # noqa: E402
@@ -57,6 +62,80 @@ def test_glyphs_named_by_code_point_or_nothing(tmp_path: Path) -> None:
     text = text_of(pdf)
     assert "the parser\u2019s job ends here" in text
     assert not any(ord(ch) < 0x20 and ch not in "\n\t" for ch in text)
+
+
+def math_symbol_pdf(path: Path, face: str, symbols: bytes, prose: str) -> Path:
+    """A page with `prose` in Helvetica and `symbols` in a font whose encoding sets TeX CMSY's
+    glyphs at ASCII codes (104 /angbracketleft, 105 /angbracketright, 48 /prime, 102
+    /braceleft, 123 /paragraph), no ToUnicode map; that font's base font is `face`."""
+    encoding = pdfmetrics.Encoding(f"KbTestCmsy{face}", "WinAnsiEncoding")
+    for code, name in {104: "angbracketleft", 105: "angbracketright", 48: "prime"}.items():
+        encoding[code] = name
+    encoding[102], encoding[123] = "braceleft", "paragraph"
+    pdfmetrics.registerEncoding(encoding)
+    pdfmetrics.registerFont(pdfmetrics.Font(f"KbTestCmsy{face}", face, f"KbTestCmsy{face}"))
+    canvas = Canvas(str(path))
+    for x, y, text, font, size in body(lines_of(words(60, "w")), top=100, size=11):
+        canvas.setFont(font, size)
+        canvas.drawString(x, 842 - y, text)
+    canvas.setFont("Helvetica", 11)
+    canvas.drawString(72, 842 - 480, prose)
+    name = canvas._doc.getInternalFontName(f"KbTestCmsy{face}")
+    escaped = "".join(chr(b) if chr(b) not in "()\\" else "\\" + chr(b) for b in symbols)
+    canvas.addLiteral(f"BT {name} 11 Tf 72 300 Td ({escaped}) Tj ET")
+    canvas.showPage()
+    canvas.save()
+    return path
+
+
+def test_math_symbols_set_at_letter_codes_read_as_symbols(tmp_path: Path) -> None:
+    """TeX's CMSY sets '⟨' and '⟩' at the codes of 'h' and 'i' under names pdfium has no
+    Unicode for: '\\meta{name}' must read '⟨name⟩', not 'hnamei'. Glyphs pdfium maps by
+    their names stay as read: '{' set at 102 is not taken for the '¶' the font sets at 123 ('{'),
+    and the body text, in another font, keeps its letters."""
+    prose = "this line is high in the hills"
+    pdf = math_symbol_pdf(tmp_path / "cmsy.pdf", "Courier", b"h0if{", prose)
+    text = text_of(pdf)
+    assert "\u27e8\u2032\u27e9{\u00b6" in text
+    assert prose in text
+
+
+def test_a_text_font_sharing_the_symbol_font_name_keeps_its_letters(tmp_path: Path) -> None:
+    """Both fonts are called Helvetica, as two subsets of one face are: pdfium names a
+    character's font only by that name, so the text font's 'h' and 'i' are never renamed."""
+    prose = "this line is high in the hills"
+    pdf = math_symbol_pdf(tmp_path / "shared.pdf", "Helvetica", b"h0i", prose)
+    text = text_of(pdf)
+    assert prose in text
+    assert "\u27e8" not in text and "\u27e9" not in text
+
+
+def _font(differences: list, to_unicode: bool = False) -> object:
+    from pypdf.generic import ArrayObject, DictionaryObject, NameObject, NumberObject
+
+    items = [NumberObject(x) if isinstance(x, int) else NameObject("/" + x) for x in differences]
+    font = DictionaryObject(
+        {
+            NameObject("/BaseFont"): NameObject("/CMSY10"),
+            NameObject("/Encoding"): DictionaryObject(
+                {NameObject("/Differences"): ArrayObject(items)}
+            ),
+        }
+    )
+    if to_unicode:
+        font[NameObject("/ToUnicode")] = NameObject("/Identity-H")
+    return font
+
+
+def test_only_fonts_whose_encoding_renames_letters_are_read_anew() -> None:
+    cmsy = [102, "braceleft", "braceright", "angbracketleft", "angbracketright", "bar"]
+    assert _font_codes(_font(cmsy)).renamed == {104: "\u27e8", 105: "\u27e9"}
+    # a ToUnicode map is what pdfium reads: the font is left to it
+    assert _font_codes(_font(cmsy, to_unicode=True)).renamed == {}
+    # a text font naming its letters, quotes and dashes as such renames nothing pdfium reads
+    assert _font_codes(_font([97, "a", "b", "c", 104, "h", "i", 45, "hyphen"])).renamed == {}
+    # '{' is set as /braceleft at 102: pdfium reports '{' for it, so 123's /paragraph is moot
+    assert 123 not in _font_codes(_font([*cmsy, 123, "paragraph"])).renamed
 
 
 @pytest.mark.parametrize(
@@ -123,7 +202,7 @@ def test_a_font_program_that_inflates_without_end_is_not_read_whole() -> None:
     assert len(data) < 1_000_000
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
     started = time.monotonic()
-    assert GlyphNames(lambda: io.BytesIO(data)).fonts(0) == {}
+    assert GlyphNames(lambda: io.BytesIO(data)).fonts(0) == ({}, {})
     assert time.monotonic() - started < 20
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 250_000
 

@@ -85,7 +85,7 @@ class Page:
 
 def page_fragments(page: pdfium.PdfPage, glyphs: PageGlyphs | None = None) -> list[Frag]:
     """The page's fragments as the page is shown (turned by its /Rotate); `glyphs` names the
-    glyphs pdfium leaves unmapped (ligatures)."""
+    glyphs pdfium leaves unmapped (ligatures) or reads as the wrong letter (CMSY's '⟨')."""
     view = _View(page.get_rotation(), *page.get_size())
     frags = _read(page, view, glyphs)
     if (not frags or any(f.vertical for f in frags)) and _give_columns_width(page):
@@ -155,6 +155,9 @@ def _fragments(
     first_index = last_index = 0
     space = vertical = False
     count = textpage.count_chars()
+    # the ASCII codes some font of the page renames ('h' is '⟨' in TeX's CMSY): only these
+    # characters have their font looked up
+    renamed = glyphs.renamed_codes() if glyphs is not None and count else frozenset()
     for i in range(count):
         code = get_unicode(raw, i)
         if 0xD800 <= code < 0xDC00 and i + 1 < count:
@@ -168,6 +171,8 @@ def _fragments(
             # a glyph pdfium could not name reports its bare character code ('fi' as 0x1B or
             # 0x0C, 'fl' as 0x0D): the font's encoding may name it
             ch = glyphs.text(raw, i, code) or ch
+        elif code in renamed:
+            ch = glyphs.renamed_text(raw, i, code) or ch  # type: ignore[union-attr]
         if not ch:
             continue
         if ch.isspace():
