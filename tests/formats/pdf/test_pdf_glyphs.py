@@ -91,8 +91,8 @@ def math_symbol_pdf(path: Path, face: str, symbols: bytes, prose: str) -> Path:
 def test_math_symbols_set_at_letter_codes_read_as_symbols(tmp_path: Path) -> None:
     """TeX's CMSY sets '⟨' and '⟩' at the codes of 'h' and 'i' under names pdfium has no
     Unicode for: '\\meta{name}' must read '⟨name⟩', not 'hnamei'. Glyphs pdfium maps by
-    their names stay as read: '{' set at 102 is not taken for the '¶' the font sets at 123 ('{'),
-    and the body text, in another font, keeps its letters."""
+    their names ('{' set at 102, '¶' at 123) stay as read, and the body text, in another
+    font, keeps its letters."""
     prose = "this line is high in the hills"
     pdf = math_symbol_pdf(tmp_path / "cmsy.pdf", "Courier", b"h0if{", prose)
     text = text_of(pdf)
@@ -134,8 +134,12 @@ def test_only_fonts_whose_encoding_renames_letters_are_read_anew() -> None:
     assert _font_codes(_font(cmsy, to_unicode=True)).renamed == {}
     # a text font naming its letters, quotes and dashes as such renames nothing pdfium reads
     assert _font_codes(_font([97, "a", "b", "c", 104, "h", "i", 45, "hyphen"])).renamed == {}
-    # '{' is set as /braceleft at 102: pdfium reports '{' for it, so 123's /paragraph is moot
-    assert 123 not in _font_codes(_font([*cmsy, 123, "paragraph"])).renamed
+    # OT1's quotes are named, and pdfium reads them by their names: they are not renamed
+    assert (
+        _font_codes(_font([34, "quotedblright", 39, "quoteright", 96, "quoteleft"])).renamed == {}
+    )
+    # a font that also sets 'h' as /h: pdfium may have read that glyph as the 'h' at hand
+    assert 104 not in _font_codes(_font([*cmsy, 72, "h"])).renamed
 
 
 @pytest.mark.parametrize(

@@ -43,8 +43,14 @@ NAMED = {
     "quoteright": "\u2019",
     "quotedblleft": "\u201c",
     "quotedblright": "\u201d",
-    # TeX's math symbol fonts (CMSY, CMMI) set these at ASCII codes: pdfium knows no Unicode
-    # for the names and reports the bare code, so '\\meta{name}' read 'hnamei', not '⟨name⟩'
+    "section": "\u00a7",
+    "paragraph": "\u00b6",
+    "dagger": "\u2020",
+    "daggerdbl": "\u2021",
+}
+# TeX's math fonts (CMSY, CMMI) set these at ASCII codes under names pdfium knows no Unicode
+# for: it reports the bare code, and '\\meta{name}' reads 'hnamei', not '⟨name⟩'
+MATH_NAMES = {
     "angbracketleft": "\u27e8",
     "angbracketright": "\u27e9",
     "prime": "\u2032",
@@ -79,11 +85,8 @@ NAMED = {
     "star": "\u22c6",
     "triangleright": "\u25b7",
     "triangleleft": "\u25c1",
-    "section": "\u00a7",
-    "paragraph": "\u00b6",
-    "dagger": "\u2020",
-    "daggerdbl": "\u2021",
 }
+NAMED |= MATH_NAMES
 # The standard names of the ASCII characters other than letters: a font that sets '{' as
 # /braceleft at another code makes pdfium report '{' for that code (see ``_renamed``).
 _ASCII_GLYPHS = (
@@ -318,18 +321,21 @@ def _font_codes(font: Any) -> _FontCodes:
 
 
 def _renamed(font: Any, names: dict[int, str], named: dict[int, str]) -> dict[int, str]:
-    """The printable ASCII codes that the font's own encoding names as another glyph, where
-    pdfium reports the bare code: CMSY sets '⟨' at 'h' as /angbracketleft, a name pdfium has
-    no Unicode for. A font with a ToUnicode map is read by pdfium from it, and is left alone.
-    A code whose character another glyph of the font also makes ('{' as /braceleft at 0x66,
-    CMSY's 0x7B being '¶') is left alone too: pdfium may have read that glyph."""
+    """The printable ASCII codes that the font's own encoding names as a glyph pdfium has no
+    Unicode for, so that it reports the bare code: CMSY sets '⟨' at 'h' as /angbracketleft.
+    Glyphs pdfium names itself (OT1's /quoteright at "'") it reads right. A font with a
+    ToUnicode map is read by pdfium from it, and is left alone. So is a code whose character
+    another glyph of the font also makes ('{' as /braceleft at 0x66, where CMSY's 0x7B is
+    /paragraph): pdfium may have read that glyph."""
     if "/ToUnicode" in font:
         return {}
     made = {named.get(c) or ASCII_NAMES.get(n.split(".", 1)[0]) for c, n in names.items()}
     return {
-        code: text
-        for code, text in named.items()
-        if 0x21 <= code < 0x7F and text != chr(code) and chr(code) not in made
+        code: MATH_NAMES[base]
+        for code, name in names.items()
+        if 0x21 <= code < 0x7F
+        and (base := name.split(".", 1)[0]) in MATH_NAMES
+        and chr(code) not in made
     }
 
 
