@@ -171,8 +171,8 @@ def _fragments(
             # a glyph pdfium could not name reports its bare character code ('fi' as 0x1B or
             # 0x0C, 'fl' as 0x0D): the font's encoding may name it
             ch = glyphs.text(raw, i, code) or ch
-        elif code in renamed:
-            ch = glyphs.renamed_text(raw, i, code) or ch  # type: ignore[union-attr]
+        elif code in renamed and glyphs is not None:
+            ch = glyphs.renamed_text(raw, i, code) or ch
         if not ch:
             continue
         if ch.isspace():
