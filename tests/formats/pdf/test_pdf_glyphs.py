@@ -57,6 +57,20 @@ def test_ligatures_named_in_the_font_encoding_are_read(tmp_path: Path) -> None:
     assert "species" not in text and "ecient" not in text
 
 
+def test_a_damaged_cross_reference_reads_without_pypdf_chatter(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """pypdf mends a wrong startxref pointer and says so on the terminal ('incorrect startxref
+    pointer'): the glyph names are read quietly, and still read."""
+    import re
+
+    pdf = ligature_pdf(tmp_path / "lig.pdf", b"It speci\x1bes an e\x1ccient parser")
+    shift = lambda m: b"startxref\n" + str(int(m[1]) + 7).encode()  # noqa: E731
+    pdf.write_bytes(re.sub(rb"startxref\s+(\d+)", shift, pdf.read_bytes()))
+    assert "It specifies an efficient parser" in text_of(pdf)
+    assert not [r for r in caplog.records if r.name.startswith("pypdf")]
+
+
 def test_glyphs_named_by_code_point_or_nothing(tmp_path: Path) -> None:
     pdf = ligature_pdf(tmp_path / "names.pdf", b"the parser\x1ds job \x1eends here")
     text = text_of(pdf)

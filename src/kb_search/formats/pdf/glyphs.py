@@ -13,6 +13,7 @@ TeX's 7-bit fonts (OT1) have no accented letters: 'ü' is a spacing accent glyph
 from __future__ import annotations
 
 import ctypes
+import logging
 import re
 import unicodedata
 from collections.abc import Callable
@@ -210,6 +211,9 @@ class GlyphNames:
             try:
                 from pypdf import PdfReader
 
+                # a damaged cross-reference ('Object 632 0 not defined') is pypdf's to mend
+                # or give up on, not the terminal's: the glyph names are a best-effort read
+                logging.getLogger("pypdf").setLevel(logging.ERROR)
                 self._handle = self._opener()
                 self._reader = PdfReader(self._handle, strict=False)
             except Exception:
