@@ -86,6 +86,7 @@ def math_symbol_pdf(path: Path, face: str, symbols: bytes, prose: str) -> Path:
     for code, name in {104: "angbracketleft", 105: "angbracketright", 48: "prime"}.items():
         encoding[code] = name
     encoding[102], encoding[123] = "braceleft", "paragraph"
+    encoding[2], encoding[3] = "angbracketleft", "angbracketright"  # a re-encoded CMSY's
     pdfmetrics.registerEncoding(encoding)
     pdfmetrics.registerFont(pdfmetrics.Font(f"KbTestCmsy{face}", face, f"KbTestCmsy{face}"))
     canvas = Canvas(str(path))
@@ -95,7 +96,10 @@ def math_symbol_pdf(path: Path, face: str, symbols: bytes, prose: str) -> Path:
     canvas.setFont("Helvetica", 11)
     canvas.drawString(72, 842 - 480, prose)
     name = canvas._doc.getInternalFontName(f"KbTestCmsy{face}")
-    escaped = "".join(chr(b) if chr(b) not in "()\\" else "\\" + chr(b) for b in symbols)
+    escaped = "".join(
+        f"\\{b:03o}" if b < 32 else chr(b) if chr(b) not in "()\\" else "\\" + chr(b)
+        for b in symbols
+    )
     canvas.addLiteral(f"BT {name} 11 Tf 72 300 Td ({escaped}) Tj ET")
     canvas.showPage()
     canvas.save()
@@ -112,6 +116,13 @@ def test_math_symbols_set_at_letter_codes_read_as_symbols(tmp_path: Path) -> Non
     text = text_of(pdf)
     assert "\u27e8\u2032\u27e9{\u00b6" in text
     assert prose in text
+
+
+def test_angle_brackets_re_encoded_at_codes_2_and_3_read_as_brackets(tmp_path: Path) -> None:
+    """A subset that re-encodes CMSY sets '⟨' at 2, the code pdfium also gives its own
+    line-end hyphen: '⟨csname⟩', not '-csname'."""
+    text = text_of(math_symbol_pdf(tmp_path / "re.pdf", "Courier", b"\x02csname\x03", "prose"))
+    assert "\u27e8csname\u27e9" in text
 
 
 def test_a_text_font_sharing_the_symbol_font_name_keeps_its_letters(tmp_path: Path) -> None:

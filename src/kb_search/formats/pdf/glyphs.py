@@ -88,6 +88,7 @@ MATH_NAMES = {
     "triangleleft": "\u25c1",
 }
 NAMED |= MATH_NAMES
+MATH_TEXTS = frozenset(MATH_NAMES.values())
 # The standard names of the ASCII characters other than letters: a font that sets '{' as
 # /braceleft at another code makes pdfium report '{' for that code (see ``_renamed``).
 _ASCII_GLYPHS = (
@@ -244,9 +245,11 @@ class PageGlyphs:
         self._index = index
         self._fonts: PageFonts | None = None
 
-    def text(self, textpage: Any, index: int, code: int) -> str:
-        """The text of character `index`, whose font maps character `code` to nothing."""
-        return self._lookup(textpage, index, code, self._page().named)
+    def text(self, textpage: Any, index: int, code: int, math_only: bool = False) -> str:
+        """The text of character `index`, whose font maps character `code` to nothing; with
+        `math_only`, only a math symbol's (``MATH_NAMES``)."""
+        text = self._lookup(textpage, index, code, self._page().named)
+        return "" if math_only and text not in MATH_TEXTS else text
 
     def renamed_codes(self) -> frozenset[int]:
         """The ASCII codes some font of the page sets as another glyph ('h' as '⟨')."""

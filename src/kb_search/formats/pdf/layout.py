@@ -167,10 +167,12 @@ def _fragments(
             if 0xDC00 <= low < 0xE000:
                 code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
         ch = _char(code)
-        if glyphs is not None and code < 0x20 and code != 2:
+        if glyphs is not None and code < 0x20:
             # a glyph pdfium could not name reports its bare character code ('fi' as 0x1B or
-            # 0x0C, 'fl' as 0x0D): the font's encoding may name it
-            ch = glyphs.text(raw, i, code) or ch
+            # 0x0C, 'fl' as 0x0D): the font's encoding may name it. 0x02 is also pdfium's own
+            # line-end hyphen: there only a math symbol the font sets at 2 counts (a
+            # re-encoded CMSY's '⟨')
+            ch = glyphs.text(raw, i, code, math_only=code == 2) or ch
         elif code in renamed and glyphs is not None:
             ch = glyphs.renamed_text(raw, i, code) or ch
         if not ch:
