@@ -148,8 +148,25 @@ def _font(differences: list, to_unicode: bool = False) -> object:
         }
     )
     if to_unicode:
-        font[NameObject("/ToUnicode")] = NameObject("/Identity-H")
+        font[NameObject("/ToUnicode")] = NameObject("/Identity-H")  # no map pypdf can read
     return font
+
+
+def test_codes_a_partial_tounicode_map_leaves_out_are_read_anew() -> None:
+    """Latin Modern's math font maps '∗' at 3 in its ToUnicode map but not '⟨' at 104: pdfium
+    reads 104 as 'h'. A range that covers 104 leaves it to pdfium."""
+    from pypdf.generic import NameObject, StreamObject
+
+    font = _font([3, "asteriskmath", 104, "angbracketleft", "angbracketright"])
+    for cmap, renamed in [
+        (b"1 beginbfrange\n<03><03><2217>\nendbfrange", {104: "\u27e8", 105: "\u27e9"}),
+        (b"1 beginbfchar\n<68> <27E8>\nendbfchar", {105: "\u27e9"}),
+        (b"1 beginbfrange\n<60> <6A> [<0060>]\nendbfrange", {}),
+    ]:
+        stream = StreamObject()
+        stream.set_data(b"begincmap\n" + cmap + b"\nendcmap")
+        font[NameObject("/ToUnicode")] = stream
+        assert _font_codes(font).renamed == renamed
 
 
 def test_only_fonts_whose_encoding_renames_letters_are_read_anew() -> None:

@@ -129,6 +129,10 @@ ANY_ACCENT_RE = re.compile("[`" + "".join(ACCENTS) + "".join(BELOW) + "]")
 DOTLESS = {"\u0131": "i", "\u0237": "j"}
 UNI_RE = re.compile(r"^(uni([0-9A-F]{4})+|u[0-9A-F]{4,6})$")
 CODE_RE = re.compile(rb"dup\s+(\d{1,3})\s*/([\w.\-]{1,40})\s+put")
+BFCHAR_RE = re.compile(rb"beginbfchar(.*?)endbfchar", re.S)
+BFRANGE_RE = re.compile(rb"beginbfrange(.*?)endbfrange", re.S)
+CMAP_PAIR_RE = re.compile(rb"<([0-9A-Fa-f]{1,8})>\s*<[0-9A-Fa-f]*>")
+CMAP_RANGE_RE = re.compile(rb"<([0-9A-Fa-f]{1,8})>\s*<([0-9A-Fa-f]{1,8})>\s*[<\[]")
 MAX_FONTS_PER_PAGE = 200
 MAX_FONT_HEADER = 65536  # bytes of a Type1 program's clear-text part read for its encoding
 # declared bytes: a larger program is not decompressed; a smaller one that inflates past 75 MB
@@ -330,11 +334,12 @@ def _font_codes(font: Any) -> _FontCodes:
 def _renamed(font: Any, names: dict[int, str], named: dict[int, str]) -> dict[int, str]:
     """The printable ASCII codes that the font's own encoding names as a glyph pdfium has no
     Unicode for, so that it reports the bare code: CMSY sets '⟨' at 'h' as /angbracketleft.
-    Glyphs pdfium names itself (OT1's /quoteright at "'") it reads right. A font with a
-    ToUnicode map is read by pdfium from it, and is left alone. So is a code whose character
-    another glyph of the font also makes ('{' as /braceleft at 0x66, where CMSY's 0x7B is
-    /paragraph): pdfium may have read that glyph."""
-    if "/ToUnicode" in font:
+    Glyphs pdfium names itself (OT1's /quoteright at "'") it reads right. A code that the
+    font's ToUnicode map gives text for is read by pdfium from it, and is left alone. So is a
+    code whose character another glyph of the font also makes ('{' as /braceleft at 0x66,
+    where CMSY's 0x7B is /paragraph): pdfium may have read that glyph."""
+    mapped = _unicode_mapped(font)
+    if mapped is None:
         return {}
     made = {named.get(c) or ASCII_NAMES.get(n.split(".", 1)[0]) for c, n in names.items()}
     return {
@@ -343,7 +348,27 @@ def _renamed(font: Any, names: dict[int, str], named: dict[int, str]) -> dict[in
         if 0x21 <= code < 0x7F
         and (base := name.split(".", 1)[0]) in MATH_NAMES
         and chr(code) not in made
+        and code not in mapped
     }
+
+
+def _unicode_mapped(font: Any) -> set[int] | None:
+    """The codes the font's ToUnicode map gives text for: none without a map, None (all)
+    for one that cannot be read. Latin Modern's math fonts map only some of their glyphs
+    ('∗' at 3, not '⟨' at 104)."""
+    if "/ToUnicode" not in font:
+        return set()
+    try:
+        cmap = font["/ToUnicode"].get_object().get_data()[:MAX_FONT_HEADER]
+    except Exception:
+        return None
+    codes: set[int] = set()
+    for body in BFCHAR_RE.findall(cmap):
+        codes.update(int(src, 16) for src in CMAP_PAIR_RE.findall(body))
+    for body in BFRANGE_RE.findall(cmap):
+        for low, high in CMAP_RANGE_RE.findall(body):
+            codes.update(range(int(low, 16), min(int(high, 16), 0xFF) + 1))
+    return codes if codes or b"usecmap" not in cmap else None
 
 
 def _fonts_of(resources: Any, depth: int = 0) -> list[Any]:
