@@ -13,7 +13,12 @@ pytest.importorskip("reportlab")
 from reportlab.pdfbase import pdfmetrics  # noqa: E402
 from reportlab.pdfgen.canvas import Canvas  # noqa: E402
 
-from kb_search.formats.pdf.glyphs import GlyphNames, compose_accents, glyph_text  # noqa: E402
+from kb_search.formats.pdf.glyphs import (  # noqa: E402
+    GlyphNames,
+    _font_codes,
+    compose_accents,
+    glyph_text,
+)
 from kb_search.formats.pdf.parse import parse_pdf  # noqa: E402
 from kb_search.parsed import ChunkSettings  # noqa: E402
 from pdf_samples import body, lines_of, words  # noqa: E402
@@ -52,11 +57,131 @@ def test_ligatures_named_in_the_font_encoding_are_read(tmp_path: Path) -> None:
     assert "species" not in text and "ecient" not in text
 
 
+def test_a_damaged_cross_reference_reads_without_pypdf_chatter(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """pypdf mends a wrong startxref pointer and says so on the terminal ('incorrect startxref
+    pointer'): the glyph names are read quietly, and still read."""
+    import re
+
+    pdf = ligature_pdf(tmp_path / "lig.pdf", b"It speci\x1bes an e\x1ccient parser")
+    shift = lambda m: b"startxref\n" + str(int(m[1]) + 7).encode()  # noqa: E731
+    pdf.write_bytes(re.sub(rb"startxref\s+(\d+)", shift, pdf.read_bytes()))
+    assert "It specifies an efficient parser" in text_of(pdf)
+    assert not [r for r in caplog.records if r.name.startswith("pypdf")]
+
+
 def test_glyphs_named_by_code_point_or_nothing(tmp_path: Path) -> None:
     pdf = ligature_pdf(tmp_path / "names.pdf", b"the parser\x1ds job \x1eends here")
     text = text_of(pdf)
     assert "the parser\u2019s job ends here" in text
     assert not any(ord(ch) < 0x20 and ch not in "\n\t" for ch in text)
+
+
+def math_symbol_pdf(path: Path, face: str, symbols: bytes, prose: str) -> Path:
+    """A page with `prose` in Helvetica and `symbols` in a font whose encoding sets TeX CMSY's
+    glyphs at ASCII codes (104 /angbracketleft, 105 /angbracketright, 48 /prime, 102
+    /braceleft, 123 /paragraph), no ToUnicode map; that font's base font is `face`."""
+    encoding = pdfmetrics.Encoding(f"KbTestCmsy{face}", "WinAnsiEncoding")
+    for code, name in {104: "angbracketleft", 105: "angbracketright", 48: "prime"}.items():
+        encoding[code] = name
+    encoding[102], encoding[123] = "braceleft", "paragraph"
+    encoding[2], encoding[3] = "angbracketleft", "angbracketright"  # a re-encoded CMSY's
+    pdfmetrics.registerEncoding(encoding)
+    pdfmetrics.registerFont(pdfmetrics.Font(f"KbTestCmsy{face}", face, f"KbTestCmsy{face}"))
+    canvas = Canvas(str(path))
+    for x, y, text, font, size in body(lines_of(words(60, "w")), top=100, size=11):
+        canvas.setFont(font, size)
+        canvas.drawString(x, 842 - y, text)
+    canvas.setFont("Helvetica", 11)
+    canvas.drawString(72, 842 - 480, prose)
+    name = canvas._doc.getInternalFontName(f"KbTestCmsy{face}")
+    escaped = "".join(
+        f"\\{b:03o}" if b < 32 else chr(b) if chr(b) not in "()\\" else "\\" + chr(b)
+        for b in symbols
+    )
+    canvas.addLiteral(f"BT {name} 11 Tf 72 300 Td ({escaped}) Tj ET")
+    canvas.showPage()
+    canvas.save()
+    return path
+
+
+def test_math_symbols_set_at_letter_codes_read_as_symbols(tmp_path: Path) -> None:
+    """TeX's CMSY sets '⟨' and '⟩' at the codes of 'h' and 'i' under names pdfium has no
+    Unicode for: '\\meta{name}' must read '⟨name⟩', not 'hnamei'. Glyphs pdfium maps by
+    their names ('{' set at 102, '¶' at 123) stay as read, and the body text, in another
+    font, keeps its letters."""
+    prose = "this line is high in the hills"
+    pdf = math_symbol_pdf(tmp_path / "cmsy.pdf", "Courier", b"h0if{", prose)
+    text = text_of(pdf)
+    assert "\u27e8\u2032\u27e9{\u00b6" in text
+    assert prose in text
+
+
+def test_angle_brackets_re_encoded_at_codes_2_and_3_read_as_brackets(tmp_path: Path) -> None:
+    """A subset that re-encodes CMSY sets '⟨' at 2, the code pdfium also gives its own
+    line-end hyphen: '⟨csname⟩', not '-csname'."""
+    text = text_of(math_symbol_pdf(tmp_path / "re.pdf", "Courier", b"\x02csname\x03", "prose"))
+    assert "\u27e8csname\u27e9" in text
+
+
+def test_a_text_font_sharing_the_symbol_font_name_keeps_its_letters(tmp_path: Path) -> None:
+    """Both fonts are called Helvetica, as two subsets of one face are: pdfium names a
+    character's font only by that name, so the text font's 'h' and 'i' are never renamed."""
+    prose = "this line is high in the hills"
+    pdf = math_symbol_pdf(tmp_path / "shared.pdf", "Helvetica", b"h0i", prose)
+    text = text_of(pdf)
+    assert prose in text
+    assert "\u27e8" not in text and "\u27e9" not in text
+
+
+def _font(differences: list, to_unicode: bool = False) -> object:
+    from pypdf.generic import ArrayObject, DictionaryObject, NameObject, NumberObject
+
+    items = [NumberObject(x) if isinstance(x, int) else NameObject("/" + x) for x in differences]
+    font = DictionaryObject(
+        {
+            NameObject("/BaseFont"): NameObject("/CMSY10"),
+            NameObject("/Encoding"): DictionaryObject(
+                {NameObject("/Differences"): ArrayObject(items)}
+            ),
+        }
+    )
+    if to_unicode:
+        font[NameObject("/ToUnicode")] = NameObject("/Identity-H")  # no map pypdf can read
+    return font
+
+
+def test_codes_a_partial_tounicode_map_leaves_out_are_read_anew() -> None:
+    """Latin Modern's math font maps '∗' at 3 in its ToUnicode map but not '⟨' at 104: pdfium
+    reads 104 as 'h'. A range that covers 104 leaves it to pdfium."""
+    from pypdf.generic import NameObject, StreamObject
+
+    font = _font([3, "asteriskmath", 104, "angbracketleft", "angbracketright"])
+    for cmap, renamed in [
+        (b"1 beginbfrange\n<03><03><2217>\nendbfrange", {104: "\u27e8", 105: "\u27e9"}),
+        (b"1 beginbfchar\n<68> <27E8>\nendbfchar", {105: "\u27e9"}),
+        (b"1 beginbfrange\n<60> <6A> [<0060>]\nendbfrange", {}),
+    ]:
+        stream = StreamObject()
+        stream.set_data(b"begincmap\n" + cmap + b"\nendcmap")
+        font[NameObject("/ToUnicode")] = stream
+        assert _font_codes(font).renamed == renamed
+
+
+def test_only_fonts_whose_encoding_renames_letters_are_read_anew() -> None:
+    cmsy = [102, "braceleft", "braceright", "angbracketleft", "angbracketright", "bar"]
+    assert _font_codes(_font(cmsy)).renamed == {104: "\u27e8", 105: "\u27e9"}
+    # a ToUnicode map is what pdfium reads: the font is left to it
+    assert _font_codes(_font(cmsy, to_unicode=True)).renamed == {}
+    # a text font naming its letters, quotes and dashes as such renames nothing pdfium reads
+    assert _font_codes(_font([97, "a", "b", "c", 104, "h", "i", 45, "hyphen"])).renamed == {}
+    # OT1's quotes are named, and pdfium reads them by their names: they are not renamed
+    assert (
+        _font_codes(_font([34, "quotedblright", 39, "quoteright", 96, "quoteleft"])).renamed == {}
+    )
+    # a font that also sets 'h' as /h: pdfium may have read that glyph as the 'h' at hand
+    assert 104 not in _font_codes(_font([*cmsy, 72, "h"])).renamed
 
 
 @pytest.mark.parametrize(
@@ -123,7 +248,7 @@ def test_a_font_program_that_inflates_without_end_is_not_read_whole() -> None:
     assert len(data) < 1_000_000
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
     started = time.monotonic()
-    assert GlyphNames(lambda: io.BytesIO(data)).fonts(0) == {}
+    assert GlyphNames(lambda: io.BytesIO(data)).fonts(0) == ({}, {})
     assert time.monotonic() - started < 20
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 250_000
 

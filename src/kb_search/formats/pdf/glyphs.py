@@ -13,10 +13,11 @@ TeX's 7-bit fonts (OT1) have no accented letters: 'ü' is a spacing accent glyph
 from __future__ import annotations
 
 import ctypes
+import logging
 import re
 import unicodedata
 from collections.abc import Callable
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 import pypdfium2.raw as pdfium_c
 
@@ -43,7 +44,62 @@ NAMED = {
     "quoteright": "\u2019",
     "quotedblleft": "\u201c",
     "quotedblright": "\u201d",
+    "section": "\u00a7",
+    "paragraph": "\u00b6",
+    "dagger": "\u2020",
+    "daggerdbl": "\u2021",
 }
+# TeX's math fonts (CMSY, CMMI) set these at ASCII codes under names pdfium knows no Unicode
+# for: it reports the bare code, and '\\meta{name}' reads 'hnamei', not '⟨name⟩'
+MATH_NAMES = {
+    "angbracketleft": "\u27e8",
+    "angbracketright": "\u27e9",
+    "prime": "\u2032",
+    "bardbl": "\u2016",
+    "floorleft": "\u230a",
+    "floorright": "\u230b",
+    "ceilingleft": "\u2308",
+    "ceilingright": "\u2309",
+    "mapsto": "\u21a6",
+    "turnstileleft": "\u22a2",
+    "turnstileright": "\u22a3",
+    "latticetop": "\u22a4",
+    "owner": "\u220b",
+    "similarequal": "\u2243",
+    "triangle": "\u25b3",
+    "triangleinv": "\u25bd",
+    "coproduct": "\u2210",
+    "wreathproduct": "\u2240",
+    "unionmulti": "\u228e",
+    "unionsq": "\u2294",
+    "intersectionsq": "\u2293",
+    "subsetsqequal": "\u2291",
+    "supersetsqequal": "\u2292",
+    "arrownortheast": "\u2197",
+    "arrowsoutheast": "\u2198",
+    "arrownorthwest": "\u2196",
+    "arrowsouthwest": "\u2199",
+    "arrowbothv": "\u2195",
+    "arrowdblbothv": "\u21d5",
+    "Rfractur": "\u211c",
+    "Ifractur": "\u2111",
+    "star": "\u22c6",
+    "triangleright": "\u25b7",
+    "triangleleft": "\u25c1",
+}
+NAMED |= MATH_NAMES
+MATH_TEXTS = frozenset(MATH_NAMES.values())
+# The standard names of the ASCII characters other than letters: a font that sets '{' as
+# /braceleft at another code makes pdfium report '{' for that code (see ``_renamed``).
+_ASCII_GLYPHS = (
+    "exclam quotedbl numbersign dollar percent ampersand quotesingle parenleft parenright "
+    "asterisk plus comma hyphen period slash zero one two three four five six seven eight nine "
+    "colon semicolon less equal greater question at bracketleft backslash bracketright "
+    "asciicircum underscore grave braceleft bar braceright asciitilde"
+)
+ASCII_NAMES = dict(
+    zip(_ASCII_GLYPHS.split(), "!\"#$%&'()*+,-./0123456789:;<=>?@[\\]^_`{|}~", strict=True)
+)
 # A spacing accent glyph and the combining mark it stands for. TeX's \accent sets an accent
 # before the letter it sits over ('\"u' is '¨' then 'u'); some other producers after it
 # ('Ageˆncia'). A cedilla or an ogonek, hung under the letter, comes after it ('S¸en', 'Pas¸ca').
@@ -73,6 +129,10 @@ ANY_ACCENT_RE = re.compile("[`" + "".join(ACCENTS) + "".join(BELOW) + "]")
 DOTLESS = {"\u0131": "i", "\u0237": "j"}
 UNI_RE = re.compile(r"^(uni([0-9A-F]{4})+|u[0-9A-F]{4,6})$")
 CODE_RE = re.compile(rb"dup\s+(\d{1,3})\s*/([\w.\-]{1,40})\s+put")
+BFCHAR_RE = re.compile(rb"beginbfchar(.*?)endbfchar", re.S)
+BFRANGE_RE = re.compile(rb"beginbfrange(.*?)endbfrange", re.S)
+CMAP_PAIR_RE = re.compile(rb"<([0-9A-Fa-f]{1,8})>\s*<[0-9A-Fa-f]*>")
+CMAP_RANGE_RE = re.compile(rb"<([0-9A-Fa-f]{1,8})>\s*<([0-9A-Fa-f]{1,8})>\s*[<\[]")
 MAX_FONTS_PER_PAGE = 200
 MAX_FONT_HEADER = 65536  # bytes of a Type1 program's clear-text part read for its encoding
 # declared bytes: a larger program is not decompressed; a smaller one that inflates past 75 MB
@@ -134,27 +194,31 @@ class GlyphNames:
         self._reader: Any = None
         self._handle: IO[bytes] | None = None
         self._failed = False
-        # each font object's codes, read once for the whole document
-        self._by_font: dict[tuple[int, int], dict[int, str]] = {}
+        # each font object's codes and renamed ASCII codes, read once for the whole document
+        self._by_font: dict[tuple[int, int], _FontCodes] = {}
 
     def page(self, index: int) -> PageGlyphs:
         return PageGlyphs(self, index)
 
-    def fonts(self, index: int) -> dict[str, dict[int, str]]:
-        """Base font name (subset prefix removed) -> {character code: text}."""
+    def fonts(self, index: int) -> PageFonts:
+        """Base font name (subset prefix removed) -> {character code: text}: every named code,
+        and the ASCII codes the font renames (``_renamed``)."""
         reader = self._open()
         if reader is None:
-            return {}
+            return PageFonts({}, {})
         try:
             return _page_fonts(reader.pages[index], self._by_font)
         except Exception:  # a damaged font or resource dictionary leaves the glyphs unread
-            return {}
+            return PageFonts({}, {})
 
     def _open(self) -> Any:
         if self._reader is None and not self._failed:
             try:
                 from pypdf import PdfReader
 
+                # a damaged cross-reference ('Object 632 0 not defined') is pypdf's to mend
+                # or give up on, not the terminal's: the glyph names are a best-effort read
+                logging.getLogger("pypdf").setLevel(logging.ERROR)
                 self._handle = self._opener()
                 self._reader = PdfReader(self._handle, strict=False)
             except Exception:
@@ -166,24 +230,50 @@ class GlyphNames:
             self._handle.close()
 
 
+class PageFonts(NamedTuple):
+    named: dict[str, dict[int, str]]
+    renamed: dict[str, dict[int, str]]
+
+
+class _FontCodes(NamedTuple):
+    named: dict[int, str]
+    renamed: dict[int, str]
+
+
 class PageGlyphs:
-    """Looks up the text of one unmapped character of a page's text layer."""
+    """Looks up the text of one character of a page's text layer that pdfium read as its bare
+    character code: an unmapped control code, or an ASCII code its font renames."""
 
     def __init__(self, names: GlyphNames, index: int) -> None:
         self._names = names
         self._index = index
-        self._fonts: dict[str, dict[int, str]] | None = None
+        self._fonts: PageFonts | None = None
 
-    def text(self, textpage: Any, index: int, code: int) -> str:
-        """The text of character `index`, whose font maps character `code` to nothing."""
-        if pdfium_c.FPDFText_IsGenerated(textpage, index):
-            return ""
-        name = _font_name(textpage, index)
-        if not name:
-            return ""
+    def text(self, textpage: Any, index: int, code: int, math_only: bool = False) -> str:
+        """The text of character `index`, whose font maps character `code` to nothing; with
+        `math_only`, only a math symbol's (``MATH_NAMES``)."""
+        text = self._lookup(textpage, index, code, self._page().named)
+        return "" if math_only and text not in MATH_TEXTS else text
+
+    def renamed_codes(self) -> frozenset[int]:
+        """The ASCII codes some font of the page sets as another glyph ('h' as '⟨')."""
+        return frozenset(code for codes in self._page().renamed.values() for code in codes)
+
+    def renamed_text(self, textpage: Any, index: int, code: int) -> str:
+        """The text of character `index`, read as ASCII `code`, if its font renames that code."""
+        return self._lookup(textpage, index, code, self._page().renamed)
+
+    def _page(self) -> PageFonts:
         if self._fonts is None:
             self._fonts = self._names.fonts(self._index)
-        return self._fonts.get(name, {}).get(code, "")
+        return self._fonts
+
+    @staticmethod
+    def _lookup(textpage: Any, index: int, code: int, fonts: dict[str, dict[int, str]]) -> str:
+        if not fonts or pdfium_c.FPDFText_IsGenerated(textpage, index):
+            return ""
+        name = _font_name(textpage, index)
+        return fonts.get(name, {}).get(code, "") if name else ""
 
 
 def font_info(textpage: Any, index: int) -> tuple[str, int]:
@@ -203,16 +293,14 @@ def _strip_subset(name: str) -> str:
     return name.split("+", 1)[1] if re.match(r"^[A-Z]{6}\+", name) else name
 
 
-def _page_fonts(
-    page: Any, cache: dict[tuple[int, int], dict[int, str]]
-) -> dict[str, dict[int, str]]:
-    out: dict[str, dict[int, str]] = {}
+def _page_fonts(page: Any, cache: dict[tuple[int, int], _FontCodes]) -> PageFonts:
+    out = PageFonts({}, {})
     for font in _fonts_of(page.get("/Resources")):
         ref = getattr(font, "indirect_reference", None)
         key = (ref.idnum, ref.generation) if ref is not None else None
         codes = cache.get(key) if key is not None else None
         if codes is None:
-            codes = {c: t for c, name in _encoding(font).items() if (t := glyph_text(name))}
+            codes = _font_codes(font)
             if key is not None:
                 cache[key] = codes
         # pdfium names a font without its subset prefix, so two subsets of one face ('CMR10'
@@ -220,10 +308,67 @@ def _page_fonts(
         base = _strip_subset(str(font.get("/BaseFont", "")).lstrip("/"))
         if not base:
             continue
-        texts = out.setdefault(base, {})
-        for code, text in codes.items():
-            texts.setdefault(code, text)
-    return {base: texts for base, texts in out.items() if texts}
+        named = out.named.setdefault(base, {})
+        for code, text in codes.named.items():
+            named.setdefault(code, text)
+        # a renamed code counts only where every font of that name renames it alike: a text
+        # font that shares its name with a re-encoded copy keeps its letters
+        renamed = out.renamed.get(base)
+        out.renamed[base] = (
+            dict(codes.renamed)
+            if renamed is None
+            else {code: text for code, text in renamed.items() if codes.renamed.get(code) == text}
+        )
+    return PageFonts(
+        {base: texts for base, texts in out.named.items() if texts},
+        {base: texts for base, texts in out.renamed.items() if texts},
+    )
+
+
+def _font_codes(font: Any) -> _FontCodes:
+    names = _encoding(font)
+    named = {c: t for c, name in names.items() if (t := glyph_text(name))}
+    return _FontCodes(named, _renamed(font, names, named))
+
+
+def _renamed(font: Any, names: dict[int, str], named: dict[int, str]) -> dict[int, str]:
+    """The printable ASCII codes that the font's own encoding names as a glyph pdfium has no
+    Unicode for, so that it reports the bare code: CMSY sets '⟨' at 'h' as /angbracketleft.
+    Glyphs pdfium names itself (OT1's /quoteright at "'") it reads right. A code that the
+    font's ToUnicode map gives text for is read by pdfium from it, and is left alone. So is a
+    code whose character another glyph of the font also makes ('{' as /braceleft at 0x66,
+    where CMSY's 0x7B is /paragraph): pdfium may have read that glyph."""
+    mapped = _unicode_mapped(font)
+    if mapped is None:
+        return {}
+    made = {named.get(c) or ASCII_NAMES.get(n.split(".", 1)[0]) for c, n in names.items()}
+    return {
+        code: MATH_NAMES[base]
+        for code, name in names.items()
+        if 0x21 <= code < 0x7F
+        and (base := name.split(".", 1)[0]) in MATH_NAMES
+        and chr(code) not in made
+        and code not in mapped
+    }
+
+
+def _unicode_mapped(font: Any) -> set[int] | None:
+    """The codes the font's ToUnicode map gives text for: none without a map, None (all)
+    for one that cannot be read. Latin Modern's math fonts map only some of their glyphs
+    ('∗' at 3, not '⟨' at 104)."""
+    if "/ToUnicode" not in font:
+        return set()
+    try:
+        cmap = font["/ToUnicode"].get_object().get_data()[:MAX_FONT_HEADER]
+    except Exception:
+        return None
+    codes: set[int] = set()
+    for body in BFCHAR_RE.findall(cmap):
+        codes.update(int(src, 16) for src in CMAP_PAIR_RE.findall(body))
+    for body in BFRANGE_RE.findall(cmap):
+        for low, high in CMAP_RANGE_RE.findall(body):
+            codes.update(range(int(low, 16), min(int(high, 16), 0xFF) + 1))
+    return codes if codes or b"usecmap" not in cmap else None
 
 
 def _fonts_of(resources: Any, depth: int = 0) -> list[Any]:

@@ -85,7 +85,7 @@ class Page:
 
 def page_fragments(page: pdfium.PdfPage, glyphs: PageGlyphs | None = None) -> list[Frag]:
     """The page's fragments as the page is shown (turned by its /Rotate); `glyphs` names the
-    glyphs pdfium leaves unmapped (ligatures)."""
+    glyphs pdfium leaves unmapped (ligatures) or reads as the wrong letter (CMSY's '⟨')."""
     view = _View(page.get_rotation(), *page.get_size())
     frags = _read(page, view, glyphs)
     if (not frags or any(f.vertical for f in frags)) and _give_columns_width(page):
@@ -155,6 +155,9 @@ def _fragments(
     first_index = last_index = 0
     space = vertical = False
     count = textpage.count_chars()
+    # the ASCII codes some font of the page renames ('h' is '⟨' in TeX's CMSY): only these
+    # characters have their font looked up
+    renamed = glyphs.renamed_codes() if glyphs is not None and count else frozenset()
     for i in range(count):
         code = get_unicode(raw, i)
         if 0xD800 <= code < 0xDC00 and i + 1 < count:
@@ -164,10 +167,14 @@ def _fragments(
             if 0xDC00 <= low < 0xE000:
                 code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
         ch = _char(code)
-        if glyphs is not None and code < 0x20 and code != 2:
+        if glyphs is not None and code < 0x20:
             # a glyph pdfium could not name reports its bare character code ('fi' as 0x1B or
-            # 0x0C, 'fl' as 0x0D): the font's encoding may name it
-            ch = glyphs.text(raw, i, code) or ch
+            # 0x0C, 'fl' as 0x0D): the font's encoding may name it. 0x02 is also pdfium's own
+            # line-end hyphen: there only a math symbol the font sets at 2 counts (a
+            # re-encoded CMSY's '⟨')
+            ch = glyphs.text(raw, i, code, math_only=code == 2) or ch
+        elif code in renamed and glyphs is not None:
+            ch = glyphs.renamed_text(raw, i, code) or ch
         if not ch:
             continue
         if ch.isspace():
