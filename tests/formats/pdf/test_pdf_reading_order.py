@@ -806,3 +806,21 @@ def test_math_italic_letters_beyond_the_first_plane_are_read(tmp_path: Path) -> 
     finally:
         doc.close()
     assert text == "ab + c"
+
+
+def test_a_table_first_column_check_is_not_quadratic_in_the_page() -> None:
+    """Whether notes stand on nearly every row of the text is found by bisection: a page of
+    thousands of rows and notes (a generated listing, a hostile file) takes milliseconds, not
+    the seconds of comparing every row with every note."""
+    import time
+
+    from kb_search.formats.pdf.layout import Frag
+    from kb_search.formats.pdf.reading_order import _a_cell_a_row
+
+    text = [
+        Frag(f"row {i} of the text", 200, i * 2.0, 500, i * 2.0 + 1.5, 1.5) for i in range(6000)
+    ]
+    notes = [Frag(f"n{i}", 20, i * 4.0 + 5000, 60, i * 4.0 + 5001.5, 1.5) for i in range(3000)]
+    started = time.process_time()
+    assert not _a_cell_a_row(notes, text)
+    assert time.process_time() - started < 1.0

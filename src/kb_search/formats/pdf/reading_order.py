@@ -672,11 +672,14 @@ def _a_cell_a_row(notes: list[Frag], text: list[Frag]) -> bool:
     """Whether a note stands on nearly every row of the text: a table's first column (each
     row's name), where names in a margin stand beside some lines and not others."""
     rows = _rows(text)
-    beside = sum(
-        any(min(f.y0 for f in row) <= (n.y0 + n.y1) / 2 <= max(f.y1 for f in row) for n in notes)
-        for row in rows
-    )
-    return beside >= 0.8 * len(rows)
+    middles = sorted((n.y0 + n.y1) / 2 for n in notes)
+
+    def beside(row: list[Frag]) -> bool:  # by bisection: a page's rows times its notes is quadratic
+        top, bottom = min(f.y0 for f in row), max(f.y1 for f in row)
+        k = bisect.bisect_left(middles, top)
+        return k < len(middles) and middles[k] <= bottom
+
+    return sum(beside(row) for row in rows) >= 0.8 * len(rows)
 
 
 def _smaller(notes: list[Frag], text: list[Frag]) -> bool:
