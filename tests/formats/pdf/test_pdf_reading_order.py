@@ -824,3 +824,19 @@ def test_a_table_first_column_check_is_not_quadratic_in_the_page() -> None:
     started = time.process_time()
     assert not _a_cell_a_row(notes, text)
     assert time.process_time() - started < 1.0
+
+
+def test_a_figure_is_recognised_in_linear_time() -> None:
+    """A piece that is a figure alone ('12', '-4.5 %') is matched without backtracking: a
+    figure followed by 100,000 spaces and a letter (a hostile page's one piece) is read at
+    once, where two repeats that both take white space took a minute."""
+    import time
+
+    from kb_search.formats.pdf.reading_order import FIGURE_RE
+
+    for text, figure in [("12", True), ("-4.5 %", True), ("(1 234,00) ", True), ("12 a", False)]:
+        assert bool(FIGURE_RE.match(text)) is figure
+    started = time.process_time()
+    assert FIGURE_RE.match("1" + " " * 100_000 + "x") is None
+    assert FIGURE_RE.match("1" + "\u2009" * 100_000 + "%x") is None
+    assert time.process_time() - started < 0.5

@@ -56,8 +56,10 @@ ASIDE_SIZE_RATIO = 1.6
 MIN_LISTING_LINES = 4
 LISTING_NUMBER_RE = re.compile(r"^(\d{1,5})(?:\s|$)")
 CODE_RE = re.compile(r"[\\{}=;<>\[\]]|\w\(")
-# A figure alone: a page number, an amount ('123 456,00', '-4.5%').
-FIGURE_RE = re.compile(r"^\s*[-+\u2212$\u20ac\u00a3(]?\d[\d\s.,:\u2009\u202f]*[%)]?\s*$")
+# A figure alone: a page number, an amount ('123 456,00', '-4.5%'). White after the figure
+# only after a '%' or ')': the run of digits and spaces takes it otherwise, and two repeats
+# that both take spaces backtrack quadratically on a long run of them.
+FIGURE_RE = re.compile(r"^\s*[-+\u2212$\u20ac\u00a3(]?\d[\d\s.,:\u2009\u202f]*(?:[%)]\s*)?$")
 # The dots that lead a contents entry to its page number, one fragment each or a run.
 LEADER_RE = re.compile(r"^[\s.\u00b7\u2024\u2026]*$")
 
