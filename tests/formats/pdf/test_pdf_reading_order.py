@@ -840,3 +840,25 @@ def test_a_figure_is_recognised_in_linear_time() -> None:
     assert FIGURE_RE.match("1" + " " * 100_000 + "x") is None
     assert FIGURE_RE.match("1" + "\u2009" * 100_000 + "%x") is None
     assert time.process_time() - started < 0.5
+
+
+def test_text_far_off_the_page_is_read_last_without_measuring_its_distance(
+    tmp_path: Path,
+) -> None:
+    """A string set 30 million points to the right of the page (a broken or hostile file) is
+    read after the page's text; the columns are looked for across the page, not across the
+    distance to it point by point (seconds and half a gigabyte per page before)."""
+    import time
+
+    path = tmp_path / "far.pdf"
+    canvas = Canvas(str(path))
+    canvas.setFont("Helvetica", 10)
+    for n in range(20):
+        canvas.drawString(72, 700 - n * 14, f"An ordinary line of body text number {n} here")
+    canvas.drawString(3e7, 400, "far away")
+    canvas.showPage()
+    canvas.save()
+    started = time.process_time()
+    text = " ".join(c.text for c in parse_pdf(path, ChunkSettings()).chunks)
+    assert time.process_time() - started < 2.0
+    assert text.index("number 19 here") < text.index("far away")

@@ -67,8 +67,14 @@ Interval = tuple[float, float]
 
 
 def layout(frags: list[Frag], page: int, width: float) -> list[Line]:
-    """The page's fragments as lines in reading order (rotated text last, in stream order)."""
-    upright = [f for f in frags if f.text.strip() and not f.rotated]
+    """The page's fragments as lines in reading order (rotated text and text off the page
+    last, in stream order)."""
+    # text far off the page (a hostile or broken file's x of 3e7) is read last, like turned
+    # text: the column analysis measures white across the text's width point by point
+    upright, aside = [], [f for f in frags if f.rotated]
+    for f in frags:
+        if f.text.strip() and not f.rotated:
+            (upright if -width <= f.x0 and f.x1 <= 2 * width else aside).append(f)
     lines: list[Line] = []
     if vertical.written_vertically(upright):
         blocks = vertical.tiers(upright)
@@ -78,7 +84,7 @@ def layout(frags: list[Frag], page: int, width: float) -> list[Line]:
         blocks = order_blocks(upright)
         for block_no, block in enumerate(blocks):
             lines.extend(_block_lines(block, page, block_no))
-    for offset, frag in enumerate(f for f in frags if f.rotated):
+    for offset, frag in enumerate(aside):
         line = _row_to_line([frag], page, len(blocks))
         line.y0 = line.y1 = frag.y0 + offset * 0.001  # keeps stream order below the page body
         lines.append(line)
