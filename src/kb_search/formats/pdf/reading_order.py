@@ -63,6 +63,10 @@ FIGURE_RE = re.compile(r"^\s*[-+\u2212$\u20ac\u00a3(]?\d[\d\s.,:\u2009\u202f]*(?
 # The dots that lead a contents entry to its page number, one fragment each or a run.
 LEADER_RE = re.compile(r"^[\s.\u00b7\u2024\u2026]*$")
 
+# Text this many page widths off the page is far off it: read last. Text just off it (a
+# beamer overlay's hidden block two widths away) keeps its place among the rest.
+FAR_OFF_PAGE = 10
+
 Interval = tuple[float, float]
 
 
@@ -74,7 +78,8 @@ def layout(frags: list[Frag], page: int, width: float) -> list[Line]:
     upright, aside = [], [f for f in frags if f.rotated]
     for f in frags:
         if f.text.strip() and not f.rotated:
-            (upright if -width <= f.x0 and f.x1 <= 2 * width else aside).append(f)
+            near = -FAR_OFF_PAGE * width <= f.x0 and f.x1 <= (1 + FAR_OFF_PAGE) * width
+            (upright if near else aside).append(f)
     lines: list[Line] = []
     if vertical.written_vertically(upright):
         blocks = vertical.tiers(upright)
