@@ -288,11 +288,14 @@ class CpuRate:
     def share(self, now: float, cpu: float) -> float | None:
         """CPU-seconds per second the process gets, up to `now` when its CPU clock reads
         `cpu`; None until measured."""
-        if not self.points:
+        # a copy (made in one step): the progress display reads this from its own thread
+        # while batches add points, and a deque changed under its iterator raises
+        points = tuple(self.points)
+        if not points:
             return None
-        t0, c0, _ = self.points[0]
-        since = next((p for p in reversed(self.points) if p[0] <= now - CPU_SHARE_S), None)
-        t, c, _ = since or self.points[0]
+        t0, c0, _ = points[0]
+        since = next((p for p in reversed(points) if p[0] <= now - CPU_SHARE_S), None)
+        t, c, _ = since or points[0]
         if now <= t or cpu <= c or now <= t0:
             return None
         recent, whole = (cpu - c) / (now - t), (cpu - c0) / (now - t0)

@@ -15,6 +15,7 @@ from kb_search.progress import (
     PRIOR_CHUNK_BYTES,
     RECENT_CHUNKS,
     WINDOW_TIME,
+    CpuRate,
     Tally,
     sharing_slowdown,
 )
@@ -300,3 +301,41 @@ def test_a_batch_slowed_by_the_load_shows_before_it_is_done():
     before = tally.eta()
     clock.now, cpu[0] = clock.now + 12, cpu[0] + 1.2
     assert tally.eta() > 1.5 * before
+
+
+def test_the_cpu_share_can_be_read_while_batches_are_added():
+    """The progress display reads the estimate from its own thread while the embedder adds
+    a point per batch: reading the recent CPU share never fails on a changing history."""
+    import sys
+    import threading
+
+    rate = CpuRate()
+    errors: list[Exception] = []
+    done = threading.Event()
+
+    def display() -> None:
+        while not done.is_set():
+            if not rate.points:
+                continue
+            try:  # half the recent window back: the history is read through
+                rate.share(rate.points[-1][0] + 5, 1e9)
+            except RuntimeError as exc:  # 'deque mutated during iteration'
+                errors.append(exc)
+                return
+
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    reader = threading.Thread(target=display)
+    reader.start()
+    try:
+        at = 0.0
+        for _ in range(100_000):
+            at += 0.01
+            rate.add(at, at, at)
+            if errors:
+                break
+    finally:
+        done.set()
+        reader.join()
+        sys.setswitchinterval(switch)
+    assert errors == []

@@ -145,3 +145,33 @@ def test_a_charts_axis_counting_by_five_is_kept(tmp_path: Path) -> None:
     doc = parse_pdf(write_pdf(tmp_path / "chart.pdf", [page]), SETTINGS)
     tokens = " ".join(c.text for c in doc.chunks).split()
     assert all(t in tokens for t in ("25", "20", "15", "10"))
+
+
+DEJAVU = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
+
+
+@pytest.mark.skipif(not DEJAVU.exists(), reason="needs the DejaVu Sans font")
+def test_circled_numbers_down_a_margin_are_read_not_taken_for_line_numbers(
+    tmp_path: Path,
+) -> None:
+    """'①', '②', '③' stacked left of a procedure's steps are digits to `str.isdigit` but
+    not numbers `int` reads: the page is read, markers and all, instead of failing the file."""
+    from reportlab.pdfbase import pdfmetrics
+    from reportlab.pdfbase.ttfonts import TTFont
+
+    pdfmetrics.registerFont(TTFont("DejaVu", str(DEJAVU)))
+    path = tmp_path / "steps.pdf"
+    canvas = Canvas(str(path), pagesize=A4)
+    canvas.setFont("DejaVu", 11)
+    y = 700
+    for step, mark in enumerate("\u2460\u2461\u2462", start=1):
+        canvas.drawString(30, y, mark)
+        canvas.drawString(90, y, f"Step {step} of the procedure: open the valve and wait")
+        y -= 16
+    for n in range(8):
+        canvas.drawString(90, y, f"An ordinary line of body text number {n} in the document")
+        y -= 16
+    canvas.showPage()
+    canvas.save()
+    text = " ".join(c.text for c in parse_pdf(path, ChunkSettings()).chunks)
+    assert "\u2460 Step 1 of the procedure" in text and "\u2462" in text

@@ -806,3 +806,59 @@ def test_math_italic_letters_beyond_the_first_plane_are_read(tmp_path: Path) -> 
     finally:
         doc.close()
     assert text == "ab + c"
+
+
+def test_a_table_first_column_check_is_not_quadratic_in_the_page() -> None:
+    """Whether notes stand on nearly every row of the text is found by bisection: a page of
+    thousands of rows and notes (a generated listing, a hostile file) takes milliseconds, not
+    the seconds of comparing every row with every note."""
+    import time
+
+    from kb_search.formats.pdf.layout import Frag
+    from kb_search.formats.pdf.reading_order import _a_cell_a_row
+
+    text = [
+        Frag(f"row {i} of the text", 200, i * 2.0, 500, i * 2.0 + 1.5, 1.5) for i in range(6000)
+    ]
+    notes = [Frag(f"n{i}", 20, i * 4.0 + 5000, 60, i * 4.0 + 5001.5, 1.5) for i in range(3000)]
+    started = time.process_time()
+    assert not _a_cell_a_row(notes, text)
+    assert time.process_time() - started < 1.0
+
+
+def test_a_figure_is_recognised_in_linear_time() -> None:
+    """A piece that is a figure alone ('12', '-4.5 %') is matched without backtracking: a
+    figure followed by 100,000 spaces and a letter (a hostile page's one piece) is read at
+    once, where two repeats that both take white space took a minute."""
+    import time
+
+    from kb_search.formats.pdf.reading_order import FIGURE_RE
+
+    for text, figure in [("12", True), ("-4.5 %", True), ("(1 234,00) ", True), ("12 a", False)]:
+        assert bool(FIGURE_RE.match(text)) is figure
+    started = time.process_time()
+    assert FIGURE_RE.match("1" + " " * 100_000 + "x") is None
+    assert FIGURE_RE.match("1" + "\u2009" * 100_000 + "%x") is None
+    assert time.process_time() - started < 0.5
+
+
+def test_text_far_off_the_page_is_read_last_without_measuring_its_distance(
+    tmp_path: Path,
+) -> None:
+    """A string set 30 million points to the right of the page (a broken or hostile file) is
+    read after the page's text; the columns are looked for across the page, not across the
+    distance to it point by point (seconds and half a gigabyte per page before)."""
+    import time
+
+    path = tmp_path / "far.pdf"
+    canvas = Canvas(str(path))
+    canvas.setFont("Helvetica", 10)
+    for n in range(20):
+        canvas.drawString(72, 700 - n * 14, f"An ordinary line of body text number {n} here")
+    canvas.drawString(3e7, 400, "far away")
+    canvas.showPage()
+    canvas.save()
+    started = time.process_time()
+    text = " ".join(c.text for c in parse_pdf(path, ChunkSettings()).chunks)
+    assert time.process_time() - started < 2.0
+    assert text.index("number 19 here") < text.index("far away")

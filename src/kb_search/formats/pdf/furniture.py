@@ -42,10 +42,11 @@ def drop_line_numbers(frags: list[Frag]) -> list[Frag]:
     """A page without its line numbers: bare numbers stacked in a margin beside the text (left
     of the left edge most lines start at, or right of the right edge), counting up or down by
     one step at a regular pitch."""
-    numbers = [f for f in frags if f.text.strip().isdigit() and len(f.text.strip()) <= 5]
+    # decimal digits only: '①' and '²' are digits to str.isdigit, and int() refuses them
+    numbers = [f for f in frags if f.text.strip().isdecimal() and len(f.text.strip()) <= 5]
     if len(numbers) < FIFTHS_MIN:
         return frags
-    text = [f for f in frags if not f.text.strip().isdigit() and not f.rotated]
+    text = [f for f in frags if not f.text.strip().isdecimal() and not f.rotated]
     if len(text) < LINE_NUMBERS_MIN:
         return frags
     left_edge = Counter(round(f.x0) for f in text).most_common(1)[0][0]

@@ -125,6 +125,12 @@ ACCENT_BEFORE_RE = re.compile(
 )
 ACCENT_AFTER_RE = re.compile(rf"({_LETTER})({_MARKS})")
 BELOW_RE = re.compile(rf"({_LETTER})([{''.join(BELOW)}])")
+# An acute standing for an apostrophe, as typed on keyboards that offer '´' ('don´t',
+# 'l´homme', 'Peter´s'): between letters where no accented letter can be made, or before an 's'
+# that ends a word. A page with the first keeps all its acutes; the second stays in any case.
+ACUTE = "\u00b4"
+APOSTROPHE_RE = re.compile(rf"(?<={_LETTER}){ACUTE}(?={_LETTER})")
+POSSESSIVE_RE = re.compile(rf"(?<={_LETTER}){ACUTE}s(?![^\W\d_])")
 ANY_ACCENT_RE = re.compile("[`" + "".join(ACCENTS) + "".join(BELOW) + "]")
 DOTLESS = {"\u0131": "i", "\u0237": "j"}
 UNI_RE = re.compile(r"^(uni([0-9A-F]{4})+|u[0-9A-F]{4,6})$")
@@ -171,10 +177,37 @@ def compose_accents(texts: list[str]) -> list[str]:
     if not any(ANY_ACCENT_RE.search(text) for text in texts):
         return texts
     texts = [BELOW_RE.sub(lambda m: _composed(m) or m.group(0), text) for text in texts]
+    keep = _apostrophes(texts)
+    texts = [_hide_acutes(text, keep) for text in texts]
     before = sum(_composed(m) is not None for t in texts for m in ACCENT_BEFORE_RE.finditer(t))
     after = sum(_composed(m) is not None for t in texts for m in ACCENT_AFTER_RE.finditer(t))
     pattern = ACCENT_AFTER_RE if after > before else ACCENT_BEFORE_RE
-    return [pattern.sub(lambda m: _composed(m) or m.group(0), text) for text in texts]
+    composed = [pattern.sub(lambda m: _composed(m) or m.group(0), text) for text in texts]
+    return [text.replace(HIDDEN_ACUTE, ACUTE) for text in composed]
+
+
+# An acute kept as typed stands in for this private-use character while the others compose.
+HIDDEN_ACUTE = "\uf8ff"
+
+
+def _apostrophes(texts: list[str]) -> bool:
+    """Whether the page types '´' for an apostrophe: one between two letters that make no
+    accented letter ('don´t', 'l´homme'; TeX sets its acute before a vowel or n, s, z, c...)."""
+    for text in texts:
+        for m in APOSTROPHE_RE.finditer(text):
+            letter = text[m.end()]
+            if len(unicodedata.normalize("NFC", DOTLESS.get(letter, letter) + "\u0301")) > 1:
+                return True
+    return False
+
+
+def _hide_acutes(text: str, every: bool) -> str:
+    """The text with its apostrophe acutes (all of them when `every`) out of the accents' way."""
+    if ACUTE not in text:
+        return text
+    if every:
+        return text.replace(ACUTE, HIDDEN_ACUTE)
+    return POSSESSIVE_RE.sub(HIDDEN_ACUTE + "s", text)
 
 
 def _composed(m: re.Match[str]) -> str | None:

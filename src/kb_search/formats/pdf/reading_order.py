@@ -56,17 +56,30 @@ ASIDE_SIZE_RATIO = 1.6
 MIN_LISTING_LINES = 4
 LISTING_NUMBER_RE = re.compile(r"^(\d{1,5})(?:\s|$)")
 CODE_RE = re.compile(r"[\\{}=;<>\[\]]|\w\(")
-# A figure alone: a page number, an amount ('123 456,00', '-4.5%').
-FIGURE_RE = re.compile(r"^\s*[-+\u2212$\u20ac\u00a3(]?\d[\d\s.,:\u2009\u202f]*[%)]?\s*$")
+# A figure alone: a page number, an amount ('123 456,00', '-4.5%'). White after the figure
+# only after a '%' or ')': the run of digits and spaces takes it otherwise, and two repeats
+# that both take spaces backtrack quadratically on a long run of them.
+FIGURE_RE = re.compile(r"^\s*[-+\u2212$\u20ac\u00a3(]?\d[\d\s.,:\u2009\u202f]*(?:[%)]\s*)?$")
 # The dots that lead a contents entry to its page number, one fragment each or a run.
 LEADER_RE = re.compile(r"^[\s.\u00b7\u2024\u2026]*$")
+
+# Text this many page widths off the page is far off it: read last. Text just off it (a
+# beamer overlay's hidden block two widths away) keeps its place among the rest.
+FAR_OFF_PAGE = 10
 
 Interval = tuple[float, float]
 
 
 def layout(frags: list[Frag], page: int, width: float) -> list[Line]:
-    """The page's fragments as lines in reading order (rotated text last, in stream order)."""
-    upright = [f for f in frags if f.text.strip() and not f.rotated]
+    """The page's fragments as lines in reading order (rotated text and text off the page
+    last, in stream order)."""
+    # text far off the page (a hostile or broken file's x of 3e7) is read last, like turned
+    # text: the column analysis measures white across the text's width point by point
+    upright, aside = [], [f for f in frags if f.rotated]
+    for f in frags:
+        if f.text.strip() and not f.rotated:
+            near = -FAR_OFF_PAGE * width <= f.x0 and f.x1 <= (1 + FAR_OFF_PAGE) * width
+            (upright if near else aside).append(f)
     lines: list[Line] = []
     if vertical.written_vertically(upright):
         blocks = vertical.tiers(upright)
@@ -76,7 +89,7 @@ def layout(frags: list[Frag], page: int, width: float) -> list[Line]:
         blocks = order_blocks(upright)
         for block_no, block in enumerate(blocks):
             lines.extend(_block_lines(block, page, block_no))
-    for offset, frag in enumerate(f for f in frags if f.rotated):
+    for offset, frag in enumerate(aside):
         line = _row_to_line([frag], page, len(blocks))
         line.y0 = line.y1 = frag.y0 + offset * 0.001  # keeps stream order below the page body
         lines.append(line)
@@ -672,11 +685,14 @@ def _a_cell_a_row(notes: list[Frag], text: list[Frag]) -> bool:
     """Whether a note stands on nearly every row of the text: a table's first column (each
     row's name), where names in a margin stand beside some lines and not others."""
     rows = _rows(text)
-    beside = sum(
-        any(min(f.y0 for f in row) <= (n.y0 + n.y1) / 2 <= max(f.y1 for f in row) for n in notes)
-        for row in rows
-    )
-    return beside >= 0.8 * len(rows)
+    middles = sorted((n.y0 + n.y1) / 2 for n in notes)
+
+    def beside(row: list[Frag]) -> bool:  # by bisection: a page's rows times its notes is quadratic
+        top, bottom = min(f.y0 for f in row), max(f.y1 for f in row)
+        k = bisect.bisect_left(middles, top)
+        return k < len(middles) and middles[k] <= bottom
+
+    return sum(beside(row) for row in rows) >= 0.8 * len(rows)
 
 
 def _smaller(notes: list[Frag], text: list[Frag]) -> bool:
