@@ -10,11 +10,13 @@ frame starts one, and a section slide before a frame is that frame's parent.
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections import Counter
 
 from kb_search.formats.pdf.layout import Line, Page
 
+NUMBERED_RE = re.compile(r"^\(?\d{1,2}(\.\d{1,2})*[.)]?\s+\S")  # '1. Statement', '2 Results'
 LANDSCAPE = 1.2  # width / height of a slide (4:3 is 1.33, 16:9 is 1.78)
 MAX_WIDTH = 1000.0  # points: wider pages are drawings or posters
 MAX_LINES = 30  # a slide's median number of lines
@@ -97,9 +99,9 @@ def merge_overlays(pages: list[Page]) -> None:
 def mark_frame_titles(pages: list[Page], title: str) -> int:
     """Make each slide's frame title a heading, one level below the deepest heading found,
     and return the level frame titles have (fonts may have made them headings already). The
-    title slide's largest line is the deck's title, not a frame's. A heading inside a frame
-    (a numbered list set large, an overview of the sections) is under its frame title: it
-    never heads the slides after it."""
+    title slide's largest line is the deck's title, not a frame's. A numbered line inside a
+    frame that fonts ranked above its frame title (a numbered list, an overview of the
+    sections) is under the frame title: it never heads the slides after it."""
     deepest = max((ln.heading_level or 0 for p in pages for ln in p.lines), default=0)
     slot = title_size(pages)
     first = next((p for p in pages if p.lines), None)
@@ -117,7 +119,8 @@ def mark_frame_titles(pages: list[Page], title: str) -> int:
     for page, head in framed:
         for line in page.lines:
             inside = line is not head and line.y0 > head.y0
-            if inside and line.heading_level is not None and line.heading_level <= frame_level:
+            outranks = line.heading_level is not None and line.heading_level < frame_level
+            if inside and outranks and NUMBERED_RE.match(line.text):
                 line.heading_level = frame_level + 1
     return frame_level
 

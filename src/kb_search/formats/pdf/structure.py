@@ -55,6 +55,9 @@ CONTENTS_HEADINGS = frozenset({"contents", "table of contents", "content"})
 LABEL_SIZE = 0.5  # a numbered line under this share of the body's size is a label
 WRAPPED_MAX_WORDS = 8  # the second line of a wrapped heading, this long at most
 TITLED_MAX_WORDS = 9  # a numbered line in body type, title-cased, this long at most
+# Lines closer than this share of their size are not set that large (a display title set
+# solid keeps about 0.94 of its measured size from line to line)
+CROWDED_PITCH = 0.92
 # A footnote mark after a title ('... in LaTeX ∗', 'A Study†'): the note, not the title's.
 # From the start of a trailing run of marks and spaces only: no nested repeat (linear time).
 FOOTNOTE_MARK_RE = re.compile(
@@ -363,6 +366,13 @@ def paragraphs(
                 if byline:
                     paras.append(Para(text, page.number, None, _chain(stack)))
                     continue
+                if any(head == text[:80] for _level, head in stack):
+                    # the same heading again (a frame title on a slide's next page): the
+                    # chain goes back to it, it does not become its own child
+                    while stack[-1][1] != text[:80]:
+                        stack.pop()
+                    paras.append(Para(text, page.number, first.heading_level, _chain(stack)))
+                    continue
                 while stack and (
                     stack[-1][0] >= first.heading_level
                     or _contents(stack[-1][1])
@@ -460,16 +470,18 @@ def _set_large(line: Line, body_size: float) -> bool:
 
 
 def _demote_crowded(lines: list[Line], body_size: float) -> None:
-    """A line whose next or previous line in its block stands closer than the larger of their
-    sizes is not set large, whatever size its glyphs report: type that large needs at least its
-    size from one line to the next. Such lines are body text (a paragraph of a scaled font)."""
+    """A line whose next or previous line in its block, in a like size, stands closer than the
+    larger of their sizes is not set large, whatever size its glyphs report: type that large
+    needs about its size from one line to the next. Such lines are body text (a paragraph of a
+    scaled font)."""
     for index, line in enumerate(lines):
         if line.heading_level is None or line.bold or not _set_large(line, body_size):
             continue
         for other in lines[max(index - 1, 0) : index + 2]:
-            if other is line or other.block != line.block or other.y0 == line.y0:
+            # a much smaller line close above (a slide's navigation bar) leaves room enough
+            if other is line or other.block != line.block or other.size < 0.75 * line.size:
                 continue
-            if abs(other.y0 - line.y0) < 0.95 * max(line.size, other.size):
+            if abs(other.y0 - line.y0) < CROWDED_PITCH * max(line.size, other.size):
                 line.heading_level = None
                 break
 
