@@ -183,3 +183,23 @@ def test_a_numbered_list_inside_a_slide_heads_no_later_slide(tmp_path: Path) -> 
     for title in ["Table", "Theorem", "Figure"]:
         (chunk,) = [c for c in doc.chunks if f"{title.lower()}0 point" in c.text]
         assert chunk.heading == title, chunk.heading
+
+
+def test_a_heading_repeated_deeper_is_not_its_own_child() -> None:
+    """Fails on the old code: a frame title repeated on the slide's next page, ranked deeper
+    there, nested under itself ('How to use CJK? > How to use CJK? > 2. ASCII pTeX')."""
+    title, item = "How to use CJK?", "2. ASCII pTeX"
+    first = [_line(title, 60, 29.5, True), _line("1. NTT jTeX", 120, 24.6, True)]
+    again = [_line(title, 60, 29.5, True), _line(item, 120, 24.6, True)]
+    for ln in again:
+        ln.page = 2
+    pages = [Page(1, 842, first, 595), Page(2, 842, again, 595)]
+    entries = [
+        Entry(1, 1, "howtousecjk", "howtousecjk", title),
+        Entry(1, 2, "1nttjtex", "nttjtex", "1. NTT jTeX"),
+        Entry(2, 3, "howtousecjk", "howtousecjk", title),
+        Entry(2, 4, "2asciiptex", "asciiptex", item),
+    ]
+    paras = paragraphs(pages, 21.5, "DVIPDFMx", entries)
+    (para,) = [p for p in paras if p.text == item]
+    assert para.chain == f"{title} > {item}"
