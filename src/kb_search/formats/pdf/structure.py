@@ -363,7 +363,7 @@ def paragraphs(
                     paras.append(Para(text, page.number, None, _chain(stack)))
                     byline = not from_outline
                     continue
-                if byline:
+                if byline or (page.number == first_page and not stack and _side_by_side(first)):
                     paras.append(Para(text, page.number, None, _chain(stack)))
                     continue
                 if any(head == text[:80] for _level, head in stack):
@@ -414,15 +414,20 @@ def _part_of_title(text: str, title: str) -> bool:
 
 
 def _byline(line: Line) -> bool:
-    """A line set large under the title that is no section heading: not numbered, not
-    'Abstract' or 'Contents', not bold unless set in side-by-side cells (the authors' names and
-    affiliations, a subtitle, a version)."""
+    """A line set large under the title that is no section heading: not bold, not numbered,
+    not 'Abstract' or 'Contents' (the authors' names, a subtitle, a version)."""
     text = line.text
-    if NUMBERED_HEADING_RE.match(text) or front.is_generic_heading(text):
-        return False
-    # authors or affiliations set side by side ('Institut Gaspard Monge   Valeo Borg'), bold
-    # or not: a section heading is one run of text
-    return not line.bold or line.cells >= 2
+    return not (line.bold or NUMBERED_HEADING_RE.match(text) or front.is_generic_heading(text))
+
+
+def _side_by_side(line: Line) -> bool:
+    """Authors or affiliations set side by side on the first page before any section
+    ('Institut Gaspard Monge   Valeo Borg'), bold or not: a section heading is one run of
+    text, not two cells."""
+    text = line.text
+    return line.cells >= 2 and not (
+        NUMBERED_HEADING_RE.match(text) or front.is_generic_heading(text)
+    )
 
 
 def _letters_key(text: str) -> str:
