@@ -48,6 +48,7 @@ DATE_IN_LINE_RE = re.compile(
 )
 DATE_LEAD_MAX_WORDS = 5  # 'Dernière mise à jour le': a few words that lead to the date
 BOLD_BODY_SHARE = 0.5  # bold this share of the body's prose: bold is the body's weight
+BOLD_BODY_MIN_CHARS = 3000  # a page of prose: less (a one-line sample, a form) is no body
 RANK_SIZE = 0.95  # a heading below this share of its subsections' size is out of rank
 RANK_MIN_LINES = 2  # subsections seen before their size is trusted
 
@@ -102,14 +103,15 @@ def is_date_line(text: str) -> bool:
 
 def plain_bold_body(pages: list[Page], body_size: float) -> None:
     """Where most prose at the body's size is bold, bold marks nothing: it is cleared, so that
-    only size and numbering make headings."""
+    only size and numbering make headings. A few lines (a sample, a form) make no body to judge
+    by."""
     bold = total = 0
     for page in pages:
         for line in page.lines:
             if not line.mono and body_size > 0 and abs(line.size - body_size) <= 0.1 * body_size:
                 total += len(line.text)
                 bold += len(line.text) if line.bold else 0
-    if total and bold > BOLD_BODY_SHARE * total:
+    if total >= BOLD_BODY_MIN_CHARS and bold > BOLD_BODY_SHARE * total:
         for page in pages:
             for line in page.lines:
                 line.bold = False
