@@ -38,14 +38,14 @@ def _headings(lines: list[Line], body: float, title: str = "A Manual") -> list[t
 def test_short_lines_of_a_body_set_all_in_bold_are_not_headings(tmp_path: Path) -> None:
     """Fails on the old code: a manual whose every font reports bold made each short body line
     ('To use Dvips at its simplest, simply type', 'For example:') a heading."""
-    prose = lines_of(words(60, "w"), 12)
+    prose = lines_of(words(240, "w"), 12)  # 20 full lines: three make a page of prose
     page = [(72, 60, "3 Invoking the Driver", BOLD, 17)]
     page += [(72, 90 + i * 14, line, BOLD, 11) for i, line in enumerate(prose)]
     page += [(72, 90 + len(prose) * 14, "To use the driver at its simplest, simply type", BOLD, 11)]
     page += [(72, 104 + len(prose) * 14 + i * 14, ln, BOLD, 11) for i, ln in enumerate(prose)]
-    page += [(72, 400, "3.1 Basic usage", BOLD, 14)]
-    page += [(72, 420 + i * 14, line, BOLD, 11) for i, line in enumerate(prose)]
-    doc = parse_pdf(write_pdf(tmp_path / "bold.pdf", [page], "Driver"), SETTINGS)
+    second = [(72, 60, "3.1 Basic usage", BOLD, 14)]
+    second += [(72, 90 + i * 14, line, BOLD, 11) for i, line in enumerate(prose)]
+    doc = parse_pdf(write_pdf(tmp_path / "bold.pdf", [page, second], "Driver"), SETTINGS)
     chains = {c.heading for c in doc.chunks}
     assert "3 Invoking the Driver > 3.1 Basic usage" in chains
     assert not any("simply type" in (h or "") for h in chains), chains
