@@ -58,6 +58,7 @@ TITLED_MAX_WORDS = 9  # a numbered line in body type, title-cased, this long at 
 # Lines closer than this share of their size are not set that large (a display title set
 # solid keeps about 0.94 of its measured size from line to line)
 CROWDED_PITCH = 0.92
+SIDE_BY_SIDE_MIN_WORDS = 4  # authors or affiliations side by side, in words
 # A footnote mark after a title ('... in LaTeX ∗', 'A Study†'): the note, not the title's.
 # From the start of a trailing run of marks and spaces only: no nested repeat (linear time).
 FOOTNOTE_MARK_RE = re.compile(
@@ -366,9 +367,9 @@ def paragraphs(
                 if byline or (page.number == first_page and not stack and _side_by_side(first)):
                     paras.append(Para(text, page.number, None, _chain(stack)))
                     continue
-                if any(head == text[:80] for _level, head in stack):
-                    # the same heading again (a frame title on a slide's next page): the
-                    # chain goes back to it, it does not become its own child
+                if any(head == text[:80] and lv < first.heading_level for lv, head in stack):
+                    # the same heading again, ranked deeper (a frame title on a slide's next
+                    # page): the chain goes back to it, it does not become its own child
                     while stack[-1][1] != text[:80]:
                         stack.pop()
                     paras.append(Para(text, page.number, first.heading_level, _chain(stack)))
@@ -425,8 +426,12 @@ def _side_by_side(line: Line) -> bool:
     ('Institut Gaspard Monge   Valeo Borg'), bold or not: a section heading is one run of
     text, not two cells."""
     text = line.text
-    return line.cells >= 2 and not (
-        NUMBERED_HEADING_RE.match(text) or front.is_generic_heading(text)
+    # two names or places hold four words at least; fewer in two cells is one heading whose
+    # words were set apart (right-to-left text, letter-spaced capitals)
+    return (
+        line.cells >= 2
+        and len(text.split()) >= SIDE_BY_SIDE_MIN_WORDS
+        and not (NUMBERED_HEADING_RE.match(text) or front.is_generic_heading(text))
     )
 
 
