@@ -8,7 +8,12 @@
 - a numbered line set smaller than the document's deeper-numbered headings: '3 Tircis et
   Dorilas' in bold body type, a speaker in an example play, while '1.1 Purpose' is set larger.
   A document's type hierarchy never sets a section smaller than its subsections, so the
-  number is part of the text (a list, a play, a numbered example), not a section number.
+  number is part of the text (a list, a play, a numbered example), not a section number;
+- a date ('4. Februar 2006', 'Imprimé le 13 avril 2009'): it dates the document, it heads
+  nothing.
+
+Bold marks a heading only where the body is not bold itself: a book set in a heavy face (or
+whose fonts all report bold) would make each of its short lines a heading.
 """
 
 from __future__ import annotations
@@ -28,6 +33,22 @@ SECTION_LABEL_RE = re.compile(r"^(\d+(\.\d+)*\.?|[A-Z]\.|[IVX]{1,5}\.)\s")
 SECTION_NUMBER_RE = re.compile(r"^(\d+(?:\.\d+)*)\.?\s+\S")
 # 'Serves: 2', 'Cook Time: 1 min.', 'Version: 2.3': a few words, a colon, a number and a unit.
 FIELD_RE = re.compile(r"^[^\W\d_][^\W\d_ ]*( [^\W\d_]+){0,2}:\s*\d[\d.,/]*( ?[^\W\d_]{1,5}\.?)?$")
+MONTH_NAMES = (
+    r"(jan(uary|vier|uar)?|feb(ruary|ruar)?|f[eé]v(rier)?|mar(ch|s)?|m[aä]rz|apr(il)?|avr(il)?"
+    r"|may|mai|june?|juin|juni|july?|juil(let)?|juli|aug(ust)?|ao[uû]t|sep(t|tember|tembre)?"
+    r"|oct(ober|obre)?|okt(ober)?|nov(ember|embre)?|dec(ember)?|d[eé]c(embre)?|dez(ember)?)\.?"
+)
+# A day, a month and a year in one of the ways they are written ('13 avril 2009', 'March 3,
+# 2020', '1997/12/29', '29.12.1997').
+DATE_IN_LINE_RE = re.compile(
+    rf"\b(\d{{1,2}}(er|st|nd|rd|th)?\.?\s+{MONTH_NAMES}\s+\d{{4}}"
+    rf"|{MONTH_NAMES}\s+\d{{1,2}},?\s+\d{{4}}"
+    r"|\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{4})\b",
+    re.I,
+)
+DATE_LEAD_MAX_WORDS = 5  # 'Dernière mise à jour le': a few words that lead to the date
+BOLD_BODY_SHARE = 0.5  # bold this share of the body's prose: bold is the body's weight
+BOLD_BODY_MIN_CHARS = 3000  # a page of prose: less (a one-line sample, a form) is no body
 RANK_SIZE = 0.95  # a heading below this share of its subsections' size is out of rank
 RANK_MIN_LINES = 2  # subsections seen before their size is trusted
 
@@ -39,6 +60,8 @@ def cannot_be_heading(text: str) -> bool:
     if BULLET_RE.match(text) or FIELD_RE.match(text):
         return True
     if SENTENCE_END_RE.search(text) and not text.isupper():
+        return True
+    if is_date_line(text):
         return True
     long = len(text.split()) >= INTRO_MIN_WORDS
     return text.endswith(":") and long and not SECTION_LABEL_RE.match(text)
@@ -66,3 +89,29 @@ def demote_out_of_rank(pages: list[Page]) -> None:
         for line in lines:
             if line.size < floor:
                 line.heading_level = None
+
+
+def is_date_line(text: str) -> bool:
+    """A date, alone or after a few words that lead to it, and no other figure (a release
+    heading 'Version 2.1, 13 April 2009' keeps its number)."""
+    m = DATE_IN_LINE_RE.search(text)
+    if m is None:
+        return False
+    rest = (text[: m.start()] + " " + text[m.end() :]).strip(" .,:;()")
+    return len(rest.split()) <= DATE_LEAD_MAX_WORDS and not any(c.isdigit() for c in rest)
+
+
+def plain_bold_body(pages: list[Page], body_size: float) -> None:
+    """Where most prose at the body's size is bold, bold marks nothing: it is cleared, so that
+    only size and numbering make headings. A few lines (a sample, a form) make no body to judge
+    by."""
+    bold = total = 0
+    for page in pages:
+        for line in page.lines:
+            if not line.mono and body_size > 0 and abs(line.size - body_size) <= 0.1 * body_size:
+                total += len(line.text)
+                bold += len(line.text) if line.bold else 0
+    if total >= BOLD_BODY_MIN_CHARS and bold > BOLD_BODY_SHARE * total:
+        for page in pages:
+            for line in page.lines:
+                line.bold = False

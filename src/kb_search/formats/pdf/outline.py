@@ -28,6 +28,11 @@ UNLISTED = frozenset(
 UNLISTED_SIZE = 1.15  # a generic heading the outline leaves out is set this much larger
 WRAP_MIN_CHARS = 8  # a heading's first line, when it wraps, holds at least this much of it
 NUMBER_PREFIX_RE = re.compile(r"^\W*((\d+|[ivxlc]+|[a-z])(\.\d+)*)\.?\s+", re.I)
+# The word before a chapter's number ('Appendix A Reporting Bugs', 'Chapter 3 Usage'): the
+# outline names the chapter without it.
+CHAPTER_WORD_RE = re.compile(
+    r"^\W*(appendix|chapter|annex|annexe|anhang|kapitel|chapitre)\s+(?=\w{1,4}\.?\s)", re.I
+)
 
 
 @dataclass
@@ -84,7 +89,7 @@ def apply_outline(pages: list[Page], entries: list[Entry]) -> bool:
                 continue
             key = _key(line.text)
             # bookmarks often leave out the number the heading prints ('2 Usage' as 'Usage')
-            bare = _key(NUMBER_PREFIX_RE.sub("", line.text, count=1))
+            bare = _key(NUMBER_PREFIX_RE.sub("", CHAPTER_WORD_RE.sub("", line.text), count=1))
             if wrapping is not None and key and wrapping.key.endswith(key):
                 levels[id(line)] = wrapping.level
                 wrapping = None

@@ -20,6 +20,7 @@ from kb_search.formats import navigation
 from kb_search.formats.pdf import furniture, slides, structure
 from kb_search.formats.pdf import ocr as ocr_mod
 from kb_search.formats.pdf.glyphs import GlyphNames, compose_accents
+from kb_search.formats.pdf.heading_checks import plain_bold_body
 from kb_search.formats.pdf.layout import Frag, Page, page_fragments
 from kb_search.formats.pdf.outline import read_outline
 from kb_search.formats.pdf.reading_order import layout
@@ -81,6 +82,7 @@ def parse_pdf(
     if not any(p.lines for p in pages):
         raise NeedsOcr(queued) if queued else IngestError(_no_text_message(ocr, ocr_info))
     body_size = structure.body_size(pages)
+    plain_bold_body(pages, body_size)
     deck = slides.is_slide_deck(pages)
     if deck:
         slides.drop_off_page(pages)

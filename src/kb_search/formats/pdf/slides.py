@@ -10,11 +10,13 @@ frame starts one, and a section slide before a frame is that frame's parent.
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections import Counter
 
 from kb_search.formats.pdf.layout import Line, Page
 
+NUMBERED_RE = re.compile(r"^\(?\d{1,2}(\.\d{1,2})*[.)]?\s+\S")  # '1. Statement', '2 Results'
 LANDSCAPE = 1.2  # width / height of a slide (4:3 is 1.33, 16:9 is 1.78)
 MAX_WIDTH = 1000.0  # points: wider pages are drawings or posters
 MAX_LINES = 30  # a slide's median number of lines
@@ -97,11 +99,14 @@ def merge_overlays(pages: list[Page]) -> None:
 def mark_frame_titles(pages: list[Page], title: str) -> int:
     """Make each slide's frame title a heading, one level below the deepest heading found,
     and return the level frame titles have (fonts may have made them headings already). The
-    title slide's largest line is the deck's title, not a frame's."""
+    title slide's largest line is the deck's title, not a frame's. A numbered line inside a
+    frame that fonts ranked above its frame title (a numbered list, an overview of the
+    sections) is under the frame title: it never heads the slides after it."""
     deepest = max((ln.heading_level or 0 for p in pages for ln in p.lines), default=0)
     slot = title_size(pages)
     first = next((p for p in pages if p.lines), None)
     levels: Counter[int] = Counter()
+    framed: list[tuple[Page, Line]] = []
     for page in pages:
         line = frame_title(page, slot)
         if line is None or line.text == title or page is first:
@@ -109,7 +114,15 @@ def mark_frame_titles(pages: list[Page], title: str) -> int:
         if line.heading_level is None:
             line.heading_level = deepest + 1
         levels[line.heading_level] += 1
-    return levels.most_common(1)[0][0] if levels else deepest + 1
+        framed.append((page, line))
+    frame_level = levels.most_common(1)[0][0] if levels else deepest + 1
+    for page, head in framed:
+        for line in page.lines:
+            inside = line is not head and line.y0 > head.y0
+            outranks = line.heading_level is not None and line.heading_level < frame_level
+            if inside and outranks and NUMBERED_RE.match(line.text):
+                line.heading_level = frame_level + 1
+    return frame_level
 
 
 def frame_starts(pages: list[Page]) -> set[int]:

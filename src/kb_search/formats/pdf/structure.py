@@ -48,10 +48,17 @@ BOX_LABEL_RE = re.compile(
 TOC_ENTRY_RE = re.compile(r"[^\W\d_]\s*(\.\s*){3,}\d{1,4}$")
 # A bibliography entry: '[12] A. Author, ...', '[Knu84] Knuth ...'.
 BIBLIOGRAPHY_RE = re.compile(r"^\[\w{1,12}\+?\]\s")
+# A subsection's number ('B.1', '4.2.1') and a section's ('10', 'B', '4.2').
+SUBSECTION_LABEL_RE = re.compile(r"^((?:[A-Z]|\d{1,3})(?:\.\d{1,3})+)\.?\s+\S")
+SECTION_LABEL_RE = re.compile(r"^((?:[A-Z]|\d{1,3})(?:\.\d{1,3})*)\.?\s+\S")
 CONTENTS_HEADINGS = frozenset({"contents", "table of contents", "content"})
 LABEL_SIZE = 0.5  # a numbered line under this share of the body's size is a label
 WRAPPED_MAX_WORDS = 8  # the second line of a wrapped heading, this long at most
 TITLED_MAX_WORDS = 9  # a numbered line in body type, title-cased, this long at most
+# Lines closer than this share of their size are not set that large (a display title set
+# solid keeps about 0.94 of its measured size from line to line)
+CROWDED_PITCH = 0.92
+SIDE_BY_SIDE_MIN_WORDS = 4  # authors or affiliations side by side, in words
 # A footnote mark after a title ('... in LaTeX ∗', 'A Study†'): the note, not the title's.
 # From the start of a trailing run of marks and spaces only: no nested repeat (linear time).
 FOOTNOTE_MARK_RE = re.compile(
@@ -324,7 +331,8 @@ def paragraphs(
         for page in pages:
             for line in page.lines:
                 line.heading_level = heading_level(line, body_size, sizes)
-            _demote_long_heading_runs(page.lines)
+            _demote_crowded(page.lines, body_size)
+            _demote_long_heading_runs(page.lines, body_size)
             _join_wrapped_headings(page.lines, body_size)
         demote_out_of_rank(pages)
     frame_level, starts = 0, set()
@@ -356,16 +364,41 @@ def paragraphs(
                     paras.append(Para(text, page.number, None, _chain(stack)))
                     byline = not from_outline
                     continue
-                if byline:
+                if byline or (page.number == first_page and not stack and _side_by_side(first)):
                     paras.append(Para(text, page.number, None, _chain(stack)))
                     continue
-                while stack and (stack[-1][0] >= first.heading_level or _contents(stack[-1][1])):
+                if any(head == text[:80] and lv < first.heading_level for lv, head in stack):
+                    # the same heading again, ranked deeper (a frame title on a slide's next
+                    # page): the chain goes back to it, it does not become its own child
+                    while stack[-1][1] != text[:80]:
+                        stack.pop()
+                    paras.append(Para(text, page.number, first.heading_level, _chain(stack)))
+                    continue
+                while stack and (
+                    stack[-1][0] >= first.heading_level
+                    or _contents(stack[-1][1])
+                    or _other_series(stack[-1][1], text)
+                ):
                     stack.pop()
                 stack.append((first.heading_level, text[:80]))
             paras.append(Para(text, page.number, first.heading_level, _chain(stack)))
         if page.number in starts and len(paras) > first_para:
             paras[first_para].new_chunk = True
     return paras
+
+
+def _other_series(parent: str, heading: str) -> bool:
+    """A subsection numbered in another chapter's series ('B.1' or '4.1') is not under the
+    numbered chapter on the stack ('10 Installing Bash'): that chapter has ended, even where
+    the heading of the new one was not recognised."""
+    child = SUBSECTION_LABEL_RE.match(heading)
+    above = SECTION_LABEL_RE.match(parent)
+    if child is None or above is None:
+        return False
+    number = above.group(1).rstrip(".")
+    return number.count(".") < child.group(1).count(".") and not child.group(1).startswith(
+        number + "."
+    )
 
 
 def _contents(heading: str) -> bool:
@@ -386,6 +419,20 @@ def _byline(line: Line) -> bool:
     not 'Abstract' or 'Contents' (the authors' names, a subtitle, a version)."""
     text = line.text
     return not (line.bold or NUMBERED_HEADING_RE.match(text) or front.is_generic_heading(text))
+
+
+def _side_by_side(line: Line) -> bool:
+    """Authors or affiliations set side by side on the first page before any section
+    ('Institut Gaspard Monge   Valeo Borg'), bold or not: a section heading is one run of
+    text, not two cells."""
+    text = line.text
+    # two names or places hold four words at least; fewer in two cells is one heading whose
+    # words were set apart (right-to-left text, letter-spaced capitals)
+    return (
+        line.cells >= 2
+        and len(text.split()) >= SIDE_BY_SIDE_MIN_WORDS
+        and not (NUMBERED_HEADING_RE.match(text) or front.is_generic_heading(text))
+    )
 
 
 def _letters_key(text: str) -> str:
@@ -409,13 +456,15 @@ def _group_lines(lines: list[Line]) -> list[list[Line]]:
     return groups
 
 
-def _demote_long_heading_runs(lines: list[Line]) -> None:
-    """More than three heading-like lines in a row at one size is body text, e.g. a big abstract."""
+def _demote_long_heading_runs(lines: list[Line], body_size: float) -> None:
+    """More than three lines in a row at one size, heading-like or set larger than the body,
+    is body text set large (a big abstract, a syntax block), not headings: a line of it
+    that ends in a comma or is fixed-pitch does not break the run."""
     run: list[Line] = []
     for line in [*lines, None]:
         if (
             line is not None
-            and line.heading_level is not None
+            and (line.heading_level is not None or (run and _set_large(line, body_size)))
             and (not run or (run[-1].block == line.block and abs(run[-1].size - line.size) < 0.5))
         ):
             run.append(line)
@@ -426,6 +475,27 @@ def _demote_long_heading_runs(lines: list[Line]) -> None:
         run = [line] if line is not None and line.heading_level is not None else []
 
 
+def _set_large(line: Line, body_size: float) -> bool:
+    return body_size > 0 and line.size >= 1.15 * body_size
+
+
+def _demote_crowded(lines: list[Line], body_size: float) -> None:
+    """A line whose next or previous line in its block, in a like size, stands closer than the
+    larger of their sizes is not set large, whatever size its glyphs report: type that large
+    needs about its size from one line to the next. Such lines are body text (a paragraph of a
+    scaled font)."""
+    for index, line in enumerate(lines):
+        if line.heading_level is None or line.bold or not _set_large(line, body_size):
+            continue
+        for other in lines[max(index - 1, 0) : index + 2]:
+            # a much smaller line close above (a slide's navigation bar) leaves room enough
+            if other is line or other.block != line.block or other.size < 0.75 * line.size:
+                continue
+            if abs(other.y0 - line.y0) < CROWDED_PITCH * max(line.size, other.size):
+                line.heading_level = None
+                break
+
+
 def _join_wrapped_headings(lines: list[Line], body_size: float) -> None:
     """The second line of a heading wrapped in a narrow column or box ('Annotation by
     Paragraph' over 'and Sentence Number'): set close under it in the same bold or larger type,
@@ -433,7 +503,13 @@ def _join_wrapped_headings(lines: list[Line], body_size: float) -> None:
     running text. A third line in that type makes a paragraph set large, not a title."""
     for index in range(1, len(lines)):
         prev, line = lines[index - 1], lines[index]
-        if prev.heading_level is None or line.heading_level is not None:
+        if prev.heading_level is None:
+            continue
+        if line.heading_level is not None:
+            # '6.1 Définitions des variables de mémorisa-' over 'tion': a heading that ends
+            # in a hyphen goes on below, whatever level the rest was given on its own
+            if _hyphen_wrapped(prev, line):
+                line.heading_level = prev.heading_level
             continue
         if not (prev.bold or (body_size > 0 and prev.size >= 1.15 * body_size)):
             continue
@@ -453,6 +529,17 @@ def _join_wrapped_headings(lines: list[Line], body_size: float) -> None:
             and not cannot_be_heading(line.text)
         ):
             line.heading_level = prev.heading_level
+
+
+def _hyphen_wrapped(upper: Line, lower: Line) -> bool:
+    """A heading broken inside a word: the upper line ends in a hyphen after letters, the
+    lower one goes on in lower case, set under it in the same type."""
+    return (
+        LINE_END_HYPHEN_RE.search(upper.text) is not None
+        and upper.text[-1] != "\u2013"
+        and lower.text[:1].islower()
+        and _set_under(upper, lower)
+    )
 
 
 def _set_under(upper: Line, lower: Line) -> bool:
