@@ -38,7 +38,8 @@ KNOWN_EMPTY = "known empty"  # empty before and unchanged since: not a failure
 # 6: a `.txt` written in AsciiDoc read as AsciiDoc, two-line AsciiDoc titles (issue 32); PDF
 #    reading order on margin notes, parallel pairs and bands (issue 37).
 # 7: PDF reading order (code line numbers, contents pages, tables), TeX accents, short notes'
-#    folios, fifth-line numbers, version lines, labels and 'Contents' as headings (issue 37).
+#    folios, fifth-line numbers, version lines, labels and 'Contents' as headings, cards read by
+#    column, TeX math symbols, headings never from bold body, dates or crowded lines (issue 37).
 CHUNKER_VERSION = 7
 # The last version whose change reached plain-text chunks (`formats/text.parse_text`), the
 # cut BEIR corpora go through: their cached eval indexes (evaluate/beir.py) outlive other bumps.
