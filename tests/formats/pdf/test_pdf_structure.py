@@ -189,3 +189,18 @@ def test_listings_do_not_set_the_body_size() -> None:
     code = [line("\\setlength{\\columnsep}{10pt} % the gap between the columns", 7.5, True)] * 30
     assert body_size([Page(1, 842, prose + code)]) == 9.0
     assert body_size([Page(1, 842, code)]) == 7.5  # all fixed-pitch: a screenplay in Courier
+
+
+def test_dot_leaders_are_found_in_linear_time() -> None:
+    """A paragraph of blanks (a hostile PDF's line) is no cubic search: the old pattern, two
+    runs of blanks around an optional bar, took 3 s on 2,000 spaces (cubic: hours on 20,000)."""
+    import time
+
+    from kb_search.formats.pdf.structure import LEADER_RE
+
+    assert LEADER_RE.sub(" \u2026 ", "Introduction . . . . . . 5") == "Introduction \u2026 5"
+    assert LEADER_RE.sub(" \u2026 ", "Tables | . . . . . | 7") == "Tables \u2026  7"
+    started = time.perf_counter()
+    for text in (" " * 2_500 + "x", " " * 1_000 + ".||" + " " * 1_000 + "....", "  .  |" * 5_000):
+        LEADER_RE.sub(" \u2026 ", text)
+    assert time.perf_counter() - started < 1.0
