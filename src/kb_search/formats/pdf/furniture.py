@@ -23,7 +23,8 @@ PAGE_NUMBER_RE = re.compile(
 # '12 Chapter 3. Tables', 'Page 7 of 40' (the number before 'of').
 LEADING_NUMBER_RE = re.compile(r"^\W*(?:page\s+)?(\d{1,4})\b", re.I)
 TRAILING_NUMBER_RE = re.compile(r"\b(\d{1,4})(?:\s*(?:/|of)\s*\d{1,4})?\W*$", re.I)
-EDGE_NUMBER_KEY_RE = re.compile(r"^#\s+|\s+#$|^#$")
+# run on `_head_key`'s text, whose blanks are single spaces: one space, so linear on any input
+EDGE_NUMBER_KEY_RE = re.compile(r"^# | #$|^#$")
 EDGE_LINES = 3  # lines at the top and at the bottom of a page that may be furniture
 MARGIN_SHARE = 0.15  # ... when they lie in this share of the page height from its edge
 HEAD_MAX_WORDS = 16
