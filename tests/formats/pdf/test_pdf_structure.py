@@ -204,3 +204,18 @@ def test_dot_leaders_are_found_in_linear_time() -> None:
     for text in (" " * 2_500 + "x", " " * 1_000 + ".||" + " " * 1_000 + "....", "  .  |" * 5_000):
         LEADER_RE.sub(" \u2026 ", text)
     assert time.perf_counter() - started < 1.0
+
+
+def test_an_identifier_title_is_told_in_linear_time() -> None:
+    """'905_Precinct_NoOU' is an identifier, not a title; a hostile metadata title of 40
+    'ab_' and a '!' took the old nested pattern hours (exponential)."""
+    import time
+
+    from kb_search.formats.pdf.structure import _meaningful_title
+
+    assert not _meaningful_title("905_Precinct_NoOU", Path("x.pdf"))
+    assert _meaningful_title("A Study of Precincts", Path("x.pdf"))
+    assert _meaningful_title("_private notes", Path("x.pdf"))
+    started = time.perf_counter()
+    assert _meaningful_title("ab_" * 24 + "!", Path("x.pdf"))
+    assert time.perf_counter() - started < 1.0

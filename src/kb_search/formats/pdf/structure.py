@@ -86,8 +86,10 @@ MEANINGLESS_TITLE_RE = re.compile(
     r"|powerpoint presentation|presentation\d*)$",
     re.I,
 )
-# An identifier, not a name: one 'word' joined by underscores ('905_Precinct_NoOU').
-IDENTIFIER_TITLE_RE = re.compile(r"^\w+(_\w+)+$")
+# An identifier, not a name: one 'word' joined by underscores ('905_Precinct_NoOU'), an
+# underscore inside it (`_identifier`). Not `\w+(_\w+)+`: `\w` holds `_`, and that nesting
+# took exponential time on a metadata title such as 'a_a_a_..._a!' (40 pairs: hours).
+IDENTIFIER_TITLE_RE = re.compile(r"\w+")
 
 
 @dataclass
@@ -303,13 +305,17 @@ def _title_lines(top: list[Line], largest: Line) -> str:
     return _unmarked(" ".join(ln.text for ln in lines))[:200]
 
 
+def _identifier(text: str) -> bool:
+    return IDENTIFIER_TITLE_RE.fullmatch(text) is not None and "_" in text[1:-1]
+
+
 def _meaningful_title(title: str, path: Path) -> bool:
     t = title.strip()
     if len(t) < 3 or not re.search(r"[^\W\d_]{2}", t):
         return False
     return not (
         MEANINGLESS_TITLE_RE.match(t)
-        or IDENTIFIER_TITLE_RE.match(t)
+        or _identifier(t)
         or t.lower() == path.stem.lower()
         or front.is_default_title(t)
     )
