@@ -28,7 +28,7 @@ from kb_search.formats.reader import SNIFF_BYTES
 SRC = Path(__file__).resolve().parents[2] / "src" / "kb_search"
 FILES = sorted(
     [
-        *SRC.glob("formats/*.py"),
+        *SRC.glob("formats/**/*.py"),
         *SRC.glob("chunking/*.py"),
         SRC / "cli" / "plain.py",
         SRC / "reading.py",
