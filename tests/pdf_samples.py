@@ -45,3 +45,22 @@ def write_pdf(path: Path, pages: list[PageSpec], title: str | None = None) -> Pa
         canvas.showPage()
     canvas.save()
     return path
+
+
+def write_objects(path: Path, objects: list[bytes], version: bytes = b"1.4") -> Path:
+    """A PDF written object by object (numbered from 1, the catalog first), with its cross-
+    reference table: for what reportlab cannot draw (a font without glyph boxes, a ToUnicode
+    map of one's own)."""
+    out, offsets = bytearray(b"%PDF-" + version + b"\n"), []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        xref,
+    )
+    path.write_bytes(bytes(out))
+    return path

@@ -16,7 +16,7 @@ from reportlab.pdfgen.canvas import Canvas  # noqa: E402
 
 from kb_search.formats.pdf.parse import parse_pdf  # noqa: E402
 from kb_search.parsed import ChunkSettings  # noqa: E402
-from pdf_samples import HEIGHT, write_pdf  # noqa: E402
+from pdf_samples import HEIGHT, write_objects, write_pdf  # noqa: E402
 
 SETTINGS = ChunkSettings()
 PITCH = 11.0
@@ -774,19 +774,7 @@ def _pdf_with_a_to_unicode_map(path: Path, text: bytes, to_unicode: dict[int, st
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Times-Italic /ToUnicode 6 0 R >>",
         b"<< /Length %d >>\nstream\n%s\nendstream" % (len(cmap), cmap),
     ]
-    out, offsets = bytearray(b"%PDF-1.4\n"), []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objects) + 1,
-        xref,
-    )
-    path.write_bytes(bytes(out))
-    return path
+    return write_objects(path, objects)
 
 
 def test_math_italic_letters_beyond_the_first_plane_are_read(tmp_path: Path) -> None:

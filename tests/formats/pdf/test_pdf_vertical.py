@@ -16,6 +16,7 @@ from reportlab.pdfgen.canvas import Canvas  # noqa: E402
 
 from kb_search.formats.pdf.parse import parse_pdf  # noqa: E402
 from kb_search.parsed import ChunkSettings  # noqa: E402
+from pdf_samples import write_objects  # noqa: E402
 
 # Adobe-Japan1 CIDs, as a 2004 dvipdfmx file sets them in Identity-V
 COLUMNS = {
@@ -79,20 +80,7 @@ def _identity_v_pdf(path: Path, columns: list[tuple[float, float, str]]) -> Path
         b"<< /Type /FontDescriptor /FontName /Ryumin-Light /Flags 6 /ItalicAngle 0"
         b" /Ascent 723 /Descent -241 /CapHeight 709 /StemV 69 /FontBBox [-170 -331 1024 903] >>",
     ]
-    out = bytearray(b"%PDF-1.3\n")
-    offsets = []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % at for at in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objects) + 1,
-        xref,
-    )
-    path.write_bytes(bytes(out))
-    return path
+    return write_objects(path, objects, b"1.3")
 
 
 def test_vertical_columns_in_a_font_pdfium_lacks_are_read(tmp_path: Path) -> None:
