@@ -443,12 +443,7 @@ def _names_in_a_table(code: list[Frag], other: list[Frag]) -> bool:
     if sum(CODE_RE.search(f.text) is not None for f in code) >= 0.3 * len(code):
         return False
     baselines = sorted(f.y1 for f in other)
-
-    def paired(frag: Frag) -> bool:
-        k = bisect.bisect_left(baselines, frag.y1 - 0.2 * frag.height)
-        return k < len(baselines) and baselines[k] <= frag.y1 + 0.2 * frag.height
-
-    return sum(paired(f) for f in code) >= 0.8 * len(code)
+    return sum(_on_a_baseline(f, baselines) for f in code) >= 0.8 * len(code)
 
 
 def _labels_beside_commands(code: list[Frag], other: list[Frag]) -> bool:
@@ -461,12 +456,13 @@ def _labels_beside_commands(code: list[Frag], other: list[Frag]) -> bool:
     if any(b.y0 - a.y1 < 0.5 * a.height for a, b in zip(labels, labels[1:])):
         return False  # lines that follow each other: output, not labels rows apart
     baselines = sorted(f.y1 for f in code)
+    return all(_on_a_baseline(f, baselines) for f in labels)
 
-    def paired(frag: Frag) -> bool:
-        k = bisect.bisect_left(baselines, frag.y1 - 0.2 * frag.height)
-        return k < len(baselines) and baselines[k] <= frag.y1 + 0.2 * frag.height
 
-    return all(paired(f) for f in labels)
+def _on_a_baseline(frag: Frag, baselines: list[float]) -> bool:
+    """Whether `frag` sits on one of the sorted `baselines` (within a fifth of its height)."""
+    k = bisect.bisect_left(baselines, frag.y1 - 0.2 * frag.height)
+    return k < len(baselines) and baselines[k] <= frag.y1 + 0.2 * frag.height
 
 
 def _labelled_rows(band: list[Frag], gutter: float) -> bool:

@@ -49,9 +49,10 @@ TOC_ENTRY_RE = re.compile(r"[^\W\d_]\s*(\.\s*){3,}\d{1,4}$")
 # A bibliography entry: '[12] A. Author, ...', '[Knu84] Knuth ...'.
 BIBLIOGRAPHY_RE = re.compile(r"^\[\w{1,12}\+?\]\s")
 # A subsection's number ('B.1', '4.2.1') and a section's ('10', 'B', '4.2').
-SUBSECTION_LABEL_RE = re.compile(r"^((?:[A-Z]|\d{1,3})(?:\.\d{1,3})+)\.?\s+\S")
-SECTION_LABEL_RE = re.compile(r"^((?:[A-Z]|\d{1,3})(?:\.\d{1,3})*)\.?\s+\S")
+SERIES_SUBSECTION_RE = re.compile(r"^((?:[A-Z]|\d{1,3})(?:\.\d{1,3})+)\.?\s+\S")
+SERIES_SECTION_RE = re.compile(r"^((?:[A-Z]|\d{1,3})(?:\.\d{1,3})*)\.?\s+\S")
 CONTENTS_HEADINGS = frozenset({"contents", "table of contents", "content"})
+LARGER = 1.15  # type this much larger than the body's is set large: a title's, a heading's
 LABEL_SIZE = 0.5  # a numbered line under this share of the body's size is a label
 WRAPPED_MAX_WORDS = 8  # the second line of a wrapped heading, this long at most
 TITLED_MAX_WORDS = 9  # a numbered line in body type, title-cased, this long at most
@@ -138,7 +139,7 @@ def heading_level(line: Line, body_size: float, heading_sizes: list[float]) -> i
     if line.mono or line.cells >= TABLE_CELLS or not _could_be_heading(text, words):
         return None
     numbered = NUMBERED_HEADING_RE.match(text)
-    larger = body_size > 0 and line.size >= 1.15 * body_size
+    larger = _set_large(line, body_size)
     if text[-1] == "." and not (numbered and len(words) <= 2):
         return None
     letters = [c for c in text if c.isalpha()]
@@ -214,7 +215,7 @@ def _heading_sizes(pages: list[Page], body_size: float) -> list[float]:
             ln.size
             for p in pages
             for ln in p.lines
-            if ln.size >= 1.15 * body_size and _could_be_heading(ln.text, ln.text.split())
+            if _set_large(ln, body_size) and _could_be_heading(ln.text, ln.text.split())
         ),
         reverse=True,
     )
@@ -242,7 +243,7 @@ def choose_title(
     if first is not None:
         top = sorted(first.lines, key=lambda ln: ln.y0)[:15]
         named = [ln for ln in top if _could_name_document(ln)]
-        big = [ln for ln in named if body > 0 and ln.size >= 1.15 * body]
+        big = [ln for ln in named if _set_large(ln, body)]
         if big:
             # glyph-box sizes are noisy: of the lines set in the largest size, the topmost
             largest = max(ln.size for ln in big)
@@ -400,8 +401,8 @@ def _other_series(parent: str, heading: str) -> bool:
     """A subsection numbered in another chapter's series ('B.1' or '4.1') is not under the
     numbered chapter on the stack ('10 Installing Bash'): that chapter has ended, even where
     the heading of the new one was not recognised."""
-    child = SUBSECTION_LABEL_RE.match(heading)
-    above = SECTION_LABEL_RE.match(parent)
+    child = SERIES_SUBSECTION_RE.match(heading)
+    above = SERIES_SECTION_RE.match(parent)
     if child is None or above is None:
         return False
     number = above.group(1).rstrip(".")
@@ -485,7 +486,7 @@ def _demote_long_heading_runs(lines: list[Line], body_size: float) -> None:
 
 
 def _set_large(line: Line, body_size: float) -> bool:
-    return body_size > 0 and line.size >= 1.15 * body_size
+    return body_size > 0 and line.size >= LARGER * body_size
 
 
 def _demote_crowded(lines: list[Line], body_size: float) -> None:
@@ -520,7 +521,7 @@ def _join_wrapped_headings(lines: list[Line], body_size: float) -> None:
             if _hyphen_wrapped(prev, line):
                 line.heading_level = prev.heading_level
             continue
-        if not (prev.bold or (body_size > 0 and prev.size >= 1.15 * body_size)):
+        if not (prev.bold or _set_large(prev, body_size)):
             continue
         below = lines[index + 1] if index + 1 < len(lines) else None
         words = line.text.split()
