@@ -850,3 +850,50 @@ def test_text_far_off_the_page_is_read_last_without_measuring_its_distance(
     text = " ".join(c.text for c in parse_pdf(path, ChunkSettings()).chunks)
     assert time.process_time() - started < 2.0
     assert text.index("number 19 here") < text.index("far away")
+
+
+def test_dotted_rule_between_columns_is_no_cell_of_their_rows(tmp_path: Path) -> None:
+    """Fails on the old code: a rule of dots set in type between two columns (multicolrule's
+    'dots' style) is one fragment many lines high; every row it spans took it for a cell and
+    the lines of a column beside it were joined into one row of cells."""
+    left, right = lines("dl", 30, per_line=8), lines("dr", 30, per_line=8)
+    draws = [*column(72, 100, left), *column(300, 100, right)]
+    draws += [(290, 100 + 20 * PITCH + 3.4 * k, ".", "Helvetica", 9) for k in range(24)]
+    path = write_pdf(tmp_path / "dots.pdf", [draws], title="Dotted rule")
+    text = page_text(path, 1)
+    assert "|" not in text
+    assert score([*left, *right], text) >= 0.95
+
+
+def test_column_pair_level_with_a_heading_starts_a_new_band(tmp_path: Path) -> None:
+    """Fails on the old code: a section of balanced columns, white across both, then a heading
+    in the left column with the next section's right column going on level with it (multicol
+    sections under 'New for Version 1.3'): the left columns of both sections were read before
+    the right ones."""
+    first_left, first_right = lines("fa", 8), lines("fb", 8)
+    heading = "New for version three"
+    second_left, second_right = lines("sa", 10), lines("sb", 11)
+    top = 100 + 8 * PITCH + 14
+    draws = [*column(72, 100, first_left), *column(310, 100, first_right)]
+    draws += [(72, top, heading, "Helvetica-Bold", 11)]
+    draws += [*column(72, top + 16, second_left), *column(310, top + 1, second_right)]
+    path = write_pdf(tmp_path / "level.pdf", [draws], title="Level heading")
+    words = re.findall(r"\w+", page_text(path, 1))
+    assert words.index("fa47") < words.index("fb0") < words.index("fb47") < words.index("sa0")
+    assert words.index("sa59") < words.index("sb0")
+
+
+def test_page_numbers_above_a_band_stay_on_their_rows(tmp_path: Path) -> None:
+    """Fails on the old code: a running head's page number and the contents page's last
+    entries above two columns, their page numbers right of the columns' gutter, were read as
+    the right column's first lines, far from their rows."""
+    entries = [("INTRODUCTION", "2"), ("Change History", "24"), ("Index", "24")]
+    draws = [(150, 60 + 20 * k, name, "Helvetica", 10) for k, (name, _) in enumerate(entries)]
+    draws += [(520, 60 + 20 * k, number, "Helvetica", 10) for k, (_, number) in enumerate(entries)]
+    left, right = lines("pl", 30), lines("pr", 30)
+    draws += [*column(72, 140, left), *column(310, 140, right)]
+    path = write_pdf(tmp_path / "numbers.pdf", [draws], title="Numbers")
+    text = " ".join(page_text(path, 1).split())
+    for name, number in entries:
+        assert f"{name} {number}" in text
+    assert score([*left, *right], text) >= 0.95

@@ -60,6 +60,8 @@ CODE_RE = re.compile(r"[\\{}=;<>\[\]]|\w\(")
 # only after a '%' or ')': the run of digits and spaces takes it otherwise, and two repeats
 # that both take spaces backtrack quadratically on a long run of them.
 FIGURE_RE = re.compile(r"^\s*[-+\u2212$\u20ac\u00a3(]?\d[\d\s.,:\u2009\u202f]*(?:[%)]\s*)?$")
+# A fragment of dots this many of its type's heights tall: a rule drawn in dots, not a line.
+RULE_LINES = 3.0
 # The dots that lead a contents entry to its page number, one fragment each or a run.
 LEADER_RE = re.compile(r"^[\s.\u00b7\u2024\u2026]*$")
 
@@ -75,9 +77,9 @@ def layout(frags: list[Frag], page: int, width: float) -> list[Line]:
     last, in stream order)."""
     # text far off the page (a hostile or broken file's x of 3e7) is read last, like turned
     # text: the column analysis measures white across the text's width point by point
-    upright, aside = [], [f for f in frags if f.rotated]
+    upright, aside = [], [f for f in frags if f.rotated or _drawn_rule(f)]
     for f in frags:
-        if f.text.strip() and not f.rotated:
+        if f.text.strip() and not f.rotated and not _drawn_rule(f):
             near = -FAR_OFF_PAGE * width <= f.x0 and f.x1 <= (1 + FAR_OFF_PAGE) * width
             (upright if near else aside).append(f)
     lines: list[Line] = []
@@ -94,6 +96,16 @@ def layout(frags: list[Frag], page: int, width: float) -> list[Line]:
         line.y0 = line.y1 = frag.y0 + offset * 0.001  # keeps stream order below the page body
         lines.append(line)
     return lines
+
+
+def _drawn_rule(frag: Frag) -> bool:
+    """Dots stacked down the page (a dotted rule between two columns, set in type): one
+    fragment many lines high. On the rows it spans it would stand as a cell of each."""
+    return (
+        not frag.vertical
+        and frag.height > RULE_LINES * max(frag.size, 1.0)
+        and LEADER_RE.match(frag.text) is not None
+    )
 
 
 # --------------------------------------------------------------------------- bands and columns
@@ -223,6 +235,8 @@ def _section_break(
         [f for row in rows[i:j] for f in row], gutter
     ):
         return True
+    if _heading_opens_both(rows, i, j, gutter, line, white):
+        return True
     if j - i < 2 * MIN_BAND_ROWS and (
         j - i < MIN_BAND_ROWS + 1 or not _larger_than_body(rows[j], rows[i:j])
     ):
@@ -249,6 +263,26 @@ def _section_break(
     )
 
 
+def _heading_opens_both(
+    rows: list[list[Frag]], i: int, j: int, gutter: float, line: float, white: float
+) -> bool:
+    """Whether row j starts a new pair of columns under a heading in the left column, the
+    right column going on level with it: white a line high across both columns, wider than
+    any paragraph break of the right column above, then a heading on the left. A heading
+    inside a column that runs on has the other column's text beside it, not white above."""
+    left = [f for f in rows[j] if f.x1 <= gutter]
+    if white < line or j - i < MIN_BAND_ROWS or not left:
+        return False
+    if not any(f.x0 >= gutter for f in rows[j]) or not _larger_than_body(left, rows[i:j]):
+        return False
+    right = [row for row in rows[i:j] if any(f.x0 >= gutter for f in row)]
+    gaps = [
+        min(f.y0 for f in b if f.x0 >= gutter) - max(f.y1 for f in a if f.x0 >= gutter)
+        for a, b in zip(right, right[1:])
+    ]
+    return white > max(gaps, default=0.0) + 0.25 * line
+
+
 def _larger_than_body(row: list[Frag], band: list[list[Frag]]) -> bool:
     """Whether the row's type is larger than most of the band's: a heading."""
     sizes = [f.size for r in band for f in r if len(f.text) >= 3 and f.size > 0]
@@ -263,6 +297,9 @@ def _columns_start(rows: list[list[Frag]], i: int, j: int, gutter: float, line: 
     read as columns they would put the box before them. Columns of about one width that
     begin apart (a figure atop one of them) keep the band: read across, the other column's
     first lines would come before the figure's column."""
+    numbered = _figures_beside_rows(rows, i, j, gutter)
+    if numbered > i:
+        return numbered
     sides = (
         [f for row in rows[i:j] for f in row if f.x1 <= gutter],
         [f for row in rows[i:j] for f in row if f.x0 >= gutter],
@@ -279,6 +316,23 @@ def _columns_start(rows: list[list[Frag]], i: int, j: int, gutter: float, line: 
     if min(f.y0 for f in rows[start]) - min(f.y0 for f in rows[i]) < MIN_BAND_ROWS * line:
         return i
     return start
+
+
+def _figures_beside_rows(rows: list[list[Frag]], i: int, j: int, gutter: float) -> int:
+    """The band's first row with words on both sides, when the rows above it hold nothing but
+    bare figures on one side: a running head's page number, the last entries of a contents
+    page with their page numbers. Read as that column's first lines, the numbers would leave
+    their rows for the foot of the other column."""
+    for on_left in (True, False):  # which side holds the figures
+        figures = False
+        for k in range(i, j):
+            side = [f for f in rows[k] if (f.x1 <= gutter) == on_left]
+            if any(not FIGURE_RE.match(f.text) for f in side):
+                if figures:
+                    return k
+                break
+            figures = figures or bool(side)
+    return i
 
 
 def _columns_end(rows: list[list[Frag]], i: int, j: int, gutter: float, line: float) -> int:
