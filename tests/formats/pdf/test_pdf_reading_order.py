@@ -897,3 +897,45 @@ def test_page_numbers_above_a_band_stay_on_their_rows(tmp_path: Path) -> None:
     for name, number in entries:
         assert f"{name} {number}" in text
     assert score([*left, *right], text) >= 0.95
+
+
+def _two_paragraphs(prefix: str, x: float, count: int = 8) -> tuple[list, list[str], list[str]]:
+    """Two paragraphs of `count` lines of one width in one column: the first ends on a short
+    line, the second is indented."""
+    first, second = (
+        [" ".join(f"{prefix}{part}{i * 10 + k:03d}" for k in range(10)) for i in range(count)]
+        for part in "ab"
+    )
+    first[-1] = " ".join(first[-1].split()[:3])
+    draws = column(x, 100, first, 10)
+    draws += [(x + 12, 100 + count * PITCH, second[0], "Helvetica", 10)]
+    draws += column(x, 100 + (count + 1) * PITCH, second[1:], 10)
+    return draws, first, second
+
+
+def test_remark_beside_a_paragraph_is_read_before_it_not_inside_it(tmp_path: Path) -> None:
+    """Fails on the old code: a reviewer's one-line remark in the margin, level with the third
+    line of a paragraph, opened that line and cut the sentence in two."""
+    draws, first, second = _two_paragraphs("rv", 130)
+    remarks = ["It looks like Latin.", "Is this really Latin?"]
+    draws += [(40, 100 + 2 * PITCH, remarks[0], "Helvetica", 7)]
+    draws += [(40, 100 + 12 * PITCH, remarks[1], "Helvetica", 7)]
+    path = write_pdf(tmp_path / "remarks.pdf", [draws], title="Remarks")
+    text = " ".join(page_text(path, 1).split())
+    assert " ".join(first) in text and " ".join(second) in text
+    assert text.index(remarks[0]) < text.index(first[0])
+    assert text.index(first[-1]) < text.index(remarks[1]) < text.index(second[0])
+
+
+def test_ruler_figures_among_margin_remarks_do_not_cut_the_text(tmp_path: Path) -> None:
+    """Fails on the old code: a page image's ruler (bare figures down the margin at a pitch of
+    its own) beside a remark of several lines was read as notes, each figure opening a line
+    of the text and cutting its sentences."""
+    draws, first, second = _two_paragraphs("ru", 72, count=16)
+    draws += [(440, 96 + 16.4 * k, str(96 - 4 * k), "Helvetica", 7) for k in range(12)]
+    remark = ["Important note: you", "really should be", "writing proper latin"]
+    draws += [(470, 100 + (12 + k) * PITCH, t, "Helvetica", 7) for k, t in enumerate(remark)]
+    path = write_pdf(tmp_path / "ruler.pdf", [draws], title="Ruler")
+    text = " ".join(page_text(path, 1).split())
+    assert " ".join(first) in text and " ".join(second) in text
+    assert " ".join(remark) in text

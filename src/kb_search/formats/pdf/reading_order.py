@@ -628,26 +628,74 @@ def _single(frags: list[Frag]) -> list[list[Frag]]:
 
 def _notes_before_their_text(notes: list[Frag], text: list[Frag]) -> list[list[Frag]]:
     """A one-line note opens the text it stands beside (its row reads 'drama* The starred
-    version ...'); a note of several lines is a block of its own, read just before that text."""
+    version ...'); a note of several lines is a block of its own, read just before that text.
+    A remark (words, not a name) beside a line inside a paragraph is read before the
+    paragraph, which it would cut in two; bare figures among the notes (a page image's ruler)
+    are read after the text."""
     blocks: list[list[Frag]] = []
     rest = sorted(text, key=lambda f: (f.y0, f.x0))
     current: list[Frag] = []
-    for group in _note_groups(notes, text):
+    figures = [f for f in notes if FIGURE_RE.match(f.text)]
+    words = [f for f in notes if not FIGURE_RE.match(f.text)]
+    tops = _paragraph_tops(text) if words else []
+    for group in _note_groups(words, text):
         top = min(f.y0 for f in group)
-        above = [f for f in rest if (f.y0 + f.y1) / 2 < top]
+        start = top
+        if _remark(group) and _beside(group[0], text):
+            # the first row of the paragraph the note stands in, when that is a row above
+            k = bisect.bisect_right(tops, top + 0.5 * group[0].height) - 1
+            if k >= 0 and tops[k] < top - 0.5 * group[0].height:
+                start = tops[k]
+        above = [f for f in rest if (f.y0 + f.y1) / 2 < start]
         rest = rest[len(above) :]
         current += above
         if current:
             blocks.append(current)
-        if len(group) == 1:
+        if len(group) == 1 and start == top:
             current = group
         else:
             blocks.append(group)
             current = []
     current += rest
-    if current:
-        blocks.append(current)
+    for block in (current, figures):
+        if block:
+            blocks.append(block)
     return blocks
+
+
+def _beside(note: Frag, text: list[Frag]) -> bool:
+    """Whether a line of the text stands level with the note."""
+    return any(min(f.y1, note.y1) - max(f.y0, note.y0) > 0.5 * note.height for f in text)
+
+
+def _remark(group: list[Frag]) -> bool:
+    """A note of words in a text font (a reviewer's comment), not a name or a setting."""
+    return not any(f.mono for f in group) and len(" ".join(f.text for f in group).split()) >= 2
+
+
+def _paragraph_tops(text: list[Frag]) -> list[float]:
+    """The tops of the rows that begin a paragraph: the first, an indented one, one under a
+    line that ends short of the text's edge or under more white than the lines keep."""
+    rows = _rows(text)
+    if not rows:
+        return []
+    x0 = [min(f.x0 for f in row) for row in rows]
+    x1 = [max(f.x1 for f in row) for row in rows]
+    y0 = [min(f.y0 for f in row) for row in rows]
+    y1 = [max(f.y1 for f in row) for row in rows]
+    line = statistics.median(b - a for a, b in zip(y0, y1))
+    left, right = statistics.median(x0), max(x1)
+    gaps = [b - a for a, b in zip(y1, y0[1:])]
+    usual = statistics.median(gaps) if gaps else 0.0
+    tops = [y0[0]]
+    for k in range(1, len(rows)):
+        if (
+            x0[k] > left + 0.5 * line
+            or x1[k - 1] < right - 2 * line
+            or gaps[k - 1] > usual + 0.5 * line
+        ):
+            tops.append(y0[k])
+    return tops
 
 
 def _note_groups(notes: list[Frag], text: list[Frag] | None = None) -> list[list[Frag]]:
