@@ -73,13 +73,15 @@ Interval = tuple[float, float]
 
 
 def layout(frags: list[Frag], page: int, width: float) -> list[Line]:
-    """The page's fragments as lines in reading order (rotated text and text off the page
-    last, in stream order)."""
+    """The page's fragments as lines in reading order (rotated text, a rule drawn in dots and
+    text off the page last, in stream order)."""
     # text far off the page (a hostile or broken file's x of 3e7) is read last, like turned
     # text: the column analysis measures white across the text's width point by point
-    upright, aside = [], [f for f in frags if f.rotated or _drawn_rule(f)]
+    aside = [f for f in frags if f.rotated or _drawn_rule(f)]
+    set_aside = {id(f) for f in aside}
+    upright: list[Frag] = []
     for f in frags:
-        if f.text.strip() and not f.rotated and not _drawn_rule(f):
+        if f.text.strip() and id(f) not in set_aside:
             near = -FAR_OFF_PAGE * width <= f.x0 and f.x1 <= (1 + FAR_OFF_PAGE) * width
             (upright if near else aside).append(f)
     lines: list[Line] = []
@@ -102,8 +104,8 @@ def _drawn_rule(frag: Frag) -> bool:
     """Dots stacked down the page (a dotted rule between two columns, set in type): one
     fragment many lines high. On the rows it spans it would stand as a cell of each."""
     return (
-        not frag.vertical
-        and frag.height > RULE_LINES * max(frag.size, 1.0)
+        frag.y1 - frag.y0 > RULE_LINES * max(frag.size, 1.0)
+        and not frag.vertical
         and LEADER_RE.match(frag.text) is not None
     )
 
@@ -637,12 +639,13 @@ def _notes_before_their_text(notes: list[Frag], text: list[Frag]) -> list[list[F
     current: list[Frag] = []
     figures = [f for f in notes if FIGURE_RE.match(f.text)]
     words = [f for f in notes if not FIGURE_RE.match(f.text)]
-    tops = _paragraph_tops(text) if words else []
+    tops: list[float] | None = None
     for group in _note_groups(words, text):
         top = min(f.y0 for f in group)
         start = top
         if _remark(group) and _beside(group[0], text):
             # the first row of the paragraph the note stands in, when that is a row above
+            tops = _paragraph_tops(text) if tops is None else tops
             k = bisect.bisect_right(tops, top + 0.5 * group[0].height) - 1
             if k >= 0 and tops[k] < top - 0.5 * group[0].height:
                 start = tops[k]
