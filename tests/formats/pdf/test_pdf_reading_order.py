@@ -12,6 +12,7 @@ import pytest
 
 pytest.importorskip("reportlab")
 
+from reportlab.pdfbase.pdfmetrics import stringWidth  # noqa: E402
 from reportlab.pdfgen.canvas import Canvas  # noqa: E402
 
 from kb_search.formats.pdf.parse import parse_pdf  # noqa: E402
@@ -920,11 +921,17 @@ def test_remark_beside_a_paragraph_is_read_before_it_not_inside_it(tmp_path: Pat
     remarks = ["It looks like Latin.", "Is this really Latin?"]
     draws += [(40, 100 + 2 * PITCH, remarks[0], "Helvetica", 7)]
     draws += [(40, 100 + 12 * PITCH, remarks[1], "Helvetica", 7)]
+    # a macro's name in a text font, its closing bracket a little apart in a symbol font, is a
+    # name, not a remark: it still opens its line
+    name_width = stringWidth("\\abb<Kennung", "Helvetica", 7)
+    draws += [(40, 100 + 15 * PITCH, "\\abb<Kennung", "Helvetica", 7)]
+    draws += [(43 + name_width, 100 + 15 * PITCH, ">", "Times-Roman", 7)]
     path = write_pdf(tmp_path / "remarks.pdf", [draws], title="Remarks")
     text = " ".join(page_text(path, 1).split())
-    assert " ".join(first) in text and " ".join(second) in text
+    assert " ".join(first) in text and " ".join(second[:7]) in text
     assert text.index(remarks[0]) < text.index(first[0])
     assert text.index(first[-1]) < text.index(remarks[1]) < text.index(second[0])
+    assert re.search(r"\\abb<Kennung ?> " + second[7], text)
 
 
 def test_ruler_figures_among_margin_remarks_do_not_cut_the_text(tmp_path: Path) -> None:

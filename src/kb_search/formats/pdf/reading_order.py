@@ -672,8 +672,12 @@ def _beside(note: Frag, text: list[Frag]) -> bool:
 
 
 def _remark(group: list[Frag]) -> bool:
-    """A note of words in a text font (a reviewer's comment), not a name or a setting."""
-    return not any(f.mono for f in group) and len(" ".join(f.text for f in group).split()) >= 2
+    """A note of words in a text font (a reviewer's comment), not a name or a setting
+    ('\\abb<Kennung>', 'line-style=dashed'): two or more words of letters alone."""
+    if any(f.mono for f in group):
+        return False
+    tokens = " ".join(f.text for f in group).split()
+    return sum(len(t) >= 2 and t.strip(".,;:!?").isalpha() for t in tokens) >= 2
 
 
 def _paragraph_tops(text: list[Frag]) -> list[float]:
