@@ -946,3 +946,21 @@ def test_ruler_figures_among_margin_remarks_do_not_cut_the_text(tmp_path: Path) 
     text = " ".join(page_text(path, 1).split())
     assert " ".join(first) in text and " ".join(second) in text
     assert " ".join(remark) in text
+
+
+def test_remarks_are_placed_by_bisection_not_against_every_line() -> None:
+    """Thousands of remarks beside thousands of lines (a hostile file) are placed in well under
+    a second: each remark finds the line level with it, and its paragraph, by bisection."""
+    import time
+
+    from kb_search.formats.pdf.layout import Frag
+    from kb_search.formats.pdf.reading_order import _notes_before_their_text
+
+    text = [Frag(f"line {i} of the text", 200, i * 12.0, 500, i * 12.0 + 9, 9) for i in range(6000)]
+    notes = [
+        Frag(f"remark number {i}", 20, i * 36.0 + 1, 150, i * 36.0 + 8, 7) for i in range(2000)
+    ]
+    started = time.process_time()
+    blocks = _notes_before_their_text(notes, text)
+    assert time.process_time() - started < 1.0
+    assert sum(len(block) for block in blocks) == len(text) + len(notes)

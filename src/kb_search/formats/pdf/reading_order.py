@@ -640,10 +640,11 @@ def _notes_before_their_text(notes: list[Frag], text: list[Frag]) -> list[list[F
     figures = [f for f in notes if FIGURE_RE.match(f.text)]
     words = [f for f in notes if not FIGURE_RE.match(f.text)]
     tops: list[float] | None = None
+    centres = sorted((f.y0 + f.y1) / 2 for f in text)
     for group in _note_groups(words, text):
         top = min(f.y0 for f in group)
         start = top
-        if _remark(group) and _beside(group[0], text):
+        if _remark(group) and _beside(group[0], centres):
             # the first row of the paragraph the note stands in, when that is a row above
             tops = _paragraph_tops(text) if tops is None else tops
             k = bisect.bisect_right(tops, top + 0.5 * group[0].height) - 1
@@ -666,9 +667,11 @@ def _notes_before_their_text(notes: list[Frag], text: list[Frag]) -> list[list[F
     return blocks
 
 
-def _beside(note: Frag, text: list[Frag]) -> bool:
-    """Whether a line of the text stands level with the note."""
-    return any(min(f.y1, note.y1) - max(f.y0, note.y0) > 0.5 * note.height for f in text)
+def _beside(note: Frag, centres: list[float]) -> bool:
+    """Whether a line of the text (`centres`: the text's middles, sorted) stands level with
+    the note (by bisection: a page's notes times its text would be quadratic)."""
+    k = bisect.bisect_left(centres, note.y0)
+    return k < len(centres) and centres[k] <= note.y1
 
 
 def _remark(group: list[Frag]) -> bool:
