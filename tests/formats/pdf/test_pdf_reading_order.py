@@ -850,3 +850,52 @@ def test_text_far_off_the_page_is_read_last_without_measuring_its_distance(
     text = " ".join(c.text for c in parse_pdf(path, ChunkSettings()).chunks)
     assert time.process_time() - started < 2.0
     assert text.index("number 19 here") < text.index("far away")
+
+
+def _tall_page(path: Path, rows: int, draw) -> Path:
+    """One page tall enough for `rows` rows of 4-point type (a generated report)."""
+    height = rows * 4.6 + 100
+    canvas = Canvas(str(path), pagesize=(612, height))
+    canvas.setFont("Helvetica", 4)
+    y = height - 50
+    for i in range(rows):
+        y -= 4.6 * draw(canvas, y, i)
+    canvas.showPage()
+    canvas.save()
+    return path
+
+
+def test_a_page_of_thousands_of_table_rows_is_read_in_linear_time(tmp_path: Path) -> None:
+    """Fails on the old code (minutes): a generated table of 3,000 rows whose white strips run
+    from top to bottom was followed and judged as a band of columns from every one of its
+    rows again, each time over all the rows below. It parses in seconds and keeps its rows."""
+    import time
+
+    def table_row(canvas: Canvas, y: float, i: int) -> float:
+        canvas.drawString(72, y, f"name{i}")
+        canvas.drawString(200, y, f"{i * 7}")
+        canvas.drawString(330, y, f"colour{i % 5} more")
+        return 2 if i % 3 == 0 else 1  # a white line every third row: paragraph-like breaks
+
+    path = _tall_page(tmp_path / "rows.pdf", 3000, table_row)
+    started = time.process_time()
+    text = page_text(path, 1)
+    assert time.process_time() - started < 6.0
+    assert "name2999 | 20993 | colour4 more" in text
+    assert text.index("name10 |") < text.index("name2000 |")
+
+
+def test_a_paragraph_of_thousands_of_lines_is_joined_in_linear_time(tmp_path: Path) -> None:
+    """Fails on the old code (15 s): each line of a paragraph looked for a hyphen at the end
+    of all the lines joined before it. A one-column page of 3,000 lines parses in seconds."""
+    import time
+
+    def prose_line(canvas: Canvas, y: float, i: int) -> float:
+        canvas.drawString(72, y, f"line {i} of plain prose that runs across the page and on")
+        return 1
+
+    path = _tall_page(tmp_path / "prose.pdf", 3000, prose_line)
+    started = time.process_time()
+    text = page_text(path, 1)
+    assert time.process_time() - started < 4.0
+    assert "page and on line 2999 of plain prose" in text
