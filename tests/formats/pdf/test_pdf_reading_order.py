@@ -899,3 +899,17 @@ def test_a_paragraph_of_thousands_of_lines_is_joined_in_linear_time(tmp_path: Pa
     text = page_text(path, 1)
     assert time.process_time() - started < 4.0
     assert "page and on line 2999 of plain prose" in text
+
+
+def test_poster_box_title_beside_a_column_is_read_after_that_column(tmp_path: Path) -> None:
+    """Fails on the old code: on a poster, the next box's title (bold, larger) sits right of
+    a column's first line, white lines wide between them; it was read as that line's end
+    ('... vitae Central Picture'), cutting the column's first two lines apart."""
+    left, middle = lines("le", 24, per_line=5), lines("mi", 24, per_line=5)
+    title = "Central Picture"
+    draws = [*column(40, 100, left, 10), *column(240, 100, middle, 10)]
+    draws.append((440, 99, title, "Helvetica-Bold", 15))
+    path = write_pdf(tmp_path / "poster.pdf", [draws], title="Poster")
+    text = page_text(path, 1)
+    assert score([*left, *middle, title], text) >= 0.95, text
+    assert text.index(middle[-1]) < text.index(title)

@@ -575,7 +575,7 @@ def _single(frags: list[Frag]) -> list[list[Frag]]:
         return []
     found = _margin_gutter(frags)
     if found is None:
-        return [frags]
+        return _box_title_beside(frags)
     gutter, notes_left = found
     # a long note line may run past the strip, but stops short of the text's edge
     edge = min((f.x0 for f in frags if f.x0 >= gutter), default=gutter)
@@ -584,6 +584,40 @@ def _single(frags: list[Frag]) -> list[list[Frag]]:
     right = [f for f, is_left in zip(frags, on_left, strict=True) if not is_left]
     notes, text = (left, right) if notes_left else (right, left)
     return _notes_before_their_text(notes, text)
+
+
+def _box_title_beside(frags: list[Frag]) -> list[list[Frag]]:
+    """Rows read across; a title in bold or larger type standing right of a column's text,
+    white lines wide between them, on a row or two of it: on a poster, the title of the next
+    column's box, set on the column's first line. Read across, it would end that line; it is
+    read after the column, where the box it names begins."""
+    body = [f for f in frags if len(f.text) >= 3]
+    if len(body) < MIN_MARGIN_TEXT:
+        return [frags]
+    line = statistics.median(f.height for f in body)
+    size = statistics.median(f.size for f in body)
+    edge = statistics.median(f.x1 for f in body)  # where the column's lines end
+    titles = [f for f in frags if f.x0 > edge + 2 * line]
+    rest = [f for f in frags if f.x0 <= edge + 2 * line]
+    if not titles or len(titles) > 2 or not rest:
+        return [frags]
+    if any(f.x1 > min(t.x0 for t in titles) - 2 * line for f in rest):
+        return [frags]  # text runs on towards it: one row of a table, a wide line
+    if not all(t.bold or (size > 0 and t.size >= HEADING_SIZE_RATIO * size) for t in titles):
+        return [frags]
+    if any(FIGURE_RE.match(t.text) or not _leads_its_column(t, rest, line) for t in titles):
+        return [frags]  # a running head's page number, its section beside its folio
+    return [rest, titles]
+
+
+def _leads_its_column(title: Frag, text: list[Frag], line: float) -> bool:
+    """Whether text stands on the title's row and goes on below it within a line: a running
+    head stands apart from the page's text, white lines below it."""
+    beside = [f for f in text if min(f.y1, title.y1) - max(f.y0, title.y0) > 0]
+    if not beside:
+        return False
+    bottom = max(f.y1 for f in beside)
+    return any(0 <= f.y0 - bottom <= line for f in text)
 
 
 def _notes_before_their_text(notes: list[Frag], text: list[Frag]) -> list[list[Frag]]:
