@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -175,3 +176,25 @@ def test_circled_numbers_down_a_margin_are_read_not_taken_for_line_numbers(
     canvas.save()
     text = " ".join(c.text for c in parse_pdf(path, ChunkSettings()).chunks)
     assert "\u2460 Step 1 of the procedure" in text and "\u2462" in text
+
+
+def test_line_numbers_in_a_two_column_drafts_gutter_are_removed(tmp_path: Path) -> None:
+    """Fails on the old code: a two-column draft (a paper under review) numbers each
+    column's lines in small type just left of it; the right column's numbers stand in the
+    gutter, neither left of the page's text nor right of it, and were read into its lines.
+    A listing's own numbers in that place stay (test_pdf_reading_order covers them)."""
+    pages = []
+    for p in range(2):
+        draws = []
+        for i in range(30):
+            y = 80 + i * 13 + (8 if i >= 15 else 0)
+            draws.append((72, y, " ".join(f"a{p}r{i}w{k}" for k in range(5)), "Helvetica", 10))
+            draws.append((320, y, " ".join(f"b{p}r{i}w{k}" for k in range(5)), "Helvetica", 10))
+            for number, edge in ((p * 60 + i + 1, 56), (p * 60 + i + 31, 304)):
+                x = edge - stringWidth(str(number), "Helvetica", 7)
+                draws.append((x, y, str(number), "Helvetica", 7))
+        pages.append(draws)
+    doc = parse_pdf(write_pdf(tmp_path / "review.pdf", pages), SETTINGS)
+    text = " ".join(c.text for c in doc.chunks)
+    assert "b0r0w0 b0r0w1" in text and "b1r29w4" in text
+    assert not re.search(r"(?<!\w)\d{1,3}(?!\w)", text), text

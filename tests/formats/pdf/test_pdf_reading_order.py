@@ -964,3 +964,66 @@ def test_remarks_are_placed_by_bisection_not_against_every_line() -> None:
     blocks = _notes_before_their_text(notes, text)
     assert time.process_time() - started < 1.0
     assert sum(len(block) for block in blocks) == len(text) + len(notes)
+
+
+def _tall_page(path: Path, rows: int, draw) -> Path:
+    """One page tall enough for `rows` rows of 4-point type (a generated report)."""
+    height = rows * 4.6 + 100
+    canvas = Canvas(str(path), pagesize=(612, height))
+    canvas.setFont("Helvetica", 4)
+    y = height - 50
+    for i in range(rows):
+        y -= 4.6 * draw(canvas, y, i)
+    canvas.showPage()
+    canvas.save()
+    return path
+
+
+def test_a_page_of_thousands_of_table_rows_is_read_in_linear_time(tmp_path: Path) -> None:
+    """Fails on the old code (minutes): a generated table of 3,000 rows whose white strips run
+    from top to bottom was followed and judged as a band of columns from every one of its
+    rows again, each time over all the rows below. It parses in seconds and keeps its rows."""
+    import time
+
+    def table_row(canvas: Canvas, y: float, i: int) -> float:
+        canvas.drawString(72, y, f"name{i}")
+        canvas.drawString(200, y, f"{i * 7}")
+        canvas.drawString(330, y, f"colour{i % 5} more")
+        return 2 if i % 3 == 0 else 1  # a white line every third row: paragraph-like breaks
+
+    path = _tall_page(tmp_path / "rows.pdf", 3000, table_row)
+    started = time.process_time()
+    text = page_text(path, 1)
+    assert time.process_time() - started < 6.0
+    assert "name2999 | 20993 | colour4 more" in text
+    assert text.index("name10 |") < text.index("name2000 |")
+
+
+def test_a_paragraph_of_thousands_of_lines_is_joined_in_linear_time(tmp_path: Path) -> None:
+    """Fails on the old code (15 s): each line of a paragraph looked for a hyphen at the end
+    of all the lines joined before it. A one-column page of 3,000 lines parses in seconds."""
+    import time
+
+    def prose_line(canvas: Canvas, y: float, i: int) -> float:
+        canvas.drawString(72, y, f"line {i} of plain prose that runs across the page and on")
+        return 1
+
+    path = _tall_page(tmp_path / "prose.pdf", 3000, prose_line)
+    started = time.process_time()
+    text = page_text(path, 1)
+    assert time.process_time() - started < 4.0
+    assert "page and on line 2999 of plain prose" in text
+
+
+def test_poster_box_title_beside_a_column_is_read_after_that_column(tmp_path: Path) -> None:
+    """Fails on the old code: on a poster, the next box's title (bold, larger) sits right of
+    a column's first line, white lines wide between them; it was read as that line's end
+    ('... vitae Central Picture'), cutting the column's first two lines apart."""
+    left, middle = lines("le", 24, per_line=5), lines("mi", 24, per_line=5)
+    title = "Central Picture"
+    draws = [*column(40, 100, left, 10), *column(240, 100, middle, 10)]
+    draws.append((440, 99, title, "Helvetica-Bold", 15))
+    path = write_pdf(tmp_path / "poster.pdf", [draws], title="Poster")
+    text = page_text(path, 1)
+    assert score([*left, *middle, title], text) >= 0.95, text
+    assert text.index(middle[-1]) < text.index(title)

@@ -8,6 +8,7 @@ carry, so they are dropped before they can become headings.
 
 from __future__ import annotations
 
+import bisect
 import re
 import statistics
 from collections import Counter, defaultdict
@@ -15,6 +16,7 @@ from collections.abc import Callable
 from itertools import pairwise
 
 from kb_search.formats.pdf.layout import Frag, Line, Page
+from kb_search.formats.pdf.reading_order import CODE_RE
 
 PAGE_NUMBER_RE = re.compile(
     r"^[-\u2013\s]*(page\s+)?(\d{1,4}|[ivxlc]{1,6})(\s*(/|of)\s*\d{1,4})?[-\u2013\s]*$", re.I
@@ -33,6 +35,9 @@ SECTION_HEADS_MIN_PAGES = 8  # from this length on, a text atop three pages is a
 LINE_NUMBERS_MIN = 5  # a draft's margin holds at least this many line numbers on a page
 # ... or this many when every fifth (or tenth) line is numbered, as critical editions do
 FIFTHS_MIN = 3
+GUTTER_NUMBER_POINTS = 30  # a line number in a gutter ends this close to its column's edge
+LINE_NUMBER_SIZE = 0.9  # ... and is set this much smaller than the line it numbers
+LISTING_CODE_SHARE = 0.3  # of numbered lines with code in: a listing's numbers
 CENTRE_SHARE = 0.05  # a folio centred on the page lies this share of its width from the middle
 
 
@@ -50,11 +55,13 @@ def drop_line_numbers(frags: list[Frag]) -> list[Frag]:
     text = [f for f in frags if not f.text.strip().isdecimal() and not f.rotated]
     if len(text) < LINE_NUMBERS_MIN:
         return frags
-    left_edge = Counter(round(f.x0) for f in text).most_common(1)[0][0]
+    starts = Counter(round(f.x0) for f in text)
+    left_edge = starts.most_common(1)[0][0]
     right_edge = max(f.x1 for f in text)
     left = [f for f in numbers if f.x1 <= left_edge - 1]
     right = [f for f in numbers if f.x0 >= right_edge - 1]
     columns = _stacks(left, lambda f: f.x1) + _stacks(right, lambda f: f.x0)
+    columns += _stacks(_in_gutters(numbers, text, starts, left_edge), lambda f: f.x1)
     drop: set[int] = set()
     for column in columns:
         # bold numbers down a margin are chapters in a table of contents
@@ -62,6 +69,41 @@ def drop_line_numbers(frags: list[Frag]) -> list[Frag]:
         if _enough(column, text) and not bold and _monotonic(column):
             drop.update(id(f) for f in column)
     return [f for f in frags if id(f) not in drop] if drop else frags
+
+
+def _in_gutters(
+    numbers: list[Frag], text: list[Frag], starts: Counter[int], left_edge: int
+) -> list[Frag]:
+    """Numbers just left of another column's left edge (one that LINE_NUMBERS_MIN lines start
+    at), set smaller than the line they stand on, with no text across them: a two-column
+    draft numbers the right column's lines in the gutter, as the left column's in the
+    margin. A listing keeps its numbers. (Found by bisection: a page of thousands of numbers
+    and lines is not compared pair by pair.)"""
+    edges = sorted(x for x, count in starts.items() if x > left_edge and count >= LINE_NUMBERS_MIN)
+    if not edges:
+        return []
+    by_top = sorted(text, key=lambda t: t.y0)
+    tops = [t.y0 for t in by_top]
+    tallest = max(t.y1 - t.y0 for t in text)
+    found, code = [], 0
+    for f in numbers:
+        k = bisect.bisect_right(edges, f.x1)
+        if k == len(edges) or edges[k] - f.x1 > GUTTER_NUMBER_POINTS:
+            continue
+        near = by_top[bisect.bisect_left(tops, f.y0 - tallest) : bisect.bisect_left(tops, f.y1)]
+        row = [t for t in near if f.y0 < t.y1]
+        if any(t.x0 < f.x1 and f.x0 < t.x1 for t in row):
+            continue
+        after = min((t for t in row if t.x0 >= f.x1), key=lambda t: t.x0, default=None)
+        # a listing's numbers stay on its lines, a list of figures' numbers (in the text's
+        # size) on its entries: line numbers are set smaller than the lines they number
+        if after is not None and not after.mono and f.size < LINE_NUMBER_SIZE * after.size:
+            found.append(f)
+            line = " ".join(t.text for t in row if t.x0 >= f.x1)
+            code += CODE_RE.search(line) is not None
+    # a listing set in a text font, numbered line by line, keeps its numbers (they mark it
+    # as a listing, whose lines keep their indentation)
+    return [] if code >= LISTING_CODE_SHARE * len(found) else found
 
 
 def _stacks(frags: list[Frag], edge: Callable[[Frag], float]) -> list[list[Frag]]:

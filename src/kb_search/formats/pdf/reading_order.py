@@ -23,6 +23,11 @@ MAX_DEPTH = 3  # columns within columns: up to four columns on a page
 MIN_BAND_ROWS = 3  # rows that share a gutter before they count as columns
 MIN_GUTTER = 4.0  # points of white between two columns
 INNER = (0.15, 0.85)  # where a gutter may lie, as shares of the text's width
+# A white strip open this many rows down that is no gutter (a generated table of thousands of
+# rows; a printed page has 100 at most) is not followed and judged again from each of its
+# rows, which is quadratic in the page: its rows down to half this many above its end are
+# read across untried.
+MAX_BAND_ROWS = 200
 # A page set in columns from top to bottom (a reference card): white strips this many lines
 # wide that nothing crosses, splitting the page into at least this many columns of about one
 # width (the narrowest at least this share of the widest), that fill the page (each at least
@@ -138,9 +143,11 @@ def order_blocks(frags: list[Frag], depth: int = 0) -> list[list[Frag]]:
     i = 0
     while i < len(rows):
         found = _band(rows, free, i, line, white)
-        if found is None:
-            across.extend(rows[i])
-            i += 1
+        if found is None or found[1] is None:  # rows read across: this one, or a long table's
+            stop = i + 1 if found is None else found[0]
+            for row in rows[i:stop]:
+                across.extend(row)
+            i = stop
             continue
         j, gutter = found
         start = _columns_start(rows, i, j, gutter, line)
@@ -191,10 +198,12 @@ def _page_columns(frags: list[Frag], left_edge: float, width: float) -> list[lis
 
 def _band(
     rows: list[list[Frag]], free: list[list[Interval]], i: int, line: float, white: list[float]
-) -> tuple[int, float] | None:
+) -> tuple[int, float | None] | None:
     """(end row, gutter) of the band of columns that starts at row i, if one does: each white
     stretch of row i is followed down the rows while it stays open, widest first, and until
-    a section break."""
+    a section break. (row, None) when none does but a stretch stayed open for MAX_BAND_ROWS
+    rows or more: the rows down to that row are read across untried."""
+    skip = None
     for start in sorted(free[i], key=lambda iv: iv[0] - iv[1]):
         if start[1] - start[0] < MIN_GUTTER:
             break
@@ -209,7 +218,9 @@ def _band(
         gutter = _band_gutter(rows[i:j], shared)
         if gutter is not None:
             return j, gutter
-    return None
+        if j - i >= MAX_BAND_ROWS:
+            skip = max(skip or 0, j - MAX_BAND_ROWS // 2)
+    return None if skip is None else (skip, None)
 
 
 def _section_break(
@@ -225,6 +236,9 @@ def _section_break(
     larger type (a numbered section of parallel texts, each a pair of short columns) breaks
     after fewer lines and less white: body text does not grow between two lines of a column."""
     # (the heading test looks over the band: it runs only where white alone cannot decide)
+    # a band is judged on its last rows: at each white row of a long one, all of its rows
+    # (and all below it) would be looked through, quadratic in the page
+    i = max(i, j - MAX_BAND_ROWS)
     if white < 0.5 * line or (white < line and not _larger_than_body(rows[j], rows[i:j])):
         return False
     above = max(f.y1 for f in rows[j - 1])
@@ -243,8 +257,8 @@ def _section_break(
         j - i < MIN_BAND_ROWS + 1 or not _larger_than_body(rows[j], rows[i:j])
     ):
         return False
-    first = _first_each_side(rows, range(j, len(rows)), gutter)  # where the columns go on
-    if first is None:
+    first = _first_each_side(rows, range(j, min(j + MAX_BAND_ROWS, len(rows))), gutter)
+    if first is None:  # (where the columns go on)
         return False
     first_left, first_right = first
     if first_left.y0 >= first_right.y0 or first_right.y0 - above < SECTION_BREAK_LINES * line:
@@ -617,7 +631,7 @@ def _single(frags: list[Frag]) -> list[list[Frag]]:
         return []
     found = _margin_gutter(frags)
     if found is None:
-        return [frags]
+        return _box_title_beside(frags)
     gutter, notes_left = found
     # a long note line may run past the strip, but stops short of the text's edge
     edge = min((f.x0 for f in frags if f.x0 >= gutter), default=gutter)
@@ -626,6 +640,40 @@ def _single(frags: list[Frag]) -> list[list[Frag]]:
     right = [f for f, is_left in zip(frags, on_left, strict=True) if not is_left]
     notes, text = (left, right) if notes_left else (right, left)
     return _notes_before_their_text(notes, text)
+
+
+def _box_title_beside(frags: list[Frag]) -> list[list[Frag]]:
+    """Rows read across; a title in bold or larger type standing right of a column's text,
+    white lines wide between them, on a row or two of it: on a poster, the title of the next
+    column's box, set on the column's first line. Read across, it would end that line; it is
+    read after the column, where the box it names begins."""
+    body = [f for f in frags if len(f.text) >= 3]
+    if len(body) < MIN_MARGIN_TEXT:
+        return [frags]
+    line = statistics.median(f.height for f in body)
+    size = statistics.median(f.size for f in body)
+    edge = statistics.median(f.x1 for f in body)  # where the column's lines end
+    titles = [f for f in frags if f.x0 > edge + 2 * line]
+    rest = [f for f in frags if f.x0 <= edge + 2 * line]
+    if not titles or len(titles) > 2 or not rest:
+        return [frags]
+    if any(f.x1 > min(t.x0 for t in titles) - 2 * line for f in rest):
+        return [frags]  # text runs on towards it: one row of a table, a wide line
+    if not all(t.bold or (size > 0 and t.size >= HEADING_SIZE_RATIO * size) for t in titles):
+        return [frags]
+    if any(FIGURE_RE.match(t.text) or not _leads_its_column(t, rest, line) for t in titles):
+        return [frags]  # a running head's page number, its section beside its folio
+    return [rest, titles]
+
+
+def _leads_its_column(title: Frag, text: list[Frag], line: float) -> bool:
+    """Whether text stands on the title's row and goes on below it within a line: a running
+    head stands apart from the page's text, white lines below it."""
+    beside = [f for f in text if min(f.y1, title.y1) - max(f.y0, title.y0) > 0]
+    if not beside:
+        return False
+    bottom = max(f.y1 for f in beside)
+    return any(0 <= f.y0 - bottom <= line for f in text)
 
 
 def _notes_before_their_text(notes: list[Frag], text: list[Frag]) -> list[list[Frag]]:

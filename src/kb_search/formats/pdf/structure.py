@@ -625,7 +625,9 @@ def _vocabulary(pages: list[Page]) -> tuple[set[str], set[str]]:
 def _join_lines(texts: list[str], vocab: set[str], hyphenated: set[str]) -> str:
     out = texts[0]
     for text in texts[1:]:
-        m = LINE_END_HYPHEN_RE.search(out)
+        # the hyphenated word lies after the last space: looked for there, a paragraph of
+        # thousands of lines is joined in linear time
+        m = LINE_END_HYPHEN_RE.search(out, out.rfind(" ") + 1)
         if m is None:
             out = f"{out} {text}"
         elif text[:1].islower() and m.group(2) != "\u2013":
