@@ -233,3 +233,28 @@ def test_a_named_hidden_file_or_style_sheet_is_read_as_text(kb, tmp_path):
     assert (summary["added"], summary["failed"]) == (2, []), summary["failed"]
     hit = kb.json("search", "lavender", "--mode", "lexical")["results"][0]
     assert hit["source"]["path"].endswith(".notes")
+
+
+@pytest.mark.parametrize(
+    "name, text, doc_type, language",
+    [
+        (".gitconfig", "[alias]\n\tlg = log --graph --oneline\n", "code", "ini"),
+        (".inputrc", "set completion-ignore-case on\nset bell-style none\n", "text", None),
+        (".vimrc", "set expandtab\nset shiftwidth=4\nsyntax on\n", "text", None),
+        (".tmux.conf", "set -g prefix C-a\nbind r source-file ~/.tmux.conf\n", "text", None),
+        (".xinitrc", "#!/bin/sh\nexec i3\n", "code", "bash"),
+    ],
+)
+def test_a_persons_own_dotfiles_in_a_folder_are_read(tmp_path, name, text, doc_type, language):
+    """Old code: `.gitconfig`, `.inputrc`, `.vimrc` in a dotfiles folder were "unsupported"."""
+    path = write(tmp_path / "home" / name, text)
+    verdict = classify(path)
+    assert verdict.left_out is None and verdict.format is not None
+    assert (verdict.format.doc_type, verdict.format.language) == (doc_type, language)
+    assert [item.path.name for item in candidates([tmp_path], AddOptions()).found] == [name]
+
+
+def test_dotfiles_that_hold_secrets_or_tool_settings_stay_out(tmp_path):
+    for name in (".netrc", ".pgpass", ".npmrc", ".editorconfig", ".gitignore"):
+        write(tmp_path / name, "machine example.org login jo password hunter2\n")
+    assert not candidates([tmp_path], AddOptions()).found

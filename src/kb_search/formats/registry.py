@@ -150,6 +150,8 @@ CODE_FILENAMES: dict[str, str] = {
     ".bash_profile": "bash",
     ".profile": "bash",
     ".zshrc": "zsh",
+    ".gitconfig": "ini",
+    ".hgrc": "ini",
 }
 # Interpreters named on a `#!` line, for scripts without an extension.
 SHEBANG_LANGUAGES = {
