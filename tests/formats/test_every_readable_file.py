@@ -258,3 +258,21 @@ def test_dotfiles_that_hold_secrets_or_tool_settings_stay_out(tmp_path):
     for name in (".netrc", ".pgpass", ".npmrc", ".editorconfig", ".gitignore"):
         write(tmp_path / name, "machine example.org login jo password hunter2\n")
     assert not candidates([tmp_path], AddOptions()).found
+
+
+def test_the_add_summary_says_what_kind_each_unsupported_file_is(kb, tmp_path):
+    """Old code: a program, two style sheets and a tool's hidden settings were one count,
+    "4 files of unsupported types ignored", and the first name."""
+    folder = tmp_path / "project"
+    write(folder / "notes.md", "# Notes\n\nThe walrus option.\n")
+    write(folder / "bin" / "ls", b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 8)
+    write(folder / "css" / "a.css", "body { color: red }\n")
+    write(folder / "css" / "b.css", "p { margin: 0 }\n")
+    write(folder / ".coveragerc", "[run]\nbranch = True\n")
+    data = kb.json("add", str(folder))
+    assert data["unsupported"] == 4
+    assert data["unsupported_kinds"] == {"binary": 1, "hidden": 1, "no document": 2}
+    assert (
+        "4 files of unsupported types ignored: 2 style sheets, drawings or keys, 1 binary,"
+        " 1 hidden settings file (first: " in data["summary"]
+    )

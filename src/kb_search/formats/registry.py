@@ -422,6 +422,10 @@ def format_by_content(head: bytes, text_fallback: bool = False) -> Format | None
 
 
 UNSUPPORTED = "unsupported"  # a verdict's reason: binary, or text that is no document
+# Why a file is unsupported, for the summary's count by kind (JSON `unsupported_kinds`).
+BINARY = "binary"  # a program, an image, a font, an archive, a compiled catalogue
+HIDDEN = "hidden"  # a tool's hidden settings file whose content announces no format
+NO_DOCUMENT = "no document"  # text that is never a document: a style sheet, a drawing, a key
 # Languages (None: plain text) whose files are judged minified or not by their content.
 _MINIFIABLE = frozenset({None, "javascript", "typescript", "json"})
 
@@ -432,6 +436,7 @@ class Verdict:
 
     format: Format | None
     left_out: str | None = None  # UNSUPPORTED, or one of `generated.REASONS`
+    kind: str | None = None  # when UNSUPPORTED: BINARY, HIDDEN or NO_DOCUMENT
 
 
 def classify(path: Path, include_generated: bool = False, named: bool = False) -> Verdict:
@@ -451,13 +456,22 @@ def classify(path: Path, include_generated: bool = False, named: bool = False) -
     compressed_head = head_of(path) if fmt and compressed.is_compressed(path) else b""
     fmt = _readable_inflated(path, fmt, compressed_head)
     if fmt is None:
-        return Verdict(None, UNSUPPORTED)
+        return Verdict(None, UNSUPPORTED, _unsupported_kind(path, named))
     if include_generated or named:
         return Verdict(fmt)
     reason = generated.reason_by_name(compressed.inner_path(path))
     if reason is None and fmt.doc_type in ("code", "text") and fmt.language in _MINIFIABLE:
         reason = generated.MINIFIED if generated.is_minified(head_of(path)) else None
     return Verdict(fmt, reason)
+
+
+def _unsupported_kind(path: Path, named: bool) -> str:
+    name = compressed.inner_path(path)
+    if named:
+        return BINARY  # a named file is read whenever it is text
+    if sniff.not_a_document(name):
+        return NO_DOCUMENT
+    return HIDDEN if sniff.name_kind(name) == "hidden" else BINARY
 
 
 def language_for(path: Path) -> str | None:

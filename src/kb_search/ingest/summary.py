@@ -41,6 +41,8 @@ class AddSummary:
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)  # said once per run
     unsupported_files: list[str] = field(default_factory=list)  # the first few, by path
+    # The unsupported files by kind (`registry.BINARY`, `HIDDEN`, `NO_DOCUMENT`)
+    unsupported_kinds: dict[str, int] = field(default_factory=dict)
     model_loaded: bool = False  # whether this run loaded the embedding model
     # Generated files left out, by reason (`formats/generated.py`): "minified", "lock file"...
     left_out: dict[str, int] = field(default_factory=dict)
@@ -61,7 +63,10 @@ class AddSummary:
         if self.unsupported:
             first = self.unsupported_files[0] if self.unsupported_files else ""
             named = f" (first: {show(first)})" if first else ""
-            parts.append(f"{plural(self.unsupported, 'file')} of unsupported types ignored{named}")
+            kinds = unsupported_kinds_part(self.unsupported_kinds)
+            parts.append(
+                f"{plural(self.unsupported, 'file')} of unsupported types ignored{kinds}{named}"
+            )
         parts += generated_parts(self.left_out)
         parts += excluded_parts(self.excluded)
         parts += ocr_parts(self.ocr_pages)
@@ -74,6 +79,7 @@ class AddSummary:
             "skipped": self.skipped,
             "unsupported": self.unsupported,
             "unsupported_files": self.unsupported_files,
+            "unsupported_kinds": dict(sorted(self.unsupported_kinds.items())),
             "left_out": dict(sorted(self.left_out.items())),
             "excluded": dict(sorted(self.excluded.items())),
             "empty": self.empty,
@@ -117,6 +123,24 @@ class AddSummary:
 
 
 UNSUPPORTED_LISTED = 10  # unsupported file names kept for the summary
+# How the summary names each kind of unsupported file, one and many.
+_KIND_WORDS = {
+    "binary": ("binary", "binary"),
+    "hidden": ("hidden settings file", "hidden settings files"),
+    "no document": ("style sheet, drawing or key", "style sheets, drawings or keys"),
+}
+
+
+def unsupported_kinds_part(kinds: dict[str, int]) -> str:
+    """": 120 binary, 14 style sheets, drawings or keys, 3 hidden settings files" (by count);
+    empty when every one is binary (the summary's "unsupported types" says it)."""
+    if set(kinds) <= {"binary"}:
+        return ""
+    words = []
+    for kind, count in sorted(kinds.items(), key=lambda item: (-item[1], item[0])):
+        one, many = _KIND_WORDS.get(kind, (kind, kind))
+        words.append(f"{count} {one if count == 1 else many}")
+    return ": " + ", ".join(words)
 
 
 def failed_part(failed: list[Failure], show: Callable[[str], str]) -> str:
