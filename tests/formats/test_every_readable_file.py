@@ -276,3 +276,32 @@ def test_the_add_summary_says_what_kind_each_unsupported_file_is(kb, tmp_path):
         "4 files of unsupported types ignored: 2 style sheets, drawings or keys, 1 binary,"
         " 1 hidden settings file (first: " in data["summary"]
     )
+
+
+DOCBOOK = """<?xml version="1.0" standalone="no"?>
+<!DOCTYPE article PUBLIC "-//OASIS//DTD DocBook XML V4.1.2//EN"
+"http://www.oasis-open.org/docbook/xml/4.1.2/docbookx.dtd">
+<article id="index">
+<articleinfo><title>Shared MIME-info Database</title></articleinfo>
+<sect1><title>Unified system</title>
+<para><userinput>magic</userinput> elements contain a list of
+<userinput>match</userinput> elements. The default priority value is 50.</para>
+</sect1>
+</article>
+"""
+
+
+def test_a_docbook_manual_is_read_as_markup_not_as_plain_text(kb, tmp_path):
+    """Old code: a DocBook `.xml(.gz)` (a manual's source beside its HTML and PDF) was plain
+    text: titled `<?xml version="1.0" standalone="no"?>`, its chunks full of tags."""
+    import gzip
+
+    folder = tmp_path / "doc"
+    write(folder / "spec.xml.gz", gzip.compress(DOCBOOK.encode()))
+    write(folder / "sitemap.xml", '<?xml version="1.0"?>\n<urlset><url>a</url></urlset>\n')
+    assert classify(folder / "spec.xml.gz").format.doc_type == "html"
+    assert classify(folder / "sitemap.xml").format.doc_type == "text"  # other XML: as before
+    kb.json("add", str(folder))
+    hit = kb.json("search", "default priority value", "--mode", "lexical")["results"][0]
+    assert hit["source"]["title"] == "Shared MIME-info Database"
+    assert "<userinput>" not in hit["text"] and "magic elements contain" in hit["text"]
