@@ -469,6 +469,8 @@ def classify(path: Path, include_generated: bool = False, named: bool = False) -
     reason = generated.reason_by_name(compressed.inner_path(path))
     if reason is None and fmt.doc_type in ("code", "text") and fmt.language in _MINIFIABLE:
         reason = generated.MINIFIED if generated.is_minified(head_of(path)) else None
+    if reason is None and fmt.doc_type == "text" and generated.is_compiled_lock(head_of(path)):
+        reason = generated.LOCK_FILE
     return Verdict(fmt, reason)
 
 
