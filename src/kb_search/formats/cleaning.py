@@ -178,6 +178,9 @@ def _plain_blocks(top: etree._Element) -> list[list[Line]]:
     return blocks
 
 
+_TEMPLATE_CODE = re.compile(r"\{\{|\{%")  # Jinja, Django, Liquid, Handlebars
+
+
 def _read_head(root: etree._Element, page: HtmlPage) -> None:
     page.language = (
         root.get("lang") or root.get("{http://www.w3.org/XML/1998/namespace}lang") or ""
@@ -185,6 +188,8 @@ def _read_head(root: etree._Element, page: HtmlPage) -> None:
     title = root.find(".//title")
     if title is not None:
         page.title = _SPACE.sub(" ", title.text_content()).strip() or None
+        if page.title and _TEMPLATE_CODE.search(page.title):
+            page.title = None  # a template's (`{{ page.title }}`): the page has none yet
     for meta in root.iter("meta"):
         name = (meta.get("name") or meta.get("property") or "").lower()
         content = _SPACE.sub(" ", meta.get("content") or "").strip()
