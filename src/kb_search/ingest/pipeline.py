@@ -55,6 +55,7 @@ class Candidates:
     left_out: dict[str, int] = field(default_factory=dict)  # generated files, by reason
     walked: set[str] = field(default_factory=set)  # every file the walk yielded
     judged: dict[str, str] = field(default_factory=dict)  # of which left out: why
+    not_walked: dict[str, int] = field(default_factory=dict)  # by `walk.passed_reason`
 
 
 def candidates(
@@ -70,7 +71,7 @@ def candidates(
 
     result = Candidates()
     result.explicit = {Path(p).expanduser().resolve() for p in paths if Path(p).is_file()}
-    for item in walk(paths, follow_symlinks=options.follow_symlinks):
+    for item in walk(paths, follow_symlinks=options.follow_symlinks, passed=result.not_walked):
         if isinstance(item, WalkError):
             result.failures.append(Failure(path_text(item.path), item.reason))
             continue
@@ -123,6 +124,7 @@ def add_paths(
         kind = found.unsupported_kinds[path]
         summary.unsupported_kinds[kind] = summary.unsupported_kinds.get(kind, 0) + 1
     summary.left_out = found.left_out
+    summary.not_walked = found.not_walked
     for _, reason in leaving.values():  # counted once: as leaving the index
         if reason in summary.left_out:
             summary.left_out[reason] -= 1

@@ -46,6 +46,9 @@ class AddSummary:
     model_loaded: bool = False  # whether this run loaded the embedding model
     # Generated files left out, by reason (`formats/generated.py`): "minified", "lock file"...
     left_out: dict[str, int] = field(default_factory=dict)
+    # Files and folders the walk passed by, by reason (`walk.passed_reason`): "hidden folder",
+    # "build, cache or vendor folder", "VCS folder", "ignore rules"...
+    not_walked: dict[str, int] = field(default_factory=dict)
     # Documents an earlier run indexed whose files are left out now, by reason: removed
     # (`ingest/left_out.py`, as `kb sync` does)
     excluded: dict[str, int] = field(default_factory=dict)
@@ -68,6 +71,7 @@ class AddSummary:
                 f"{plural(self.unsupported, 'file')} of unsupported types ignored{kinds}{named}"
             )
         parts += generated_parts(self.left_out)
+        parts += not_walked_parts(self.not_walked)
         parts += excluded_parts(self.excluded)
         parts += ocr_parts(self.ocr_pages)
         return ". ".join(parts) + "."
@@ -77,6 +81,7 @@ class AddSummary:
             "added": self.added,
             "updated": self.updated,
             "skipped": self.skipped,
+            "not_walked": dict(sorted(self.not_walked.items())),
             "unsupported": self.unsupported,
             "unsupported_files": self.unsupported_files,
             "unsupported_kinds": dict(sorted(self.unsupported_kinds.items())),
@@ -141,6 +146,20 @@ def unsupported_kinds_part(kinds: dict[str, int]) -> str:
         one, many = _KIND_WORDS.get(kind, (kind, kind))
         words.append(f"{count} {one if count == 1 else many}")
     return ": " + ", ".join(words)
+
+
+def not_walked_parts(not_walked: dict[str, int]) -> list[str]:
+    """"9 paths not walked: 6 build, cache or vendor folders, 3 hidden folders"."""
+    total = sum(not_walked.values())
+    if not total:
+        return []
+    words = []
+    for reason, count in sorted(not_walked.items(), key=lambda item: (-item[1], item[0])):
+        if reason == "ignore rules":
+            words.append(f"{count} by .gitignore/.kbignore")
+        else:
+            words.append(plural(count, reason))
+    return [f"{plural(total, 'path')} not walked: " + ", ".join(words)]
 
 
 def failed_part(failed: list[Failure], show: Callable[[str], str]) -> str:
