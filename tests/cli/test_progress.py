@@ -24,6 +24,8 @@ from kb_search.progress import (
     PRIOR_CHUNK_BYTES,
     PRIOR_OCR_PAGE_S,
     PRIOR_PAGE_CHUNKS,
+    PRIOR_PARSE_WORTH_S,
+    PRIOR_TEXT_WORTH_BYTES,
     Tally,
 )
 from kb_testing import HashEmbedder, document_count
@@ -172,7 +174,9 @@ def test_files_count_as_they_are_read_and_a_prior_gives_a_first_estimate():
     assert "Ctrl-C is safe" in said[0] and "int8" in said[1]  # long: how to go faster
     ticks.now += 10
     tally.advance(1, work=100_000)
-    assert tally.eta() == pytest.approx(110)  # measured now: 1.1 MB at 10 KB/s
+    # measured now: 1.1 MB at 10 KB/s, the prior (1 KB/s) worth a second of it
+    rate = (100_000 + 1000 * PRIOR_PARSE_WORTH_S) / (10 + PRIOR_PARSE_WORTH_S)
+    assert tally.eta() == pytest.approx(1_100_000 / rate)
     int8 = ProgressView("x", model="all-MiniLM-L6-v2@int8")
     assert int8.prior_embed_rate > ProgressView("x").prior_embed_rate
     short = Tally(clock=ticks, prior_rate=1e6)
@@ -198,8 +202,11 @@ def test_eta_adds_the_embedding_phase_estimated_from_chunks_per_byte_then_measur
     ticks.now += 10
     tally.await_embedding(50)  # 50 chunks in the first 11 KB written
     tally.advance(1, work=11_000, chunks=50)
-    assert tally.keyword_eta() == pytest.approx((49_000 + 2 * PDF_PAGE_PARSE) * 10 / 11_000)
-    expected = 50 + 49_000 * 50 / 11_000 + 2 * PRIOR_PAGE_CHUNKS
+    rate = (11_000 + 1000 * PRIOR_PARSE_WORTH_S) / (10 + PRIOR_PARSE_WORTH_S)  # prior: 1 s
+    assert tally.keyword_eta() == pytest.approx((49_000 + 2 * PDF_PAGE_PARSE) / rate)
+    prior_chunks = PRIOR_TEXT_WORTH_BYTES / PRIOR_CHUNK_BYTES  # the prior, worth 64 KB
+    per_byte = (50 + prior_chunks) / (11_000 + PRIOR_TEXT_WORTH_BYTES)
+    expected = 50 + 49_000 * per_byte + 2 * PRIOR_PAGE_CHUNKS
     assert tally.chunks_to_embed() == pytest.approx(expected)
     assert "keyword 1/4 files, searchable in" in status_text(tally)
     assert f"embedding 0/~{round(expected)} chunks" in status_text(tally)
