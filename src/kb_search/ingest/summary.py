@@ -74,6 +74,7 @@ class AddSummary:
         parts += not_walked_parts(self.not_walked)
         parts += excluded_parts(self.excluded)
         parts += ocr_parts(self.ocr_pages)
+        parts += leftover_parts(self.embedded, self.chunks)
         return ". ".join(parts) + "."
 
     def to_dict(self) -> dict:
@@ -255,6 +256,16 @@ class ErrorLog:
                 fh.write(f"{stamp}\t{log_field(failure.path)}\t{log_field(reason)}\n")
         except OSError as exc:
             self.problem = f"cannot write {self.path}: {exc.strerror or exc}"
+
+
+def leftover_parts(embedded: int, written: int) -> list[str]:
+    """Chunks embedded beyond those this run wrote: left without a vector by a run that was
+    interrupted (Ctrl-C, a crash). Without this a resumed run that embedded for minutes said
+    only "Added 0 documents"."""
+    left = embedded - written
+    return [f"{plural(left, 'chunk')} embedded that an earlier run left without a vector"] if (
+        left > 0
+    ) else []
 
 
 def ocr_parts(pages: int) -> list[str]:
