@@ -305,6 +305,9 @@ def test_a_docbook_manual_is_read_as_markup_not_as_plain_text(kb, tmp_path):
     hit = kb.json("search", "default priority value", "--mode", "lexical")["results"][0]
     assert hit["source"]["title"] == "Shared MIME-info Database"
     assert "<userinput>" not in hit["text"] and "magic elements contain" in hit["text"]
+    # its sections are sections, and a passage cites its own lines, not the whole file's
+    assert hit["source"]["heading"] == "Unified system"
+    assert hit["source"]["lines"] == [5, 8]
 
 
 @pytest.mark.parametrize(
