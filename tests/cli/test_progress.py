@@ -289,3 +289,28 @@ def test_without_a_model_the_bar_waits_for_the_ocr_phase():
     tally.ocr_read(1)
     assert fraction(tally) == pytest.approx(24 / (24 + 9 * 4))
     assert "OCR 1/10 pages" in status_text(tally) and "ETA 0:36" in status_text(tally)
+
+
+def test_the_eta_stays_on_an_80_column_line():
+    """Old code: on an 80-column terminal 47 characters are left after the label and the bar,
+    and the line "1% · keyword 61/70 files, searchable in 0:03 · embedding 0/~993 chunks · ..."
+    lost its ETA to the ellipsis (seen on a real `kb add` in a pty)."""
+    from kb_search.cli.progress import status_text as line_of
+
+    ticks = FakeClock()
+    tally = Tally(clock=ticks, prior_rate=300_000.0, prior_embed_rate=9.0)
+    tally.start(70)
+    tally.await_embedding(0)
+    tally.add_work(2_000_000)
+    ticks.now += 3
+    tally.current("pluggy-1.5.0/src/pluggy/_manager.py")
+    tally.read(62)
+    tally.await_embedding(600)
+    tally.advance(61, work=1_500_000, chunks=600)
+    full = line_of(tally)
+    assert "ETA" in full and len(full) > 47
+    fitted = line_of(tally, 47)
+    assert "ETA " in fitted[:47], fitted
+    assert "_manager.py" not in fitted  # the file in hand goes first
+    assert fitted.startswith(full.split(" · ")[0])  # the percentage still opens it
+    assert line_of(tally, 500) == full
