@@ -5,20 +5,21 @@ computed from. An ingest has two phases, estimated apart and added:
 
 - the keyword phase parses and writes each file. Its work is counted in two units, bytes of
   text and PDF pages (a page costs `PDF_PAGE_PARSE` bytes of text to parse); its speed is
-  measured as files finish (`Rate`), and the time already spent on the file in hand is
-  credited. A file that fails or holds no text takes its work out of the total (`skip_work`),
-  never into the speed.
+  measured as files finish (`Rate`), with the prior kept as a second or 64 KB of measuring
+  (`PRIOR_PARSE_WORTH_S`, `PRIOR_PARSE_WORTH`), and the time already spent on the file in
+  hand is credited. A file that fails or holds no text takes its work out of the total
+  (`skip_work`), never into the speed.
 - the embedding phase embeds every chunk written without a vector. Until it starts, its size is
   the chunks waiting plus those the work left will write (chunks per byte and per page, each
-  measured as it runs, else a prior) and its speed the one this index measured on its last
-  run (`measured_before`), else the one of batches embedded during the keyword phase
-  (`sharing_slowdown` times faster once the parser no longer shares the cores), else a prior;
-  chunks embedded while files are still parsed shorten it. Once it runs, its own speed:
-  chunks counted by the time they take in the embedder's sorted windows (`window_work`), per
-  CPU-second of this process over the phase, times the share of the CPU the process gets
-  now (`CpuRate`: a machine whose load changes shows within seconds); without the process's
-  CPU time, the phase's speed and its recent one blended (`Rate`). The speed expected before
-  the phase is kept as `EXPECTED_WORTH_S` seconds of measuring.
+  measured as it runs, the prior kept as 64 KB or 5 pages of it) and its speed the one this
+  index measured on its last run (`measured_before`), else the one of batches embedded during
+  the keyword phase (`sharing_slowdown` times faster once the parser no longer shares the
+  cores), else a prior; chunks embedded while files are still parsed shorten it. Once it runs,
+  its own speed: chunks counted by the time they take in the embedder's sorted windows
+  (`window_work`), per CPU-second of this process over the phase, times the share of the CPU the
+  process gets now (`CpuRate`: a machine whose load changes shows within seconds); without the
+  process's CPU time, the phase's speed and its recent one blended (`Rate`). The speed expected
+  before the phase is kept as `EXPECTED_WORTH_S` seconds of measuring.
 
 Between the two, when scanned PDF pages were queued for OCR (`await_ocr`), the OCR phase reads
 them (`ocr`, `ocr_read`): its time is the pages left at the speed it measures, else
@@ -49,6 +50,16 @@ PRIOR_PAGE_CHUNKS = 3.5  # chunks per PDF page before a job has measured its own
 # Plain text parsed and written per second before a job has measured its own (Markdown on
 # two busy cores, one parser process, slices of md_argocd_docs: 50-480 KB/s, median 285).
 PRIOR_PARSE_BYTES_PER_S = 300_000.0
+# The priors weigh as a little measuring of the job's own: its first files are few, small
+# and slowed by start-up (a 459-byte changelog in 0.7 s, 2 chunks, read as a 5 MB folder's
+# speed and chunk count, made the first estimate 7.5x the truth). The parse speed's prior
+# weighs as this much work (bytes of text; a PDF page is PDF_PAGE_PARSE) or as this many
+# seconds of it, whichever is less: a prior far faster or slower than the machine gives way
+# after a few files.
+PRIOR_PARSE_WORTH = 64_000.0
+PRIOR_PARSE_WORTH_S = 1.0
+PRIOR_TEXT_WORTH_BYTES = 64_000.0  # of text, for the chunks per byte
+PRIOR_PAGES_WORTH = 5  # PDF pages, for the chunks per page
 # Seconds RapidOCR takes per scanned page before a job has measured its own (the shared PDFs'
 # scans on two busy cores: 37 pages in ~360 s).
 PRIOR_OCR_PAGE_S = 10.0
@@ -495,6 +506,10 @@ class Tally:
             rate = self.progress_units.per_second()
             if rate is None:
                 return None if self.prior_rate is None else left / self.prior_rate
+            if self.prior_rate:
+                done = self.progress_units.total
+                seconds = min(PRIOR_PARSE_WORTH_S, PRIOR_PARSE_WORTH / self.prior_rate)
+                rate = (done + self.prior_rate * seconds) / (done / rate + seconds)
             # The file in hand has been worked on since the last one was done: credited up
             # to the time a file left takes on average.
             in_hand = self.clock() - (self.progress_units.last or self.clock())
@@ -515,8 +530,11 @@ class Tally:
         text_left = max(0.0, self.work_total - self.pages_total * PDF_PAGE_WORK - text_done)
         pages_left = max(0, self.pages_total - self.pages_done)
         text_chunks = self.chunks - self.page_chunks
-        per_byte = text_chunks / text_done if text_done > 0 else 1 / PRIOR_CHUNK_BYTES
-        per_page = self.page_chunks / self.pages_done if self.pages_done else PRIOR_PAGE_CHUNKS
+        prior_bytes, prior_pages = PRIOR_TEXT_WORTH_BYTES, PRIOR_PAGES_WORTH
+        per_byte = (text_chunks + prior_bytes / PRIOR_CHUNK_BYTES) / (text_done + prior_bytes)
+        per_page = (self.page_chunks + prior_pages * PRIOR_PAGE_CHUNKS) / (
+            self.pages_done + prior_pages
+        )
         written = self.awaiting - self.awaiting_before
         needs_model = min(1.0, written / self.chunks) if self.chunks else 1.0
         coming = (text_left * per_byte + pages_left * per_page) * needs_model

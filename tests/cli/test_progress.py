@@ -24,6 +24,8 @@ from kb_search.progress import (
     PRIOR_CHUNK_BYTES,
     PRIOR_OCR_PAGE_S,
     PRIOR_PAGE_CHUNKS,
+    PRIOR_PARSE_WORTH_S,
+    PRIOR_TEXT_WORTH_BYTES,
     Tally,
 )
 from kb_testing import HashEmbedder, document_count
@@ -172,7 +174,9 @@ def test_files_count_as_they_are_read_and_a_prior_gives_a_first_estimate():
     assert "Ctrl-C is safe" in said[0] and "int8" in said[1]  # long: how to go faster
     ticks.now += 10
     tally.advance(1, work=100_000)
-    assert tally.eta() == pytest.approx(110)  # measured now: 1.1 MB at 10 KB/s
+    # measured now: 1.1 MB at 10 KB/s, the prior (1 KB/s) worth a second of it
+    rate = (100_000 + 1000 * PRIOR_PARSE_WORTH_S) / (10 + PRIOR_PARSE_WORTH_S)
+    assert tally.eta() == pytest.approx(1_100_000 / rate)
     int8 = ProgressView("x", model="all-MiniLM-L6-v2@int8")
     assert int8.prior_embed_rate > ProgressView("x").prior_embed_rate
     short = Tally(clock=ticks, prior_rate=1e6)
@@ -198,8 +202,11 @@ def test_eta_adds_the_embedding_phase_estimated_from_chunks_per_byte_then_measur
     ticks.now += 10
     tally.await_embedding(50)  # 50 chunks in the first 11 KB written
     tally.advance(1, work=11_000, chunks=50)
-    assert tally.keyword_eta() == pytest.approx((49_000 + 2 * PDF_PAGE_PARSE) * 10 / 11_000)
-    expected = 50 + 49_000 * 50 / 11_000 + 2 * PRIOR_PAGE_CHUNKS
+    rate = (11_000 + 1000 * PRIOR_PARSE_WORTH_S) / (10 + PRIOR_PARSE_WORTH_S)  # prior: 1 s
+    assert tally.keyword_eta() == pytest.approx((49_000 + 2 * PDF_PAGE_PARSE) / rate)
+    prior_chunks = PRIOR_TEXT_WORTH_BYTES / PRIOR_CHUNK_BYTES  # the prior, worth 64 KB
+    per_byte = (50 + prior_chunks) / (11_000 + PRIOR_TEXT_WORTH_BYTES)
+    expected = 50 + 49_000 * per_byte + 2 * PRIOR_PAGE_CHUNKS
     assert tally.chunks_to_embed() == pytest.approx(expected)
     assert "keyword 1/4 files, searchable in" in status_text(tally)
     assert f"embedding 0/~{round(expected)} chunks" in status_text(tally)
@@ -282,3 +289,28 @@ def test_without_a_model_the_bar_waits_for_the_ocr_phase():
     tally.ocr_read(1)
     assert fraction(tally) == pytest.approx(24 / (24 + 9 * 4))
     assert "OCR 1/10 pages" in status_text(tally) and "ETA 0:36" in status_text(tally)
+
+
+def test_the_eta_stays_on_an_80_column_line():
+    """Old code: on an 80-column terminal 47 characters are left after the label and the bar,
+    and the line "1% · keyword 61/70 files, searchable in 0:03 · embedding 0/~993 chunks · ..."
+    lost its ETA to the ellipsis (seen on a real `kb add` in a pty)."""
+    from kb_search.cli.progress import status_text as line_of
+
+    ticks = FakeClock()
+    tally = Tally(clock=ticks, prior_rate=300_000.0, prior_embed_rate=9.0)
+    tally.start(70)
+    tally.await_embedding(0)
+    tally.add_work(2_000_000)
+    ticks.now += 3
+    tally.current("pluggy-1.5.0/src/pluggy/_manager.py")
+    tally.read(62)
+    tally.await_embedding(600)
+    tally.advance(61, work=1_500_000, chunks=600)
+    full = line_of(tally)
+    assert "ETA" in full and len(full) > 47
+    fitted = line_of(tally, 47)
+    assert "ETA " in fitted[:47], fitted
+    assert "_manager.py" not in fitted  # the file in hand goes first
+    assert fitted.startswith(full.split(" · ")[0])  # the percentage still opens it
+    assert line_of(tally, 500) == full

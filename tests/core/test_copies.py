@@ -163,3 +163,18 @@ def test_a_pdf_page_cut_across_two_html_sections_is_still_a_copy(kb, tmp_path):
         assert named == wanted, first["also_at"]  # the two pages that hold this section
         shown = {r["source"]["page"] for r in results if r["source"]["path"] != str(page)}
         assert not shown & wanted  # and they take no slot of their own
+
+
+def test_a_long_also_at_path_wraps_under_its_result(kb, environment, tmp_path):
+    """Old code: `also at:` ended its line and the path it names began at the left margin,
+    where the next result's number stands."""
+    deep = tmp_path / "a-folder-with-a-rather-long-name" / "and-another-one-under-it"
+    write_guide(deep)
+    kb("add", str(deep))
+    environment.env["COLUMNS"] = "60"
+    human = kb("search", QUERY, "--mode", "lexical", "--format", "human").stdout
+    lines = human.split("\n")
+    start = next(n for n, line in enumerate(lines) if "also at:" in line)
+    block = lines[start : lines.index("", start)]
+    assert len(block) > 1  # the path wrapped
+    assert all(line.startswith("   ") for line in block), block

@@ -339,3 +339,25 @@ def test_the_cpu_share_can_be_read_while_batches_are_added():
         reader.join()
         sys.setswitchinterval(switch)
     assert errors == []
+
+
+def test_a_tiny_first_file_is_not_taken_for_the_whole_folders_speed_and_chunks():
+    """A 5 MB folder whose first file is a 459-byte changelog (2 chunks) done 0.7 s after the
+    start (the parser's start-up): old code took 685 bytes/s and a chunk per 230 bytes for the
+    whole folder, an ETA of 10,115 s for a run that took 1,350 s (recorded, `kb add` of a
+    587-file folder). The priors now weigh as a little measuring of the job's own."""
+    clock = Clock()
+    tally = Tally(clock=clock, prior_rate=300_000.0, prior_embed_rate=9.0)
+    tally.start(444)
+    tally.await_embedding(0)
+    tally.add_work(5_113_263)
+    clock.now += 0.7
+    tally.await_embedding(2)
+    tally.advance(1, work=459, chunks=2)
+    # the truth of that run: 26 s of parsing, then 11,100 chunks embedded in 1,324 s
+    assert within(tally.eta(), 1350.0, share=0.5)
+    for _ in range(40):  # once the run measures enough of its own, its own speed decides
+        clock.now += 0.5
+        tally.await_embedding(250)
+        tally.advance(1, work=50_000, chunks=250)
+    assert tally.keyword_eta() == pytest.approx((5_113_263 - 459 - 2_000_000) / 100_000, rel=0.1)

@@ -87,6 +87,16 @@ def test_title_falls_back_to_first_h1_then_file_name():
     assert parse("<p>just text</p>", name="notes.htm").title == "notes"
 
 
+def test_a_templates_title_is_no_title():
+    """Old code: MkDocs' `base.html` was titled `{% if page and page.title %}...`."""
+    page = "<html><head><title>{{ page.title }} - {{ config.site_name }}</title></head>"
+    assert parse(page + "<body><h1>Main</h1><p>x</p></body></html>").title == "Main"
+    assert parse("<title>{% block t %}{% endblock %}</title><p>x</p>", name="base.html").title == (
+        "base"
+    )
+    assert parse("<title>Braces {like this}</title><p>x</p>").title == "Braces {like this}"
+
+
 def test_headings_become_atx_levels():
     text = markdown("<h1>One</h1><h2>Two</h2><h3>Three</h3><h6>Six</h6>")
     assert text == "# One\n\n## Two\n\n### Three\n\n###### Six\n"

@@ -28,6 +28,16 @@ def test_long_first_line_gives_stem_title():
     assert doc.title == "journal"
 
 
+def test_markup_read_as_text_is_not_titled_by_its_tags():
+    """Old code: `sitemap.xml` and a `.devhelp2` were titled `<?xml version="1.0"...?>`."""
+    doc = parse(
+        '<?xml version="1.0" encoding="UTF-8"?>\n<urlset>\n<url>a</url>\n', name="sitemap.xml"
+    )
+    assert doc.title == "sitemap"
+    doc = parse("<!-- generated -->\nRelease notes for 2.0\n", name="notes.xml")
+    assert doc.title == "Release notes for 2.0"
+
+
 def test_a_list_term_or_literal_label_is_no_title():
     doc = parse("-b::\n\tShow blank SHA-1 for boundary commits.\n", name="blame-options.txt")
     assert doc.title == "blame-options"

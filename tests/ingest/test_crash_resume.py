@@ -128,6 +128,8 @@ def test_sigkill_in_the_embedding_phase_then_resume(tmp_path, model_cache, monke
     assert rerun.returncode == 0, rerun.stderr
     assert summary["skipped"] == N_FILES and summary["added"] == 0
     assert summary["embedded"] == chunks - vectors and summary["model_loaded"]
+    left = chunks - vectors  # said, not only "Added 0 documents" after minutes of embedding
+    assert f"{left} chunks embedded that an earlier run left without a vector" in summary["summary"]
     assert vector_state(db_path) == (chunks, chunks)
     _, doctor = run_json(data_dir, "doctor")
     check = {c["name"]: c for c in doctor["checks"]}["vectors_in_sync"]

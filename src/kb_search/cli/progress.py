@@ -29,13 +29,14 @@ def clock(seconds: float | None) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
-def status_text(tally: Tally) -> str:
+def status_text(tally: Tally, room: int | None = None) -> str:
     """The line's text, e.g. "12% · keyword 37/183 files, searchable in 0:40 · embedding
     320/~3310 chunks · 41.2 chunks/s · ETA 3:07 · report.pdf", when scans wait "... · 12 pages
     to OCR next", then "40% · keyword done · OCR 3/12 pages · embedding 0/~3310 chunks · ETA
     2:30 · scan.pdf", then "80% · keyword done · embedding 1204/3310 chunks · 30.1 chunks/s ·
     ETA 1:10" (the percentage is of the time: elapsed against elapsed + ETA; the ETA is every
-    phase's)."""
+    phase's). In `room` characters the file name, the files read and the speed go first, then
+    the ETA moves up to follow the percentage: an 80-column terminal cut it off."""
     if tally.phase == "embedding":
         parts = [
             f"{fraction(tally):.0%}",
@@ -74,7 +75,28 @@ def status_text(tally: Tally) -> str:
         from kb_search.sanitize import printable
 
         parts.append(printable(tally.name))
-    return " · ".join(parts)
+    return _fitted(parts, room)
+
+
+def _fitted(parts: list[str], room: int | None) -> str:
+    """The parts joined; when they overflow `room`, the least needed left out first (the file
+    in hand, the files read, the speed), then the ETA put right after the percentage."""
+    text = " · ".join(parts)
+    if room is None or len(text) <= room:
+        return text
+    droppable = (
+        lambda p: p.endswith(" chunks/s"),
+        lambda p: p.endswith(" read"),
+        lambda p: not p[:1].isdigit() and not p.startswith(("keyword", "embedding", "OCR", "ETA")),
+    )
+    for is_it in reversed(droppable):  # the file name first, then the files read, the speed
+        parts = [p for p in parts if not is_it(p)]
+        text = " · ".join(parts)
+        if len(text) <= room:
+            return text
+    eta = [p for p in parts if p.startswith("ETA ")]
+    rest = [p for p in parts if not p.startswith("ETA ")]
+    return " · ".join(rest[:1] + eta + rest[1:])
 
 
 def expectations(tally: Tally) -> list[str]:
@@ -167,7 +189,8 @@ class ProgressView(Tally):
         grid.add_column(width=20, no_wrap=True)
         grid.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
         bar = ProgressBar(total=1000, completed=int(fraction(self) * 1000), width=20)
-        grid.add_row(Text(self.label, style="bold"), bar, Text(status_text(self)))
+        room = grid.width - len(self.label) - 20 - 2
+        grid.add_row(Text(self.label, style="bold"), bar, Text(status_text(self, room)))
         return grid
 
     def close(self) -> None:

@@ -86,25 +86,29 @@ def _heading(source: Any) -> str:
     return printable(" › ".join(x for x in parts if x))
 
 
-def _location_line(term: Terminal, source: Any, chunk_id: int, width: int) -> Text:
+def _location_line(term: Terminal, source: Any, chunk_id: int, width: int) -> Padding:
     """`path:line · type · tags · chunk N`. The openable part is never cut: what does not fit
-    beside it is left out, and a path longer than the line wraps."""
-    line = Text(" " * INDENT) + location(term, source.path, source.lines, source.page,
-                                         source.page_end)  # fmt: skip
+    beside it is left out, and a path longer than the line wraps, indented as the line is."""
+    line = location(term, source.path, source.lines, source.page, source.page_end)
     for extra in (printable(source.type), printable(", ".join(source.tags)), f"chunk {chunk_id}"):
-        if extra and cell_len(line.plain) + cell_len(extra) + 3 <= width:
+        if extra and INDENT + cell_len(line.plain) + cell_len(extra) + 3 <= width:
             line += Text(f" · {extra}", DIM)
-    return line
+    return _indented(line)
 
 
-def _also_at_line(term: Terminal, copies: list[Any]) -> Text:
-    """`also at: guide.html:120, guide.txt:88`: the same text in other documents, openable."""
-    line = Text(" " * INDENT) + Text("also at: ", DIM)
+def _also_at_line(term: Terminal, copies: list[Any]) -> Padding:
+    """`also at: guide.html:120, guide.txt:88`: the same text in other documents, openable;
+    a path that wraps stays under the result, not at the margin."""
+    line = Text("also at: ", DIM)
     for number, copy in enumerate(copies):
         if number:
             line += Text(", ", DIM)
         line += location(term, copy.path, copy.lines, copy.page)
-    return line
+    return _indented(line)
+
+
+def _indented(line: Text) -> Padding:
+    return Padding(line, (0, 0, 0, INDENT), expand=False)
 
 
 def search_human(response: SearchResponse, term: Terminal) -> str:

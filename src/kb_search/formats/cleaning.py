@@ -100,6 +100,7 @@ def read_html(text: str) -> HtmlPage:
     if root is None:
         return page
     _read_head(root, page)
+    _docbook_as_html(root)
     body = root.find("body")
     top = body if body is not None else root
     if _too_deep(root):
@@ -113,6 +114,56 @@ def read_html(text: str) -> HtmlPage:
         if page.blocks:
             break
     return page
+
+
+# DocBook XML (sniffed by `registry`) read through the HTML reader: its elements renamed to the
+# HTML ones that mean the same, so that sections have headings and each block its own lines.
+_DOCBOOK_ROOTS = ("article", "book", "chapter", "refentry", "part", "reference")
+_DOCBOOK_SECTIONS = frozenset({
+    "article", "book", "part", "chapter", "appendix", "preface", "reference", "refentry",
+    "section", "sect1", "sect2", "sect3", "sect4", "sect5", "refsect1", "refsect2",
+    "refsect3", "refsection", "simplesect", "glossary", "bibliography",
+})  # fmt: skip
+_DOCBOOK_TAGS = {
+    "para": "p", "simpara": "p", "formalpara": "div", "itemizedlist": "ul",
+    "orderedlist": "ol", "listitem": "li", "variablelist": "ul", "varlistentry": "li",
+    "term": "p", "programlisting": "pre", "screen": "pre", "literallayout": "pre",
+    "synopsis": "pre", "informaltable": "table", "row": "tr", "entry": "td", "ulink": "a",
+    "note": "blockquote", "warning": "blockquote", "tip": "blockquote", "important": "blockquote",
+    "caution": "blockquote", "tgroup": "tbody",
+}  # fmt: skip
+# DocBook's other block elements: read as blocks (an unknown element is read inline).
+_DOCBOOK_BLOCKS = frozenset({
+    "articleinfo", "bookinfo", "info", "authorgroup", "author", "corpauthor", "abstract",
+    "legalnotice", "revhistory", "revision", "example", "informalexample", "figure",
+    "mediaobject", "imageobject", "textobject", "sidebar", "qandaset", "qandaentry",
+    "question", "answer", "procedure", "step", "substeps", "glosslist", "glossentry",
+    "glossdef", "bibliodiv", "biblioentry", "bibliomixed", "refnamediv", "refsynopsisdiv",
+    "cmdsynopsis", "funcsynopsis", "calloutlist", "callout", "simplelist", "member",
+})  # fmt: skip
+
+
+def _docbook_as_html(root: etree._Element) -> None:
+    top = root.find("body")
+    first = top[0] if top is not None and len(top) else None
+    if first is None or first.tag not in _DOCBOOK_ROOTS:
+        return
+    if top is not None and (top.text or "").strip() == "]>":
+        top.text = None  # the end of the doctype's internal subset (its entities)
+    elements = [e for e in first.iter() if isinstance(e.tag, str)]
+    for element in elements:  # titles first: their depth is read from the DocBook tags
+        if element.tag == "title":
+            depth = sum(1 for a in element.iterancestors() if a.tag in _DOCBOOK_SECTIONS)
+            parent = element.getparent()
+            section_title = parent is not None and parent.tag in _DOCBOOK_SECTIONS
+            element.tag = f"h{min(6, max(1, depth))}" if section_title else "p"
+    for element in elements:
+        if element.tag in _DOCBOOK_TAGS:
+            element.tag = _DOCBOOK_TAGS[element.tag]
+        elif element.tag in _DOCBOOK_SECTIONS:
+            element.tag = "section"
+        elif element.tag in _DOCBOOK_BLOCKS:
+            element.tag = "div"
 
 
 def _parse(text: str) -> etree._Element | None:
@@ -178,6 +229,9 @@ def _plain_blocks(top: etree._Element) -> list[list[Line]]:
     return blocks
 
 
+_TEMPLATE_CODE = re.compile(r"\{\{|\{%")  # Jinja, Django, Liquid, Handlebars
+
+
 def _read_head(root: etree._Element, page: HtmlPage) -> None:
     page.language = (
         root.get("lang") or root.get("{http://www.w3.org/XML/1998/namespace}lang") or ""
@@ -185,6 +239,8 @@ def _read_head(root: etree._Element, page: HtmlPage) -> None:
     title = root.find(".//title")
     if title is not None:
         page.title = _SPACE.sub(" ", title.text_content()).strip() or None
+        if page.title and _TEMPLATE_CODE.search(page.title):
+            page.title = None  # a template's (`{{ page.title }}`): the page has none yet
     for meta in root.iter("meta"):
         name = (meta.get("name") or meta.get("property") or "").lower()
         content = _SPACE.sub(" ", meta.get("content") or "").strip()

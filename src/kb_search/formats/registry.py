@@ -150,6 +150,8 @@ CODE_FILENAMES: dict[str, str] = {
     ".bash_profile": "bash",
     ".profile": "bash",
     ".zshrc": "zsh",
+    ".gitconfig": "ini",
+    ".hgrc": "ini",
 }
 # Interpreters named on a `#!` line, for scripts without an extension.
 SHEBANG_LANGUAGES = {
@@ -266,6 +268,11 @@ _JSON_CONTAINER = re.compile(r'(?<!\s)\s*(\{\s*"|\[\s*[\[{"])')
 _LATEX_START = re.compile(r"\\(documentclass|documentstyle)\b")
 _ORG_START = re.compile(r"#\+(title|author|filetags|startup|options|setupfile):", re.I)
 _HTML_START = re.compile(r"(?<!\s)\s*(<!doctype html|<html[\s>])", re.I)
+# DocBook XML (a manual's source, often shipped beside its HTML and PDF): its markup is read
+# as HTML's is, so its text is prose, not tags (DocBook 4's public identifier, DocBook 5's
+# namespace), in the prolog before the root element's content.
+_DOCBOOK = re.compile(r"-//OASIS//DTD DocBook|xmlns=[\"']http://docbook\.org/ns/docbook", re.I)
+DOCBOOK_PROLOG_CHARS = 2048
 
 _PLAIN_EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9_+-]{0,11}")
 
@@ -304,6 +311,8 @@ def _sniff_text(text: str, complete: bool) -> str | None:
     if _looks_like_json(text, complete):
         return ".json"
     if _HTML_START.match(text):
+        return ".html"
+    if text.lstrip().startswith("<") and _DOCBOOK.search(text, 0, DOCBOOK_PROLOG_CHARS):
         return ".html"
     body = [line for line in text.split("\n") if line.strip() and not line.startswith("%")]
     if body and _LATEX_START.match(body[0].lstrip()):
@@ -420,6 +429,10 @@ def format_by_content(head: bytes, text_fallback: bool = False) -> Format | None
 
 
 UNSUPPORTED = "unsupported"  # a verdict's reason: binary, or text that is no document
+# Why a file is unsupported, for the summary's count by kind (JSON `unsupported_kinds`).
+BINARY = "binary"  # a program, an image, a font, an archive, a compiled catalogue
+HIDDEN = "hidden"  # a tool's hidden settings file whose content announces no format
+NO_DOCUMENT = "no document"  # text that is never a document: a style sheet, a drawing, a key
 # Languages (None: plain text) whose files are judged minified or not by their content.
 _MINIFIABLE = frozenset({None, "javascript", "typescript", "json"})
 
@@ -430,6 +443,7 @@ class Verdict:
 
     format: Format | None
     left_out: str | None = None  # UNSUPPORTED, or one of `generated.REASONS`
+    kind: str | None = None  # when UNSUPPORTED: BINARY, HIDDEN or NO_DOCUMENT
 
 
 def classify(path: Path, include_generated: bool = False, named: bool = False) -> Verdict:
@@ -449,13 +463,24 @@ def classify(path: Path, include_generated: bool = False, named: bool = False) -
     compressed_head = head_of(path) if fmt and compressed.is_compressed(path) else b""
     fmt = _readable_inflated(path, fmt, compressed_head)
     if fmt is None:
-        return Verdict(None, UNSUPPORTED)
+        return Verdict(None, UNSUPPORTED, _unsupported_kind(path, named))
     if include_generated or named:
         return Verdict(fmt)
     reason = generated.reason_by_name(compressed.inner_path(path))
     if reason is None and fmt.doc_type in ("code", "text") and fmt.language in _MINIFIABLE:
         reason = generated.MINIFIED if generated.is_minified(head_of(path)) else None
+    if reason is None and fmt.doc_type == "text" and generated.is_compiled_lock(head_of(path)):
+        reason = generated.LOCK_FILE
     return Verdict(fmt, reason)
+
+
+def _unsupported_kind(path: Path, named: bool) -> str:
+    name = compressed.inner_path(path)
+    if named:
+        return BINARY  # a named file is read whenever it is text
+    if sniff.not_a_document(name):
+        return NO_DOCUMENT
+    return HIDDEN if sniff.name_kind(name) == "hidden" else BINARY
 
 
 def language_for(path: Path) -> str | None:

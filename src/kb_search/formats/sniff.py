@@ -2,7 +2,8 @@
 
 The rule (docs/formats.md, "Files without a known extension"):
 
-1. Shell startup files (`bashrc`, `.bashrc`, `.profile`...) are bash code.
+1. Shell startup files (`bashrc`, `.bashrc`, `.profile`...) are bash code; a person's own
+   settings files (`.gitconfig`, `.inputrc`, `.vimrc`, `.tmux.conf`...) are read as text.
 2. Other hidden files (`.coveragerc`, `.gitignore`) are tool settings, not documents: read
    only when their content announces a format (below), as ripgrep leaves hidden files out.
 3. Extensions that are text but never a document (style sheets, SVG drawings, keys and
@@ -23,6 +24,15 @@ SHELL_NAMES = frozenset({
     "bashrc", "bash_profile", "bash_login", "bash_logout", "bash_aliases", "profile",
     "zshrc", "zprofile", "zshenv", "zlogin", "kshrc", "mkshrc",
 })  # fmt: skip
+# A person's own settings, kept in a dotfiles folder: searched for the alias, key binding or
+# option they hold (never ones that hold secrets: `.netrc`, `.pgpass`, `.pypirc`, `.npmrc`).
+PERSONAL_DOTFILES = frozenset({
+    ".gitconfig", ".inputrc", ".vimrc", ".gvimrc", ".exrc", ".tmux.conf", ".screenrc",
+    ".nanorc", ".xresources", ".xdefaults", ".muttrc", ".gdbinit", ".psqlrc", ".sqliterc",
+    ".wgetrc", ".curlrc", ".editrc", ".hgrc", ".lesskey", ".mailcap", ".dir_colors",
+})  # fmt: skip
+# X session files are shell scripts.
+SHELL_DOTFILES = frozenset({".xinitrc", ".xsession", ".xprofile", ".xsessionrc"})
 # Text, but never a document a person searches: left out even though they read as text.
 NOT_DOCUMENT_EXTENSIONS = frozenset({
     ".css", ".scss", ".sass", ".less", ".svg", ".pem", ".crt", ".cer", ".csr", ".key", ".pub",
@@ -37,10 +47,13 @@ _SHELL_FUNCTION = re.compile(
 
 
 def name_kind(path: Path) -> str | None:
-    """"bash" for a shell startup file; "hidden" for another dotfile; else None."""
+    """"bash" for a shell startup file; "personal" for a person's own settings file (read as
+    text); "hidden" for another dotfile; else None."""
     name = path.name
-    if name.lstrip(".").lower() in SHELL_NAMES:
+    if name.lstrip(".").lower() in SHELL_NAMES or name.lower() in SHELL_DOTFILES:
         return "bash"
+    if name.lower() in PERSONAL_DOTFILES:
+        return "personal"
     if name.startswith("."):
         return "hidden"
     return None

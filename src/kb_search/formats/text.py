@@ -129,6 +129,9 @@ def _after_headers(lines: list[str]) -> int:
     return 0
 
 
+_MARKUP_PROLOG = ("<?", "<!")  # an XML declaration, a doctype, a comment
+
+
 def _text_title(lines: list[str], path: Path) -> str:
     """Package metadata by its name and summary; else the first line of text, past a mail-like
     header block, RST directives and comments (`.. module:: x` and their indented options),
@@ -144,8 +147,10 @@ def _text_title(lines: list[str], path: Path) -> str:
         if in_directive and (not stripped or line[:1] in " \t"):
             continue
         in_directive = False
-        if not stripped or _RST_ADORNMENT.match(stripped):
+        if not stripped or _RST_ADORNMENT.match(stripped) or stripped.startswith(_MARKUP_PROLOG):
             continue
+        if stripped.startswith("<") and stripped.endswith(">"):
+            return path.stem  # markup read as text (an XML file): its tags are no title
         title = _ASCIIDOC_TITLE.sub("", stripped, count=1) if stripped.startswith("=") else stripped
         # a line ending in "::" labels what follows (an AsciiDoc list term, a reST literal)
         named = len(title) < MAX_TITLE_CHARS and not title.endswith("::")

@@ -40,7 +40,9 @@ KNOWN_EMPTY = "known empty"  # empty before and unchanged since: not a failure
 # 7: PDF reading order (code line numbers, contents pages, tables), TeX accents, short notes'
 #    folios, fifth-line numbers, version lines, labels and 'Contents' as headings, cards read by
 #    column, TeX math symbols, headings never from bold body, dates or crowded lines (issue 37).
-CHUNKER_VERSION = 7
+# 8: DocBook XML read as markup, pinned requirements files a tool wrote left out as lock files,
+#    no title from an XML prolog or a template's `{{ }}` (issue 32).
+CHUNKER_VERSION = 8
 # The last version whose change reached plain-text chunks (`formats/text.parse_text`), the
 # cut BEIR corpora go through: their cached eval indexes (evaluate/beir.py) outlive other bumps.
 TEXT_CHUNKER_VERSION = 3

@@ -50,10 +50,12 @@ class Candidates:
     found: list[Found] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
     unsupported: list[Path] = field(default_factory=list)
+    unsupported_kinds: dict[Path, str] = field(default_factory=dict)  # binary, hidden...
     explicit: set[Path] = field(default_factory=set)  # files named on their own
     left_out: dict[str, int] = field(default_factory=dict)  # generated files, by reason
     walked: set[str] = field(default_factory=set)  # every file the walk yielded
     judged: dict[str, str] = field(default_factory=dict)  # of which left out: why
+    not_walked: dict[str, int] = field(default_factory=dict)  # by `walk.passed_reason`
 
 
 def candidates(
@@ -65,11 +67,11 @@ def candidates(
 
     A file named on its own keeps the citation path of the added folder it lies in.
     """
-    from kb_search.formats.registry import classify
+    from kb_search.formats.registry import UNSUPPORTED, classify
 
     result = Candidates()
     result.explicit = {Path(p).expanduser().resolve() for p in paths if Path(p).is_file()}
-    for item in walk(paths, follow_symlinks=options.follow_symlinks):
+    for item in walk(paths, follow_symlinks=options.follow_symlinks, passed=result.not_walked):
         if isinstance(item, WalkError):
             result.failures.append(Failure(path_text(item.path), item.reason))
             continue
@@ -80,6 +82,7 @@ def candidates(
             result.judged[path_text(item.path)] = verdict.left_out
         if verdict.format is None:
             result.unsupported.append(item.path)
+            result.unsupported_kinds[item.path] = verdict.kind or UNSUPPORTED
             continue
         if verdict.left_out is not None:
             result.left_out[verdict.left_out] = result.left_out.get(verdict.left_out, 0) + 1
@@ -117,7 +120,11 @@ def add_paths(
     unsupported = [p for p in found.unsupported if path_text(p) not in leaving]
     summary.unsupported = len(unsupported)
     summary.unsupported_files = [str(p) for p in unsupported[:UNSUPPORTED_LISTED]]
+    for path in unsupported:
+        kind = found.unsupported_kinds[path]
+        summary.unsupported_kinds[kind] = summary.unsupported_kinds.get(kind, 0) + 1
     summary.left_out = found.left_out
+    summary.not_walked = found.not_walked
     for _, reason in leaving.values():  # counted once: as leaving the index
         if reason in summary.left_out:
             summary.left_out[reason] -= 1

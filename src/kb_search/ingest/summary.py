@@ -41,9 +41,14 @@ class AddSummary:
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)  # said once per run
     unsupported_files: list[str] = field(default_factory=list)  # the first few, by path
+    # The unsupported files by kind (`registry.BINARY`, `HIDDEN`, `NO_DOCUMENT`)
+    unsupported_kinds: dict[str, int] = field(default_factory=dict)
     model_loaded: bool = False  # whether this run loaded the embedding model
     # Generated files left out, by reason (`formats/generated.py`): "minified", "lock file"...
     left_out: dict[str, int] = field(default_factory=dict)
+    # Files and folders the walk passed by, by reason (`walk.passed_reason`): "hidden folder",
+    # "build, cache or vendor folder", "VCS folder", "ignore rules"...
+    not_walked: dict[str, int] = field(default_factory=dict)
     # Documents an earlier run indexed whose files are left out now, by reason: removed
     # (`ingest/left_out.py`, as `kb sync` does)
     excluded: dict[str, int] = field(default_factory=dict)
@@ -61,10 +66,15 @@ class AddSummary:
         if self.unsupported:
             first = self.unsupported_files[0] if self.unsupported_files else ""
             named = f" (first: {show(first)})" if first else ""
-            parts.append(f"{plural(self.unsupported, 'file')} of unsupported types ignored{named}")
+            kinds = unsupported_kinds_part(self.unsupported_kinds)
+            parts.append(
+                f"{plural(self.unsupported, 'file')} of unsupported types ignored{kinds}{named}"
+            )
         parts += generated_parts(self.left_out)
+        parts += not_walked_parts(self.not_walked)
         parts += excluded_parts(self.excluded)
         parts += ocr_parts(self.ocr_pages)
+        parts += leftover_parts(self.embedded, self.chunks)
         return ". ".join(parts) + "."
 
     def to_dict(self) -> dict:
@@ -72,8 +82,10 @@ class AddSummary:
             "added": self.added,
             "updated": self.updated,
             "skipped": self.skipped,
+            "not_walked": dict(sorted(self.not_walked.items())),
             "unsupported": self.unsupported,
             "unsupported_files": self.unsupported_files,
+            "unsupported_kinds": dict(sorted(self.unsupported_kinds.items())),
             "left_out": dict(sorted(self.left_out.items())),
             "excluded": dict(sorted(self.excluded.items())),
             "empty": self.empty,
@@ -117,6 +129,38 @@ class AddSummary:
 
 
 UNSUPPORTED_LISTED = 10  # unsupported file names kept for the summary
+# How the summary names each kind of unsupported file, one and many.
+_KIND_WORDS = {
+    "binary": ("binary", "binary"),
+    "hidden": ("hidden settings file", "hidden settings files"),
+    "no document": ("style sheet, drawing or key", "style sheets, drawings or keys"),
+}
+
+
+def unsupported_kinds_part(kinds: dict[str, int]) -> str:
+    """": 120 binary, 14 style sheets, drawings or keys, 3 hidden settings files" (by count);
+    empty when every one is binary (the summary's "unsupported types" says it)."""
+    if set(kinds) <= {"binary"}:
+        return ""
+    words = []
+    for kind, count in sorted(kinds.items(), key=lambda item: (-item[1], item[0])):
+        one, many = _KIND_WORDS.get(kind, (kind, kind))
+        words.append(f"{count} {one if count == 1 else many}")
+    return ": " + ", ".join(words)
+
+
+def not_walked_parts(not_walked: dict[str, int]) -> list[str]:
+    """"9 paths not walked: 6 build, cache or vendor folders, 3 hidden folders"."""
+    total = sum(not_walked.values())
+    if not total:
+        return []
+    words = []
+    for reason, count in sorted(not_walked.items(), key=lambda item: (-item[1], item[0])):
+        if reason == "ignore rules":
+            words.append(f"{count} by .gitignore/.kbignore")
+        else:
+            words.append(plural(count, reason))
+    return [f"{plural(total, 'path')} not walked: " + ", ".join(words)]
 
 
 def failed_part(failed: list[Failure], show: Callable[[str], str]) -> str:
@@ -212,6 +256,16 @@ class ErrorLog:
                 fh.write(f"{stamp}\t{log_field(failure.path)}\t{log_field(reason)}\n")
         except OSError as exc:
             self.problem = f"cannot write {self.path}: {exc.strerror or exc}"
+
+
+def leftover_parts(embedded: int, written: int) -> list[str]:
+    """Chunks embedded beyond those this run wrote: left without a vector by a run that was
+    interrupted (Ctrl-C, a crash). Without this a resumed run that embedded for minutes said
+    only "Added 0 documents"."""
+    left = embedded - written
+    return [f"{plural(left, 'chunk')} embedded that an earlier run left without a vector"] if (
+        left > 0
+    ) else []
 
 
 def ocr_parts(pages: int) -> list[str]:

@@ -44,6 +44,7 @@ from kb_search.ingest.summary import (
     failed_part,
     generated_parts,
     left_out_parts,
+    leftover_parts,
     ocr_parts,
 )
 from kb_search.ingest.walk import Found, IgnoreRules, WalkError, rel_path_for, walk_tree
@@ -144,6 +145,7 @@ class SyncSummary:
             parts.append(unfollowed_part(self.unfollowed_roots, show))
         parts += generated_parts(self.left_out)
         parts += ocr_parts(self.ocr_pages)
+        parts += leftover_parts(self.embedded, self.chunks)
         return ". ".join(parts) + "."
 
     def to_dict(self) -> dict:

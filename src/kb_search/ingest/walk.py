@@ -84,6 +84,29 @@ class WalkError:
     reason: str
 
 
+VCS_DIRS = frozenset({".git", ".hg", ".svn"})
+# Why the walk passed a path by (the summary's `not_walked`, by reason)
+VCS_FOLDER = "VCS folder"
+HIDDEN_FOLDER = "hidden folder"
+BUILD_FOLDER = "build, cache or vendor folder"
+BUILD_FILE = "build or editor file"  # *.pyc, *.o, swap and backup files
+IGNORE_RULES = "ignore rules"  # what a .gitignore or .kbignore says
+
+
+def passed_reason(name: str, is_dir: bool) -> str | None:
+    """Why the walk left out a file or folder it found ignored (see `_ignored_name`); None for
+    what no one would count (an ignore file itself, `.DS_Store`)."""
+    if not _ignored_name(name, is_dir):
+        return IGNORE_RULES
+    if not is_dir:
+        return None if name in DEFAULT_IGNORED_FILES else BUILD_FILE
+    if name in VCS_DIRS:
+        return VCS_FOLDER
+    if name in DEFAULT_IGNORED_DIRS or name.endswith(".egg-info"):
+        return BUILD_FOLDER
+    return HIDDEN_FOLDER
+
+
 def _ignored_name(name: str, is_dir: bool) -> bool:
     if is_dir:
         return name in DEFAULT_IGNORED_DIRS or name.endswith(".egg-info") or name.startswith(".")
@@ -233,8 +256,11 @@ def rel_path_for(path: Path, root: Path) -> str:
     return path_text((Path(root.name) / below).as_posix() if root.name else below.as_posix())
 
 
-def walk(paths: list[Path], follow_symlinks: bool = False) -> Iterator[Found | WalkError]:
-    """Yield every candidate file once; unreadable dirs and link loops become WalkErrors."""
+def walk(
+    paths: list[Path], follow_symlinks: bool = False, passed: dict[str, int] | None = None
+) -> Iterator[Found | WalkError]:
+    """Yield every candidate file once; unreadable dirs and link loops become WalkErrors.
+    `passed`, when given, counts the files and folders the walk left out, by reason."""
     seen_files: set[Path] = set()
     for given in paths:
         given = Path(given).expanduser()
@@ -255,7 +281,9 @@ def walk(paths: list[Path], follow_symlinks: bool = False) -> Iterator[Found | W
         if not resolved.is_dir():
             yield WalkError(given, "not a regular file (FIFO, socket or device)")
             continue
-        yield from walk_tree(resolved, follow_symlinks=follow_symlinks, seen_files=seen_files)
+        yield from walk_tree(
+            resolved, follow_symlinks=follow_symlinks, seen_files=seen_files, passed=passed
+        )
 
 
 def walk_tree(
@@ -264,10 +292,12 @@ def walk_tree(
     follow_symlinks: bool = False,
     seen_files: set[Path] | None = None,
     file_root: Path | None = None,
+    passed: dict[str, int] | None = None,
 ) -> Iterator[Found | WalkError]:
     """Files below `start` (default: `root`), with `root`'s ignore rules. Each Found carries
     the stat the walk made (size, mtime), so a caller comparing them needs no more syscalls.
-    `file_root` is the root stamped on each Found (default `root`)."""
+    `file_root` is the root stamped on each Found (default `root`); `passed` counts what the
+    rules left out, by reason (`passed_reason`)."""
     rules = IgnoreRules(root)
     start = start or root
     seen = seen_files if seen_files is not None else set()
@@ -277,7 +307,9 @@ def walk_tree(
     stack = [start]
     while stack:
         current = stack.pop()
-        yield from _scan_dir(current, rules, follow_symlinks, seen, visited, stack, file_root)
+        yield from _scan_dir(
+            current, rules, follow_symlinks, seen, visited, stack, file_root, passed
+        )
 
 
 def _scan_dir(
@@ -288,6 +320,7 @@ def _scan_dir(
     visited: set[tuple[int, int]],
     stack: list[Path],
     file_root: Path | None,
+    passed: dict[str, int] | None = None,
 ) -> Iterator[Found | WalkError]:
     try:
         st = current.stat()
@@ -314,6 +347,9 @@ def _scan_dir(
             yield WalkError(Path(entry.path), exc.strerror or str(exc))
             continue
         if rules.ignored(rel, is_dir):
+            reason = passed_reason(entry.name, is_dir) if passed is not None else None
+            if reason is not None and passed is not None:
+                passed[reason] = passed.get(reason, 0) + 1
             continue
         if is_dir:
             subdirs.append(Path(entry.path))
