@@ -288,3 +288,39 @@ def test_spacing_accents_set_over_letters_make_accented_letters(tmp_path: Path) 
 )
 def test_compose_accents(raw: str, composed: str) -> None:
     assert compose_accents([raw]) == [composed]
+
+
+def test_an_accent_drawn_after_its_word_goes_back_onto_its_letter(tmp_path: Path) -> None:
+    """TeX draws the accent of 'Küster' or 'Tōkyō' after the word, back over its letter: it is
+    read as a run of its own, after the word ('Kuster ¨'), unless it is set on the letter centred
+    under it. A mark between two words (an index mark) is over no letter and stays."""
+    from reportlab.pdfbase.pdfmetrics import stringWidth
+
+    canvas = Canvas(str(tmp_path / "late-accents.pdf"))
+    for x, y, text, font, size in body(lines_of(words(60, "w")), top=100, size=11):
+        canvas.setFont(font, size)
+        canvas.drawString(x, 842 - y, text)
+    line = "Thanks to Frank Kuster of Tokyo and to the index mark here."
+    canvas.setFont("Helvetica", 11)
+    canvas.drawString(72, 342, line)
+
+    def over(prefix: str, letter: str, accent: str) -> None:
+        """`accent` centred over the `letter` after `prefix`, drawn after the whole line."""
+        left = 72 + stringWidth(prefix, "Helvetica", 11)
+        middle = left + stringWidth(letter, "Helvetica", 11) / 2
+        canvas.drawString(middle - stringWidth(accent, "Helvetica", 11) / 2, 342, accent)
+
+    over("Thanks to Frank K", "u", "\u00a8")
+    over("Thanks to Frank Kuster of T", "o", "\u00af")
+    # between 'mark' and 'here': over the space, no letter under its centre
+    canvas.drawString(
+        72 + stringWidth("Thanks to Frank Kuster of Tokyo and to the index mark", "Helvetica", 11),
+        342,
+        "\u00af",
+    )
+    canvas.showPage()
+    canvas.save()
+    text = text_of(tmp_path / "late-accents.pdf")
+    assert "Thanks to Frank Küster of Tōkyo and to the index mark" in text
+    assert "\u00a8" not in text
+    assert text.count("\u00af") == 1  # the index mark stays

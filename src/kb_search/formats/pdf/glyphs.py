@@ -186,6 +186,25 @@ def compose_accents(texts: list[str]) -> list[str]:
     return [text.replace(HIDDEN_ACUTE, ACUTE) for text in composed]
 
 
+def accent_on_letter(text: str, accent: str, letter: str, share: float) -> str | None:
+    """`text` with a spacing `accent` set on its `letter` nearest `share` of the way across it
+    ('Kuster', a '¨' over its 'u': 'Küster'); None when the text has no such letter near there
+    or Unicode no such accented letter."""
+    mark = ACCENTS.get(accent)
+    composed = unicodedata.normalize("NFC", DOTLESS.get(letter, letter) + (mark or ""))
+    if mark is None or len(composed) != 1:
+        return None
+    spot = share * len(text) - 0.5  # where the letter would be in type of one width
+    found = [i for i in range(len(text)) if text[i] == letter and abs(i - spot) <= PLACE_WINDOW]
+    if not found:
+        return None
+    i = min(found, key=lambda i: abs(i - spot))
+    return text[:i] + composed + text[i + 1 :]
+
+
+PLACE_WINDOW = 4  # characters: proportional type strays this far from an even spread
+
+
 # An acute kept as typed stands in for this private-use character while the others compose.
 HIDDEN_ACUTE = "\uf8ff"
 
