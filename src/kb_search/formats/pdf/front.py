@@ -51,11 +51,15 @@ GENERIC_HEADINGS = frozenset(
         "references",
         "acknowledgements",
         "acknowledgments",
+        "list of figures",
+        "list of tables",
         "title",
         "heading",
         "header",
     }
 )
+# A contents entry's page number ('Contents 1', 'List of Tables . . . iii').
+PAGE_AFTER_RE = re.compile(r"(?<=\S)[\s.\u2026]+(\d{1,4}|[ivxl]{1,6})$")
 # Spreadsheet and word-processor defaults written into the Title field.
 DEFAULT_TITLE_RE = re.compile(r"^(book|sheet|workbook|presentation|slide)\s*\d+$", re.I)
 
@@ -72,7 +76,8 @@ def is_front_matter(text: str) -> bool:
 
 
 def is_generic_heading(text: str) -> bool:
-    return text.strip(" .:").lower() in GENERIC_HEADINGS
+    """'Contents', 'Abstract', or a contents entry of one ('Contents 1', 'List of Figures 2')."""
+    return PAGE_AFTER_RE.sub("", text).strip(" .:").lower() in GENERIC_HEADINGS
 
 
 def is_default_title(text: str) -> bool:

@@ -67,7 +67,10 @@ FOOTNOTE_MARK_RE = re.compile(
     r"[*\u2217\u2020\u2021\u00a7\u00b6]\s*$"
 )
 # The same marks glued to a word inside a title that goes on ('The dramatist package∗ User Guide').
-INNER_MARK_RE = re.compile(r"(?<=[^\W\d_])[*\u2217\u2020\u2021\u00a7\u00b6]+(?=\s)")
+# Or before a dash or colon that goes on ('substr.sty∗—Substring Functions').
+INNER_MARK_RE = re.compile(
+    r"(?<=[^\W\d_])[*\u2217\u2020\u2021\u00a7\u00b6]+(?=[\s\u2013\u2014:;,])"
+)
 # A chapter label a title goes on from ('Chapter 1' above 'What is Earth Science?').
 CHAPTER_LABEL_RE = re.compile(r"^(chapter|part|book|lecture|unit)\s+(\d+|[ivxlc]+|[a-z])\.?$", re.I)
 # Words a wrapped title line can end on: the title goes on below ('... for', '... and').
@@ -87,6 +90,9 @@ MEANINGLESS_TITLE_RE = re.compile(
     r"|powerpoint presentation|presentation\d*)$",
     re.I,
 )
+# A TeX length left at the head of a Title field ('=1exfamilytree package v3.1', from a
+# line break with its space, '\\\\[1ex]', in the title): no title starts with '='.
+TEX_LENGTH_LEAD_RE = re.compile(r"^=-?\d{0,3}(\.\d{1,3})?(pt|ex|em|mm|cm|in|bp|pc)\s*")
 # An identifier, not a name: one 'word' joined by underscores ('905_Precinct_NoOU'), an
 # underscore inside it (`_identifier`). Not `\w+(_\w+)+`: `\w` holds `_`, and that nesting
 # took exponential time on a metadata title such as 'a_a_a_..._a!' (40 pairs: hours).
@@ -236,12 +242,12 @@ def choose_title(
     """The Title field when sane, else the largest lines atop the first page with text that
     are not authors' e-mails, affiliations, dates, table rows, a section heading or a generic
     'Contents', else the outline's first entry; the file name only when none of these is."""
-    meta_title = _unmarked(meta_title or "")
+    meta_title = _unmarked(TEX_LENGTH_LEAD_RE.sub("", meta_title or ""))
     if meta_title and _meaningful_title(meta_title, path):
         return meta_title
     first = next((p for p in pages if p.lines), None)
     if first is not None:
-        top = sorted(first.lines, key=lambda ln: ln.y0)[:15]
+        top = _above_first_section(sorted(first.lines, key=lambda ln: ln.y0)[:15])
         named = [ln for ln in top if _could_name_document(ln)]
         big = [ln for ln in named if _set_large(ln, body)]
         if big:
@@ -254,6 +260,13 @@ def choose_title(
                 return _unmarked(line.text)[:200]
     entry = _outline_title(outline or [])
     return entry or path.stem
+
+
+def _above_first_section(top: list[Line]) -> list[Line]:
+    """The lines above page 1's first 'Abstract' or 'Contents': the title is set above them, and
+    a heading further down ('Copyright' under the contents) names a section, however large."""
+    cut = next((i for i, ln in enumerate(top) if i and front.is_generic_heading(ln.text)), None)
+    return top if cut is None else top[:cut]
 
 
 def _outline_title(outline: list[Entry]) -> str:
@@ -370,7 +383,9 @@ def paragraphs(
             if not first.mono:
                 text = LEADER_RE.sub(" \u2026 ", text).replace("  ", " ")
             if first.heading_level is not None:
-                if page.number == first_page and _part_of_title(text, title):
+                # under a 'Chapter 1' label the line names the chapter, whatever else it names
+                chapter_title = bool(stack) and CHAPTER_LABEL_RE.match(stack[-1][1]) is not None
+                if page.number == first_page and _part_of_title(text, title) and not chapter_title:
                     paras.append(Para(text, page.number, None, _chain(stack)))
                     byline = not from_outline
                     continue
