@@ -203,3 +203,21 @@ def test_a_heading_repeated_deeper_is_not_its_own_child() -> None:
     paras = paragraphs(pages, 21.5, "DVIPDFMx", entries)
     (para,) = [p for p in paras if p.text == item]
     assert para.chain == f"{title} > {item}"
+
+
+def test_a_postcode_line_in_the_authors_address_is_no_heading() -> None:
+    """srbook-mem: '11070 New Belgrade, Serbia' under the author, set large, was read as
+    section 11070 and headed every chunk of the document."""
+    lines = [
+        _line("The srbook-mem package", 100, 18.5),
+        _line("Zoran T. Filipovic", 130, 12.7),
+        _line("Jurija Gagarina 263/6", 146, 12.7),
+        _line("11070 New Belgrade, Serbia", 162, 12.7),
+        _line("June 6, 2011", 190, 12.7),
+        *[_line(t, 220 + i * 12, 10.5) for i, t in enumerate(lines_of(words(40), 10))],
+        _line("Introduction", 300, 15.1, True),
+        *[_line(t, 320 + i * 12, 10.5) for i, t in enumerate(lines_of(words(40), 10))],
+    ]
+    heads = _headings(lines, 10.5, "The srbook-mem package")
+    assert [h for h, _ in heads] == ["Introduction"]
+    assert [chain for _, chain in heads] == ["Introduction"]

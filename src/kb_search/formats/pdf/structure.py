@@ -29,8 +29,10 @@ HYPHENS = "-\u00ad\u2010\u2011"
 # (?<!\w): a match starts only where a word does, so a long line is scanned once (linear).
 LINE_END_HYPHEN_RE = re.compile(r"(?<!\w)(\w+)([-\u00ad\u2010\u2011\u2013])$")
 BULLET_RE = re.compile(r"^([\u2022\u00b7\u25aa\u25e6\u2023\u2013*-]|\(?\d{1,2}[.)]|\(?[a-z][.)])\s")
-NUMBERED_HEADING_RE = re.compile(r"^((\d+(\.\d+)*)\.?|[IVX]{1,5}\.|[A-H]\.)\s+\S")
-NUMBER_PREFIX_RE = re.compile(r"^((\d+(\.\d+)*)\.?|[IVX]{1,5}\.|[A-H]\.)\s+")
+# A section number has three digits at most: '11070 New Belgrade' is a postcode, '2024 Roadmap'
+# a year.
+NUMBERED_HEADING_RE = re.compile(r"^((\d{1,3}(\.\d+)*)\.?|[IVX]{1,5}\.|[A-H]\.)\s+\S")
+NUMBER_PREFIX_RE = re.compile(r"^((\d{1,3}(\.\d+)*)\.?|[IVX]{1,5}\.|[A-H]\.)\s+")
 # A line that starts with one of these continues a sentence from the line above.
 CONTINUATION_WORDS = frozenset(
     {"a", "an", "and", "as", "at", "but", "by", "for", "from", "in", "is", "it", "of", "on"}
