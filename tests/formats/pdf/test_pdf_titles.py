@@ -199,3 +199,15 @@ def test_under_a_chapter_label_the_chapter_name_heads_its_text(tmp_path: Path) -
     page += body(lines_of(words(120, "sam")), top=150, size=10)
     chunks = chunks_of(tmp_path, page)
     assert {c.heading for c in chunks if "sam0" in c.text} == {"Sample"}
+
+
+def test_a_name_with_a_capital_v_and_a_number_is_no_version_line(tmp_path: Path) -> None:
+    """'V8' names an engine: 'V8 Engine Internals 2019' was read as a release line ('v8' and a
+    year) and never taken for the title; 'v1.10, 29.06.2003' still is a release line."""
+    page: PageSpec = [(72, 160, "V8 Engine Internals 2019", "Times-Roman", 17)]
+    assert title_of(tmp_path, page) == "V8 Engine Internals 2019"
+    page = [
+        (72, 140, "The getfiledate Package", "Times-Roman", 15),
+        (72, 170, "v1.10, 29.06.2003", "Times-Roman", 17),
+    ]
+    assert title_of(tmp_path, page) == "The getfiledate Package"

@@ -31,8 +31,10 @@ DATE_RE = re.compile(
     re.I,
 )
 # A release line under a title: 'Version 1.2', 'v1.10, 29.06.2003', 'Release 3 (2021/04/01)'.
+# A capital V and a whole number is a name ('V8', 'V2'), not a release: 'V' needs a dot after it
+# or in its number ('V. 3', 'V1.2').
 VERSION_RE = re.compile(
-    r"^\W*(version|release|revision|rev\.?|v\.?)\s*\d+(\.\d+)*[a-z]?"
+    r"^\W*(version|release|revision|rev\.?|(?-i:v)\.?|V\.|V(?=\s*\d+\.\d))\s*\d+(\.\d+)*[a-z]?"
     r"([\s,;:(\u2013\u2014-]+[\w\s./,-]{0,24}\d{2}\)?)?\s*$",  # a date may follow
     re.I,
 )
