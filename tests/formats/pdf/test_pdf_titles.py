@@ -211,3 +211,16 @@ def test_a_name_with_a_capital_v_and_a_number_is_no_version_line(tmp_path: Path)
         (72, 170, "v1.10, 29.06.2003", "Times-Roman", 17),
     ]
     assert title_of(tmp_path, page) == "The getfiledate Package"
+
+
+@pytest.mark.parametrize("date", ["Décembre 2009", "Gennaio 2022", "Août 2015"])
+def test_a_date_in_french_or_italian_set_larger_than_the_title_is_not_the_title(
+    tmp_path: Path, date: str
+) -> None:
+    """Page 1 and the heading checks share one list of month names: 'décembre', 'gennaio' were
+    in the heading checks' list or in neither, so page 1 took such a date for the title."""
+    page: PageSpec = [
+        (72, 140, "Le paquetage exemple", "Times-Roman", 15),
+        (72, 180, date, "Times-Roman", 24),
+    ]
+    assert title_of(tmp_path, page) == "Le paquetage exemple"

@@ -23,7 +23,15 @@ AFFILIATION_RE = re.compile(
     rf"|\b{AFFILIATION_WORD}\s+(of|for)\b|\b{AFFILIATION_WORD}\s*,",
     re.I,
 )
-MONTHS = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+# Month names in English, French and German, whole or cut short ('Sept.', 'févr', 'Dez'), and
+# in Spanish and Italian, whole.
+MONTHS = (
+    r"(enero|febrero|marzo|abril|mayo|junio|julio|agosto|se?tiembre|octubre|noviembre|diciembre"
+    r"|gennaio|febbraio|aprile|maggio|giugno|luglio|settembre|ottobre|dicembre"
+    r"|jan(uary|vier|uar)?|feb(ruary|ruar)?|f[eé]v(rier)?|mar(ch|s)?|m[aä]rz|apr(il)?|avr(il)?"
+    r"|may|mai|june?|juin|juni|july?|juil(let)?|juli|aug(ust)?|ao[uû]t|sep(t|tember|tembre)?"
+    r"|oct(ober|obre)?|okt(ober)?|nov(ember|embre)?|dec(ember)?|d[eé]c(embre)?|dez(ember)?)\.?"
+)
 DATE_RE = re.compile(
     rf"^\W*((\d{{1,2}}\s+)?{MONTHS}\s+(\d{{1,2}},?\s+)?\d{{4}}"
     rf"|\d{{1,4}}[-/.]\d{{1,2}}[-/.]\d{{1,4}}"

@@ -23,6 +23,7 @@ import re
 import statistics
 from collections import defaultdict
 
+from kb_search.formats.pdf.front import MONTHS
 from kb_search.formats.pdf.layout import Line, Page
 
 BULLET_RE = re.compile(
@@ -37,16 +38,11 @@ FIELD_RE = re.compile(r"^[^\W\d_][^\W\d_ ]*( [^\W\d_]+){0,2}:\s*\d[\d.,/]*( ?[^\
 # 'Python: 3.12', 'Django: 4.2.1': one name and a release number with its dots, no unit, heads
 # what follows (a release's notes); 'Version: 2.3' is still a field.
 RELEASE_RE = re.compile(r"^(?!(version|release|revision|rev)\b)[^\W\d_]+:\s*\d+(\.\d+)+$", re.I)
-MONTH_NAMES = (
-    r"(jan(uary|vier|uar)?|feb(ruary|ruar)?|f[eé]v(rier)?|mar(ch|s)?|m[aä]rz|apr(il)?|avr(il)?"
-    r"|may|mai|june?|juin|juni|july?|juil(let)?|juli|aug(ust)?|ao[uû]t|sep(t|tember|tembre)?"
-    r"|oct(ober|obre)?|okt(ober)?|nov(ember|embre)?|dec(ember)?|d[eé]c(embre)?|dez(ember)?)\.?"
-)
 # A day, a month and a year in one of the ways they are written ('13 avril 2009', 'March 3,
 # 2020', '1997/12/29', '29.12.1997').
 DATE_IN_LINE_RE = re.compile(
-    rf"\b(\d{{1,2}}(er|st|nd|rd|th)?\.?\s+{MONTH_NAMES}\s+\d{{4}}"
-    rf"|{MONTH_NAMES}\s+\d{{1,2}},?\s+\d{{4}}"
+    rf"\b(\d{{1,2}}(er|st|nd|rd|th)?\.?\s+{MONTHS}\s+\d{{4}}"
+    rf"|{MONTHS}\s+\d{{1,2}},?\s+\d{{4}}"
     r"|\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{4})\b",
     re.I,
 )
