@@ -221,3 +221,21 @@ def test_a_postcode_line_in_the_authors_address_is_no_heading() -> None:
     heads = _headings(lines, 10.5, "The srbook-mem package")
     assert [h for h, _ in heads] == ["Introduction"]
     assert [chain for _, chain in heads] == ["Introduction"]
+
+
+def test_entries_of_a_contents_page_set_in_bold_are_no_headings() -> None:
+    """mtc-add: page 1 is the contents, whose entries for chapters are set in bold a size up
+    ('Second chapter, starred 6', 'A App. 1 12'); each headed the entries after it."""
+    lines = [
+        _line("Contents", 80, 20.0, True),
+        _line("Contents 1", 120, 12.0, True),
+        _line("List of Tables 3", 136, 12.0, True),
+        _line("1.1 First section 4", 152, 10.0),
+        _line("Second chapter, starred 6", 168, 12.0, True),
+        _line("2.1 Third section 7", 184, 10.0),
+        _line("A App. 1 12", 200, 12.0, True),
+        _line("A.1 Fifth section 12", 216, 10.0),
+        _line("1 Introduction", 260, 14.0, True),
+        *[_line(t, 280 + i * 12, 10.0) for i, t in enumerate(lines_of(words(40), 10))],
+    ]
+    assert [h for h, _ in _headings(lines, 10.0, "mtc-add")] == ["Contents", "1 Introduction"]

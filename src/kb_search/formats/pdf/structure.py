@@ -178,6 +178,8 @@ def _could_be_heading(text: str, words: list[str]) -> bool:
         return False
     if BOX_LABEL_RE.match(text) or BIBLIOGRAPHY_RE.match(text) or TOC_ENTRY_RE.search(text):
         return False
+    if front.is_generic_heading(text) and front.PAGE_AFTER_RE.search(text):
+        return False  # 'List of Tables 3': the contents' entry for a list, not the list's heading
     if cannot_be_heading(text):
         return False
     return _wordy(text) and not PAGE_NUMBER_RE.match(text) and not _reads_like_prose(text)
@@ -394,6 +396,9 @@ def paragraphs(
                 if byline or (page.number == first_page and not stack and _side_by_side(first)):
                     paras.append(Para(text, page.number, None, _chain(stack)))
                     continue
+                if stack and _contents(stack[-1][1]) and _contents_entry(text):
+                    paras.append(Para(text, page.number, None, _chain(stack)))
+                    continue
                 if any(head == text[:80] and lv < first.heading_level for lv, head in stack):
                     # the same heading again, ranked deeper (a frame title on a slide's next
                     # page): the chain goes back to it, it does not become its own child
@@ -432,6 +437,12 @@ def _contents(heading: str) -> bool:
     """A table of contents' heading: it heads its list, never the chapters after it (a
     booklet sets 'Contents' larger than its chapters' titles)."""
     return heading.strip(" .:").lower() in CONTENTS_HEADINGS
+
+
+def _contents_entry(text: str) -> bool:
+    """An entry of a table of contents, set like the heading it names: a title and its page
+    ('Second chapter, starred 6', 'A App. 1 12'), not a 'Chapter 2' label."""
+    return front.PAGE_AFTER_RE.search(text) is not None and not CHAPTER_LABEL_RE.match(text)
 
 
 def _part_of_title(text: str, title: str) -> bool:
