@@ -239,3 +239,15 @@ def test_entries_of_a_contents_page_set_in_bold_are_no_headings() -> None:
         *[_line(t, 280 + i * 12, 10.0) for i, t in enumerate(lines_of(words(40), 10))],
     ]
     assert [h for h, _ in _headings(lines, 10.0, "mtc-add")] == ["Contents", "1 Introduction"]
+
+
+def test_a_heading_ending_in_a_version_number_after_the_contents_stays_a_heading() -> None:
+    """todo: '1 Preface to version 2.4142', the first chapter after the contents on its page,
+    ends in a number that is no page: it heads its text."""
+    lines = [
+        _line("Contents", 80, 20.0, True),
+        _line("1 Preface to version 2.4142", 120, 14.0, True),
+        *[_line(t, 140 + i * 12, 10.0) for i, t in enumerate(lines_of(words(40), 10))],
+    ]
+    heads = [h for h, _ in _headings(lines, 10.0, "todo")]
+    assert heads == ["Contents", "1 Preface to version 2.4142"]

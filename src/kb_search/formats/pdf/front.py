@@ -68,9 +68,10 @@ GENERIC_HEADINGS = frozenset(
         "header",
     }
 )
-# A contents entry's page number ('Contents 1', 'List of Tables . . . iii'). From the start
-# of a run of blanks and dots only, so each run is scanned once (linear).
-PAGE_AFTER_RE = re.compile(r"(?<=[^\s.\u2026])[\s.\u2026]+(\d{1,4}|[ivxl]{1,6})$")
+# A contents entry's page number ('Contents 1', 'List of Tables . . . iii', 'A App. 1 12'), set
+# off by a blank or a leader, not the end of a number ('version 2.4142'). From the start of a
+# run of blanks and dots only, so each run is scanned once (linear).
+PAGE_AFTER_RE = re.compile(r"(?<=[^\s.\u2026])(?=\.*[\s\u2026])[\s.\u2026]+(\d{1,4}|[ivxl]{1,6})$")
 # Spreadsheet and word-processor defaults written into the Title field.
 DEFAULT_TITLE_RE = re.compile(r"^(book|sheet|workbook|presentation|slide)\s*\d+$", re.I)
 

@@ -192,7 +192,9 @@ def accent_on_letter(text: str, accent: str, letter: str, share: float) -> str |
     or Unicode no such accented letter."""
     mark = ACCENTS.get(accent)
     composed = unicodedata.normalize("NFC", DOTLESS.get(letter, letter) + (mark or ""))
-    if mark is None or len(composed) != 1:
+    # the accented letters of European languages and pinyin end at Latin Extended-B: 'Ḟ' is
+    # a stray dot (a listing's visible space) over an 'F', not a letter anyone typed
+    if mark is None or len(composed) != 1 or ord(composed) > LATIN_EXTENDED_B_END:
         return None
     spot = share * len(text) - 0.5  # where the letter would be in type of one width
     found = [i for i in range(len(text)) if text[i] == letter and abs(i - spot) <= PLACE_WINDOW]
@@ -202,6 +204,7 @@ def accent_on_letter(text: str, accent: str, letter: str, share: float) -> str |
     return text[:i] + composed + text[i + 1 :]
 
 
+LATIN_EXTENDED_B_END = 0x24F
 PLACE_WINDOW = 4  # characters: proportional type strays this far from an even spread
 
 

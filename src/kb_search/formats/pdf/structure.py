@@ -370,6 +370,7 @@ def paragraphs(
     paras: list[Para] = []
     stack: list[tuple[int, str]] = []
     byline = False  # just below the title on page 1: authors, not sections
+    contents_page = 0  # the page a 'Contents' heading is on: its entries head nothing
     for page in pages:
         first_para = len(paras)
         if page.number in starts:  # a slide without a frame title is not under the one before
@@ -396,7 +397,7 @@ def paragraphs(
                 if byline or (page.number == first_page and not stack and _side_by_side(first)):
                     paras.append(Para(text, page.number, None, _chain(stack)))
                     continue
-                if stack and _contents(stack[-1][1]) and _contents_entry(text):
+                if contents_page == page.number and _contents_entry(text):
                     paras.append(Para(text, page.number, None, _chain(stack)))
                     continue
                 if any(head == text[:80] and lv < first.heading_level for lv, head in stack):
@@ -413,6 +414,7 @@ def paragraphs(
                 ):
                     stack.pop()
                 stack.append((first.heading_level, text[:80]))
+                contents_page = page.number if _contents(text) else contents_page
             paras.append(Para(text, page.number, first.heading_level, _chain(stack)))
         if page.number in starts and len(paras) > first_para:
             paras[first_para].new_chunk = True
