@@ -10,7 +10,6 @@ reading order, ``outline`` reads the bookmarks;
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
 from pathlib import Path
 
 import pypdfium2 as pdfium
@@ -44,6 +43,7 @@ STAMP_MAX_HEIGHT_SHARE = 0.04
 # An accent this share of its letter's width off the letter's centre is over no letter of it.
 ACCENT_CENTRE_OFF = 0.25
 MAX_ACCENT_RUNS = 500  # lone accents set back on their letters, per page
+LETTER_REACH = 64  # characters, in the page's order, between an accent and its letter at most
 PAGE_OBJECT_RE = re.compile(rb"/Type\s*/Page(?!s)")
 PDF_DATE_RE = re.compile(
     r"^(D:)?(\d{4})(\d\d)?(\d\d)?(\d\d)?(\d\d)?(\d\d)?([Zz+\-])?(\d\d)?'?(\d\d)?"
@@ -292,59 +292,52 @@ def _accents_set_over(page: pdfium.PdfPage, frags: list[Frag]) -> list[Frag]:
     if not marks or len(marks) > MAX_ACCENT_RUNS or page.get_rotation() % 360:
         return frags
     words = [f for f in frags if not (f.mono or f.rotated) and len(f.text) > 1]
-    letters = _letter_boxes(page)
+    height = page.get_size()[1]
     placed = set()
-    for mark in marks:
-        found = _letter_under(mark, letters)
-        if found is None:
-            continue
-        ch, x, y = found
-        word = next((w for w in words if w.x0 <= x <= w.x1 and w.y0 <= y <= w.y1), None)
-        if word is None or word.x1 <= word.x0:
-            continue
-        share = (x - word.x0) / (word.x1 - word.x0)
-        text = accent_on_letter(word.text, mark.text.strip(), ch, share)
-        if text is not None:
-            word.text = text
-            placed.add(id(mark))
+    textpage = page.get_textpage()
+    try:
+        for mark in marks:
+            found = _letter_under(textpage, mark, height)
+            if found is None:
+                continue
+            ch, x, y = found
+            word = next((w for w in words if w.x0 <= x <= w.x1 and w.y0 <= y <= w.y1), None)
+            if word is None or word.x1 <= word.x0:
+                continue
+            share = (x - word.x0) / (word.x1 - word.x0)
+            text = accent_on_letter(word.text, mark.text.strip(), ch, share)
+            if text is not None:
+                word.text = text
+                placed.add(id(mark))
+    finally:
+        textpage.close()
     return [f for f in frags if id(f) not in placed]
 
 
-def _letter_boxes(page: pdfium.PdfPage) -> list[tuple[str, float, float, float, float]]:
-    """Each letter of the page with its box (x0, x1, y0, y1, top-left origin), sorted by x0."""
-    height = page.get_size()[1]
-    textpage = page.get_textpage()
-    rect = pdfium_c.FS_RECTF()
-    out = []
-    try:
-        raw = textpage.raw
-        for i in range(textpage.count_chars()):
-            code = pdfium_c.FPDFText_GetUnicode(raw, i)
-            letter = code < 0x110000 and chr(code).isalpha()
-            if letter and pdfium_c.FPDFText_GetLooseCharBox(raw, i, rect):
-                out.append(
-                    (chr(code), rect.left, rect.right, height - rect.top, height - rect.bottom)
-                )
-    finally:
-        textpage.close()
-    out.sort(key=lambda box: box[1])
-    return out
-
-
 def _letter_under(
-    mark: Frag, letters: list[tuple[str, float, float, float, float]]
+    textpage: pdfium.PdfTextPage, mark: Frag, height: float
 ) -> tuple[str, float, float] | None:
     """The letter on the accent's line whose centre lies under the accent's (a quarter of its
-    width off at most), with that centre; None when there is none."""
+    width off at most), with that centre (top-left origin); None when there is none. It is
+    looked for near the accent in the page's character order: TeX draws it after its word."""
+    raw = textpage.raw
     x, y = (mark.x0 + mark.x1) / 2, (mark.y0 + mark.y1) / 2
-    start = bisect_left(letters, x - 2 * max(mark.x1 - mark.x0, 1.0), key=lambda box: box[1])
-    for ch, x0, x1, y0, y1 in letters[start:]:
-        if x0 > x:
-            break
+    reach = max(mark.x1 - mark.x0, 1.0)
+    near = pdfium_c.FPDFText_GetCharIndexAtPos(raw, x, height - y, reach, reach)
+    if near < 0:
+        return None
+    rect = pdfium_c.FS_RECTF()
+    start, end = max(0, near - LETTER_REACH), min(textpage.count_chars(), near + LETTER_REACH + 1)
+    for index in range(start, end):
+        code = pdfium_c.FPDFText_GetUnicode(raw, index)
+        if not (code < 0x110000 and chr(code).isalpha()):
+            continue
+        if not pdfium_c.FPDFText_GetLooseCharBox(raw, index, rect):
+            continue
+        x0, x1, y0, y1 = rect.left, rect.right, height - rect.top, height - rect.bottom
         centre = (x0 + x1) / 2
-        on_line = y0 <= y <= y1
-        if on_line and x1 > x0 and abs(centre - x) <= ACCENT_CENTRE_OFF * (x1 - x0):
-            return ch, centre, (y0 + y1) / 2
+        if y0 <= y <= y1 and x1 > x0 and abs(centre - x) <= ACCENT_CENTRE_OFF * (x1 - x0):
+            return chr(code), centre, (y0 + y1) / 2
     return None
 
 
