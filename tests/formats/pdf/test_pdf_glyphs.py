@@ -18,6 +18,7 @@ from kb_search.formats.pdf.glyphs import (  # noqa: E402
     _font_codes,
     compose_accents,
     glyph_text,
+    tex_logo,
 )
 from kb_search.formats.pdf.parse import parse_pdf  # noqa: E402
 from kb_search.parsed import ChunkSettings  # noqa: E402
@@ -327,3 +328,37 @@ def test_an_accent_drawn_after_its_word_goes_back_onto_its_letter(tmp_path: Path
     assert "\u00a8" not in text
     assert text.count("\u00af") == 1  # the index mark stays
     assert "\u1e7c" not in text and "\u02dc" in text
+
+
+def test_the_tex_logo_read_with_a_gap_reads_whole(tmp_path: Path) -> None:
+    """The logo's E is set lowered between T and X, and pdfium reads a gap after it: 'TE X',
+    'pdfTE X', 'LATE X' read 'TEX', 'pdfTEX', 'LATEX'; 'STATE X' is no logo."""
+    from reportlab.pdfbase.pdfmetrics import stringWidth
+
+    page = body(lines_of(words(60, "w")), top=100)
+    x = 72.0
+    for run in (
+        "The powerful TE",
+        "X variant and pdfTE",
+        "X and LATE",
+        "X News; the STATE X file.",
+    ):
+        page.append((x, 400, run, "Helvetica", 11))
+        x += stringWidth(run, "Helvetica", 11) + 9  # a gap pdfium reads as a blank, in one run
+    from pdf_samples import write_pdf
+
+    text = text_of(write_pdf(tmp_path / "logo.pdf", [page]))
+    assert "The powerful TEX variant and pdfTEX and LATEX News; the STATE X file." in text
+
+
+@pytest.mark.parametrize(
+    ("raw", "read"),
+    [
+        ("TE X", "TEX"),
+        ("(LATE X)", "(LATEX)"),
+        ("ASCII pTE X", "ASCII pTEX"),
+        ("STATE X", "STATE X"),
+    ],
+)
+def test_tex_logo(raw: str, read: str) -> None:
+    assert tex_logo(raw) == read

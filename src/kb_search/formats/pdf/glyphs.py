@@ -186,6 +186,16 @@ def compose_accents(texts: list[str]) -> list[str]:
     return [text.replace(HIDDEN_ACUTE, ACUTE) for text in composed]
 
 
+# The TeX logo sets its E lowered between T and X; pdfium reads a gap there ('TE X', 'pdfTE X',
+# 'LATE X'). Not inside a word of capitals ('STATE X'): fixed-length look-arounds (linear).
+TEX_LOGO_RE = re.compile(r"(?<![A-Z])((?:LA)?T)E X(?![A-Za-z])")
+
+
+def tex_logo(text: str) -> str:
+    """'TE X' and 'LATE X' read 'TEX' and 'LATEX', as the logo is printed."""
+    return TEX_LOGO_RE.sub(r"\1EX", text) if "E X" in text else text
+
+
 def accent_on_letter(text: str, accent: str, letter: str, share: float) -> str | None:
     """`text` with a spacing `accent` set on its `letter` nearest `share` of the way across it
     ('Kuster', a '¨' over its 'u': 'Küster'); None when the text has no such letter near there

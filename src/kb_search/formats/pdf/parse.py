@@ -19,7 +19,13 @@ from kb_search.chunking.tokens import TokenCounter, count_tokens
 from kb_search.formats import navigation
 from kb_search.formats.pdf import furniture, slides, structure
 from kb_search.formats.pdf import ocr as ocr_mod
-from kb_search.formats.pdf.glyphs import ACCENTS, GlyphNames, accent_on_letter, compose_accents
+from kb_search.formats.pdf.glyphs import (
+    ACCENTS,
+    GlyphNames,
+    accent_on_letter,
+    compose_accents,
+    tex_logo,
+)
 from kb_search.formats.pdf.heading_checks import plain_bold_body
 from kb_search.formats.pdf.layout import Frag, Page, page_fragments
 from kb_search.formats.pdf.outline import read_outline
@@ -276,11 +282,12 @@ def _run_ocr(doc: pdfium.PdfDocument, pages: list[Page], need_ocr: dict[int, lis
 
 
 def _accented(page: pdfium.PdfPage, frags: list[Frag]) -> list[Frag]:
-    """Prose with TeX's spacing accents set back on their letters; listings as they are."""
+    """Prose with TeX's spacing accents set back on their letters and its logo whole ('TEX',
+    not 'TE X'); listings as they are."""
     frags = _accents_set_over(page, frags)
     prose = [frag for frag in frags if not frag.mono]
     for frag, text in zip(prose, compose_accents([frag.text for frag in prose])):
-        frag.text = text
+        frag.text = tex_logo(text)
     return frags
 
 
