@@ -97,3 +97,12 @@ def test_a_field_beside_a_title_is_no_heading() -> None:
     )
     titled = Line("Chapter 2: Methods", 1, 72, 412, 300, 427, 15.1, False, 0)
     assert heading_level(titled, 10.5, [15.1]) == 1
+
+
+def test_a_name_and_its_release_number_stays_a_heading() -> None:
+    """Fails on the old code: 'Python: 3.12', set large over a release's notes, was taken for
+    a form's field ('Serves: 2') and headed nothing; 'Version: 2.3' is still a field."""
+    release = Line("Python: 3.12", 1, 72, 412, 200, 427, 15.1, True, 0)
+    assert heading_level(release, 10.5, [15.1]) == 1
+    field = Line("Version: 2.3", 1, 72, 412, 200, 427, 15.1, True, 0)
+    assert heading_level(field, 10.5, [15.1]) is None

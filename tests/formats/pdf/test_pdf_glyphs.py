@@ -18,6 +18,7 @@ from kb_search.formats.pdf.glyphs import (  # noqa: E402
     _font_codes,
     compose_accents,
     glyph_text,
+    tex_logo,
 )
 from kb_search.formats.pdf.parse import parse_pdf  # noqa: E402
 from kb_search.parsed import ChunkSettings  # noqa: E402
@@ -288,3 +289,76 @@ def test_spacing_accents_set_over_letters_make_accented_letters(tmp_path: Path) 
 )
 def test_compose_accents(raw: str, composed: str) -> None:
     assert compose_accents([raw]) == [composed]
+
+
+def test_an_accent_drawn_after_its_word_goes_back_onto_its_letter(tmp_path: Path) -> None:
+    """TeX draws the accent of 'Küster' or 'Tōkyō' after the word, back over its letter: it is
+    read as a run of its own, after the word ('Kuster ¨'), unless it is set on the letter centred
+    under it. A mark between two words (an index mark) is over no letter and stays."""
+    from reportlab.pdfbase.pdfmetrics import stringWidth
+
+    canvas = Canvas(str(tmp_path / "late-accents.pdf"))
+    for x, y, text, font, size in body(lines_of(words(60, "w")), top=100, size=11):
+        canvas.setFont(font, size)
+        canvas.drawString(x, 842 - y, text)
+    line = "Thanks to Frank Kuster of Tokyo and to the index mark here. Very well."
+    canvas.setFont("Helvetica", 11)
+    canvas.drawString(72, 342, line)
+
+    def over(prefix: str, letter: str, accent: str) -> None:
+        """`accent` centred over the `letter` after `prefix`, drawn after the whole line."""
+        left = 72 + stringWidth(prefix, "Helvetica", 11)
+        middle = left + stringWidth(letter, "Helvetica", 11) / 2
+        canvas.drawString(middle - stringWidth(accent, "Helvetica", 11) / 2, 342, accent)
+
+    over("Thanks to Frank K", "u", "\u00a8")
+    over("Thanks to Frank Kuster of T", "o", "\u00af")
+    # a tilde over the 'V' of 'Very': 'Ṽ' is no letter of a European language, it stays
+    over("Thanks to Frank Kuster of Tokyo and to the index mark here. ", "V", "\u02dc")
+    # between 'mark' and 'here': over the space, no letter under its centre
+    canvas.drawString(
+        72 + stringWidth("Thanks to Frank Kuster of Tokyo and to the index mark", "Helvetica", 11),
+        342,
+        "\u00af",
+    )
+    canvas.showPage()
+    canvas.save()
+    text = text_of(tmp_path / "late-accents.pdf")
+    assert "Thanks to Frank Küster of Tōkyo and to the index mark" in text
+    assert "\u00a8" not in text
+    assert text.count("\u00af") == 1  # the index mark stays
+    assert "\u1e7c" not in text and "\u02dc" in text
+
+
+def test_the_tex_logo_read_with_a_gap_reads_whole(tmp_path: Path) -> None:
+    """The logo's E is set lowered between T and X, and pdfium reads a gap after it: 'TE X',
+    'pdfTE X', 'LATE X' read 'TEX', 'pdfTEX', 'LATEX'; 'STATE X' is no logo."""
+    from reportlab.pdfbase.pdfmetrics import stringWidth
+
+    page = body(lines_of(words(60, "w")), top=100)
+    x = 72.0
+    for run in (
+        "The powerful TE",
+        "X variant and pdfTE",
+        "X and LATE",
+        "X News; the STATE X file.",
+    ):
+        page.append((x, 400, run, "Helvetica", 11))
+        x += stringWidth(run, "Helvetica", 11) + 9  # a gap pdfium reads as a blank, in one run
+    from pdf_samples import write_pdf
+
+    text = text_of(write_pdf(tmp_path / "logo.pdf", [page]))
+    assert "The powerful TEX variant and pdfTEX and LATEX News; the STATE X file." in text
+
+
+@pytest.mark.parametrize(
+    ("raw", "read"),
+    [
+        ("TE X", "TEX"),
+        ("(LATE X)", "(LATEX)"),
+        ("ASCII pTE X", "ASCII pTEX"),
+        ("STATE X", "STATE X"),
+    ],
+)
+def test_tex_logo(raw: str, read: str) -> None:
+    assert tex_logo(raw) == read

@@ -203,3 +203,51 @@ def test_a_heading_repeated_deeper_is_not_its_own_child() -> None:
     paras = paragraphs(pages, 21.5, "DVIPDFMx", entries)
     (para,) = [p for p in paras if p.text == item]
     assert para.chain == f"{title} > {item}"
+
+
+def test_a_postcode_line_in_the_authors_address_is_no_heading() -> None:
+    """srbook-mem: '11070 New Belgrade, Serbia' under the author, set large, was read as
+    section 11070 and headed every chunk of the document."""
+    lines = [
+        _line("The srbook-mem package", 100, 18.5),
+        _line("Zoran T. Filipovic", 130, 12.7),
+        _line("Jurija Gagarina 263/6", 146, 12.7),
+        _line("11070 New Belgrade, Serbia", 162, 12.7),
+        _line("June 6, 2011", 190, 12.7),
+        *[_line(t, 220 + i * 12, 10.5) for i, t in enumerate(lines_of(words(40), 10))],
+        _line("Introduction", 300, 15.1, True),
+        *[_line(t, 320 + i * 12, 10.5) for i, t in enumerate(lines_of(words(40), 10))],
+    ]
+    heads = _headings(lines, 10.5, "The srbook-mem package")
+    assert [h for h, _ in heads] == ["Introduction"]
+    assert [chain for _, chain in heads] == ["Introduction"]
+
+
+def test_entries_of_a_contents_page_set_in_bold_are_no_headings() -> None:
+    """mtc-add: page 1 is the contents, whose entries for chapters are set in bold a size up
+    ('Second chapter, starred 6', 'A App. 1 12'); each headed the entries after it."""
+    lines = [
+        _line("Contents", 80, 20.0, True),
+        _line("Contents 1", 120, 12.0, True),
+        _line("List of Tables 3", 136, 12.0, True),
+        _line("1.1 First section 4", 152, 10.0),
+        _line("Second chapter, starred 6", 168, 12.0, True),
+        _line("2.1 Third section 7", 184, 10.0),
+        _line("A App. 1 12", 200, 12.0, True),
+        _line("A.1 Fifth section 12", 216, 10.0),
+        _line("1 Introduction", 260, 14.0, True),
+        *[_line(t, 280 + i * 12, 10.0) for i, t in enumerate(lines_of(words(40), 10))],
+    ]
+    assert [h for h, _ in _headings(lines, 10.0, "mtc-add")] == ["Contents", "1 Introduction"]
+
+
+def test_a_heading_ending_in_a_version_number_after_the_contents_stays_a_heading() -> None:
+    """todo: '1 Preface to version 2.4142', the first chapter after the contents on its page,
+    ends in a number that is no page: it heads its text."""
+    lines = [
+        _line("Contents", 80, 20.0, True),
+        _line("1 Preface to version 2.4142", 120, 14.0, True),
+        *[_line(t, 140 + i * 12, 10.0) for i, t in enumerate(lines_of(words(40), 10))],
+    ]
+    heads = [h for h, _ in _headings(lines, 10.0, "todo")]
+    assert heads == ["Contents", "1 Preface to version 2.4142"]

@@ -150,3 +150,77 @@ def test_contents_entries_are_no_headings_and_lose_their_leaders(tmp_path: Path)
     assert toc.heading == "Contents"
     assert "2.1 Package Options \u2026 2" in toc.text and ". . ." not in toc.text
     assert {c.heading for c in chunks if "intro0" in c.text} == {"1 Introduction"}
+
+
+def test_a_footnote_mark_before_a_dash_inside_the_title_is_dropped(tmp_path: Path) -> None:
+    """substr: the package name carries the mark, a dash goes on to the title's rest."""
+    page: PageSpec = [(72, 160, "substr.sty\u2217\u2014Substring Functions", "Times-Roman", 17)]
+    assert title_of(tmp_path, page) == "substr.sty\u2014Substring Functions"
+
+
+def test_a_tex_length_at_the_head_of_the_title_field_is_dropped(tmp_path: Path) -> None:
+    """familytree-ja: '\\\\[1ex]' in the title left '=1ex' before the package's name."""
+    page: PageSpec = [(72, 160, "familytree package v3.1", "Times-Roman", 17)]
+    field = "=1exfamilytree package v3.1"
+    assert title_of(tmp_path, page, title=field) == "familytree package v3.1"
+
+
+def test_a_heading_below_the_abstract_is_not_the_title(tmp_path: Path) -> None:
+    """leftidx: 'Copyright', a section under the contents box, measures taller than the title
+    (its glyphs reach lower); the title is set above 'Abstract'."""
+    page: PageSpec = [
+        (72, 100, "The leftidx package\u2217", "Times-Roman", 17),
+        (72, 130, "Harald Harders", "Times-Roman", 12),
+        (72, 160, "Abstract", "Times-Bold", 10),
+        (72, 180, "This package enables left subscripts and superscripts.", "Times-Roman", 10),
+        (72, 300, "Copyright", "Times-Bold", 19),
+    ]
+    assert title_of(tmp_path, page, title="/home/rf10/leftidx.dvi") == "The leftidx package"
+
+
+def test_a_contents_entry_with_its_page_is_not_the_title(tmp_path: Path) -> None:
+    """mtc-add: page 1 is the contents, whose first entry is 'Contents 1'."""
+    page: PageSpec = [
+        (72, 80, "Contents", "Times-Bold", 20),
+        (72, 120, "Contents 1", "Times-Bold", 14),
+        (72, 140, "List of Figures 2", "Times-Bold", 14),
+    ]
+    title = title_of(tmp_path, page)
+    assert "Contents" not in title and "List of" not in title
+
+
+def test_under_a_chapter_label_the_chapter_name_heads_its_text(tmp_path: Path) -> None:
+    """sample-idx-letter: 'Chapter 1' over 'Sample', set larger; 'Sample' is also the title.
+    Its text is under 'Sample', not under a bare 'Chapter 1'."""
+    page: PageSpec = [
+        (72, 80, "Chapter 1", "Helvetica-Bold", 18),
+        (72, 120, "Sample", "Helvetica-Bold", 22),
+    ]
+    page += body(lines_of(words(120, "sam")), top=150, size=10)
+    chunks = chunks_of(tmp_path, page)
+    assert {c.heading for c in chunks if "sam0" in c.text} == {"Sample"}
+
+
+def test_a_name_with_a_capital_v_and_a_number_is_no_version_line(tmp_path: Path) -> None:
+    """'V8' names an engine: 'V8 Engine Internals 2019' was read as a release line ('v8' and a
+    year) and never taken for the title; 'v1.10, 29.06.2003' still is a release line."""
+    page: PageSpec = [(72, 160, "V8 Engine Internals 2019", "Times-Roman", 17)]
+    assert title_of(tmp_path, page) == "V8 Engine Internals 2019"
+    page = [
+        (72, 140, "The getfiledate Package", "Times-Roman", 15),
+        (72, 170, "v1.10, 29.06.2003", "Times-Roman", 17),
+    ]
+    assert title_of(tmp_path, page) == "The getfiledate Package"
+
+
+@pytest.mark.parametrize("date", ["Décembre 2009", "Gennaio 2022", "Août 2015"])
+def test_a_date_in_french_or_italian_set_larger_than_the_title_is_not_the_title(
+    tmp_path: Path, date: str
+) -> None:
+    """Page 1 and the heading checks share one list of month names: 'décembre', 'gennaio' were
+    in the heading checks' list or in neither, so page 1 took such a date for the title."""
+    page: PageSpec = [
+        (72, 140, "Le paquetage exemple", "Times-Roman", 15),
+        (72, 180, date, "Times-Roman", 24),
+    ]
+    assert title_of(tmp_path, page) == "Le paquetage exemple"

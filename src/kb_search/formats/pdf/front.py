@@ -23,7 +23,15 @@ AFFILIATION_RE = re.compile(
     rf"|\b{AFFILIATION_WORD}\s+(of|for)\b|\b{AFFILIATION_WORD}\s*,",
     re.I,
 )
-MONTHS = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+# Month names in English, French and German, whole or cut short ('Sept.', 'févr', 'Dez'), and
+# in Spanish and Italian, whole.
+MONTHS = (
+    r"(enero|febrero|marzo|abril|mayo|junio|julio|agosto|se?tiembre|octubre|noviembre|diciembre"
+    r"|gennaio|febbraio|aprile|maggio|giugno|luglio|settembre|ottobre|dicembre"
+    r"|jan(uary|vier|uar)?|feb(ruary|ruar)?|f[eé]v(rier)?|mar(ch|s)?|m[aä]rz|apr(il)?|avr(il)?"
+    r"|may|mai|june?|juin|juni|july?|juil(let)?|juli|aug(ust)?|ao[uû]t|sep(t|tember|tembre)?"
+    r"|oct(ober|obre)?|okt(ober)?|nov(ember|embre)?|dec(ember)?|d[eé]c(embre)?|dez(ember)?)\.?"
+)
 DATE_RE = re.compile(
     rf"^\W*((\d{{1,2}}\s+)?{MONTHS}\s+(\d{{1,2}},?\s+)?\d{{4}}"
     rf"|\d{{1,4}}[-/.]\d{{1,2}}[-/.]\d{{1,4}}"
@@ -31,8 +39,10 @@ DATE_RE = re.compile(
     re.I,
 )
 # A release line under a title: 'Version 1.2', 'v1.10, 29.06.2003', 'Release 3 (2021/04/01)'.
+# A capital V and a whole number is a name ('V8', 'V2'), not a release: 'V' needs a dot after it
+# or in its number ('V. 3', 'V1.2').
 VERSION_RE = re.compile(
-    r"^\W*(version|release|revision|rev\.?|v\.?)\s*\d+(\.\d+)*[a-z]?"
+    r"^\W*(version|release|revision|rev\.?|(?-i:v)\.?|V\.|V(?=\s*\d+\.\d))\s*\d+(\.\d+)*[a-z]?"
     r"([\s,;:(\u2013\u2014-]+[\w\s./,-]{0,24}\d{2}\)?)?\s*$",  # a date may follow
     re.I,
 )
@@ -51,11 +61,17 @@ GENERIC_HEADINGS = frozenset(
         "references",
         "acknowledgements",
         "acknowledgments",
+        "list of figures",
+        "list of tables",
         "title",
         "heading",
         "header",
     }
 )
+# A contents entry's page number ('Contents 1', 'List of Tables . . . iii', 'A App. 1 12'), set
+# off by a blank or a leader, not the end of a number ('version 2.4142'). From the start of a
+# run of blanks and dots only, so each run is scanned once (linear).
+PAGE_AFTER_RE = re.compile(r"(?<=[^\s.\u2026])(?=\.*[\s\u2026])[\s.\u2026]+(\d{1,4}|[ivxl]{1,6})$")
 # Spreadsheet and word-processor defaults written into the Title field.
 DEFAULT_TITLE_RE = re.compile(r"^(book|sheet|workbook|presentation|slide)\s*\d+$", re.I)
 
@@ -72,7 +88,8 @@ def is_front_matter(text: str) -> bool:
 
 
 def is_generic_heading(text: str) -> bool:
-    return text.strip(" .:").lower() in GENERIC_HEADINGS
+    """'Contents', 'Abstract', or a contents entry of one ('Contents 1', 'List of Figures 2')."""
+    return PAGE_AFTER_RE.sub("", text).strip(" .:").lower() in GENERIC_HEADINGS
 
 
 def is_default_title(text: str) -> bool:

@@ -186,6 +186,38 @@ def compose_accents(texts: list[str]) -> list[str]:
     return [text.replace(HIDDEN_ACUTE, ACUTE) for text in composed]
 
 
+# The TeX logo sets its E lowered between T and X; pdfium reads a gap there ('TE X', 'pdfTE X',
+# 'LATE X'). Not inside a word of capitals ('STATE X'): fixed-length look-arounds (linear).
+TEX_LOGO_RE = re.compile(r"(?<![A-Z])((?:LA)?T)E X(?![A-Za-z])")
+
+
+def tex_logo(text: str) -> str:
+    """'TE X' and 'LATE X' read 'TEX' and 'LATEX', as the logo is printed."""
+    return TEX_LOGO_RE.sub(r"\1EX", text) if "E X" in text else text
+
+
+def accent_on_letter(text: str, accent: str, letter: str, share: float) -> str | None:
+    """`text` with a spacing `accent` set on its `letter` nearest `share` of the way across it
+    ('Kuster', a '¨' over its 'u': 'Küster'); None when the text has no such letter near there
+    or Unicode no such accented letter."""
+    mark = ACCENTS.get(accent)
+    composed = unicodedata.normalize("NFC", DOTLESS.get(letter, letter) + (mark or ""))
+    # the accented letters of European languages and pinyin end at Latin Extended-B: 'Ḟ' is
+    # a stray dot (a listing's visible space) over an 'F', not a letter anyone typed
+    if mark is None or len(composed) != 1 or ord(composed) > LATIN_EXTENDED_B_END:
+        return None
+    spot = share * len(text) - 0.5  # where the letter would be in type of one width
+    found = [i for i in range(len(text)) if text[i] == letter and abs(i - spot) <= PLACE_WINDOW]
+    if not found:
+        return None
+    i = min(found, key=lambda i: abs(i - spot))
+    return text[:i] + composed + text[i + 1 :]
+
+
+LATIN_EXTENDED_B_END = 0x24F
+PLACE_WINDOW = 4  # characters: proportional type strays this far from an even spread
+
+
 # An acute kept as typed stands in for this private-use character while the others compose.
 HIDDEN_ACUTE = "\uf8ff"
 

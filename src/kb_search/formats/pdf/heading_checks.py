@@ -4,7 +4,8 @@
 - a line that ends like a sentence: with an ellipsis, an exclamation, or a colon after a
   clause that introduces what follows ('So to work with this you likely need to know:');
 - a form's field, a label and its figure ('Serves: 2', 'Cook Time: 10 min'): it fills in
-  a value beside a title, it does not head the text below;
+  a value beside a title, it does not head the text below (a name and its release, 'Python:
+  3.12', heads a release's notes);
 - a numbered line set smaller than the document's deeper-numbered headings: '3 Tircis et
   Dorilas' in bold body type, a speaker in an example play, while '1.1 Purpose' is set larger.
   A document's type hierarchy never sets a section smaller than its subsections, so the
@@ -22,6 +23,7 @@ import re
 import statistics
 from collections import defaultdict
 
+from kb_search.formats.pdf.front import MONTHS
 from kb_search.formats.pdf.layout import Line, Page
 
 BULLET_RE = re.compile(
@@ -33,16 +35,14 @@ SECTION_LABEL_RE = re.compile(r"^(\d+(\.\d+)*\.?|[A-Z]\.|[IVX]{1,5}\.)\s")
 SECTION_NUMBER_RE = re.compile(r"^(\d+(?:\.\d+)*)\.?\s+\S")
 # 'Serves: 2', 'Cook Time: 1 min.', 'Version: 2.3': a few words, a colon, a number and a unit.
 FIELD_RE = re.compile(r"^[^\W\d_][^\W\d_ ]*( [^\W\d_]+){0,2}:\s*\d[\d.,/]*( ?[^\W\d_]{1,5}\.?)?$")
-MONTH_NAMES = (
-    r"(jan(uary|vier|uar)?|feb(ruary|ruar)?|f[eé]v(rier)?|mar(ch|s)?|m[aä]rz|apr(il)?|avr(il)?"
-    r"|may|mai|june?|juin|juni|july?|juil(let)?|juli|aug(ust)?|ao[uû]t|sep(t|tember|tembre)?"
-    r"|oct(ober|obre)?|okt(ober)?|nov(ember|embre)?|dec(ember)?|d[eé]c(embre)?|dez(ember)?)\.?"
-)
+# 'Python: 3.12', 'Django: 4.2.1': one name and a release number with its dots, no unit, heads
+# what follows (a release's notes); 'Version: 2.3' is still a field.
+RELEASE_RE = re.compile(r"^(?!(version|release|revision|rev)\b)[^\W\d_]+:\s*\d+(\.\d+)+$", re.I)
 # A day, a month and a year in one of the ways they are written ('13 avril 2009', 'March 3,
 # 2020', '1997/12/29', '29.12.1997').
 DATE_IN_LINE_RE = re.compile(
-    rf"\b(\d{{1,2}}(er|st|nd|rd|th)?\.?\s+{MONTH_NAMES}\s+\d{{4}}"
-    rf"|{MONTH_NAMES}\s+\d{{1,2}},?\s+\d{{4}}"
+    rf"\b(\d{{1,2}}(er|st|nd|rd|th)?\.?\s+{MONTHS}\s+\d{{4}}"
+    rf"|{MONTHS}\s+\d{{1,2}},?\s+\d{{4}}"
     r"|\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{4})\b",
     re.I,
 )
@@ -57,7 +57,7 @@ def cannot_be_heading(text: str) -> bool:
     """A list item or a line that ends like a sentence (a label set in capitals may trail off
     with an ellipsis; a numbered line ending in a colon heads what follows it)."""
     text = text.strip()
-    if BULLET_RE.match(text) or FIELD_RE.match(text):
+    if BULLET_RE.match(text) or (FIELD_RE.match(text) and not RELEASE_RE.match(text)):
         return True
     if SENTENCE_END_RE.search(text) and not text.isupper():
         return True

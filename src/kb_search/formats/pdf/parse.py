@@ -19,7 +19,13 @@ from kb_search.chunking.tokens import TokenCounter, count_tokens
 from kb_search.formats import navigation
 from kb_search.formats.pdf import furniture, slides, structure
 from kb_search.formats.pdf import ocr as ocr_mod
-from kb_search.formats.pdf.glyphs import GlyphNames, compose_accents
+from kb_search.formats.pdf.glyphs import (
+    ACCENTS,
+    GlyphNames,
+    accent_on_letter,
+    compose_accents,
+    tex_logo,
+)
 from kb_search.formats.pdf.heading_checks import plain_bold_body
 from kb_search.formats.pdf.layout import Frag, Page, page_fragments
 from kb_search.formats.pdf.outline import read_outline
@@ -40,6 +46,10 @@ SCAN_MAX_TEXT_INSIDE = 20
 # A stamp is small print; a glyph this tall (a share of the page height) over the image is
 # display text set on a background picture (a slide's slogan), so the page is not a scan.
 STAMP_MAX_HEIGHT_SHARE = 0.04
+# An accent this share of its letter's width off the letter's centre is over no letter of it.
+ACCENT_CENTRE_OFF = 0.25
+MAX_ACCENT_RUNS = 500  # lone accents set back on their letters, per page
+LETTER_REACH = 64  # characters, in the page's order, between an accent and its letter at most
 PAGE_OBJECT_RE = re.compile(rb"/Type\s*/Page(?!s)")
 PDF_DATE_RE = re.compile(
     r"^(D:)?(\d{4})(\d\d)?(\d\d)?(\d\d)?(\d\d)?(\d\d)?([Zz+\-])?(\d\d)?'?(\d\d)?"
@@ -225,7 +235,7 @@ def _extract_pages(
             continue
         width, height = page.get_size()
         names = glyphs.page(index) if glyphs is not None else None
-        frags = furniture.drop_line_numbers(_accented(page_fragments(page, names)))
+        frags = furniture.drop_line_numbers(_accented(page, page_fragments(page, names)))
         if ocr == "always":
             need_ocr[index] = frags
         elif ocr == "auto" and (inside := _text_over_scan(page, frags, width, height)) is not None:
@@ -271,12 +281,71 @@ def _run_ocr(doc: pdfium.PdfDocument, pages: list[Page], need_ocr: dict[int, lis
     return {"ocr_pages": numbers, "ocr_engine": engine.name}
 
 
-def _accented(frags: list[Frag]) -> list[Frag]:
-    """Prose with TeX's spacing accents set back on their letters; listings as they are."""
+def _accented(page: pdfium.PdfPage, frags: list[Frag]) -> list[Frag]:
+    """Prose with TeX's spacing accents set back on their letters and its logo whole ('TEX',
+    not 'TE X'); listings as they are."""
+    frags = _accents_set_over(page, frags)
     prose = [frag for frag in frags if not frag.mono]
     for frag, text in zip(prose, compose_accents([frag.text for frag in prose])):
-        frag.text = text
+        frag.text = tex_logo(text)
     return frags
+
+
+def _accents_set_over(page: pdfium.PdfPage, frags: list[Frag]) -> list[Frag]:
+    """A spacing accent TeX drew after its word, back over the letter ('Kuster', then a '¨' over
+    its 'u': 'Küster'), is read as a run of its own; it goes onto the letter centred under it on
+    its line. An accent over no letter (an index mark 'ˇ' between words) stays where it is."""
+    marks = [f for f in frags if not (f.mono or f.rotated) and f.text.strip() in ACCENTS]
+    if not marks or len(marks) > MAX_ACCENT_RUNS or page.get_rotation() % 360:
+        return frags
+    words = [f for f in frags if not (f.mono or f.rotated) and len(f.text) > 1]
+    height = page.get_size()[1]
+    placed = set()
+    textpage = page.get_textpage()
+    try:
+        for mark in marks:
+            found = _letter_under(textpage, mark, height)
+            if found is None:
+                continue
+            ch, x, y = found
+            word = next((w for w in words if w.x0 <= x <= w.x1 and w.y0 <= y <= w.y1), None)
+            if word is None or word.x1 <= word.x0:
+                continue
+            share = (x - word.x0) / (word.x1 - word.x0)
+            text = accent_on_letter(word.text, mark.text.strip(), ch, share)
+            if text is not None:
+                word.text = text
+                placed.add(id(mark))
+    finally:
+        textpage.close()
+    return [f for f in frags if id(f) not in placed]
+
+
+def _letter_under(
+    textpage: pdfium.PdfTextPage, mark: Frag, height: float
+) -> tuple[str, float, float] | None:
+    """The letter on the accent's line whose centre lies under the accent's (a quarter of its
+    width off at most), with that centre (top-left origin); None when there is none. It is
+    looked for near the accent in the page's character order: TeX draws it after its word."""
+    raw = textpage.raw
+    x, y = (mark.x0 + mark.x1) / 2, (mark.y0 + mark.y1) / 2
+    reach = max(mark.x1 - mark.x0, 1.0)
+    near = pdfium_c.FPDFText_GetCharIndexAtPos(raw, x, height - y, reach, reach)
+    if near < 0:
+        return None
+    rect = pdfium_c.FS_RECTF()
+    start, end = max(0, near - LETTER_REACH), min(textpage.count_chars(), near + LETTER_REACH + 1)
+    for index in range(start, end):
+        code = pdfium_c.FPDFText_GetUnicode(raw, index)
+        if not (code < 0x110000 and chr(code).isalpha()):
+            continue
+        if not pdfium_c.FPDFText_GetLooseCharBox(raw, index, rect):
+            continue
+        x0, x1, y0, y1 = rect.left, rect.right, height - rect.top, height - rect.bottom
+        centre = (x0 + x1) / 2
+        if y0 <= y <= y1 and x1 > x0 and abs(centre - x) <= ACCENT_CENTRE_OFF * (x1 - x0):
+            return chr(code), centre, (y0 + y1) / 2
+    return None
 
 
 def _text_over_scan(

@@ -29,8 +29,10 @@ HYPHENS = "-\u00ad\u2010\u2011"
 # (?<!\w): a match starts only where a word does, so a long line is scanned once (linear).
 LINE_END_HYPHEN_RE = re.compile(r"(?<!\w)(\w+)([-\u00ad\u2010\u2011\u2013])$")
 BULLET_RE = re.compile(r"^([\u2022\u00b7\u25aa\u25e6\u2023\u2013*-]|\(?\d{1,2}[.)]|\(?[a-z][.)])\s")
-NUMBERED_HEADING_RE = re.compile(r"^((\d+(\.\d+)*)\.?|[IVX]{1,5}\.|[A-H]\.)\s+\S")
-NUMBER_PREFIX_RE = re.compile(r"^((\d+(\.\d+)*)\.?|[IVX]{1,5}\.|[A-H]\.)\s+")
+# A section number has three digits at most: '11070 New Belgrade' is a postcode, '2024 Roadmap'
+# a year.
+NUMBERED_HEADING_RE = re.compile(r"^((\d{1,3}(\.\d+)*)\.?|[IVX]{1,5}\.|[A-H]\.)\s+\S")
+NUMBER_PREFIX_RE = re.compile(r"^((\d{1,3}(\.\d+)*)\.?|[IVX]{1,5}\.|[A-H]\.)\s+")
 # A line that starts with one of these continues a sentence from the line above.
 CONTINUATION_WORDS = frozenset(
     {"a", "an", "and", "as", "at", "but", "by", "for", "from", "in", "is", "it", "of", "on"}
@@ -67,7 +69,10 @@ FOOTNOTE_MARK_RE = re.compile(
     r"[*\u2217\u2020\u2021\u00a7\u00b6]\s*$"
 )
 # The same marks glued to a word inside a title that goes on ('The dramatist package∗ User Guide').
-INNER_MARK_RE = re.compile(r"(?<=[^\W\d_])[*\u2217\u2020\u2021\u00a7\u00b6]+(?=\s)")
+# Or before a dash or colon that goes on ('substr.sty∗—Substring Functions').
+INNER_MARK_RE = re.compile(
+    r"(?<=[^\W\d_])[*\u2217\u2020\u2021\u00a7\u00b6]+(?=[\s\u2013\u2014:;,])"
+)
 # A chapter label a title goes on from ('Chapter 1' above 'What is Earth Science?').
 CHAPTER_LABEL_RE = re.compile(r"^(chapter|part|book|lecture|unit)\s+(\d+|[ivxlc]+|[a-z])\.?$", re.I)
 # Words a wrapped title line can end on: the title goes on below ('... for', '... and').
@@ -87,6 +92,9 @@ MEANINGLESS_TITLE_RE = re.compile(
     r"|powerpoint presentation|presentation\d*)$",
     re.I,
 )
+# A TeX length left at the head of a Title field ('=1exfamilytree package v3.1', from a
+# line break with its space, '\\\\[1ex]', in the title): no title starts with '='.
+TEX_LENGTH_LEAD_RE = re.compile(r"^=-?\d{0,3}(\.\d{1,3})?(pt|ex|em|mm|cm|in|bp|pc)\s*")
 # An identifier, not a name: one 'word' joined by underscores ('905_Precinct_NoOU'), an
 # underscore inside it (`_identifier`). Not `\w+(_\w+)+`: `\w` holds `_`, and that nesting
 # took exponential time on a metadata title such as 'a_a_a_..._a!' (40 pairs: hours).
@@ -170,6 +178,8 @@ def _could_be_heading(text: str, words: list[str]) -> bool:
         return False
     if BOX_LABEL_RE.match(text) or BIBLIOGRAPHY_RE.match(text) or TOC_ENTRY_RE.search(text):
         return False
+    if front.is_generic_heading(text) and front.PAGE_AFTER_RE.search(text):
+        return False  # 'List of Tables 3': the contents' entry for a list, not the list's heading
     if cannot_be_heading(text):
         return False
     return _wordy(text) and not PAGE_NUMBER_RE.match(text) and not _reads_like_prose(text)
@@ -236,12 +246,12 @@ def choose_title(
     """The Title field when sane, else the largest lines atop the first page with text that
     are not authors' e-mails, affiliations, dates, table rows, a section heading or a generic
     'Contents', else the outline's first entry; the file name only when none of these is."""
-    meta_title = _unmarked(meta_title or "")
+    meta_title = _unmarked(TEX_LENGTH_LEAD_RE.sub("", meta_title or ""))
     if meta_title and _meaningful_title(meta_title, path):
         return meta_title
     first = next((p for p in pages if p.lines), None)
     if first is not None:
-        top = sorted(first.lines, key=lambda ln: ln.y0)[:15]
+        top = _above_first_section(sorted(first.lines, key=lambda ln: ln.y0)[:15])
         named = [ln for ln in top if _could_name_document(ln)]
         big = [ln for ln in named if _set_large(ln, body)]
         if big:
@@ -254,6 +264,13 @@ def choose_title(
                 return _unmarked(line.text)[:200]
     entry = _outline_title(outline or [])
     return entry or path.stem
+
+
+def _above_first_section(top: list[Line]) -> list[Line]:
+    """The lines above page 1's first 'Abstract' or 'Contents': the title is set above them, and
+    a heading further down ('Copyright' under the contents) names a section, however large."""
+    cut = next((i for i, ln in enumerate(top) if i and front.is_generic_heading(ln.text)), None)
+    return top if cut is None else top[:cut]
 
 
 def _outline_title(outline: list[Entry]) -> str:
@@ -353,6 +370,7 @@ def paragraphs(
     paras: list[Para] = []
     stack: list[tuple[int, str]] = []
     byline = False  # just below the title on page 1: authors, not sections
+    contents_page = 0  # the page a 'Contents' heading is on: its entries head nothing
     for page in pages:
         first_para = len(paras)
         if page.number in starts:  # a slide without a frame title is not under the one before
@@ -370,11 +388,16 @@ def paragraphs(
             if not first.mono:
                 text = LEADER_RE.sub(" \u2026 ", text).replace("  ", " ")
             if first.heading_level is not None:
-                if page.number == first_page and _part_of_title(text, title):
+                # under a 'Chapter 1' label the line names the chapter, whatever else it names
+                chapter_title = bool(stack) and CHAPTER_LABEL_RE.match(stack[-1][1]) is not None
+                if page.number == first_page and _part_of_title(text, title) and not chapter_title:
                     paras.append(Para(text, page.number, None, _chain(stack)))
                     byline = not from_outline
                     continue
                 if byline or (page.number == first_page and not stack and _side_by_side(first)):
+                    paras.append(Para(text, page.number, None, _chain(stack)))
+                    continue
+                if contents_page == page.number and _contents_entry(text):
                     paras.append(Para(text, page.number, None, _chain(stack)))
                     continue
                 if any(head == text[:80] and lv < first.heading_level for lv, head in stack):
@@ -391,6 +414,7 @@ def paragraphs(
                 ):
                     stack.pop()
                 stack.append((first.heading_level, text[:80]))
+                contents_page = page.number if _contents(text) else contents_page
             paras.append(Para(text, page.number, first.heading_level, _chain(stack)))
         if page.number in starts and len(paras) > first_para:
             paras[first_para].new_chunk = True
@@ -415,6 +439,12 @@ def _contents(heading: str) -> bool:
     """A table of contents' heading: it heads its list, never the chapters after it (a
     booklet sets 'Contents' larger than its chapters' titles)."""
     return heading.strip(" .:").lower() in CONTENTS_HEADINGS
+
+
+def _contents_entry(text: str) -> bool:
+    """An entry of a table of contents, set like the heading it names: a title and its page
+    ('Second chapter, starred 6', 'A App. 1 12'), not a 'Chapter 2' label."""
+    return front.PAGE_AFTER_RE.search(text) is not None and not CHAPTER_LABEL_RE.match(text)
 
 
 def _part_of_title(text: str, title: str) -> bool:
