@@ -16,7 +16,7 @@ from pathlib import Path
 
 from kb_search.chunking.tokens import TokenCounter, count_tokens
 from kb_search.errors import UserInputError
-from kb_search.formats import compressed, generated, sniff
+from kb_search.formats import compressed, generated, secrets, sniff
 from kb_search.formats.reader import (
     SNIFF_BYTES,
     decode_bytes,
@@ -433,6 +433,7 @@ UNSUPPORTED = "unsupported"  # a verdict's reason: binary, or text that is no do
 BINARY = "binary"  # a program, an image, a font, an archive, a compiled catalogue
 HIDDEN = "hidden"  # a tool's hidden settings file whose content announces no format
 NO_DOCUMENT = "no document"  # text that is never a document: a style sheet, a drawing, a key
+SECRET = "secret"  # a settings file that holds a password or token (`formats/secrets.py`)
 # Languages (None: plain text) whose files are judged minified or not by their content.
 _MINIFIABLE = frozenset({None, "javascript", "typescript", "json"})
 
@@ -443,7 +444,7 @@ class Verdict:
 
     format: Format | None
     left_out: str | None = None  # UNSUPPORTED, or one of `generated.REASONS`
-    kind: str | None = None  # when UNSUPPORTED: BINARY, HIDDEN or NO_DOCUMENT
+    kind: str | None = None  # when UNSUPPORTED: BINARY, HIDDEN, NO_DOCUMENT or SECRET
 
 
 def classify(path: Path, include_generated: bool = False, named: bool = False) -> Verdict:
@@ -464,6 +465,8 @@ def classify(path: Path, include_generated: bool = False, named: bool = False) -
     fmt = _readable_inflated(path, fmt, compressed_head)
     if fmt is None:
         return Verdict(None, UNSUPPORTED, _unsupported_kind(path, named))
+    if not named and secrets.is_settings_file(path) and _holds_secret(path):
+        return Verdict(None, UNSUPPORTED, SECRET)  # whatever --include-generated says
     if include_generated or named:
         return Verdict(fmt)
     reason = generated.reason_by_name(compressed.inner_path(path))
@@ -472,6 +475,13 @@ def classify(path: Path, include_generated: bool = False, named: bool = False) -
     if reason is None and fmt.doc_type == "text" and generated.is_compiled_lock(head_of(path)):
         reason = generated.LOCK_FILE
     return Verdict(fmt, reason)
+
+
+def _holds_secret(path: Path) -> bool:
+    try:
+        return secrets.holds_secret(decode_bytes(read_document(path, secrets.SCAN_BYTES)))
+    except OSError:
+        return False  # unreadable: the parser gives the one-line reason
 
 
 def _unsupported_kind(path: Path, named: bool) -> str:
