@@ -268,11 +268,6 @@ _JSON_CONTAINER = re.compile(r'(?<!\s)\s*(\{\s*"|\[\s*[\[{"])')
 _LATEX_START = re.compile(r"\\(documentclass|documentstyle)\b")
 _ORG_START = re.compile(r"#\+(title|author|filetags|startup|options|setupfile):", re.I)
 _HTML_START = re.compile(r"(?<!\s)\s*(<!doctype html|<html[\s>])", re.I)
-# DocBook XML (a manual's source, often shipped beside its HTML and PDF): its markup is read
-# as HTML's is, so its text is prose, not tags (DocBook 4's public identifier, DocBook 5's
-# namespace), in the prolog before the root element's content.
-_DOCBOOK = re.compile(r"-//OASIS//DTD DocBook|xmlns=[\"']http://docbook\.org/ns/docbook", re.I)
-DOCBOOK_PROLOG_CHARS = 2048
 
 _PLAIN_EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9_+-]{0,11}")
 
@@ -312,7 +307,7 @@ def _sniff_text(text: str, complete: bool) -> str | None:
         return ".json"
     if _HTML_START.match(text):
         return ".html"
-    if text.lstrip().startswith("<") and _DOCBOOK.search(text, 0, DOCBOOK_PROLOG_CHARS):
+    if sniff.declares_docbook(text):  # read as HTML is: its text is prose, not tags
         return ".html"
     body = [line for line in text.split("\n") if line.strip() and not line.startswith("%")]
     if body and _LATEX_START.match(body[0].lstrip()):
