@@ -13,7 +13,7 @@ from kb_search.formats.registry import SECRET, UNSUPPORTED, classify
 from kb_search.formats.secrets import holds_secret
 
 SECRETS = {
-    ".gitconfig": '[user]\n  name = Alice\n[github]\n  token = ghp_AbCdEf0123456789AbCdEf01234\n',
+    ".gitconfig": "[user]\n  name = Alice\n[github]\n  token = ghp_AbCdEf0123456789AbCdEf01234\n",
     ".hgrc": "[auth]\nx.prefix = hg.example.com\nx.username = alice\nx.password = hgpass66\n",
     ".curlrc": 'user = "alice:hunter2pw"\n--silent\n',
     ".wgetrc": "http_user = alice\nhttp_password = wgetpass77\n",

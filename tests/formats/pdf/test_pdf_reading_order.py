@@ -861,8 +861,7 @@ def test_a_blank_fragment_many_lines_tall_makes_no_line() -> None:
     from kb_search.formats.pdf.reading_order import layout
 
     body = [
-        Frag(f"Body text line {i} here", 50, 20 + i * 12, 300, 29 + i * 12, 9)
-        for i in range(10)
+        Frag(f"Body text line {i} here", 50, 20 + i * 12, 300, 29 + i * 12, 9) for i in range(10)
     ]
     for blank in ("   ", ""):
         lines = layout([*body, Frag(blank, 320, 20, 324, 140, 9)], 1, 612.0)
