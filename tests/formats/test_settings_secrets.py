@@ -21,6 +21,11 @@ SECRETS = {
     ".bashrc": "alias ll='ls -l'\nexport GITHUB_TOKEN=ghp_ZyXw0123456789ZyXw0123456789zyxwvu\n",
     "bashrc": "export AWS_ACCESS_KEY_ID=AKIAABCDEFGHIJKLMNOP\n",
     ".psqlrc": "\\set PROMPT1 '%n@%/ '\n-- https://alice:s3cretPW@db.example.com/\n",
+    # kept without their dot in a dotfiles folder: read as text, as any file without an extension
+    "muttrc": 'set smtp_pass = "muttpass56"\n',
+    "gitconfig": '[url "https://alice:s3cretPAT99@git.example.com/"]\n  insteadOf = x\n',
+    "netrc": "machine example.com\n  login alice\n  password netrcpass1\n",
+    "credentials": "[default]\naws_region = eu-west-1\n",  # by its name alone
 }
 CLEAN = {
     ".gitconfig": "[user]\n  name = Alice\n[credential]\n  helper = store\n",
@@ -30,6 +35,8 @@ CLEAN = {
     ),
     ".inputrc": "set editing-mode vi\n",
     ".curlrc": "--silent\nuser-agent = kb\n",
+    "vimrc": "set number\nset nopaste\n",
+    "README": "Install\n\nSet password = hunter2 in the file https://a:b@host/.\n",
 }
 
 
@@ -57,7 +64,7 @@ def test_a_document_that_talks_about_passwords_is_read(tmp_path: Path):
     assert classify(path).format is not None
 
 
-@pytest.mark.parametrize("unit", ["token", "pass", "user:", "-----BEGIN ", "a://b:c"])
+@pytest.mark.parametrize("unit", ["token", "pass", "password ", "user:", "-----BEGIN ", "a://b:c"])
 def test_holds_secret_is_linear_on_hostile_text(unit: str):
     text = unit * (1_000_000 // len(unit))
     start = time.perf_counter()

@@ -473,6 +473,8 @@ def classify(path: Path, include_generated: bool = False, named: bool = False) -
 
 
 def _holds_secret(path: Path) -> bool:
+    if secrets.is_credential_store(path):
+        return True
     try:
         return secrets.holds_secret(decode_bytes(read_document(path, secrets.SCAN_BYTES)))
     except OSError:

@@ -41,14 +41,35 @@ _TOKEN = re.compile(
     r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_\w{30,}|glpat-[\w-]{20,}|xox[abprs]-[\w-]{10,}"
     r"|AKIA[0-9A-Z]{16}|sk-[A-Za-z0-9_-]{20,})|-----BEGIN [A-Z ]{0,30}PRIVATE KEY-----"
 )
-_PATTERNS = (_ASSIGNED, _USERINFO, _CURL_USER, _TOKEN)
+# netrc's `machine host login name password secret`
+_NETRC = re.compile(r"(?:^|[ \t])(?:password|passwd)[ \t]{1,20}+[^\s<$\"'{]", re.M)
+_PATTERNS = (_ASSIGNED, _USERINFO, _CURL_USER, _TOKEN, _NETRC)
+# Files that hold nothing but credentials, kept without their dot in a dotfiles folder (read
+# as text there, as any file without an extension is): left out by their name.
+CREDENTIAL_NAMES = frozenset({
+    "netrc", "pgpass", "pypirc", "npmrc", "credentials", "git-credentials", "htpasswd",
+    "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519",
+})  # fmt: skip
 
 
 def is_settings_file(path: Path) -> bool:
-    """A hidden file or a shell startup file (`bashrc` in a dotfiles folder): where people
-    keep credentials."""
+    """A hidden file, a shell startup file, or one of a person's settings files kept without
+    its dot (`muttrc`, `gitconfig`, any `...rc`): where people keep credentials."""
     name = compressed.inner_path(path)
-    return name.name.startswith(".") or sniff.name_kind(name) is not None
+    bare = name.name.lower().lstrip(".")
+    return (
+        name.name.startswith(".")
+        or sniff.name_kind(name) is not None
+        or f".{bare}" in sniff.PERSONAL_DOTFILES
+        or f".{bare}" in sniff.SHELL_DOTFILES
+        or bare in CREDENTIAL_NAMES
+        or (bare.endswith("rc") and not name.suffix)
+    )
+
+
+def is_credential_store(path: Path) -> bool:
+    """A file that holds credentials by its name (`netrc`, `credentials`, `id_rsa`)."""
+    return compressed.inner_path(path).name.lower().lstrip(".") in CREDENTIAL_NAMES
 
 
 def holds_secret(text: str) -> bool:
