@@ -97,6 +97,27 @@ def test_a_templates_title_is_no_title():
     assert parse("<title>Braces {like this}</title><p>x</p>").title == "Braces {like this}"
 
 
+def test_an_html5_page_opening_with_article_is_not_read_as_docbook():
+    """Fails on the unreviewed code (the page read as nothing): a blog post's `<body><article>`
+    was taken for DocBook's root, renamed a `<section>`, and its WordPress class
+    `category-search` then made it page chrome. Only a page whose prolog names DocBook is."""
+    page = (
+        "<!DOCTYPE html><html><head><title>Tuning search</title></head><body>"
+        '<article id="post-42" class="post type-post hentry category-search">'
+        "<h1>Tuning search</h1><p>BM25 weights the rare words of a query.</p>"
+        "<note>an element of the page's own</note> <term>kept inline</term></article></body></html>"
+    )
+    text = html_to_markdown(page).markdown
+    assert "BM25 weights the rare words of a query." in text
+    assert "an element of the page's own kept inline" in text
+    docbook = (
+        '<?xml version="1.0"?><!DOCTYPE article PUBLIC "-//OASIS//DTD DocBook XML V4.5//EN"'
+        ' "docbookx.dtd"><article><title>Guide</title><sect1><title>Install</title>'
+        "<para>Run make install.</para></sect1></article>"
+    )
+    assert html_to_markdown(docbook).markdown == "# Guide\n\n## Install\n\nRun make install.\n"
+
+
 def test_headings_become_atx_levels():
     text = markdown("<h1>One</h1><h2>Two</h2><h3>Three</h3><h6>Six</h6>")
     assert text == "# One\n\n## Two\n\n### Three\n\n###### Six\n"

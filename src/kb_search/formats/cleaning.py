@@ -26,6 +26,7 @@ import lxml.html
 from lxml import etree
 
 from kb_search.errors import IngestError
+from kb_search.formats import sniff
 from kb_search.sanitize import printable
 
 # Never visible text, or site chrome.
@@ -100,7 +101,8 @@ def read_html(text: str) -> HtmlPage:
     if root is None:
         return page
     _read_head(root, page)
-    _docbook_as_html(root)
+    if sniff.declares_docbook(text):  # not an HTML5 page whose body opens with <article>
+        _docbook_as_html(root)
     body = root.find("body")
     top = body if body is not None else root
     if _too_deep(root):
@@ -116,7 +118,7 @@ def read_html(text: str) -> HtmlPage:
     return page
 
 
-# DocBook XML (sniffed by `registry`) read through the HTML reader: its elements renamed to the
+# DocBook XML (`sniff.declares_docbook`) read through the HTML reader: its elements renamed to the
 # HTML ones that mean the same, so that sections have headings and each block its own lines.
 _DOCBOOK_ROOTS = ("article", "book", "chapter", "refentry", "part", "reference")
 _DOCBOOK_SECTIONS = frozenset({

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from kb_search.chunking.tokens import TokenCounter, count_tokens
 from kb_search.errors import UserInputError
-from kb_search.formats import compressed, generated, sniff
+from kb_search.formats import compressed, generated, secrets, sniff
 from kb_search.formats.reader import (
     SNIFF_BYTES,
     decode_bytes,
@@ -268,11 +268,6 @@ _JSON_CONTAINER = re.compile(r'(?<!\s)\s*(\{\s*"|\[\s*[\[{"])')
 _LATEX_START = re.compile(r"\\(documentclass|documentstyle)\b")
 _ORG_START = re.compile(r"#\+(title|author|filetags|startup|options|setupfile):", re.I)
 _HTML_START = re.compile(r"(?<!\s)\s*(<!doctype html|<html[\s>])", re.I)
-# DocBook XML (a manual's source, often shipped beside its HTML and PDF): its markup is read
-# as HTML's is, so its text is prose, not tags (DocBook 4's public identifier, DocBook 5's
-# namespace), in the prolog before the root element's content.
-_DOCBOOK = re.compile(r"-//OASIS//DTD DocBook|xmlns=[\"']http://docbook\.org/ns/docbook", re.I)
-DOCBOOK_PROLOG_CHARS = 2048
 
 _PLAIN_EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9_+-]{0,11}")
 
@@ -312,7 +307,7 @@ def _sniff_text(text: str, complete: bool) -> str | None:
         return ".json"
     if _HTML_START.match(text):
         return ".html"
-    if text.lstrip().startswith("<") and _DOCBOOK.search(text, 0, DOCBOOK_PROLOG_CHARS):
+    if sniff.declares_docbook(text):  # read as HTML is: its text is prose, not tags
         return ".html"
     body = [line for line in text.split("\n") if line.strip() and not line.startswith("%")]
     if body and _LATEX_START.match(body[0].lstrip()):
@@ -433,6 +428,7 @@ UNSUPPORTED = "unsupported"  # a verdict's reason: binary, or text that is no do
 BINARY = "binary"  # a program, an image, a font, an archive, a compiled catalogue
 HIDDEN = "hidden"  # a tool's hidden settings file whose content announces no format
 NO_DOCUMENT = "no document"  # text that is never a document: a style sheet, a drawing, a key
+SECRET = "secret"  # a settings file that holds a password or token (`formats/secrets.py`)
 # Languages (None: plain text) whose files are judged minified or not by their content.
 _MINIFIABLE = frozenset({None, "javascript", "typescript", "json"})
 
@@ -443,7 +439,7 @@ class Verdict:
 
     format: Format | None
     left_out: str | None = None  # UNSUPPORTED, or one of `generated.REASONS`
-    kind: str | None = None  # when UNSUPPORTED: BINARY, HIDDEN or NO_DOCUMENT
+    kind: str | None = None  # when UNSUPPORTED: BINARY, HIDDEN, NO_DOCUMENT or SECRET
 
 
 def classify(path: Path, include_generated: bool = False, named: bool = False) -> Verdict:
@@ -464,6 +460,8 @@ def classify(path: Path, include_generated: bool = False, named: bool = False) -
     fmt = _readable_inflated(path, fmt, compressed_head)
     if fmt is None:
         return Verdict(None, UNSUPPORTED, _unsupported_kind(path, named))
+    if not named and secrets.is_settings_file(path) and _holds_secret(path):
+        return Verdict(None, UNSUPPORTED, SECRET)  # whatever --include-generated says
     if include_generated or named:
         return Verdict(fmt)
     reason = generated.reason_by_name(compressed.inner_path(path))
@@ -472,6 +470,15 @@ def classify(path: Path, include_generated: bool = False, named: bool = False) -
     if reason is None and fmt.doc_type == "text" and generated.is_compiled_lock(head_of(path)):
         reason = generated.LOCK_FILE
     return Verdict(fmt, reason)
+
+
+def _holds_secret(path: Path) -> bool:
+    if secrets.is_credential_store(path):
+        return True
+    try:
+        return secrets.holds_secret(decode_bytes(read_document(path, secrets.SCAN_BYTES)))
+    except OSError:
+        return False  # unreadable: the parser gives the one-line reason
 
 
 def _unsupported_kind(path: Path, named: bool) -> str:

@@ -59,6 +59,17 @@ def name_kind(path: Path) -> str | None:
     return None
 
 
+# DocBook XML (a manual's source, often shipped beside its HTML and PDF): DocBook 4's public
+# identifier or DocBook 5's namespace, in the prolog before the root element's content.
+_DOCBOOK = re.compile(r"-//OASIS//DTD DocBook|xmlns=[\"']http://docbook\.org/ns/docbook", re.I)
+DOCBOOK_PROLOG_CHARS = 2048
+
+
+def declares_docbook(text: str) -> bool:
+    """Whether the text is DocBook XML: markup whose prolog names DocBook."""
+    return text.lstrip().startswith("<") and bool(_DOCBOOK.search(text, 0, DOCBOOK_PROLOG_CHARS))
+
+
 def not_a_document(path: Path) -> bool:
     """Text that is no document (a style sheet, a drawing, a key): never indexed."""
     return path.suffix.lower() in NOT_DOCUMENT_EXTENSIONS

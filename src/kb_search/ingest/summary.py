@@ -134,6 +134,10 @@ _KIND_WORDS = {
     "binary": ("binary", "binary"),
     "hidden": ("hidden settings file", "hidden settings files"),
     "no document": ("style sheet, drawing or key", "style sheets, drawings or keys"),
+    "secret": (
+        "settings file holding a password or token",
+        "settings files holding passwords or tokens",
+    ),
 }
 
 

@@ -348,6 +348,7 @@ def plan(
     `chunking` is today's fingerprint: a document chunked otherwise is judged and read again
     (None: never, as the caller cannot say)."""
     from kb_search.formats.registry import classify
+    from kb_search.formats.secrets import is_settings_file
 
     todo = Plan()
     for key, item in result.seen.items():
@@ -370,10 +371,18 @@ def plan(
                 todo.excluded[key] = verdict.left_out
             else:
                 (todo.rechunk if same else todo.changed).append(item)
-        elif same:
+        elif same and not is_settings_file(item.path):
             summary.unchanged += 1
         else:
-            todo.changed.append(item)
+            # A changed file is judged again, as `kb add` judges it: a `.bashrc` that gained
+            # a token leaves (a settings file, changed or not: an older kb may have read it).
+            verdict = classify(item.path, include_generated, named=key in result.outside)
+            if verdict.left_out is not None:
+                todo.excluded[key] = verdict.left_out
+            elif same:
+                summary.unchanged += 1
+            else:
+                todo.changed.append(item)
     for path, row in rows.items():
         if path in result.seen or not result.covers(path):
             continue

@@ -853,6 +853,23 @@ def test_text_far_off_the_page_is_read_last_without_measuring_its_distance(
     assert text.index("number 19 here") < text.index("far away")
 
 
+def test_a_blank_fragment_many_lines_tall_makes_no_line() -> None:
+    """Fails on the unreviewed code (an empty line at the page's foot): blank text many lines
+    high passed the dotted-rule test (no characters but dots and white) and was set aside as
+    a line of its own, where blank text was always dropped."""
+    from kb_search.formats.pdf.layout import Frag
+    from kb_search.formats.pdf.reading_order import layout
+
+    body = [
+        Frag(f"Body text line {i} here", 50, 20 + i * 12, 300, 29 + i * 12, 9) for i in range(10)
+    ]
+    for blank in ("   ", ""):
+        lines = layout([*body, Frag(blank, 320, 20, 324, 140, 9)], 1, 612.0)
+        assert [line.text for line in lines] == [f"Body text line {i} here" for i in range(10)]
+    dotted = layout([*body, Frag(". . . . . . .", 320, 20, 324, 140, 9)], 1, 612.0)
+    assert dotted[-1].text == ". . . . . . ."  # a rule drawn in dots: read last, as before
+
+
 def test_dotted_rule_between_columns_is_no_cell_of_their_rows(tmp_path: Path) -> None:
     """Fails on the old code: a rule of dots set in type between two columns (multicolrule's
     'dots' style) is one fragment many lines high; every row it spans took it for a cell and

@@ -38,6 +38,10 @@ FIFTHS_MIN = 3
 GUTTER_NUMBER_POINTS = 30  # a line number in a gutter ends this close to its column's edge
 LINE_NUMBER_SIZE = 0.9  # ... and is set this much smaller than the line it numbers
 LISTING_CODE_SHARE = 0.3  # of numbered lines with code in: a listing's numbers
+# Fragments looked at around a gutter number: the last this many that begin above its foot
+# (its row's, on any page a person reads). One fragment as tall as the page would otherwise
+# put the whole page above each number: quadratic on a page of thousands of rows.
+ROW_FRAGS = 200
 CENTRE_SHARE = 0.05  # a folio centred on the page lies this share of its width from the middle
 
 
@@ -90,7 +94,8 @@ def _in_gutters(
         k = bisect.bisect_right(edges, f.x1)
         if k == len(edges) or edges[k] - f.x1 > GUTTER_NUMBER_POINTS:
             continue
-        near = by_top[bisect.bisect_left(tops, f.y0 - tallest) : bisect.bisect_left(tops, f.y1)]
+        end = bisect.bisect_left(tops, f.y1)
+        near = by_top[max(bisect.bisect_left(tops, f.y0 - tallest), end - ROW_FRAGS) : end]
         row = [t for t in near if f.y0 < t.y1]
         if any(t.x0 < f.x1 and f.x0 < t.x1 for t in row):
             continue

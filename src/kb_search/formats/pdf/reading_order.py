@@ -82,7 +82,7 @@ def layout(frags: list[Frag], page: int, width: float) -> list[Line]:
     text off the page last, in stream order)."""
     # text far off the page (a hostile or broken file's x of 3e7) is read last, like turned
     # text: the column analysis measures white across the text's width point by point
-    aside = [f for f in frags if f.rotated or _drawn_rule(f)]
+    aside = [f for f in frags if f.rotated or (f.text.strip() and _drawn_rule(f))]
     set_aside = {id(f) for f in aside}
     upright: list[Frag] = []
     for f in frags:
