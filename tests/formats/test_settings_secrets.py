@@ -34,6 +34,10 @@ CLEAN = {
         'HISTIGNORE="*password*"\nalias ll="ls -l"\n'
     ),
     ".inputrc": "set editing-mode vi\n",
+    # names that only start with a keyword: an alias, a command that fetches the secret
+    ".bash_aliases": "alias passgen='pwgen -s 20'\nalias tokens='wc -w'\n",
+    ".muttrc": 'set imap_user = alice\nset imap_pass_cmd = "pass show mail"\n',
+    ".profile": "export PASSWORD_MIN_LENGTH=12\nexport SECRETS_DIR=$HOME/vault\n",
     ".curlrc": "--silent\nuser-agent = kb\n",
     "vimrc": "set number\nset nopaste\n",
     "README": "Install\n\nSet password = hunter2 in the file https://a:b@host/.\n",

@@ -20,11 +20,12 @@ from kb_search.formats import compressed, sniff
 
 SCAN_BYTES = 1_000_000  # a settings file is small: the first megabyte is looked through
 
-# `name = value`, `name: value`, `export NAME=value`, `set name="value"` where the name says
-# password, secret, token or key; a value that is a variable, a command, a placeholder or a
-# path (`PASSWORD_STORE_DIR=~/.password-store`) is none.
+# `name = value`, `name: value`, `export NAME=value`, `set name="value"` where the name ends
+# in password, secret, token or key (`GITHUB_TOKEN`, `x.password`, `imap_pass`; not `passgen`,
+# `password_cmd` or `PASSWORD_STORE_DIR`); a value that is a variable, a command, a placeholder
+# or a path is none.
 _ASSIGNED = re.compile(
-    r"(?:pass(?:word|wd|phrase)?|secret|token|api_?key|access_?key|credentials?)[\w.-]{0,40}+"
+    r"(?:pass(?:word|wd|phrase)?|secret|token|api_?key|access_?key|credentials?)"
     r"[\"']?[ \t]{0,20}[=:][ \t]{0,20}[\"']?[^\s\"'$`{<%~/(]",
     re.I,
 )
