@@ -471,7 +471,16 @@ def classify(path: Path, include_generated: bool = False, named: bool = False) -
         reason = generated.MINIFIED if generated.is_minified(head_of(path)) else None
     if reason is None and fmt.doc_type == "text" and generated.is_compiled_lock(head_of(path)):
         reason = generated.LOCK_FILE
+    if reason is None and fmt.doc_type == "code" and _vendored(path, head_of):
+        reason = generated.VENDORED
     return Verdict(fmt, reason)
+
+
+def _vendored(path: Path, head_of: Callable[[Path], bytes]) -> bool:
+    inner = compressed.inner_path(path)
+    if generated.in_vendor_folder(inner):
+        return True
+    return generated.is_vendored_script(inner, head_of(path))
 
 
 def _unsupported_kind(path: Path, named: bool) -> str:
