@@ -21,6 +21,7 @@ A person's own script with a plain `/** ... */` or `//` header is not one of the
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
@@ -115,11 +116,12 @@ def has_library_banner(head: bytes) -> bool:
     )
 
 
-def is_vendored_script(path: Path, head: bytes) -> bool:
-    """A script that is a library's (its own banner), or lies among a library's files."""
+def is_vendored_script(path: Path, head: Callable[[], bytes]) -> bool:
+    """A script that is a library's (its own banner), or lies among a library's files;
+    `head` reads the file's first bytes (only a script's are read)."""
     if path.suffix.lower() not in BANNER_SUFFIXES:
         return False
-    return has_library_banner(head) or _library_folder(path.parent)
+    return has_library_banner(head()) or _library_folder(path.parent)
 
 
 @lru_cache(maxsize=256)

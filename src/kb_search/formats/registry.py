@@ -480,7 +480,7 @@ def _vendored(path: Path, head_of: Callable[[Path], bytes]) -> bool:
     inner = compressed.inner_path(path)
     if generated.in_vendor_folder(inner):
         return True
-    return generated.is_vendored_script(inner, head_of(path))
+    return generated.is_vendored_script(inner, lambda: head_of(path))
 
 
 def _unsupported_kind(path: Path, named: bool) -> str:
