@@ -45,7 +45,7 @@ def stored_vectors(kb: KnowledgeBase) -> int:
     return conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
 
 
-def test_ctrl_c_in_the_embedding_phase_reports_only_the_vectors_kept(tmp_path: Path):
+def notes_folder(tmp_path: Path) -> Path:
     notes = tmp_path / "notes"
     notes.mkdir()
     for i in range(30):  # 30 files of 12 sections: more than one window of chunks
@@ -53,6 +53,11 @@ def test_ctrl_c_in_the_embedding_phase_reports_only_the_vectors_kept(tmp_path: P
             f"## Part {j}\n\n" + f"Note {i} part {j} says {i * j}. " * 40 for j in range(12)
         )
         (notes / f"note{i:02d}.md").write_text(f"# Note {i}\n\n{parts}\n")
+    return notes
+
+
+def test_ctrl_c_in_the_embedding_phase_reports_only_the_vectors_kept(tmp_path: Path):
+    notes = notes_folder(tmp_path)
     config = load_config(env={"KB_DATA_DIR": str(tmp_path / "data"), "KB_WORKERS": "0"})
     embedder = StoppedEmbedder(stop_at=2)
     tally = Tally()
@@ -64,3 +69,26 @@ def test_ctrl_c_in_the_embedding_phase_reports_only_the_vectors_kept(tmp_path: P
     assert chunks > FILL_BATCH and kept == FILL_BATCH  # the first window saved, the second not
     assert tally.embed_done == kept
     assert tally.position().endswith(f", {kept}/{chunks} chunks embedded")
+
+
+class StoppedInTheSecondWindow(StoppedEmbedder):
+    name = "kb-test/stopped-64"
+
+    def __init__(self) -> None:
+        super().__init__(stop_at=2)
+
+
+def test_the_interrupted_line_says_how_many_chunks_kept_their_vectors(kb, environment, tmp_path):
+    from kb_search.models.embedders import register_embedder
+
+    register_embedder(StoppedInTheSecondWindow.name, StoppedInTheSecondWindow)
+    environment.env["KB_MODEL"] = StoppedInTheSecondWindow.name
+    result = kb("add", str(notes_folder(tmp_path)), ok=False)
+    assert result.exit_code == 130 and "Traceback" not in result.stderr
+    stats = kb.json("stats")
+    kept = next(iter(stats["vectors"].values()))["vectors"]
+    assert kept == FILL_BATCH < stats["chunks"]
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"Interrupted after 30/30 files, {kept}/{stats['chunks']} chunks embedded;"
+        " rerun to resume."
+    )
