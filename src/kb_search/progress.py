@@ -139,7 +139,9 @@ class Progress(Protocol):
         """The embedding phase found `n` more chunks to embed (the first call starts it)."""
 
     def embedded(self, n: int) -> None:
-        """`n` more chunks got their vectors."""
+        """`n` more chunks got their vectors; a negative `n` takes back chunks counted of a
+        batch that was not saved after all (stopped before its transaction committed), so the
+        count is what the index keeps."""
 
     def embed_sample(self, n: int, seconds: float) -> None:
         """During the keyword phase, `n` chunks were embedded in `seconds` (a measurement of
@@ -430,7 +432,7 @@ class Tally:
 
     def embedded(self, n: int) -> None:
         before, self.embed_done = self.embed_done, self.embed_done + n
-        if self.embed_started is not None:
+        if self.embed_started is not None and n > 0:
             total = self.embed_total
             work = window_work(self.embed_done, total) - window_work(before, total)
             self.progress_embedded.add(self.clock(), work)

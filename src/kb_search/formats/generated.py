@@ -8,15 +8,24 @@ a minified file, whose text is mostly lines of thousands of characters
 with almost no spaces (prose with long lines has a space every few words). Only code and
 plain text are judged by content: a Markdown or HTML file is a document however it is
 wrapped. `--include-generated` (setting `ingestion.include_generated`) indexes them all.
+
+Vendored libraries (a third party's code copied into a project) are code no person of this
+folder wrote: code in a `vendor`/`third_party`-like folder; a script that opens with a
+library's licence banner (the comment a minifier keeps: `/*!`, or `@license`/`@preserve`
+in it; naming a licence or copyright and a URL or version); and every script of a folder
+that is mostly such files (a library's parts: mkdocs' `lunr-language/*.js`, where a few
+parts lack the banner).
+A person's own script with a plain `/** ... */` or `//` header is not one of them.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
-from kb_search.formats.reader import decode_bytes
+from kb_search.formats.reader import decode_bytes, read_document
 
 LOCK_FILE = "lock file"
 MINIFIED = "minified"
@@ -24,7 +33,8 @@ SOURCE_MAP = "source map"
 SEARCH_INDEX = "search index"
 BUILD_ASSET = "build asset"
 LOG = "log"
-REASONS = (MINIFIED, SOURCE_MAP, SEARCH_INDEX, LOCK_FILE, BUILD_ASSET, LOG)
+VENDORED = "vendored library"
+REASONS = (MINIFIED, SOURCE_MAP, SEARCH_INDEX, LOCK_FILE, BUILD_ASSET, LOG, VENDORED)
 
 LOCK_FILES = frozenset({
     "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lock",
@@ -45,6 +55,30 @@ _LOCK_HEADERS = re.compile(
 )
 LOCK_HEADER_CHARS = 1024
 
+# Folders that hold other projects' code copied in (Go/PHP `vendor`, pip's `_vendor`, C/C++
+# `third_party`); only the nearest VENDOR_DEPTH folders above a file count, so a folder a
+# person added from inside such a path is not judged by where it lies.
+VENDOR_FOLDERS = frozenset({
+    "vendor", "vendors", "vendored", "_vendor", "third_party", "third-party", "thirdparty",
+    "3rdparty",
+})  # fmt: skip
+VENDOR_DEPTH = 4
+# Scripts judged by their licence banner (a library's `/*! ... */`).
+BANNER_SUFFIXES = frozenset({".js", ".mjs", ".cjs", ".ts"})
+BANNER_CHARS = 2048  # the banner is the file's opening comment
+_OPENING_COMMENT = re.compile(r"\A\ufeff?\s*/\*(.*?)\*/", re.S)
+# what minifiers keep of a comment: `/*!`, or `@license` / `@preserve` in it
+_KEPT_MARK = re.compile(r"\A!|@license\b|@preserve\b")
+_LICENCE = re.compile(
+    r"copyright|\(c\)|©|licen[cs]e|\b(?:MIT|MPL|GPL|LGPL|BSD|Apache|ISC)\b", re.I
+)
+_SOURCE = re.compile(r"https?://|www\.|\w\.(?:org|com|io|net)\b|\bv?\d+\.\d+(?:\.\d+)?\b", re.I)
+# A folder whose scripts are mostly library files (at least LIBRARY_FILES with a banner, and
+# LIBRARY_SHARE of its scripts) is a library's bundle: its other scripts are its parts.
+LIBRARY_FILES = 3
+LIBRARY_SHARE = 0.8
+MAX_FOLDER_SCRIPTS = 200  # a bigger folder is judged by its first scripts, in name order
+
 
 def reason_by_name(path: Path) -> str | None:
     """Why the file's name (or the folder it lies in) says a tool wrote it, or None."""
@@ -62,6 +96,49 @@ def reason_by_name(path: Path) -> str | None:
     if _in_sphinx_build(path.parent):
         return BUILD_ASSET
     return None
+
+
+def in_vendor_folder(path: Path) -> bool:
+    """The file lies in a `vendor`/`third_party`-like folder (one of the nearest few)."""
+    return any(p.name.lower() in VENDOR_FOLDERS for p in list(path.parents)[:VENDOR_DEPTH])
+
+
+def has_library_banner(head: bytes) -> bool:
+    """The text opens with a library's licence banner: the comment a minifier keeps (`/*!`,
+    or one with `@license`/`@preserve`) naming a licence or copyright and a URL or version
+    (`/*! jQuery v3.6.0 | (c) OpenJS Foundation */`)."""
+    match = _OPENING_COMMENT.match(decode_bytes(head[:BANNER_CHARS]))
+    if match is None:
+        return False
+    banner = match.group(1)
+    return bool(
+        _KEPT_MARK.search(banner) and _LICENCE.search(banner) and _SOURCE.search(banner)
+    )
+
+
+def is_vendored_script(path: Path, head: Callable[[], bytes]) -> bool:
+    """A script that is a library's (its own banner), or lies among a library's files;
+    `head` reads the file's first bytes (only a script's are read)."""
+    if path.suffix.lower() not in BANNER_SUFFIXES:
+        return False
+    return has_library_banner(head()) or _library_folder(path.parent)
+
+
+@lru_cache(maxsize=256)
+def _library_folder(folder: Path) -> bool:
+    try:
+        scripts = sorted(
+            p for p in folder.iterdir() if p.suffix.lower() in BANNER_SUFFIXES and p.is_file()
+        )[:MAX_FOLDER_SCRIPTS]
+    except OSError:
+        return False
+    banners = 0
+    for script in scripts:
+        try:
+            banners += has_library_banner(read_document(script, BANNER_CHARS))
+        except OSError:
+            continue
+    return banners >= LIBRARY_FILES and banners >= LIBRARY_SHARE * len(scripts)
 
 
 def _in_sphinx_build(folder: Path) -> bool:

@@ -469,6 +469,8 @@ def classify(path: Path, include_generated: bool = False, named: bool = False) -
         reason = generated.MINIFIED if generated.is_minified(head_of(path)) else None
     if reason is None and fmt.doc_type == "text" and generated.is_compiled_lock(head_of(path)):
         reason = generated.LOCK_FILE
+    if reason is None and fmt.doc_type == "code" and _vendored(path, head_of):
+        reason = generated.VENDORED
     return Verdict(fmt, reason)
 
 
@@ -479,6 +481,13 @@ def _holds_secret(path: Path) -> bool:
         return secrets.holds_secret(decode_bytes(read_document(path, secrets.SCAN_BYTES)))
     except OSError:
         return False  # unreadable: the parser gives the one-line reason
+
+
+def _vendored(path: Path, head_of: Callable[[Path], bytes]) -> bool:
+    inner = compressed.inner_path(path)
+    if generated.in_vendor_folder(inner):
+        return True
+    return generated.is_vendored_script(inner, lambda: head_of(path))
 
 
 def _unsupported_kind(path: Path, named: bool) -> str:

@@ -178,6 +178,7 @@ def failed_part(failed: list[Failure], show: Callable[[str], str]) -> str:
 _MANY = {
     "minified": "minified",
     "search index": "search indexes",
+    "vendored library": "vendored libraries",
     "ignored": "ignored",
     "unsupported": "unsupported",
 }

@@ -10,6 +10,13 @@ Both fuse a list of `Ranking`s: each leg of the query (phrasing 0) and of each v
 phrasing the caller added (`--also`, MCP `variants`), a variant weighing VARIANT_WEIGHT of the
 query. Every candidate records which rankings found it (`found_by`).
 
+While an index is partly embedded (an ingest's embedding phase has not finished), a chunk
+without a vector yet cannot be found by a vector leg. Its missing vector is not evidence
+against it: such a chunk (`unembedded`) is fused over the rankings it can appear in (the
+lexical ones), divided by their weights alone, so a keyword-exact document that is not yet
+embedded is not ranked under chunks found by meaning among the few embedded ones. A chunk
+with a vector is fused exactly as before, so a fully embedded index ranks as it always did.
+
 Why convex: measured with bench/fusion_study.py over five BEIR sets and the docs-QA and
 code-QA question sets (docs/results.md), it ranks better than RRF on average and
 in leave-one-set-out choice of its one constant; unlike RRF it keeps how far ahead a leg's
@@ -86,30 +93,42 @@ def rankings_of(
     ]
 
 
-def fuse(legs: dict[str, LegResult], k: int = 60, method: str = DEFAULT_FUSION) -> list[Candidate]:
-    """The legs' hits as one ranking, by `method` ("convex" or "rrf"; k is RRF's constant).
+def fuse(
+    legs: dict[str, LegResult],
+    k: int = 60,
+    method: str = DEFAULT_FUSION,
+    unembedded: frozenset[int] = frozenset(),
+) -> list[Candidate]:
+    """The legs' hits as one ranking, by `method` ("convex" or "rrf"; k is RRF's constant);
+    `unembedded`: candidates with no vector yet, fused over the lexical rankings alone.
     Ties are broken by chunk id: the same DB and query give the same order."""
-    return fuse_rankings(rankings_of(legs), k, method)
+    return fuse_rankings(rankings_of(legs), k, method, unembedded)
 
 
 def fuse_rankings(
-    rankings: list[Ranking], k: int = 60, method: str = DEFAULT_FUSION
+    rankings: list[Ranking],
+    k: int = 60,
+    method: str = DEFAULT_FUSION,
+    unembedded: frozenset[int] = frozenset(),
 ) -> list[Candidate]:
     """Every phrasing's leg rankings as one ranking (see `fuse`)."""
     if method == "convex":
-        return fuse_convex(rankings)
+        return fuse_convex(rankings, unembedded)
     if method == "rrf":
-        return fuse_rrf(rankings, k)
+        return fuse_rrf(rankings, k, unembedded)
     raise SearchError(f"unknown fusion {method!r}: use one of {', '.join(FUSIONS)}")
 
 
-def fuse_rrf(rankings: list[Ranking], k: int) -> list[Candidate]:
+def fuse_rrf(
+    rankings: list[Ranking], k: int, unembedded: frozenset[int] = frozenset()
+) -> list[Candidate]:
     """Weighted Reciprocal Rank Fusion over the rankings that ran, normalised so rank 1
-    everywhere = 1.0."""
+    everywhere = 1.0 (for an `unembedded` chunk: rank 1 in every lexical ranking)."""
     ran = [r for r in rankings if r.ran]
     best = sum(r.weight for r in ran) / (k + 1)
     if not ran or best <= 0:
         return []
+    best_without = keyword_weight(ran) / (k + 1)
     scores: dict[int, float] = {}
     breakdown: dict[int, dict[str, Any]] = {}
     found: Found = {}
@@ -117,10 +136,24 @@ def fuse_rrf(rankings: list[Ranking], k: int) -> list[Candidate]:
         for rank, (cid, _) in enumerate(ranking.result.hits, start=1):
             scores[cid] = scores.get(cid, 0.0) + ranking.weight / (k + rank)
         _record(breakdown, found, ranking)
-    return _ranked({cid: raw / best for cid, raw in scores.items()}, breakdown, found)
+    return _ranked(
+        {
+            cid: raw / (best_without if cid in unembedded and best_without > 0 else best)
+            for cid, raw in scores.items()
+        },
+        breakdown,
+        found,
+    )
 
 
-def fuse_convex(rankings: list[Ranking]) -> list[Candidate]:
+def keyword_weight(ran: list[Ranking]) -> float:
+    """The weight of the rankings a chunk without a vector can appear in."""
+    return sum(r.weight for r in ran if r.leg != "vector")
+
+
+def fuse_convex(
+    rankings: list[Ranking], unembedded: frozenset[int] = frozenset()
+) -> list[Candidate]:
     """Weighted sum of each ranking's min-max normalised scores, divided by the weights of the
     rankings that ran: in [0, 1], 1 = first everywhere. A leg that ran and found nothing
     still counts in the divisor (the best then scores its partner's weight, as with RRF); a
@@ -128,19 +161,27 @@ def fuse_convex(rankings: list[Ranking]) -> list[Candidate]:
 
     A chunk one leg ranks near the top keeps at least SOLO_SHARE of that leg's normalised
     score, so a clear single-leg match (first by meaning, absent from the keyword leg) is not
-    buried under chunks both legs rank middling."""
+    buried under chunks both legs rank middling.
+
+    An `unembedded` chunk (no vector yet) is divided by the weights of the lexical rankings
+    alone, and its floor is the query's share of those: it is fused over the legs it can have."""
     ran = [r for r in rankings if r.ran]
     total = sum(r.weight for r in ran)
     if not ran or total <= 0:
         return []
+    total_without = keyword_weight(ran) or total
     scores: dict[int, float] = {}
     solo: dict[int, float] = {}
     breakdown: dict[int, dict[str, Any]] = {}
     found: Found = {}
     # the query's share of the whole: the floor is the query's, diluted like its legs
     query_share = sum(r.weight for r in ran if r.phrasing == 0) / total
+    share_without = (
+        sum(r.weight for r in ran if r.phrasing == 0 and r.leg != "vector") / total_without
+    )
     for ranking in ran:
         weight = ranking.weight / total
+        weight_without = ranking.weight / total_without
         leg = ranking.result
         # A lexical leg that returned every match it has: a chunk without the words scores
         # BM25 0, so 0 is the floor and its last match keeps credit over non-matches.
@@ -148,9 +189,14 @@ def fuse_convex(rankings: list[Ranking]) -> list[Candidate]:
         normalised = min_max(strengths(ranking.leg, leg.hits), floor)
         for rank, (cid, _) in enumerate(leg.hits, start=1):
             value = normalised[cid]
-            scores[cid] = scores.get(cid, 0.0) + weight * value
+            if cid in unembedded:  # only a lexical ranking can hold it
+                scores[cid] = scores.get(cid, 0.0) + weight_without * value
+                share = share_without
+            else:
+                scores[cid] = scores.get(cid, 0.0) + weight * value
+                share = query_share
             if rank <= SOLO_DEPTH and ranking.phrasing == 0:
-                solo[cid] = max(solo.get(cid, 0.0), SOLO_SHARE * query_share * value)
+                solo[cid] = max(solo.get(cid, 0.0), SOLO_SHARE * share * value)
         _record(breakdown, found, ranking)
     fused = {cid: max(s, solo.get(cid, 0.0)) for cid, s in scores.items()}
     return _ranked(fused, breakdown, found)

@@ -60,7 +60,7 @@ from kb_search.search.shaping import (
 from kb_search.store.chunk_filter import ChunkFilter
 from kb_search.store.db import Connection, OperationalError
 from kb_search.store.retrieval import index_stamp
-from kb_search.store.vectors import embedding_coverage
+from kb_search.store.vectors import embedding_coverage, without_vectors
 
 MODES = ("hybrid", "lexical", "vector")
 RAN = ("ok", "empty")  # leg states of a leg that ran
@@ -228,18 +228,32 @@ def combine(
     options: SearchOptions,
     variant_legs: list[dict[str, LegResult]] | None = None,
     uses: list[str] | None = None,
+    unembedded: frozenset[int] = frozenset(),
 ) -> list[Candidate]:
     """Fuse the legs (hybrid) or take the one leg's ranking; with variants, every phrasing's
-    legs are fused into one ranking (in a one-leg mode, that leg's rankings)."""
+    legs are fused into one ranking (in a one-leg mode, that leg's rankings). `unembedded`:
+    candidates with no vector yet (fusion.py: fused over the lexical rankings alone)."""
     if any(variant_legs or []):
         rankings = rankings_of(legs, 0)
         for number, found in enumerate(variant_legs or [], start=1):
             use = uses[number - 1] if uses else "both"
             rankings += rankings_of(found, number, use)
-        return fuse_rankings(rankings, options.rrf_k, options.fusion)
+        return fuse_rankings(rankings, options.rrf_k, options.fusion, unembedded)
     if options.mode == "hybrid":
-        return fuse(legs, options.rrf_k, options.fusion)
+        return fuse(legs, options.rrf_k, options.fusion, unembedded)
     return single_leg(legs, options.mode)
+
+
+def unembedded_candidates(
+    conn: Connection, embedding: dict[str, int] | None, found: list[dict[str, LegResult]]
+) -> frozenset[int]:
+    """The keyword candidates that have no vector yet, while the index is partly embedded
+    (none once every chunk has its vector: the fusion is then exactly the full one)."""
+    if embedding is None or embedding["embedded"] >= embedding["chunks"]:
+        return frozenset()
+    by_meaning = {cid for legs in found for cid, _ in legs.get("vector", LegResult("")).hits}
+    by_words = {cid for legs in found for cid, _ in legs.get("lexical", LegResult("")).hits}
+    return frozenset(without_vectors(conn, by_words - by_meaning))
 
 
 def with_text(conn: Connection, candidates: list[Candidate], limit: int) -> list[Candidate]:
@@ -354,7 +368,9 @@ def search(
     fused_legs, ignored = variant_legs, set()
     if options.expanded:
         fused_legs, ignored = agreeing(legs, variant_legs, options.expanded, uses)
-    candidates = combine(legs, options, fused_legs, uses)
+    embedding = vector_coverage(conn, legs)
+    unembedded = unembedded_candidates(conn, embedding, [legs, *fused_legs])
+    candidates = combine(legs, options, fused_legs, uses, unembedded)
     rerank_note = None
     if options.reranker is not None:
         stop_if_asked(options, "rerank")
@@ -381,7 +397,6 @@ def search(
     timings["fetch"] = (clock() - t0) * 1000
     ran = sum(1 for found in [legs, *variant_legs] for leg in found.values() if leg.status in RAN)
     coverage = annotate_evidence(results, prepared, options, ran) if offset == 0 else None
-    embedding = vector_coverage(conn, legs)
     notes = explain(prepared, legs, options, dropped) + ([rerank_note] if rerank_note else [])
     notes += closing_notes(results, embedding, coverage, options)
     response = SearchResponse(

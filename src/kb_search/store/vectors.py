@@ -218,6 +218,27 @@ def embedding_coverage(conn: Connection) -> tuple[int, int] | None:
     return None if vectors is None else (chunks, min(vectors, chunks))
 
 
+def without_vectors(conn: Connection, chunk_ids: Iterable[int]) -> set[int]:
+    """Those of these chunks that have no vector of the DB's model yet (none when no model
+    is bound): a search over a partly embedded index fuses them over the lexical leg alone."""
+    model = db_model(conn)
+    table = table_for(conn, model) if model else None
+    wanted = sorted(set(chunk_ids))
+    if table is None or not wanted:
+        return set()
+    found: set[int] = set()
+    sql = "SELECT rowid FROM {} WHERE rowid IN ({})"
+    for start in range(0, len(wanted), 900):  # stay under SQLite's parameter limit
+        part = wanted[start : start + 900]
+        marks = ",".join("?" * len(part))
+        try:  # sqlite-vec's rowid shadow table: no read of the vectors themselves
+            rows = conn.execute(sql.format(f"{table.name}_rowids", marks), part)
+        except Exception:  # noqa: BLE001 - another sqlite-vec layout
+            rows = conn.execute(sql.format(table.name, marks), part)
+        found.update(r[0] for r in rows)
+    return set(wanted) - found
+
+
 def sync_counts(conn: Connection, table: str) -> tuple[int, int]:
     """(chunks without a vector, vectors without a chunk)."""
     return conn.execute(

@@ -60,15 +60,31 @@ def embed_chunks(
     batch = embedding_texts(conn, ids)
     if not batch:
         return 0
+    counted = _Counted(on_embedded)
+    try:
+        return _embed_batch(conn, embedder, table, batch, counted)
+    except BaseException:
+        # Stopped (Ctrl-C, an error) before the batch's transaction committed: none of its
+        # vectors is kept, so the chunks it counted as embedded are taken back.
+        counted.take_back()
+        raise
+
+
+def _embed_batch(
+    conn: Connection,
+    embedder: TextEmbedder,
+    table: str,
+    batch: list[tuple[int, str]],
+    counted: _Counted,
+) -> int:
     hashes = {text: content_hash(text) for _, text in batch}
     known = vectors_by_hash(conn, table, sorted(set(hashes.values())))
     todo = sorted({text for text, digest in hashes.items() if digest not in known})
     if todo:
-        fresh = _embed(embedder, todo, on_embedded)
+        fresh = _embed(embedder, todo, counted.report if counted.callback else None)
         for text, vector in zip(todo, fresh):
             known[hashes[text]] = to_blob(vector)
-    if on_embedded is not None:
-        on_embedded(len(batch) - len(todo))  # the reused ones
+    counted.report(len(batch) - len(todo))  # the reused ones
     with transaction(conn):
         current = dict(embedding_texts(conn, [cid for cid, _ in batch]))
         rows = [(cid, text) for cid, text in batch if current.get(cid) == text]
@@ -78,6 +94,24 @@ def embed_chunks(
         # keep the hash in step with what was embedded (title/heading may have moved)
         set_chunk_hashes(conn, [(hashes[text], cid) for cid, text in rows])
     return len(rows)
+
+
+@dataclass
+class _Counted:
+    """A batch's progress callback and how much of the batch it has reported."""
+
+    callback: Callable[[int], None] | None
+    reported: int = 0
+
+    def report(self, n: int) -> None:
+        if self.callback is not None and n:
+            self.reported += n
+            self.callback(n)
+
+    def take_back(self) -> None:
+        if self.callback is not None and self.reported:
+            self.callback(-self.reported)
+            self.reported = 0
 
 
 def _embed(

@@ -1,0 +1,113 @@
+"""Vendored libraries (a third party's code copied into a project) are left out like
+generated files, counted as "vendored library": by folder (`vendor`, `third_party`...), by a
+library's licence banner, and as the parts of a folder that is mostly a library's files;
+a person's own scripts stay (formats/generated.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kb_search.formats.generated import VENDORED, has_library_banner
+from kb_search.formats.registry import classify
+from kb_search.ingest.executor import AddOptions
+from kb_search.ingest.pipeline import candidates
+
+BODY = "(function (root) {\n  root.stem = function (w) { return w.slice(0, 4); };\n})(this);\n"
+LUNR_PART = """/*!
+ * Lunr languages, `{lang}` language
+ * https://github.com/MihaiValentin/lunr-languages
+ *
+ * Copyright 2014, Mihai Valentin
+ * http://www.mozilla.org/MPL/
+ */
+"""
+JQUERY = "/*! jQuery v3.6.0 | (c) OpenJS Foundation and contributors | jquery.org/license */\n"
+LICENSED = """/**
+ * lunr - http://lunrjs.com - A bit like Solr, but much smaller - 2.3.9
+ * Copyright (C) 2020 Oliver Nightingale
+ * @license MIT
+ */
+"""
+OWN = [
+    "/**\n * Opens the menu on the notes page.\n */\nfunction openMenu() { return 1; }\n",
+    "// Copyright 2024 Ada. Licensed MIT, https://ada.example/notes\nconst x = 1;\n",
+    "/*! notes page helpers */\nexport const y = 2;\n",
+    "/* Copyright (c) 2024 Ada, version 1.2 of my page */\nlet z = 3;\n",
+]
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("head", [LUNR_PART.format(lang="Danish"), JQUERY, LICENSED])
+def test_a_library_banner_is_recognised(head):
+    assert has_library_banner((head + BODY).encode())
+
+
+@pytest.mark.parametrize("text", OWN)
+def test_a_persons_own_script_is_not_vendored(tmp_path, text):
+    assert not has_library_banner(text.encode())
+    script = write(tmp_path / "site" / "js" / "page.js", text)
+    assert classify(script).left_out is None
+
+
+def test_a_library_bundle_folder_is_left_out_whole(tmp_path):
+    """mkdocs' lunr-language: most parts carry the banner, a few (lunr.jp.js, tinyseg.js)
+    do not; all are the library's. Old code indexed them all (1,189 chunks of 11,100)."""
+    folder = tmp_path / "mkdocs" / "contrib" / "search" / "lunr-language"
+    for lang in ("da", "de", "fr", "ru", "es", "it", "nl", "pt"):  # 8 of 10 with a banner
+        write(folder / f"lunr.{lang}.js", LUNR_PART.format(lang=lang) + BODY)
+    write(folder / "lunr.jp.js", "// jp is the country code, ja the language code\n" + BODY)
+    write(folder / "tinyseg.js", "/**\n * export the module via AMD or CommonJS\n */\n" + BODY)
+    own = write(tmp_path / "mkdocs" / "contrib" / "search" / "main.js", OWN[0])
+    for script in folder.iterdir():
+        assert classify(script).left_out == VENDORED, script.name
+        assert classify(script, include_generated=True).left_out is None
+        assert classify(script, named=True).left_out is None  # named on its own: read
+    assert classify(own).left_out is None
+
+
+def test_a_persons_scripts_beside_a_few_libraries_stay(tmp_path):
+    folder = tmp_path / "site" / "js"
+    libraries = [write(folder / f"lib{n}.js", JQUERY + BODY) for n in range(3)]
+    mine = [write(folder / f"page{n}.js", text) for n, text in enumerate(OWN[:2])]
+    assert all(classify(p).left_out == VENDORED for p in libraries)  # each by its banner
+    assert all(classify(p).left_out is None for p in mine)  # 3 of 5: not a library's folder
+
+
+def test_code_in_a_vendor_folder_is_vendored_and_its_documents_are_not(tmp_path):
+    go = write(tmp_path / "app" / "vendor" / "github.com" / "x" / "y" / "y.go", "package y\n")
+    pip = write(tmp_path / "pip" / "_vendor" / "rich" / "text.py", "def render():\n    pass\n")
+    readme = write(tmp_path / "app" / "vendor" / "github.com" / "x" / "y" / "README.md", "# Y\n")
+    mine = write(tmp_path / "app" / "main.go", "package main\n")
+    assert classify(go).left_out == VENDORED and classify(pip).left_out == VENDORED
+    assert classify(readme).left_out is None and classify(mine).left_out is None
+    # a folder a person added from deep inside one: only the nearest folders count
+    deep = write(tmp_path / "vendor" / "a" / "b" / "c" / "d" / "tool.py", "x = 1\n")
+    assert classify(deep).left_out is None
+
+
+def test_a_folder_walk_counts_vendored_libraries(tmp_path):
+    folder = tmp_path / "lunr-language"
+    for lang in ("da", "de", "fr"):
+        write(folder / f"lunr.{lang}.js", LUNR_PART.format(lang=lang) + BODY)
+    write(tmp_path / "notes.md", "# Notes\n\nMine.\n")
+    found = candidates([tmp_path], AddOptions())
+    assert [item.path.name for item in found.found] == ["notes.md"]
+    assert found.left_out == {VENDORED: 3}
+    assert len(candidates([tmp_path], AddOptions(include_generated=True)).found) == 4
+
+
+def test_the_add_summary_counts_vendored_libraries(kb, tmp_path):
+    folder = tmp_path / "project"
+    write(folder / "README.md", "# Project\n\nThe zebra option turns on stripes.\n")
+    write(folder / "third_party" / "lib.js", "function lib() { return 'zebra'; }\n")
+    write(folder / "static" / "jquery.js", JQUERY + BODY)
+    data = kb.json("add", str(folder))
+    assert data["left_out"] == {VENDORED: 2}
+    assert "2 generated files left out: 2 vendored libraries (" in data["summary"]
