@@ -152,7 +152,10 @@ def check_file(
         chunking=chunking,
     )
     work = expected_work(path, stat.st_size)
-    return Candidate(item, record, row is not None, work, forget=skipped is not None)
+    rechunk = row is not None and row[1] == digest
+    return Candidate(
+        item, record, row is not None, work, forget=skipped is not None, rechunk=rechunk
+    )
 
 
 def _check_size(size: int, options: AddOptions) -> None:
