@@ -24,7 +24,8 @@ SOURCE_MAP = "source map"
 SEARCH_INDEX = "search index"
 BUILD_ASSET = "build asset"
 LOG = "log"
-REASONS = (MINIFIED, SOURCE_MAP, SEARCH_INDEX, LOCK_FILE, BUILD_ASSET, LOG)
+TRANSLATION = "translation catalog"  # gettext `.po`/`.pot`: `translation_catalog`
+REASONS = (MINIFIED, SOURCE_MAP, SEARCH_INDEX, LOCK_FILE, BUILD_ASSET, LOG, TRANSLATION)
 
 LOCK_FILES = frozenset({
     "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lock",
@@ -62,6 +63,18 @@ def reason_by_name(path: Path) -> str | None:
     if _in_sphinx_build(path.parent):
         return BUILD_ASSET
     return None
+
+
+# gettext catalogs: a template (`.pot`) xgettext extracts from the sources, and one copy of
+# every message per language (`.po`), merged by msgmerge.
+TRANSLATION_SUFFIXES = frozenset({".po", ".pot"})
+
+
+def translation_catalog(path: Path) -> str | None:
+    """TRANSLATION for a gettext catalog, or None. Its text is the program's messages again,
+    once per language, with tool comments: a search of a person's docs would get every
+    message id as many times as there are languages (34 catalogs in one source folder)."""
+    return TRANSLATION if path.suffix.lower() in TRANSLATION_SUFFIXES else None
 
 
 def _in_sphinx_build(folder: Path) -> bool:

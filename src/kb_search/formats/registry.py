@@ -493,7 +493,8 @@ def classify(path: Path, include_generated: bool = False, named: bool = False) -
         return Verdict(None, UNSUPPORTED, SECRET)  # whatever --include-generated says
     if include_generated or named:
         return Verdict(fmt)
-    reason = generated.reason_by_name(compressed.inner_path(path))
+    inner = compressed.inner_path(path)
+    reason = generated.reason_by_name(inner) or generated.translation_catalog(inner)
     if reason is None and fmt.doc_type in ("code", "text") and fmt.language in _MINIFIABLE:
         reason = generated.MINIFIED if generated.is_minified(head_of(path)) else None
     if reason is None and fmt.doc_type == "text" and generated.is_compiled_lock(head_of(path)):
