@@ -127,8 +127,9 @@ def test_reindex_drops_a_stored_dotfile_with_a_secret_an_older_kb_read(
     (folder / ".bashrc").unlink()  # judged by the stored text, whatever the file is now
     summary = kb.json("reindex")
     assert summary["excluded"] == {UNSUPPORTED: 1}, summary
-    assert kb.json("search", "ghp_ZyXw0123456789ZyXw0123456789zyxwvu", "--mode", "lexical")[
-        "results"
-    ] == []
+    assert (
+        kb.json("search", "ghp_ZyXw0123456789ZyXw0123456789zyxwvu", "--mode", "lexical")["results"]
+        == []
+    )
     assert [Path(d["path"]).name for d in kb.json("list")["documents"]] == [".inputrc"]
     assert kb.json("reindex")["excluded"] == {}

@@ -50,8 +50,7 @@ class ReindexSummary:
         if left := sum(self.excluded.values()):
             reasons = ", ".join(f"{n} {reason}" for reason, n in sorted(self.excluded.items()))
             text += (
-                f" {plural(left, 'document')} left the index, their files left out now:"
-                f" {reasons}."
+                f" {plural(left, 'document')} left the index, their files left out now: {reasons}."
             )
         return text
 
