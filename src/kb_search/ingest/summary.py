@@ -59,9 +59,11 @@ class AddSummary:
     def line(self, show: Callable[[str], str] = str) -> str:
         """One line for a person; `show` turns a stored path into the one to print."""
         parts = [f"Added {plural(self.added + self.updated, 'document')}"]
-        if self.chunks and (self.added or self.updated):
+        if self.chunks and (self.added or self.updated) and not self.rechunked:
             parts[0] += f" ({plural(self.chunks, 'chunk')})"
         parts += rechunked_parts(self.rechunked)
+        if self.chunks and self.rechunked:  # the files read again wrote chunks too
+            parts[-1] += f" ({plural(self.chunks, 'chunk')} written in all)"
         parts.append(failed_part(self.failed, show))
         parts.append(f"{self.skipped} skipped (already indexed)")
         parts += left_out_parts(self.known_failures, self.removed, "--retry-failed")

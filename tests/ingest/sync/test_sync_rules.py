@@ -174,6 +174,7 @@ def test_add_after_a_chunker_bump_says_files_were_read_again_not_added(kb, envir
     assert summary["added"] == 0 and summary["updated"] == 0, summary["summary"]
     assert summary["rechunked"] == 2
     assert summary["summary"].startswith("Added 0 documents. 2 unchanged files read again:")
+    assert f"({summary['chunks']} chunks written in all)" in summary["summary"]
     assert "2 unchanged files read again: chunked by an older kb" in summary["summary"]
     (notes / "draft.md").write_text("# Draft\n\nFinished thoughts about capybaras.\n")
     chunked_by_an_older_kb(environment)
