@@ -69,9 +69,9 @@ def test_setup_lines_leave_latex_text_alone():
     lines = [
         r"\section{Results}", r"The value is $x = 5$ here.", r"\begin{itemize}", r"\item one",
         r"\end{itemize}", r"\setlength{\parindent}{0pt}", r"\hsize=4in", r"\def\x{a", "b}",
-        "after",
+        "after", r"\newcommand{\kb}[1]{\texttt{#1}}", r"Use \kb{add} first.",
     ]  # fmt: skip
-    assert setup_lines(lines) == [6, 7, 8]
+    assert setup_lines(lines) == [6, 7, 8, 10]
 
 
 def test_a_latex_title_still_wins(tmp_path: Path):

@@ -51,7 +51,8 @@ _SPACING_MACROS = {"hfil": " ", "hfill": " ", "hss": " ", "quad": " ", "qquad": 
 _SETUP_START = re.compile(
     r"\\(?:(?:long|outer|global|protected)\\)*(?:[gex]?def|let|font|new(?:dimen|count|skip|box|toks"
     r"|if|read|write|muskip)|output|footline|headline|everypar|setbox|chardef|mathchardef"
-    r"|catcode|countdef|dimendef|skipdef|toksdef|magnification)(?![A-Za-z])"
+    r"|catcode|countdef|dimendef|skipdef|toksdef|magnification|(?:re)?newcommand|providecommand"
+    r"|(?:re)?newenvironment|DeclareMathOperator\*?)(?![A-Za-z])"
 )
 # What a setup line is made of: control words, `#1`, dimensions, TeX's keywords, `=` and
 # braces. A line with nothing else (and an `=`, a definition or a conditional) gives no text.
