@@ -217,8 +217,13 @@ def not_indexed(conn: Connection, path: str, cwd: Path | None) -> Explanation:
     return Explanation(str(full), False, "not indexed", why_not_indexed(conn, full, root))
 
 
+# A settings file left out of a folder's walk for what it holds: true, and no word on what
+# (naming which file holds a credential to an MCP client would be a leak).
+SETTINGS_LEFT_OUT = "left out: a settings file (see docs/formats.md)"
+
+
 def why_not_indexed(conn: Connection, path: Path, root: Path) -> str:
-    from kb_search.formats.registry import classify
+    from kb_search.formats.registry import HIDDEN, SECRET, classify
     from kb_search.ingest.walk import IgnoreRules
     from kb_search.store.skipped import skipped_entry
 
@@ -237,6 +242,8 @@ def why_not_indexed(conn: Connection, path: Path, root: Path) -> str:
     if IgnoreRules(root).ignored_path(path):
         return f"ignored by a .kbignore (or a default ignore) under {root}"
     verdict = classify(path)
+    if verdict.kind in (SECRET, HIDDEN):
+        return SETTINGS_LEFT_OUT
     if verdict.format is None:
         return "not a file type kb indexes"
     if verdict.left_out is not None:

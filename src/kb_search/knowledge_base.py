@@ -578,6 +578,7 @@ class KnowledgeBase:
         (`endpoint`: a remote model's server). With the Ray executor, batches of chunks are
         embedded on the cluster."""
         from kb_search.executor_choice import ExecutorChoice
+        from kb_search.ingest.left_out import remove_stored_secrets
         from kb_search.models.embedders import canonical
         from kb_search.store.vectors import db_model
         from kb_search.vectors.reindex import reindex
@@ -585,10 +586,11 @@ class KnowledgeBase:
         progress = progress or NoProgress()
         self._use_endpoint(endpoint)
         conn = self.writer()
+        excluded = remove_stored_secrets(conn)  # stored by a kb from before the rule
         name = canonical(model) if model else db_model(conn) or self.models.choice().name
         executor = executor or ExecutorChoice.configured(self.config)
         with self.models.reindex_embedder(name, executor) as (embedder, batch):
-            return reindex(
+            summary = reindex(
                 conn,
                 embedder,
                 full=full,
@@ -596,6 +598,8 @@ class KnowledgeBase:
                 on_batch=lambda n: progress.advance(n, chunks=n),
                 batch=batch,
             )
+        summary.excluded = excluded
+        return summary
 
     def _use_endpoint(self, endpoint: str | None) -> None:
         """A remote model's server given on the command line (recorded when the DB binds)."""

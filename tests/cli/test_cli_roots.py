@@ -123,6 +123,37 @@ def test_unknown_filter_values_are_errors_with_suggestions(kb, tmp_path):
     assert kb.json("search", "burrows", "--tag", "git")["results"]
 
 
+def test_language_filters_take_the_names_people_use(kb, tmp_path):
+    """Old code: `--lang js` was "no language 'js' in the index; did you mean 'json'?" on an
+    index of JavaScript; the common names of a language (extension, alias, interpreter) are
+    kb's name for it, and an absent one kb reads says so and lists what the index has."""
+    code = tmp_path / "code"
+    code.mkdir()
+    (code / "app.js").write_text("function burrows() { return 'rabbit burrows'; }\n")
+    (code / "tool.py").write_text("def burrows():\n    return 'rabbit burrows'\n")
+    (code / "run.sh").write_text("#!/bin/sh\necho rabbit burrows\n")
+    (code / "deploy.yml").write_text("burrows: rabbit\n")
+    (code / "main.go").write_text("package main\n\n// burrows of rabbits\nfunc main() {}\n")
+    (code / "lib.cpp").write_text("// rabbit burrows\nint burrows() { return 1; }\n")
+    kb("add", str(code))
+    for alias, suffix in (
+        ("js", ".js"), ("JavaScript", ".js"), ("py", ".py"), ("python3", ".py"),
+        ("sh", ".sh"), ("shell", ".sh"), ("yml", ".yml"), ("golang", ".go"), ("c++", ".cpp"),
+        ("cxx", ".cpp"),
+    ):  # fmt: skip
+        results = kb.json("search", "burrows", "--lang", alias, "--mode", "lexical")["results"]
+        assert results, alias
+        assert {Path(r["source"]["path"]).suffix for r in results} == {suffix}, alias
+    ts = kb("search", "burrows", "--lang", "ts", ok=False)
+    assert ts.exit_code == 1
+    assert (
+        "no language 'ts' (typescript) in the index: kb reads typescript files, but none was"
+        " added. It has languages of code: bash, cpp, go, javascript, python, yaml" in ts.stderr
+    )
+    typo = kb("search", "burrows", "--lang", "pyhton", ok=False)
+    assert "did you mean 'python'?" in typo.stderr
+
+
 def test_shell_expanded_query_warns_with_quoting_advice(kb, tmp_path, environment, monkeypatch):
     notes = make_folder(tmp_path / "notes", ["pg_dump.md", "pg_restore.md"])
     kb("add", str(notes))

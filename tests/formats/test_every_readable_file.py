@@ -352,3 +352,28 @@ def test_the_add_summary_counts_the_folders_the_walk_passed_by(kb, tmp_path):
         "5 paths not walked: 2 build, cache or vendor folders, 1 build or editor file,"
         " 1 hidden folder, 1 by .gitignore/.kbignore." in data["summary"]
     )
+
+
+PO = (
+    '# German translation.\nmsgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\n'
+    '#: mkdocs/themes/readthedocs/search.html:5\nmsgid "Search Results"\nmsgstr "Suchergebnisse"\n'
+)
+
+
+def test_translation_catalogs_are_left_out_by_reason_and_includable(kb, tmp_path):
+    """Old code: every `.po`/`.pot` was indexed as text, one copy of each message per language
+    (34 in the folder walked); they are left out as generated, counted, and includable."""
+    folder = tmp_path / "theme"
+    write(folder / "README.md", "# Theme\n\nThe search results page lists matches.\n")
+    for lang in ("de", "fr", "ja"):
+        write(folder / "locales" / lang / "LC_MESSAGES" / "messages.po", PO)
+    write(folder / "messages.pot", PO.replace("Suchergebnisse", ""))
+    assert classify(folder / "messages.pot").left_out == "translation catalog"
+    data = kb.json("add", str(folder))
+    assert data["added"] == 1 and data["left_out"] == {"translation catalog": 4}
+    assert "4 generated files left out: 4 translation catalogs" in data["summary"]
+    assert kb.json("search", "Suchergebnisse", "--mode", "lexical")["results"] == []
+    named = folder / "locales" / "de" / "LC_MESSAGES" / "messages.po"
+    assert classify(named, named=True).left_out is None  # named on its own: read
+    again = kb.json("add", str(folder), "--include-generated")
+    assert again["added"] == 4 and again["left_out"] == {}

@@ -114,3 +114,26 @@ def test_sync_drops_an_unchanged_dotfile_with_a_secret_an_older_kb_read(
     summary = kb.json("sync")
     assert summary["excluded"] == {UNSUPPORTED: 1}
     assert kb.json("search", "wgetpass77", "--mode", "lexical")["results"] == []
+
+
+def test_reindex_drops_a_stored_dotfile_with_a_secret_an_older_kb_read(
+    kb, tmp_path: Path, monkeypatch
+):
+    """Old code: `kb reindex` embedded the stored chunks of a `.bashrc` an older kb indexed,
+    token and all; the document must leave the index, as on `kb sync`."""
+    folder = tmp_path / "dotfiles"
+    folder.mkdir()
+    (folder / ".bashrc").write_text(SECRETS[".bashrc"])
+    (folder / ".inputrc").write_text(CLEAN[".inputrc"])
+    monkeypatch.setattr("kb_search.formats.secrets.holds_secret", lambda text: False)
+    assert kb.json("add", str(folder))["added"] == 2  # as the kb before this rule read it
+    monkeypatch.undo()
+    (folder / ".bashrc").unlink()  # judged by the stored text, whatever the file is now
+    summary = kb.json("reindex")
+    assert summary["excluded"] == {UNSUPPORTED: 1}, summary
+    assert (
+        kb.json("search", "ghp_ZyXw0123456789ZyXw0123456789zyxwvu", "--mode", "lexical")["results"]
+        == []
+    )
+    assert [Path(d["path"]).name for d in kb.json("list")["documents"]] == [".inputrc"]
+    assert kb.json("reindex")["excluded"] == {}

@@ -105,3 +105,18 @@ def test_mcp_explain_resolves_against_the_added_folders_not_the_servers_cwd(adde
             error, text = _mcp_search(kb, {"query": "roll back", "explain": given})
             assert not error, text  # never an internal error
             assert json.loads(text)["explain"]["reason"] == OUTSIDE, given
+
+
+def test_a_settings_file_left_out_for_a_secret_is_named_so_without_the_why(added):
+    """Old code: "not a file type kb indexes", which is false (kb reads `.bashrc`). The answer
+    must be true and must not say that the file holds a credential."""
+    kb, notes, _ = added
+    (notes / ".bashrc").write_text("export GITHUB_TOKEN=ghp_ZyXw0123456789ZyXw0123456789zyxwvu\n")
+    with kb:
+        reason = _explain(kb, str(notes / ".bashrc"))["reason"]
+    assert reason == "left out: a settings file (see docs/formats.md)"
+    for word in ("secret", "password", "token", "credential", "ghp_"):
+        assert word not in reason
+    (notes / ".coveragerc").write_text("branch = True\n")  # a tool's, left out for no secret
+    with kb:
+        assert _explain(kb, str(notes / ".coveragerc"))["reason"] == reason

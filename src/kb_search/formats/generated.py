@@ -34,7 +34,8 @@ SEARCH_INDEX = "search index"
 BUILD_ASSET = "build asset"
 LOG = "log"
 VENDORED = "vendored library"
-REASONS = (MINIFIED, SOURCE_MAP, SEARCH_INDEX, LOCK_FILE, BUILD_ASSET, LOG, VENDORED)
+TRANSLATION = "translation catalog"  # gettext `.po`/`.pot`: `translation_catalog`
+REASONS = (MINIFIED, SOURCE_MAP, SEARCH_INDEX, LOCK_FILE, BUILD_ASSET, LOG, VENDORED, TRANSLATION)
 
 LOCK_FILES = frozenset({
     "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lock",
@@ -69,9 +70,7 @@ BANNER_CHARS = 2048  # the banner is the file's opening comment
 _OPENING_COMMENT = re.compile(r"\A\ufeff?\s*/\*(.*?)\*/", re.S)
 # what minifiers keep of a comment: `/*!`, or `@license` / `@preserve` in it
 _KEPT_MARK = re.compile(r"\A!|@license\b|@preserve\b")
-_LICENCE = re.compile(
-    r"copyright|\(c\)|©|licen[cs]e|\b(?:MIT|MPL|GPL|LGPL|BSD|Apache|ISC)\b", re.I
-)
+_LICENCE = re.compile(r"copyright|\(c\)|©|licen[cs]e|\b(?:MIT|MPL|GPL|LGPL|BSD|Apache|ISC)\b", re.I)
 _SOURCE = re.compile(r"https?://|www\.|\w\.(?:org|com|io|net)\b|\bv?\d+\.\d+(?:\.\d+)?\b", re.I)
 # A folder whose scripts are mostly library files (at least LIBRARY_FILES with a banner, and
 # LIBRARY_SHARE of its scripts) is a library's bundle: its other scripts are its parts.
@@ -111,9 +110,7 @@ def has_library_banner(head: bytes) -> bool:
     if match is None:
         return False
     banner = match.group(1)
-    return bool(
-        _KEPT_MARK.search(banner) and _LICENCE.search(banner) and _SOURCE.search(banner)
-    )
+    return bool(_KEPT_MARK.search(banner) and _LICENCE.search(banner) and _SOURCE.search(banner))
 
 
 def is_vendored_script(path: Path, head: Callable[[], bytes]) -> bool:
@@ -139,6 +136,18 @@ def _library_folder(folder: Path) -> bool:
         except OSError:
             continue
     return banners >= LIBRARY_FILES and banners >= LIBRARY_SHARE * len(scripts)
+
+
+# gettext catalogs: a template (`.pot`) xgettext extracts from the sources, and one copy of
+# every message per language (`.po`), merged by msgmerge.
+TRANSLATION_SUFFIXES = frozenset({".po", ".pot"})
+
+
+def translation_catalog(path: Path) -> str | None:
+    """TRANSLATION for a gettext catalog, or None. Its text is the program's messages again,
+    once per language, with tool comments: a search of a person's docs would get every
+    message id as many times as there are languages (34 catalogs in one source folder)."""
+    return TRANSLATION if path.suffix.lower() in TRANSLATION_SUFFIXES else None
 
 
 def _in_sphinx_build(folder: Path) -> bool:

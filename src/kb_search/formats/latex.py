@@ -3,12 +3,19 @@ latex-to-text (accents, quotes, math as text; citations, labels, figures' file n
 layout macros dropped), then the Markdown chunker. Each paragraph remembers its line range,
 so chunks cite the lines of the .tex file. `\\title`, `\\author`, `\\date` and `\\keywords`
 of the preamble become the title, metadata and tags; `\\input` files are not followed.
+
+Plain TeX (a reference card, a macro file: no preamble to split off) opens with page setup:
+register assignments (`\\hsize=...`, `\\advance\\hsize by -\\temp`), font loads and macro
+definitions. Those lines are no text (`setup_lines`): left out, so neither the title nor the
+first chunk is `=11in =8.5in ...`. A document without `\\title` or a heading is titled by its
+first short line of text.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+from pathlib import Path
 from typing import Any
 
 from kb_search.formats.converted import MarkdownBuilder, Origin
@@ -38,12 +45,32 @@ _SPACES = re.compile(r"[ \t\u00a0]+")
 _SPACE_BEFORE_PUNCTUATION = re.compile(r"(?<![ \t\u00a0])[ \t\u00a0]+([.,;:)])")  # linear
 MAX_BLOCK_CHARS = 200_000
 _SPECIAL_TEXT = {"~": " ", "&": " ", "``": "\u201c", "''": "\u201d"}
+# Plain TeX's layout glue and row ends: text on both sides stays apart.
+_SPACING_MACROS = {"hfil": " ", "hfill": " ", "hss": " ", "quad": " ", "qquad": " ", "cr": "\n"}
+# A line that starts one of these defines or sets something up (to its closing brace).
+_SETUP_START = re.compile(
+    r"\\(?:(?:long|outer|global|protected)\\)*(?:[gex]?def|let|font|new(?:dimen|count|skip|box|toks"
+    r"|if|read|write|muskip)|output|footline|headline|everypar|setbox|chardef|mathchardef"
+    r"|catcode|countdef|dimendef|skipdef|toksdef|magnification|(?:re)?newcommand|providecommand"
+    r"|(?:re)?newenvironment|DeclareMathOperator\*?)(?![A-Za-z])"
+)
+# What a setup line is made of: control words, `#1`, dimensions, TeX's keywords, `=` and
+# braces. A line with nothing else (and an `=`, a definition or a conditional) gives no text.
+_SETUP_PARTS = re.compile(
+    r"\\(?:[A-Za-z@]+|.)|#\d|-?(?:\d+\.?\d*|\.\d+)\s*(?:pt|in|pc|em|ex|mm|cm|bp|sp|dd|cc|true"
+    r"|fil+)?|\b(?:by|to|plus|minus|height|width|depth|spread|fil+)\b|[=<>{}\[\]();,.\s-]"
+)
+# Conditionals, and plain TeX's last line (`\\bye`, `\\end` without an environment).
+_CONDITIONAL = re.compile(r"\\(?:if[A-Za-z]*|else|fi|or|bye|end)(?![A-Za-z])")
+TITLE_CHARS = 100  # a first line longer than this is a paragraph, not a title
 _SPECIALS = re.compile(r"``|''|(?<!\\)[~&]")
 
 
 def parse_latex(source: Source) -> ParsedDocument:
     raw = source.text().split("\n")
     lines = [_COMMENT.sub("", line) for line in raw]
+    for number in setup_lines(lines):
+        lines[number] = ""
     text = "\n".join(lines)
     preamble = text.split("\\begin{document}", 1)[0] if "\\begin{document}" in text else ""
     fields = _preamble_fields(preamble)
@@ -54,12 +81,49 @@ def parse_latex(source: Source) -> ParsedDocument:
     while index < body_end:
         index = _convert_from(lines, raw, index, body_end, levels, builder)
     document = builder.parse(source.name, source.settings, source.count)
-    document.title = fields.pop("title", "") or document.title
+    untitled = document.title == Path(source.name).stem  # no heading: the parser's fallback
+    first_line = _first_line(builder) if untitled else ""
+    document.title = fields.pop("title", "") or first_line or document.title
     document.doc_type = "latex"
     keywords = fields.pop("keywords", "")
     document.tags = [k.strip() for k in re.split(r"[,;]", keywords) if k.strip()]
     document.metadata = fields
     return document
+
+
+def setup_lines(lines: list[str]) -> list[int]:
+    """The (comment-free) lines that only set TeX up: a definition to its closing brace, or a
+    line of assignments, register arithmetic or conditionals with no word of text."""
+    found: list[int] = []
+    depth = 0
+    for number, line in enumerate(lines):
+        stripped = line.strip()
+        if depth > 0 or _SETUP_START.match(stripped):
+            depth = max(0, depth + _brace_balance(stripped))
+            found.append(number)
+        elif stripped and _is_assignment(stripped):
+            found.append(number)
+    return found
+
+
+def _brace_balance(line: str) -> int:
+    line = line.replace("\\{", "").replace("\\}", "")
+    return line.count("{") - line.count("}")
+
+
+def _is_assignment(line: str) -> bool:
+    if _SETUP_PARTS.sub("", line):
+        return False  # a word of text remains
+    return "=" in line or " by " in line or bool(_CONDITIONAL.search(line))
+
+
+def _first_line(builder: MarkdownBuilder) -> str:
+    """The first line of text, when it is short enough to be a title."""
+    for line in builder.lines:
+        text = " ".join(line.lstrip("#").split())
+        if text:
+            return text if len(text) <= TITLE_CHARS else ""
+    return ""
 
 
 def _body_range(lines: list[str], raw: list[str]) -> tuple[int, int]:
@@ -200,9 +264,15 @@ def _clean(text: str) -> str:
     return "\n".join(kept).strip()
 
 
+_UNDERLINE = re.compile(r"[=-]+")
+
+
 def _escape(line: str) -> str:
-    """Text that Markdown would read as a heading, a fence or a table stays text."""
-    return "\\" + line if line.startswith(("#", "|", "```", "~~~")) else line
+    """Text that Markdown would read as a heading (also a setext underline: `==`), a fence or
+    a table stays text."""
+    if line.startswith(("#", "|", "```", "~~~")) or _UNDERLINE.fullmatch(line):
+        return "\\" + line
+    return line
 
 
 def to_text(latex: str) -> str:
@@ -253,7 +323,8 @@ def _pylatexenc() -> tuple[Any, Any]:
         + [
             MacroTextSpec("href", simplify_repl="%(2)s"),
             MacroTextSpec("url", simplify_repl="%(1)s"),
-        ],
+        ]
+        + [MacroTextSpec(name, simplify_repl=text) for name, text in _SPACING_MACROS.items()],
     )
     return walker_context, LatexNodes2Text(latex_context=context, math_mode="text")
 

@@ -240,6 +240,35 @@ PLAIN_TEXT = _BY_EXTENSION[".txt"]
 _SHEBANG = re.compile(r"^#!\s*(?:\S*/)?(?:env\s+(?:-\S+\s+)*)?(?P<prog>[\w.+-]+)")
 
 
+# Names people give a language besides kb's own, an extension or a `#!` interpreter
+# (`--lang golang`, `lang:c++`): kb's name for it.
+LANGUAGE_ALIASES = {
+    "py": "python", "python3": "python", "py3": "python", "golang": "go", "shell": "bash",
+    "c++": "cpp", "cplusplus": "cpp", "c#": "csharp", "nodejs": "javascript",
+    "ecmascript": "javascript", "makefile": "make", "docker": "dockerfile",
+}  # fmt: skip
+
+
+def canonical_language(name: str) -> str:
+    """kb's name for a programming language as a person writes it: kb's own (`javascript`),
+    a common alias (`golang`, `c++`), an extension (`js`, `.yml`, `ts`) or an interpreter
+    (`sh`, `node`); any other name as given, lower-cased."""
+    key = name.strip().lower()
+    if key in _BY_LANGUAGE:
+        return key
+    return (
+        LANGUAGE_ALIASES.get(key)
+        or CODE_LANGUAGES.get("." + key.lstrip("."))
+        or SHEBANG_LANGUAGES.get(key)
+        or key
+    )
+
+
+def code_languages() -> set[str]:
+    """Every programming language kb reads, by kb's name for it."""
+    return set(_BY_LANGUAGE)
+
+
 def shebang_language(head: str) -> str | None:
     match = _SHEBANG.match(head)
     if not match:
@@ -464,7 +493,8 @@ def classify(path: Path, include_generated: bool = False, named: bool = False) -
         return Verdict(None, UNSUPPORTED, SECRET)  # whatever --include-generated says
     if include_generated or named:
         return Verdict(fmt)
-    reason = generated.reason_by_name(compressed.inner_path(path))
+    inner = compressed.inner_path(path)
+    reason = generated.reason_by_name(inner) or generated.translation_catalog(inner)
     if reason is None and fmt.doc_type in ("code", "text") and fmt.language in _MINIFIABLE:
         reason = generated.MINIFIED if generated.is_minified(head_of(path)) else None
     if reason is None and fmt.doc_type == "text" and generated.is_compiled_lock(head_of(path)):

@@ -42,7 +42,9 @@ KNOWN_EMPTY = "known empty"  # empty before and unchanged since: not a failure
 #    column, TeX math symbols, headings never from bold body, dates or crowded lines (issue 37).
 # 8: DocBook XML read as markup, pinned requirements files a tool wrote left out as lock files,
 #    no title from an XML prolog or a template's `{{ }}` (issue 32).
-CHUNKER_VERSION = 8
+# 9: plain TeX's setup lines (assignments, definitions) are no text, so a reference card's
+#    title is its first line; gettext catalogs left out as translation catalogs (issue 32).
+CHUNKER_VERSION = 9
 # The last version whose change reached plain-text chunks (`formats/text.parse_text`), the
 # cut BEIR corpora go through: their cached eval indexes (evaluate/beir.py) outlive other bumps.
 TEXT_CHUNKER_VERSION = 3
@@ -152,7 +154,10 @@ def check_file(
         chunking=chunking,
     )
     work = expected_work(path, stat.st_size)
-    return Candidate(item, record, row is not None, work, forget=skipped is not None)
+    rechunk = row is not None and row[1] == digest
+    return Candidate(
+        item, record, row is not None, work, forget=skipped is not None, rechunk=rechunk
+    )
 
 
 def _check_size(size: int, options: AddOptions) -> None:

@@ -110,6 +110,9 @@ class Candidate:
     existed: bool
     work: float = 0.0  # for the ETA: bytes of text it is expected to hold
     forget: bool = False  # kb remembers it as skipped; a success must clear that
+    # Indexed already with the same bytes, read again only because an older kb (or other
+    # chunking settings) chunked it: counted apart from updates, as `kb sync` counts it.
+    rechunk: bool = False
 
 
 class Executor(Protocol):

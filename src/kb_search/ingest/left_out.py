@@ -56,3 +56,36 @@ def remove_left_out(
         if delete_document(conn, doc_id):
             excluded[reason] = excluded.get(reason, 0) + 1
         step()
+
+
+def stored_secrets(conn: Connection) -> dict[str, tuple[int, str]]:
+    """Stored path -> (document id, why it leaves) for the settings files under an added folder
+    whose stored text holds a password or token (`formats/secrets.py`): what a kb from before
+    that rule indexed. Judged by the text in the index, which is what a search would serve,
+    whatever the file holds now or whether it is still there. A file named on its own, under
+    no added folder, was read by the user's choice and stays (as `kb sync` keeps it)."""
+    from pathlib import Path
+
+    from kb_search.formats.registry import UNSUPPORTED
+    from kb_search.formats.secrets import holds_secret, is_credential_store, is_settings_file
+    from kb_search.store.inventory import document_states
+    from kb_search.store.records import document_chunks
+    from kb_search.store.roots import load_roots
+
+    folders = [str(root) for root in load_roots(conn)]
+    out: dict[str, tuple[int, str]] = {}
+    for path, doc_id, *_ in document_states(conn):
+        if not is_settings_file(Path(path)) or not any(under(path, f) for f in folders):
+            continue
+        text = "\n".join(chunk.text for chunk in document_chunks(conn, doc_id))
+        if is_credential_store(Path(path)) or holds_secret(text):
+            out[path] = (doc_id, UNSUPPORTED)
+    return out
+
+
+def remove_stored_secrets(conn: Connection) -> dict[str, int]:
+    """Remove the documents `stored_secrets` finds (`kb reindex` runs it before embedding, so
+    no credential an older kb stored is embedded again or outlives the upgrade); by reason."""
+    excluded: dict[str, int] = {}
+    remove_left_out(conn, stored_secrets(conn), excluded)
+    return excluded

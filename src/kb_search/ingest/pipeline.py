@@ -386,6 +386,8 @@ def _write_one(
     def done(parsed: ParsedDocument) -> None:
         if candidate.item.path in renamed:
             pass  # a rename whose title was its file name: counted as renamed
+        elif candidate.rechunk:
+            summary.rechunked += 1
         elif candidate.existed:
             summary.updated += 1
         else:

@@ -28,6 +28,9 @@ class AddSummary:
     added: int = 0  # new documents
     updated: int = 0  # changed documents re-ingested
     skipped: int = 0  # unchanged, already indexed
+    # Unchanged files read again only because an older kb (or other chunking settings)
+    # chunked them: neither added nor updated
+    rechunked: int = 0
     unsupported: int = 0  # files of a type kb does not read, found while walking
     empty: int = 0  # files with nothing to index (found so now, or before and unchanged since)
     failed: list[Failure] = field(default_factory=list)
@@ -56,8 +59,11 @@ class AddSummary:
     def line(self, show: Callable[[str], str] = str) -> str:
         """One line for a person; `show` turns a stored path into the one to print."""
         parts = [f"Added {plural(self.added + self.updated, 'document')}"]
-        if self.chunks:
+        if self.chunks and (self.added or self.updated) and not self.rechunked:
             parts[0] += f" ({plural(self.chunks, 'chunk')})"
+        parts += rechunked_parts(self.rechunked)
+        if self.chunks and self.rechunked:  # the files read again wrote chunks too
+            parts[-1] += f" ({plural(self.chunks, 'chunk')} written in all)"
         parts.append(failed_part(self.failed, show))
         parts.append(f"{self.skipped} skipped (already indexed)")
         parts += left_out_parts(self.known_failures, self.removed, "--retry-failed")
@@ -82,6 +88,7 @@ class AddSummary:
             "added": self.added,
             "updated": self.updated,
             "skipped": self.skipped,
+            "rechunked": self.rechunked,
             "not_walked": dict(sorted(self.not_walked.items())),
             "unsupported": self.unsupported,
             "unsupported_files": self.unsupported_files,
@@ -108,7 +115,7 @@ class AddSummary:
         indexed) while at least one was found and failed, was empty, of an unsupported type,
         or failed before. An empty folder, or one whose files were all `kb remove`d, asks
         for nothing and is no error. `show` prints a path as `line` does."""
-        if self.added or self.updated or self.skipped:
+        if self.added or self.updated or self.skipped or self.rechunked:
             return None
         if self.failed:
             first = self.failed[0]
@@ -151,6 +158,16 @@ def unsupported_kinds_part(kinds: dict[str, int]) -> str:
         one, many = _KIND_WORDS.get(kind, (kind, kind))
         words.append(f"{count} {one if count == 1 else many}")
     return ": " + ", ".join(words)
+
+
+def rechunked_parts(rechunked: int) -> list[str]:
+    """Files read again though they did not change: `kb add` and `kb sync` say it alike."""
+    if not rechunked:
+        return []
+    return [
+        f"{plural(rechunked, 'unchanged file')} read again: chunked by an older kb or other"
+        " chunking settings"
+    ]
 
 
 def not_walked_parts(not_walked: dict[str, int]) -> list[str]:

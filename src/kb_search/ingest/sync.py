@@ -46,6 +46,7 @@ from kb_search.ingest.summary import (
     left_out_parts,
     leftover_parts,
     ocr_parts,
+    rechunked_parts,
 )
 from kb_search.ingest.walk import Found, IgnoreRules, WalkError, rel_path_for, walk_tree
 from kb_search.progress import NoProgress, Progress
@@ -174,15 +175,6 @@ class SyncSummary:
             "seconds": round(self.seconds, 3),
             "model_loaded": self.model_loaded,
         }
-
-
-def rechunked_parts(rechunked: int) -> list[str]:
-    if not rechunked:
-        return []
-    return [
-        f"{plural(rechunked, 'unchanged file')} read again: chunked by an older kb or other"
-        " chunking settings"
-    ]
 
 
 @dataclass
@@ -598,6 +590,7 @@ def _ingest(
     )
     summary.added += added.added
     summary.updated += added.updated
+    summary.rechunked += added.rechunked  # touched as well: new mtime, same bytes
     summary.unchanged += added.skipped  # touched: new mtime, same content
     summary.known_failures += added.known_failures
     summary.removed += added.removed

@@ -23,29 +23,44 @@ def check_filter_values(conn: Connection, filters: Filters) -> None:
             continue
         present = retrieval.indexed_values(conn, name)
         for value in values:
-            if value.lower() not in present:
+            if _canonical(name, value) not in present:
                 raise SearchError(_unknown(name, value, sorted(present)))
+
+
+def _canonical(name: str, value: str) -> str:
+    """The value as the index holds it: lower-cased; a language by kb's name for it (`js` is
+    `javascript`, `golang` is `go`, `yml` is `yaml`)."""
+    if name == "language":
+        from kb_search.formats.registry import canonical_language
+
+        return canonical_language(value)
+    return value.lower()
 
 
 def _unknown(name: str, value: str, known: list[str]) -> str:
     import difflib
 
-    close = difflib.get_close_matches(value.lower(), known, n=3, cutoff=0.6)
-    if close:
+    meant = _canonical(name, value)
+    named = f"{value!r}" if meant == value.lower() else f"{value!r} ({meant})"
+    close = difflib.get_close_matches(meant, known, n=3, cutoff=0.6)
+    if meant in _readable(name):
+        why = f": kb reads {meant} files, but none was added."
+    elif close:
         why = f"; did you mean {' or '.join(repr(c) for c in close)}?"
-    elif name == "type" and value.lower() in _readable_types():
-        why = f": kb reads {value.lower()} files, but none was added."
     else:
         why = "."
     listed = ", ".join(known[:20]) + (", ..." if len(known) > 20 else "")
     what = "languages of code" if name == "language" else f"{name}s"
-    return f"no {name} {value!r} in the index{why} It has {what}: {listed or 'none'}"
+    return f"no {name} {named} in the index{why} It has {what}: {listed or 'none'}"
 
 
-def _readable_types() -> set[str]:
-    from kb_search.formats.registry import FORMATS
+def _readable(name: str) -> set[str]:
+    """The types or languages kb reads (whether or not this index has any)."""
+    from kb_search.formats.registry import FORMATS, code_languages
 
-    return {fmt.doc_type for fmt in FORMATS}
+    if name == "type":
+        return {fmt.doc_type for fmt in FORMATS}
+    return code_languages() if name == "language" else set()
 
 
 def store_filter(filters: Filters) -> ChunkFilter:
@@ -53,7 +68,7 @@ def store_filter(filters: Filters) -> ChunkFilter:
     `after` date and the earliest `before` date bound the modification time."""
     return ChunkFilter(
         types=tuple(filters.types),
-        languages=tuple(filters.languages),
+        languages=tuple(_canonical("language", x) for x in filters.languages),
         tags=tuple(filters.tags),
         after=max(date_timestamp(d) for d in filters.after) if filters.after else None,
         before=min(date_timestamp(d) for d in filters.before) if filters.before else None,

@@ -16,6 +16,7 @@ from kb_search.store.vectors import (
     ensure_table,
     missing_chunk_ids,
 )
+from kb_search.text import plural
 from kb_search.vectors.binding import switch_model
 from kb_search.vectors.writer import embed_chunks
 
@@ -32,6 +33,9 @@ class ReindexSummary:
     switched_from: str | None = None
     dropped: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    # Documents that left the index first, by reason: settings files an older kb read that
+    # hold a password or token (`ingest.left_out.remove_stored_secrets`)
+    excluded: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__, seconds=round(self.seconds, 2))
@@ -43,6 +47,11 @@ class ReindexSummary:
         )
         if self.switched_from:
             text += f" Switched from {self.switched_from}."
+        if left := sum(self.excluded.values()):
+            reasons = ", ".join(f"{n} {reason}" for reason, n in sorted(self.excluded.items()))
+            text += (
+                f" {plural(left, 'document')} left the index, their files left out now: {reasons}."
+            )
         return text
 
 

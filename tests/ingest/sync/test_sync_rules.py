@@ -162,3 +162,21 @@ def test_add_of_the_folder_drops_a_file_ignored_now_but_keeps_what_this_kb_chose
     assert paths(kb) == ["app.min.js", "guide.md", "package-lock.json"]
     named = kb.json("add", str(notes / "static"))  # a folder below: judges only its files
     assert named["excluded"] == {}
+
+
+def test_add_after_a_chunker_bump_says_files_were_read_again_not_added(kb, environment, tmp_path):
+    """Old code: `kb add` of a folder an older kb chunked said "Added 2 documents" for files
+    that were in the index already; `kb sync` says "read again" for the same outcome."""
+    notes = folder(tmp_path)
+    kb.json("add", str(notes))
+    chunked_by_an_older_kb(environment)
+    summary = kb.json("add", str(notes))
+    assert summary["added"] == 0 and summary["updated"] == 0, summary["summary"]
+    assert summary["rechunked"] == 2
+    assert summary["summary"].startswith("Added 0 documents. 2 unchanged files read again:")
+    assert f"({summary['chunks']} chunks written in all)" in summary["summary"]
+    assert "2 unchanged files read again: chunked by an older kb" in summary["summary"]
+    (notes / "draft.md").write_text("# Draft\n\nFinished thoughts about capybaras.\n")
+    chunked_by_an_older_kb(environment)
+    changed = kb.json("add", str(notes))
+    assert changed["updated"] == 1 and changed["rechunked"] == 1, changed["summary"]

@@ -362,3 +362,22 @@ def test_batches_write_text_only_and_idle_ticks_embed_the_rest(watcher: Watcher,
     finally:
         conn.close()
     follows(lambda: watcher.vectors() == chunks, seconds=20)
+
+
+def test_watching_drops_a_dotfile_with_a_secret_an_older_kb_indexed(
+    tmp_path: Path, notes: Path, monkeypatch
+):
+    """The secrets rule reaches documents already stored: the first batch (a full sync)
+    takes out a `.bashrc` an older kb indexed, token and all, and says why."""
+    (notes / ".bashrc").write_text("export GITHUB_TOKEN=ghp_ZyXw0123456789ZyXw0123456789zyxwvu\n")
+    monkeypatch.setattr("kb_search.formats.secrets.holds_secret", lambda text: False)
+    with make_kb(tmp_path / "data", tmp_path) as kb:
+        assert kb.add([notes]).added == 1  # as the kb before the rule read it
+    monkeypatch.undo()
+    watcher = Watcher(tmp_path / "data", tmp_path).start()
+    try:
+        initial = watcher.batches[0]
+        assert initial.summary.excluded == {"unsupported": 1}
+        assert "notes/.bashrc" not in watcher.docs()
+    finally:
+        watcher.close()
