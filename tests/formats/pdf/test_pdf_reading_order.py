@@ -804,7 +804,7 @@ def test_a_table_first_column_check_is_not_quadratic_in_the_page() -> None:
     import time
 
     from kb_search.formats.pdf.layout import Frag
-    from kb_search.formats.pdf.reading_order import _a_cell_a_row
+    from kb_search.formats.pdf.margin_notes import _a_cell_a_row
 
     text = [
         Frag(f"row {i} of the text", 200, i * 2.0, 500, i * 2.0 + 1.5, 1.5) for i in range(6000)
@@ -821,7 +821,7 @@ def test_a_figure_is_recognised_in_linear_time() -> None:
     once, where two repeats that both take white space took a minute."""
     import time
 
-    from kb_search.formats.pdf.reading_order import FIGURE_RE
+    from kb_search.formats.pdf.layout import FIGURE_RE
 
     for text, figure in [("12", True), ("-4.5 %", True), ("(1 234,00) ", True), ("12 a", False)]:
         assert bool(FIGURE_RE.match(text)) is figure
@@ -971,7 +971,7 @@ def test_remarks_are_placed_by_bisection_not_against_every_line() -> None:
     import time
 
     from kb_search.formats.pdf.layout import Frag
-    from kb_search.formats.pdf.reading_order import _notes_before_their_text
+    from kb_search.formats.pdf.margin_notes import _notes_before_their_text
 
     text = [Frag(f"line {i} of the text", 200, i * 12.0, 500, i * 12.0 + 9, 9) for i in range(6000)]
     notes = [

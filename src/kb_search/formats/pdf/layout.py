@@ -21,6 +21,15 @@ import pypdfium2.raw as pdfium_c
 from kb_search.formats.pdf.glyphs import PageGlyphs, font_info
 
 TABLE_CELLS = 3
+# What a fragment's or a line's text is: code (braces, operators, a call), a figure alone,
+# the dots that lead a contents entry to its page.
+CODE_RE = re.compile(r"[\\{}=;<>\[\]]|\w\(")
+# A figure alone: a page number, an amount ('123 456,00', '-4.5%'). White after the figure
+# only after a '%' or ')': the run of digits and spaces takes it otherwise, and two repeats
+# that both take spaces backtrack quadratically on a long run of them.
+FIGURE_RE = re.compile(r"^\s*[-+\u2212$\u20ac\u00a3(]?\d[\d\s.,:\u2009\u202f]*(?:[%)]\s*)?$")
+# The dots that lead a contents entry to its page number, one fragment each or a run.
+LEADER_RE = re.compile(r"^[\s.\u00b7\u2024\u2026]*$")
 # TeX's bold fonts say so by 'bx' in their name: CMBX10, SFBX1200, cmssbx10, ECBX, LMRoman... has
 # 'Bold'. A subset prefix ('ABCDEF+') may come first.
 TEX_BOLD_RE = re.compile(r"(^|\+)(cm|sf|ec|tc)\w*bx", re.I)
