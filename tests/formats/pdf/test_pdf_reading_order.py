@@ -1044,3 +1044,35 @@ def test_poster_box_title_beside_a_column_is_read_after_that_column(tmp_path: Pa
     text = page_text(path, 1)
     assert score([*left, *middle, title], text) >= 0.95, text
     assert text.index(middle[-1]) < text.index(title)
+
+
+def test_a_glyph_at_a_non_finite_position_is_dropped(tmp_path: Path, monkeypatch) -> None:
+    """Fails on the old code: a glyph whose box pdfium reports as NaN or infinity (a hostile
+    page's matrix) became a fragment at NaN, and reading order crashed on `round(nan)`. Such a
+    glyph stands nowhere on the page: it is dropped, and the page's other text is read."""
+    import pypdfium2.raw as pdfium_c
+
+    from kb_search.formats.pdf import layout
+
+    real = pdfium_c.FPDFText_GetLooseCharBox
+    bad = {"nan": float("nan"), "inf": float("inf"), "-inf": float("-inf")}
+
+    for name, value in bad.items():
+
+        def box(textpage, index, rect, value=value):
+            found = real(textpage, index, rect)
+            if index % 5 == 2:  # some glyphs of every line
+                rect.left = value
+                rect.top = value
+            return found
+
+        monkeypatch.setattr(layout.pdfium_c, "FPDFText_GetLooseCharBox", box)
+        body = [
+            (72, 100 + i * 14, f"line {i} of plain words to read", "Helvetica", 11)
+            for i in range(30)
+        ]
+        path = write_pdf(tmp_path / f"{name}.pdf", [body])
+        parsed = parse_pdf(path, SETTINGS)
+        text = " ".join(c.text for c in parsed.chunks)
+        assert "line 3 of plai" in text and len(text.split()) > 150  # the rest of each line
+        monkeypatch.setattr(layout.pdfium_c, "FPDFText_GetLooseCharBox", real)

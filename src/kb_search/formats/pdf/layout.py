@@ -196,6 +196,8 @@ def _fragments(
             x0, x1, y0, y1 = view.box(rect)
         else:  # the common case, inline: this runs for every character
             x0, x1, y0, y1 = rect.left, rect.right, height - rect.top, height - rect.bottom
+        if not math.isfinite(x0 + x1 + y0 + y1):
+            continue  # a hostile page's glyph at NaN or infinity stands nowhere on it
         h = max(y1 - y0, 0.1)
         # ligatures expand to several chars sharing one box, so compare with the last x0
         continues = (
