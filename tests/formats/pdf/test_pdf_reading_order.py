@@ -1076,3 +1076,37 @@ def test_a_glyph_at_a_non_finite_position_is_dropped(tmp_path: Path, monkeypatch
         text = " ".join(c.text for c in parsed.chunks)
         assert "line 3 of plai" in text and len(text.split()) > 150  # the rest of each line
         monkeypatch.setattr(layout.pdfium_c, "FPDFText_GetLooseCharBox", real)
+
+
+def test_a_word_goes_on_after_an_accent_drawn_back_over_it(tmp_path: Path) -> None:
+    """Fails on the old code: TeX draws a spacing accent after the letters of a word, back over
+    one of them ('Devanagar', then a macron over its 'a'), and then the rest ('i ...'). The
+    accent broke the run, so the letter after it started a run of its own, set apart by a
+    blank ('Devanāgar i are', or a table row 'Devanagar | ¯ | i are' in the page's layout)."""
+    import pypdfium2 as pdfium
+
+    from kb_search.formats.pdf.layout import page_fragments
+
+    path = tmp_path / "accent.pdf"
+    canvas = Canvas(str(path))
+    canvas.setFont("Times-Roman", 11)
+    for k in range(12):
+        y = HEIGHT - 100 - 14 * k
+        first = (
+            "Scripts such as Devanagar" if k == 5 else f"Line {k} of the plain text that runs on"
+        )
+        canvas.drawString(72, y, first)
+        if k == 5:
+            over = 72 + stringWidth("Scripts such as Dev", "Times-Roman", 11)
+            canvas.drawString(over + 0.2, y + 1, "\u00af")
+            rest = "i are written with their own letters"
+            canvas.drawString(72 + stringWidth(first, "Times-Roman", 11), y, rest)
+    canvas.save()
+    doc = pdfium.PdfDocument(str(path))
+    try:
+        texts = [f.text for f in page_fragments(doc[0])]
+    finally:
+        doc.close()
+    assert "Scripts such as Devanagari are written with their own letters" in texts
+    text = " ".join(chunk.text for chunk in parse_pdf(path, SETTINGS).chunks)
+    assert "Scripts such as Dev\u0101nagari are written" in text

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from kb_search.formats.pdf.glyphs import PageGlyphs, font_info
+from kb_search.formats.pdf.glyphs import ACCENTS, PageGlyphs, font_info
 
 TABLE_CELLS = 3
 # What a fragment's or a line's text is: code (braces, operators, a call), a figure alone,
@@ -162,7 +162,7 @@ def _fragments(
     bx0 = by0 = bx1 = by1 = 0.0  # box of the current run
     last_x0 = last_x1 = last_y0 = last_y1 = 0.0
     first_index = last_index = 0
-    space = vertical = False
+    space = vertical = aside = False
     count = textpage.count_chars()
     # the ASCII codes some font of the page renames ('h' is '⟨' in TeX's CMSY): only these
     # characters have their font looked up
@@ -187,7 +187,8 @@ def _fragments(
         if not ch:
             continue
         if ch.isspace():
-            space = space or bool(chars)
+            # pdfium reads a blank after a glyph drawn back over the run: no word ends there
+            space = space or (bool(chars) and not aside)
             rotated.gap(ch in "\r\n" and pdfium_c.FPDFText_IsGenerated(raw, i))
             continue
         if not get_box(raw, i, rect):
@@ -224,6 +225,17 @@ def _fragments(
             if _is_rotated(pdfium_c.FPDFText_GetCharAngle(raw, i), view.angle):
                 rotated.add(ch)
                 continue
+            if (
+                ch in ACCENTS
+                and chars
+                and _drawn_back_over(x0, x1, y0, y1, (bx0, by0, last_x1, by1))
+            ):
+                # a spacing accent drawn back over a letter of the run (TeX's accent after its
+                # word): a fragment of its own, and the run goes on where it stopped, so the
+                # letter after it is not set apart ('Devanagar', '¯' over its 'a', then 'ı')
+                yield _make_frag(textpage, [ch], [h], (x0, y0, x1, y1), i, i)
+                space, aside = False, True
+                continue
             if chars:
                 box = (bx0, by0, bx1, by1)
                 yield _make_frag(textpage, chars, heights, box, first_index, last_index, vertical)
@@ -237,12 +249,20 @@ def _fragments(
             heights.append(h)
             bx0, by0, bx1, by1 = min(bx0, x0), min(by0, y0), max(bx1, x1), max(by1, y1)
         last_x0, last_x1, last_y0, last_y1, last_index = x0, x1, y0, y1, i
-        space = False
+        space = aside = False
     if chars:
         box = (bx0, by0, bx1, by1)
         yield _make_frag(textpage, chars, heights, box, first_index, last_index, vertical)
     for text in rotated.lines():
         yield Frag(text, 0.0, view.height, 0.0, view.height, 0.0, rotated=True)
+
+
+def _drawn_back_over(
+    x0: float, x1: float, y0: float, y1: float, run: tuple[float, float, float, float]
+) -> bool:
+    """Whether a glyph's box lies within the run's width so far, on its line."""
+    left, top, right, bottom = run
+    return left <= x0 and x1 <= right + 0.5 * (x1 - x0) and min(y1, bottom) - max(y0, top) > 0
 
 
 def is_wide(ch: str) -> bool:
