@@ -1110,3 +1110,53 @@ def test_a_word_goes_on_after_an_accent_drawn_back_over_it(tmp_path: Path) -> No
     assert "Scripts such as Devanagari are written with their own letters" in texts
     text = " ".join(chunk.text for chunk in parse_pdf(path, SETTINGS).chunks)
     assert "Scripts such as Dev\u0101nagari are written" in text
+
+
+def _justified_page(path: Path, line: list[tuple[str, float]]) -> Path:
+    """A paragraph of plain lines around one line set word by word, each word followed by a
+    blank of the given width, as a justifying typesetter places them."""
+    canvas = Canvas(str(path))
+    canvas.setFont("Times-Roman", 9)
+    for k in range(12):
+        y = HEIGHT - 100 - 11 * k
+        if k != 5:
+            canvas.drawString(72, y, f"Line {k} of the plain text that runs on to the end")
+            continue
+        x = 72.0
+        for word, blank in line:
+            canvas.drawString(x, y, word)
+            x += stringWidth(word, "Times-Roman", 9) + blank
+    canvas.save()
+    return path
+
+
+def test_a_justified_line_is_not_split_at_its_sentence_ends(tmp_path: Path) -> None:
+    """Fails on the old code: TeX sets a wider blank after a sentence, and a stretched line
+    stretches it further, past a line's height: the line became three runs, read as a table's
+    row ('are supported. | Say this to select a language. | For other'). A blank up to 2.5
+    times the line's word blank after a sentence's end keeps the run whole."""
+    words = [
+        "are",
+        "supported.",
+        "Say",
+        "this",
+        "to",
+        "select",
+        "a",
+        "language.",
+        "For",
+        "other",
+        "lan-",
+    ]
+    line = [(w, 11.5 if w.endswith(".") else 5.0) for w in words]
+    text = page_text(_justified_page(tmp_path / "justified.pdf", line), 1)
+    assert "are supported. Say this to select a language. For other lan-" in text
+
+
+def test_leader_dots_and_figures_after_a_period_stay_apart(tmp_path: Path) -> None:
+    """Passes on the old code and after (the rule's bounds): a wide gap after leader dots, or
+    before a figure, stays a break between an index's or a table's cells."""
+    line = [("Sections", 2.5), (".", 2.5), (".", 2.5), (".", 11.5), ("12", 30.0)]
+    line += [("Another", 2.5), ("item.", 11.5), ("14", 0.0)]
+    text = page_text(_justified_page(tmp_path / "cells.pdf", line), 1)
+    assert "Sections . . . | 12 | Another item. | 14" in text

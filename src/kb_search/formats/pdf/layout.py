@@ -21,6 +21,11 @@ import pypdfium2.raw as pdfium_c
 from kb_search.formats.pdf.glyphs import ACCENTS, PageGlyphs, font_info
 
 TABLE_CELLS = 3
+# A justified line stretches its blanks alike, and TeX's blank after a sentence is wider still:
+# up to this many times the line's word blank, it is no gap between a table's cells (a cell's
+# words stand a blank apart, the next cell an em or more away).
+SENTENCE_SPACE = 2.5
+SENTENCE_ENDS = frozenset(".!?")
 # What a fragment's or a line's text is: code (braces, operators, a call), a figure alone,
 # the dots that lead a contents entry to its page.
 CODE_RE = re.compile(r"[\\{}=;<>\[\]]|\w\(")
@@ -163,6 +168,7 @@ def _fragments(
     last_x0 = last_x1 = last_y0 = last_y1 = 0.0
     first_index = last_index = 0
     space = vertical = aside = False
+    word = 0.0  # the widest blank between words of the current run
     count = textpage.count_chars()
     # the ASCII codes some font of the page renames ('h' is '⟨' in TeX's CMSY): only these
     # characters have their font looked up
@@ -205,7 +211,11 @@ def _fragments(
             chars
             and not vertical
             and min(y1, by1) - max(y0, by0) > 0.5 * min(h, by1 - by0)
-            and x0 - last_x1 <= h
+            and (
+                x0 - last_x1 <= h
+                # a sentence's end in a justified line: its blank stretched with the line's
+                or (space and x0 - last_x1 <= SENTENCE_SPACE * word and _ends_a_sentence(chars, ch))
+            )
             and x0 >= last_x0 - 0.5 * h
         )
         below = (
@@ -239,12 +249,13 @@ def _fragments(
             if chars:
                 box = (bx0, by0, bx1, by1)
                 yield _make_frag(textpage, chars, heights, box, first_index, last_index, vertical)
-            chars, heights, space, vertical = [ch], [h], False, False
+            chars, heights, space, vertical, word = [ch], [h], False, False, 0.0
             bx0, by0, bx1, by1 = x0, y0, x1, y1
             first_index = i
         else:
             if space or x0 - last_x1 > 0.6 * h:
                 chars.append(" ")
+                word = max(word, x0 - last_x1)
             chars.append(ch)
             heights.append(h)
             bx0, by0, bx1, by1 = min(bx0, x0), min(by0, y0), max(bx1, x1), max(by1, y1)
@@ -255,6 +266,14 @@ def _fragments(
         yield _make_frag(textpage, chars, heights, box, first_index, last_index, vertical)
     for text in rotated.lines():
         yield Frag(text, 0.0, view.height, 0.0, view.height, 0.0, rotated=True)
+
+
+def _ends_a_sentence(chars: list[str], ch: str) -> bool:
+    """Whether the run ends a sentence ('supported.') and `ch` may start the next: not a
+    contents entry's leader dots ('. . .'), nor a page number or a figure after them."""
+    return (
+        len(chars) >= 2 and chars[-1] in SENTENCE_ENDS and chars[-2].isalnum() and not ch.isdigit()
+    )
 
 
 def _drawn_back_over(
