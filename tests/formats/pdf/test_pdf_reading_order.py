@@ -1160,3 +1160,58 @@ def test_leader_dots_and_figures_after_a_period_stay_apart(tmp_path: Path) -> No
     line += [("Another", 2.5), ("item.", 11.5), ("14", 0.0)]
     text = page_text(_justified_page(tmp_path / "cells.pdf", line), 1)
     assert "Sections . . . | 12 | Another item. | 14" in text
+
+
+def _two_up(path: Path, left: list[str], right: list[str]) -> Path:
+    """Two columns of short lines, row by row on the same baselines."""
+    draws = [(72, 100 + 12 * k, text, "Helvetica", 9) for k, text in enumerate(left)]
+    draws += [(320, 100 + 12 * k, text, "Helvetica", 9) for k, text in enumerate(right)]
+    return write_pdf(path, [draws])
+
+
+INDEX_LEFT = [
+    "abacus 3",
+    "absolute value 4, 7",
+    "accent 2",
+    "B",
+    "baseline 5",
+    "bibliography 1, 8",
+    "box 6",
+    "C",
+    "caption 2, 3",
+    "chapter 1",
+    "column 4",
+    "cross-reference 7",
+]
+INDEX_RIGHT = [
+    "margin 2",
+    "math mode 5, 6",
+    "minipage 3",
+    "N",
+    "newline 4",
+    "numbering 1, 2",
+    "O",
+    "options 8",
+    "P",
+    "page style 6",
+    "paragraph 3",
+    "preamble 1",
+]
+
+
+def test_an_index_in_two_columns_is_read_column_by_column(tmp_path: Path) -> None:
+    """Fails on the old code: an index's or a glossary's entries are short lines, no prose,
+    and two columns of them were read across as a table's rows ('abacus 3 margin 2'). Lines
+    of words and their pages, in alphabetical order on both sides, are an index's columns."""
+    text = page_text(_two_up(tmp_path / "index.pdf", INDEX_LEFT, INDEX_RIGHT), 1)
+    assert " ".join(INDEX_LEFT) in " ".join(text.split())
+    assert " ".join(INDEX_RIGHT) in " ".join(text.split())
+
+
+def test_two_columns_of_labelled_figures_out_of_order_are_read_across(tmp_path: Path) -> None:
+    """Passes on the old code and after (the rule's bound): labels and their values in no
+    alphabetical order (a form, a table of settings set two up) are rows, read across."""
+    left = ["width 1", "depth 2", "zone 3", "alpha 4", "height 5", "mass 6"]
+    right = ["speed 7", "angle 8", "weight 9", "count 10", "rate 11", "load 12"]
+    text = " ".join(page_text(_two_up(tmp_path / "form.pdf", left, right), 1).split())
+    assert "width 1 speed 7 depth 2 angle 8" in text

@@ -14,6 +14,7 @@ from __future__ import annotations
 import bisect
 import re
 import statistics
+import unicodedata
 from collections.abc import Iterable
 
 from kb_search.formats.pdf import vertical
@@ -405,7 +406,11 @@ def _band_gutter(band_rows: list[list[Frag]], shared: list[Interval]) -> float |
         if b - a < MIN_GUTTER:
             break
         gutter = (a + b) / 2
-        columns = _columns_are_prose(band_rows, gutter) or _code_beside_output(band, gutter)
+        columns = (
+            _columns_are_prose(band_rows, gutter)
+            or _code_beside_output(band, gutter)
+            or _index_columns(band_rows, gutter)
+        )
         if columns and not _labelled_rows(band, gutter) and not _one_listing(band, gutter):
             return gutter
     return None
@@ -522,6 +527,45 @@ def _columns_are_prose(rows: list[list[Frag]], gutter: float) -> bool:
     # a column of short lines (a list, commands, a heading and its items) beside a column of
     # prose, as long as its own lines run full width now and then: wrapped text, not cells
     return all(prose) or (any(prose) and all(_wraps(side) for side in sides))
+
+
+def _index_columns(rows: list[list[Frag]], gutter: float) -> bool:
+    """An index or a glossary set in two columns: on both sides most lines are an entry and
+    its pages ('cross-reference 1, 2'), in alphabetical order. Short as they are, they are no
+    table's cells: a reader runs down one column before the next."""
+    for on_left in (True, False):
+        lines = []
+        for row in rows:
+            side = sorted((f for f in row if (f.x1 <= gutter) == on_left), key=lambda f: f.x0)
+            if side:
+                lines.append(" ".join(f.text.strip() for f in side))
+        entries = [text for text in lines if _index_entry(text)]
+        if len(entries) < INDEX_MIN_ENTRIES or len(entries) < INDEX_SHARE * len(lines):
+            return False
+        initials = [_initial(text) for text in entries]
+        ordered = sum(a <= b for a, b in zip(initials, initials[1:]))
+        if ordered < INDEX_SHARE * (len(initials) - 1):
+            return False
+    return True
+
+
+# An index column: this many entries with their pages at least, and this share of its lines
+# (a letter's heading, a sub-entry's parent have none), and of them in alphabetical order.
+INDEX_MIN_ENTRIES = 6
+INDEX_SHARE = 0.6
+PAGE_LIST_CHARS = "0123456789,–- "
+
+
+def _index_entry(text: str) -> bool:
+    """Whether a line is words and then, a blank apart, a list of pages ('eloquence 3, 7')."""
+    body = text.rstrip(PAGE_LIST_CHARS)
+    tail = text[len(body) :]
+    return tail[:1] == " " and any(c.isdigit() for c in tail) and any(c.isalpha() for c in body)
+
+
+def _initial(text: str) -> str:
+    """The first letter, accents and case aside ('\\tstidx' by its 't', 'Tårnby' by its 't')."""
+    return next((c for c in unicodedata.normalize("NFKD", text).casefold() if c.isalpha()), "")
 
 
 def _prose(runs: list[tuple[float, int]]) -> bool:
