@@ -1215,3 +1215,19 @@ def test_two_columns_of_labelled_figures_out_of_order_are_read_across(tmp_path: 
     right = ["speed 7", "angle 8", "weight 9", "count 10", "rate 11", "load 12"]
     text = " ".join(page_text(_two_up(tmp_path / "form.pdf", left, right), 1).split())
     assert "width 1 speed 7 depth 2 angle 8" in text
+
+
+def test_a_foot_under_the_first_of_four_columns_is_read_after_them(tmp_path: Path) -> None:
+    """Fails on the old code: a newspaper page's foot in small type, under the first columns
+    of four that run on below the fourth, stood on one side of the widest gutter and was read
+    with those columns, between the third and the fourth. A band's last row in smaller type
+    under more white than the columns' leading is read after the band."""
+    draws = []
+    for c, prefix in enumerate(("qa", "qb", "qc", "qd")):
+        column = lines(prefix, 40 if c < 3 else 37, per_line=4)
+        draws += [(40 + 132 * c, 100 + 12 * k, t, "Helvetica", 10) for k, t in enumerate(column)]
+    foot = "Printed by the newspaper press of the town"
+    draws.append((44, 100 + 12 * 39 + 33, foot, "Helvetica", 7))
+    text = " ".join(page_text(write_pdf(tmp_path / "news.pdf", [draws]), 1).split())
+    assert text.index("qd0 ") < text.index(foot)
+    assert text.index("qc0 ") < text.index("qd0 ")

@@ -49,6 +49,9 @@ HEADING_SIZE_RATIO = 1.2
 NARROW_SIDE = 0.7
 # White above rows on one side only, below a band of columns: the band has ended.
 FOOT_WHITE_LINES = 3.0
+# A band's last row under this much white, in type this much smaller than the band's: a foot.
+FOOT_TAIL_LINES = 1.5
+FOOT_SIZE_RATIO = 0.9
 # A listing numbered line by line: this many lines counting up, a share of them with code in.
 MIN_LISTING_LINES = 4
 LISTING_NUMBER_RE = re.compile(r"^(\d{1,5})(?:\s|$)")
@@ -349,11 +352,27 @@ def _columns_end(rows: list[list[Frag]], i: int, j: int, gutter: float, line: fl
     ]
     end = min(last) + 1
     if end >= j:
-        return j
+        return _foot_below(rows, i, j, line)
     bottom = max(f.y1 for row in rows[i:end] for f in row)
     if min(f.y0 for f in rows[end]) - bottom < FOOT_WHITE_LINES * line:
-        return j
+        return _foot_below(rows, i, j, line)
     return end
+
+
+def _foot_below(rows: list[list[Frag]], i: int, j: int, line: float) -> int:
+    """The band's end before its last row when that row is a foot: smaller type under white
+    wider than the columns' leading, below the columns' last lines (a newspaper page's foot
+    under the first of four columns, read otherwise between the third and the fourth)."""
+    if j - i < 2 * MIN_BAND_ROWS:
+        return j
+    foot, above = rows[j - 1], rows[j - 2]
+    white = min(f.y0 for f in foot) - max(f.y1 for f in above)
+    if white < FOOT_TAIL_LINES * line:
+        return j
+    body = statistics.median(f.size for row in rows[i : j - 1] for f in row)
+    if max(f.size for f in foot) >= FOOT_SIZE_RATIO * body:
+        return j
+    return j - 1
 
 
 def _first_each_side(
