@@ -362,3 +362,13 @@ def test_the_tex_logo_read_with_a_gap_reads_whole(tmp_path: Path) -> None:
 )
 def test_tex_logo(raw: str, read: str) -> None:
     assert tex_logo(raw) == read
+
+
+def test_an_accent_goes_on_the_letter_its_neighbours_name() -> None:
+    """Fails on the old code: across a long line the letter under an accent is only roughly
+    where type of one width puts it, and the nearest letter of its kind took the accent
+    ('Devanagāri'); the letters before it on the page ('Dev') pick the right one."""
+    from kb_search.formats.pdf.glyphs import accent_on_letter
+
+    assert accent_on_letter("Devanagari", "\u00af", "a", 0.75) == "Devanag\u0101ri"
+    assert accent_on_letter("Devanagari", "\u00af", "a", 0.75, "Dev") == "Dev\u0101nagari"

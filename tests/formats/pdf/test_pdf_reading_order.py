@@ -804,7 +804,7 @@ def test_a_table_first_column_check_is_not_quadratic_in_the_page() -> None:
     import time
 
     from kb_search.formats.pdf.layout import Frag
-    from kb_search.formats.pdf.reading_order import _a_cell_a_row
+    from kb_search.formats.pdf.margin_notes import _a_cell_a_row
 
     text = [
         Frag(f"row {i} of the text", 200, i * 2.0, 500, i * 2.0 + 1.5, 1.5) for i in range(6000)
@@ -821,7 +821,7 @@ def test_a_figure_is_recognised_in_linear_time() -> None:
     once, where two repeats that both take white space took a minute."""
     import time
 
-    from kb_search.formats.pdf.reading_order import FIGURE_RE
+    from kb_search.formats.pdf.layout import FIGURE_RE
 
     for text, figure in [("12", True), ("-4.5 %", True), ("(1 234,00) ", True), ("12 a", False)]:
         assert bool(FIGURE_RE.match(text)) is figure
@@ -971,7 +971,7 @@ def test_remarks_are_placed_by_bisection_not_against_every_line() -> None:
     import time
 
     from kb_search.formats.pdf.layout import Frag
-    from kb_search.formats.pdf.reading_order import _notes_before_their_text
+    from kb_search.formats.pdf.margin_notes import _notes_before_their_text
 
     text = [Frag(f"line {i} of the text", 200, i * 12.0, 500, i * 12.0 + 9, 9) for i in range(6000)]
     notes = [
@@ -1044,3 +1044,190 @@ def test_poster_box_title_beside_a_column_is_read_after_that_column(tmp_path: Pa
     text = page_text(path, 1)
     assert score([*left, *middle, title], text) >= 0.95, text
     assert text.index(middle[-1]) < text.index(title)
+
+
+def test_a_glyph_at_a_non_finite_position_is_dropped(tmp_path: Path, monkeypatch) -> None:
+    """Fails on the old code: a glyph whose box pdfium reports as NaN or infinity (a hostile
+    page's matrix) became a fragment at NaN, and reading order crashed on `round(nan)`. Such a
+    glyph stands nowhere on the page: it is dropped, and the page's other text is read."""
+    import pypdfium2.raw as pdfium_c
+
+    from kb_search.formats.pdf import layout
+
+    real = pdfium_c.FPDFText_GetLooseCharBox
+    bad = {"nan": float("nan"), "inf": float("inf"), "-inf": float("-inf")}
+
+    for name, value in bad.items():
+
+        def box(textpage, index, rect, value=value):
+            found = real(textpage, index, rect)
+            if index % 5 == 2:  # some glyphs of every line
+                rect.left = value
+                rect.top = value
+            return found
+
+        monkeypatch.setattr(layout.pdfium_c, "FPDFText_GetLooseCharBox", box)
+        body = [
+            (72, 100 + i * 14, f"line {i} of plain words to read", "Helvetica", 11)
+            for i in range(30)
+        ]
+        path = write_pdf(tmp_path / f"{name}.pdf", [body])
+        parsed = parse_pdf(path, SETTINGS)
+        text = " ".join(c.text for c in parsed.chunks)
+        assert "line 3 of plai" in text and len(text.split()) > 150  # the rest of each line
+        monkeypatch.setattr(layout.pdfium_c, "FPDFText_GetLooseCharBox", real)
+
+
+def test_a_word_goes_on_after_an_accent_drawn_back_over_it(tmp_path: Path) -> None:
+    """Fails on the old code: TeX draws a spacing accent after the letters of a word, back over
+    one of them ('Devanagar', then a macron over its 'a'), and then the rest ('i ...'). The
+    accent broke the run, so the letter after it started a run of its own, set apart by a
+    blank ('Devanāgar i are', or a table row 'Devanagar | ¯ | i are' in the page's layout)."""
+    import pypdfium2 as pdfium
+
+    from kb_search.formats.pdf.layout import page_fragments
+
+    path = tmp_path / "accent.pdf"
+    canvas = Canvas(str(path))
+    canvas.setFont("Times-Roman", 11)
+    for k in range(12):
+        y = HEIGHT - 100 - 14 * k
+        first = (
+            "Scripts such as Devanagar" if k == 5 else f"Line {k} of the plain text that runs on"
+        )
+        canvas.drawString(72, y, first)
+        if k == 5:
+            over = 72 + stringWidth("Scripts such as Dev", "Times-Roman", 11)
+            canvas.drawString(over + 0.2, y + 1, "\u00af")
+            rest = "i are written with their own letters"
+            canvas.drawString(72 + stringWidth(first, "Times-Roman", 11), y, rest)
+    canvas.save()
+    doc = pdfium.PdfDocument(str(path))
+    try:
+        texts = [f.text for f in page_fragments(doc[0])]
+    finally:
+        doc.close()
+    assert "Scripts such as Devanagari are written with their own letters" in texts
+    text = " ".join(chunk.text for chunk in parse_pdf(path, SETTINGS).chunks)
+    assert "Scripts such as Dev\u0101nagari are written" in text
+
+
+def _justified_page(path: Path, line: list[tuple[str, float]]) -> Path:
+    """A paragraph of plain lines around one line set word by word, each word followed by a
+    blank of the given width, as a justifying typesetter places them."""
+    canvas = Canvas(str(path))
+    canvas.setFont("Times-Roman", 9)
+    for k in range(12):
+        y = HEIGHT - 100 - 11 * k
+        if k != 5:
+            canvas.drawString(72, y, f"Line {k} of the plain text that runs on to the end")
+            continue
+        x = 72.0
+        for word, blank in line:
+            canvas.drawString(x, y, word)
+            x += stringWidth(word, "Times-Roman", 9) + blank
+    canvas.save()
+    return path
+
+
+def test_a_justified_line_is_not_split_at_its_sentence_ends(tmp_path: Path) -> None:
+    """Fails on the old code: TeX sets a wider blank after a sentence, and a stretched line
+    stretches it further, past a line's height: the line became three runs, read as a table's
+    row ('are supported. | Say this to select a language. | For other'). A blank up to 2.5
+    times the line's word blank after a sentence's end keeps the run whole."""
+    words = [
+        "are",
+        "supported.",
+        "Say",
+        "this",
+        "to",
+        "select",
+        "a",
+        "language.",
+        "For",
+        "other",
+        "lan-",
+    ]
+    line = [(w, 11.5 if w.endswith(".") else 5.0) for w in words]
+    text = page_text(_justified_page(tmp_path / "justified.pdf", line), 1)
+    assert "are supported. Say this to select a language. For other lan-" in text
+
+
+def test_leader_dots_and_figures_after_a_period_stay_apart(tmp_path: Path) -> None:
+    """Passes on the old code and after (the rule's bounds): a wide gap after leader dots, or
+    before a figure, stays a break between an index's or a table's cells."""
+    line = [("Sections", 2.5), (".", 2.5), (".", 2.5), (".", 11.5), ("12", 30.0)]
+    line += [("Another", 2.5), ("item.", 11.5), ("14", 0.0)]
+    text = page_text(_justified_page(tmp_path / "cells.pdf", line), 1)
+    assert "Sections . . . | 12 | Another item. | 14" in text
+
+
+def _two_up(path: Path, left: list[str], right: list[str]) -> Path:
+    """Two columns of short lines, row by row on the same baselines."""
+    draws = [(72, 100 + 12 * k, text, "Helvetica", 9) for k, text in enumerate(left)]
+    draws += [(320, 100 + 12 * k, text, "Helvetica", 9) for k, text in enumerate(right)]
+    return write_pdf(path, [draws])
+
+
+INDEX_LEFT = [
+    "abacus 3",
+    "absolute value 4, 7",
+    "accent 2",
+    "B",
+    "baseline 5",
+    "bibliography 1, 8",
+    "box 6",
+    "C",
+    "caption 2, 3",
+    "chapter 1",
+    "column 4",
+    "cross-reference 7",
+]
+INDEX_RIGHT = [
+    "margin 2",
+    "math mode 5, 6",
+    "minipage 3",
+    "N",
+    "newline 4",
+    "numbering 1, 2",
+    "O",
+    "options 8",
+    "P",
+    "page style 6",
+    "paragraph 3",
+    "preamble 1",
+]
+
+
+def test_an_index_in_two_columns_is_read_column_by_column(tmp_path: Path) -> None:
+    """Fails on the old code: an index's or a glossary's entries are short lines, no prose,
+    and two columns of them were read across as a table's rows ('abacus 3 margin 2'). Lines
+    of words and their pages, in alphabetical order on both sides, are an index's columns."""
+    text = page_text(_two_up(tmp_path / "index.pdf", INDEX_LEFT, INDEX_RIGHT), 1)
+    assert " ".join(INDEX_LEFT) in " ".join(text.split())
+    assert " ".join(INDEX_RIGHT) in " ".join(text.split())
+
+
+def test_two_columns_of_labelled_figures_out_of_order_are_read_across(tmp_path: Path) -> None:
+    """Passes on the old code and after (the rule's bound): labels and their values in no
+    alphabetical order (a form, a table of settings set two up) are rows, read across."""
+    left = ["width 1", "depth 2", "zone 3", "alpha 4", "height 5", "mass 6"]
+    right = ["speed 7", "angle 8", "weight 9", "count 10", "rate 11", "load 12"]
+    text = " ".join(page_text(_two_up(tmp_path / "form.pdf", left, right), 1).split())
+    assert "width 1 speed 7 depth 2 angle 8" in text
+
+
+def test_a_foot_under_the_first_of_four_columns_is_read_after_them(tmp_path: Path) -> None:
+    """Fails on the old code: a newspaper page's foot in small type, under the first columns
+    of four that run on below the fourth, stood on one side of the widest gutter and was read
+    with those columns, between the third and the fourth. A band's last row in smaller type
+    under more white than the columns' leading is read after the band."""
+    draws = []
+    for c, prefix in enumerate(("qa", "qb", "qc", "qd")):
+        column = lines(prefix, 40 if c < 3 else 37, per_line=4)
+        draws += [(40 + 132 * c, 100 + 12 * k, t, "Helvetica", 10) for k, t in enumerate(column)]
+    foot = "Printed by the newspaper press of the town"
+    draws.append((44, 100 + 12 * 39 + 33, foot, "Helvetica", 7))
+    text = " ".join(page_text(write_pdf(tmp_path / "news.pdf", [draws]), 1).split())
+    assert text.index("qd0 ") < text.index(foot)
+    assert text.index("qc0 ") < text.index("qd0 ")

@@ -15,8 +15,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from itertools import pairwise
 
-from kb_search.formats.pdf.layout import Frag, Line, Page
-from kb_search.formats.pdf.reading_order import CODE_RE
+from kb_search.formats.pdf.layout import CODE_RE, Frag, Line, Page
 
 PAGE_NUMBER_RE = re.compile(
     r"^[-\u2013\s]*(page\s+)?(\d{1,4}|[ivxlc]{1,6})(\s*(/|of)\s*\d{1,4})?[-\u2013\s]*$", re.I

@@ -196,10 +196,14 @@ def tex_logo(text: str) -> str:
     return TEX_LOGO_RE.sub(r"\1EX", text) if "E X" in text else text
 
 
-def accent_on_letter(text: str, accent: str, letter: str, share: float) -> str | None:
+def accent_on_letter(
+    text: str, accent: str, letter: str, share: float, before: str = ""
+) -> str | None:
     """`text` with a spacing `accent` set on its `letter` nearest `share` of the way across it
     ('Kuster', a '¨' over its 'u': 'Küster'); None when the text has no such letter near there
-    or Unicode no such accented letter."""
+    or Unicode no such accented letter. A letter that follows `before` (the page's characters
+    before it) is taken first, farther off: across a long line, type of one width is a rough
+    guide."""
     mark = ACCENTS.get(accent)
     composed = unicodedata.normalize("NFC", DOTLESS.get(letter, letter) + (mark or ""))
     # the accented letters of European languages and pinyin end at Latin Extended-B: 'Ḟ' is
@@ -208,6 +212,15 @@ def accent_on_letter(text: str, accent: str, letter: str, share: float) -> str |
         return None
     spot = share * len(text) - 0.5  # where the letter would be in type of one width
     found = [i for i in range(len(text)) if text[i] == letter and abs(i - spot) <= PLACE_WINDOW]
+    if before:
+        after = [
+            i
+            for i in range(len(text))
+            if text[i] == letter
+            and abs(i - spot) <= CONTEXT_WINDOW
+            and text[max(0, i - len(before)) : i] == before
+        ]
+        found = after or found
     if not found:
         return None
     i = min(found, key=lambda i: abs(i - spot))
@@ -216,6 +229,7 @@ def accent_on_letter(text: str, accent: str, letter: str, share: float) -> str |
 
 LATIN_EXTENDED_B_END = 0x24F
 PLACE_WINDOW = 4  # characters: proportional type strays this far from an even spread
+CONTEXT_WINDOW = 16  # characters: this far when the letters before it match too
 
 
 # An acute kept as typed stands in for this private-use character while the others compose.

@@ -18,9 +18,23 @@ from dataclasses import dataclass, field
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from kb_search.formats.pdf.glyphs import PageGlyphs, font_info
+from kb_search.formats.pdf.glyphs import ACCENTS, PageGlyphs, font_info
 
 TABLE_CELLS = 3
+# A justified line stretches its blanks alike, and TeX's blank after a sentence is wider still:
+# up to this many times the line's word blank, it is no gap between a table's cells (a cell's
+# words stand a blank apart, the next cell an em or more away).
+SENTENCE_SPACE = 2.5
+SENTENCE_ENDS = frozenset(".!?")
+# What a fragment's or a line's text is: code (braces, operators, a call), a figure alone,
+# the dots that lead a contents entry to its page.
+CODE_RE = re.compile(r"[\\{}=;<>\[\]]|\w\(")
+# A figure alone: a page number, an amount ('123 456,00', '-4.5%'). White after the figure
+# only after a '%' or ')': the run of digits and spaces takes it otherwise, and two repeats
+# that both take spaces backtrack quadratically on a long run of them.
+FIGURE_RE = re.compile(r"^\s*[-+\u2212$\u20ac\u00a3(]?\d[\d\s.,:\u2009\u202f]*(?:[%)]\s*)?$")
+# The dots that lead a contents entry to its page number, one fragment each or a run.
+LEADER_RE = re.compile(r"^[\s.\u00b7\u2024\u2026]*$")
 # TeX's bold fonts say so by 'bx' in their name: CMBX10, SFBX1200, cmssbx10, ECBX, LMRoman... has
 # 'Bold'. A subset prefix ('ABCDEF+') may come first.
 TEX_BOLD_RE = re.compile(r"(^|\+)(cm|sf|ec|tc)\w*bx", re.I)
@@ -153,7 +167,8 @@ def _fragments(
     bx0 = by0 = bx1 = by1 = 0.0  # box of the current run
     last_x0 = last_x1 = last_y0 = last_y1 = 0.0
     first_index = last_index = 0
-    space = vertical = False
+    space = vertical = aside = False
+    word = 0.0  # the widest blank between words of the current run
     count = textpage.count_chars()
     # the ASCII codes some font of the page renames ('h' is '⟨' in TeX's CMSY): only these
     # characters have their font looked up
@@ -178,7 +193,8 @@ def _fragments(
         if not ch:
             continue
         if ch.isspace():
-            space = space or bool(chars)
+            # pdfium reads a blank after a glyph drawn back over the run: no word ends there
+            space = space or (bool(chars) and not aside)
             rotated.gap(ch in "\r\n" and pdfium_c.FPDFText_IsGenerated(raw, i))
             continue
         if not get_box(raw, i, rect):
@@ -187,13 +203,19 @@ def _fragments(
             x0, x1, y0, y1 = view.box(rect)
         else:  # the common case, inline: this runs for every character
             x0, x1, y0, y1 = rect.left, rect.right, height - rect.top, height - rect.bottom
+        if not math.isfinite(x0 + x1 + y0 + y1):
+            continue  # a hostile page's glyph at NaN or infinity stands nowhere on it
         h = max(y1 - y0, 0.1)
         # ligatures expand to several chars sharing one box, so compare with the last x0
         continues = (
             chars
             and not vertical
             and min(y1, by1) - max(y0, by0) > 0.5 * min(h, by1 - by0)
-            and x0 - last_x1 <= h
+            and (
+                x0 - last_x1 <= h
+                # a sentence's end in a justified line: its blank stretched with the line's
+                or (space and x0 - last_x1 <= SENTENCE_SPACE * word and _ends_a_sentence(chars, ch))
+            )
             and x0 >= last_x0 - 0.5 * h
         )
         below = (
@@ -213,25 +235,53 @@ def _fragments(
             if _is_rotated(pdfium_c.FPDFText_GetCharAngle(raw, i), view.angle):
                 rotated.add(ch)
                 continue
+            if (
+                ch in ACCENTS
+                and chars
+                and _drawn_back_over(x0, x1, y0, y1, (bx0, by0, last_x1, by1))
+            ):
+                # a spacing accent drawn back over a letter of the run (TeX's accent after its
+                # word): a fragment of its own, and the run goes on where it stopped, so the
+                # letter after it is not set apart ('Devanagar', '¯' over its 'a', then 'ı')
+                yield _make_frag(textpage, [ch], [h], (x0, y0, x1, y1), i, i)
+                space, aside = False, True
+                continue
             if chars:
                 box = (bx0, by0, bx1, by1)
                 yield _make_frag(textpage, chars, heights, box, first_index, last_index, vertical)
-            chars, heights, space, vertical = [ch], [h], False, False
+            chars, heights, space, vertical, word = [ch], [h], False, False, 0.0
             bx0, by0, bx1, by1 = x0, y0, x1, y1
             first_index = i
         else:
             if space or x0 - last_x1 > 0.6 * h:
                 chars.append(" ")
+                word = max(word, x0 - last_x1)
             chars.append(ch)
             heights.append(h)
             bx0, by0, bx1, by1 = min(bx0, x0), min(by0, y0), max(bx1, x1), max(by1, y1)
         last_x0, last_x1, last_y0, last_y1, last_index = x0, x1, y0, y1, i
-        space = False
+        space = aside = False
     if chars:
         box = (bx0, by0, bx1, by1)
         yield _make_frag(textpage, chars, heights, box, first_index, last_index, vertical)
     for text in rotated.lines():
         yield Frag(text, 0.0, view.height, 0.0, view.height, 0.0, rotated=True)
+
+
+def _ends_a_sentence(chars: list[str], ch: str) -> bool:
+    """Whether the run ends a sentence ('supported.') and `ch` may start the next: not a
+    contents entry's leader dots ('. . .'), nor a page number or a figure after them."""
+    return (
+        len(chars) >= 2 and chars[-1] in SENTENCE_ENDS and chars[-2].isalnum() and not ch.isdigit()
+    )
+
+
+def _drawn_back_over(
+    x0: float, x1: float, y0: float, y1: float, run: tuple[float, float, float, float]
+) -> bool:
+    """Whether a glyph's box lies within the run's width so far, on its line."""
+    left, top, right, bottom = run
+    return left <= x0 and x1 <= right + 0.5 * (x1 - x0) and min(y1, bottom) - max(y0, top) > 0
 
 
 def is_wide(ch: str) -> bool:

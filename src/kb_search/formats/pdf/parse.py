@@ -49,6 +49,7 @@ STAMP_MAX_HEIGHT_SHARE = 0.04
 # An accent this share of its letter's width off the letter's centre is over no letter of it.
 ACCENT_CENTRE_OFF = 0.25
 MAX_ACCENT_RUNS = 500  # lone accents set back on their letters, per page
+LETTER_CONTEXT = 3  # letters before an accented one that tell which of its kind it is
 LETTER_REACH = 64  # characters, in the page's order, between an accent and its letter at most
 PAGE_OBJECT_RE = re.compile(rb"/Type\s*/Page(?!s)")
 PDF_DATE_RE = re.compile(
@@ -307,12 +308,12 @@ def _accents_set_over(page: pdfium.PdfPage, frags: list[Frag]) -> list[Frag]:
             found = _letter_under(textpage, mark, height)
             if found is None:
                 continue
-            ch, x, y = found
+            ch, x, y, before = found
             word = next((w for w in words if w.x0 <= x <= w.x1 and w.y0 <= y <= w.y1), None)
             if word is None or word.x1 <= word.x0:
                 continue
             share = (x - word.x0) / (word.x1 - word.x0)
-            text = accent_on_letter(word.text, mark.text.strip(), ch, share)
+            text = accent_on_letter(word.text, mark.text.strip(), ch, share, before)
             if text is not None:
                 word.text = text
                 placed.add(id(mark))
@@ -323,10 +324,11 @@ def _accents_set_over(page: pdfium.PdfPage, frags: list[Frag]) -> list[Frag]:
 
 def _letter_under(
     textpage: pdfium.PdfTextPage, mark: Frag, height: float
-) -> tuple[str, float, float] | None:
+) -> tuple[str, float, float, str] | None:
     """The letter on the accent's line whose centre lies under the accent's (a quarter of its
-    width off at most), with that centre (top-left origin); None when there is none. It is
-    looked for near the accent in the page's character order: TeX draws it after its word."""
+    width off at most), with that centre (top-left origin) and the letters just before it in
+    the page's order; None when there is none. It is looked for near the accent in the page's
+    character order: TeX draws it after its word."""
     raw = textpage.raw
     x, y = (mark.x0 + mark.x1) / 2, (mark.y0 + mark.y1) / 2
     reach = max(mark.x1 - mark.x0, 1.0)
@@ -344,8 +346,19 @@ def _letter_under(
         x0, x1, y0, y1 = rect.left, rect.right, height - rect.top, height - rect.bottom
         centre = (x0 + x1) / 2
         if y0 <= y <= y1 and x1 > x0 and abs(centre - x) <= ACCENT_CENTRE_OFF * (x1 - x0):
-            return chr(code), centre, (y0 + y1) / 2
+            return chr(code), centre, (y0 + y1) / 2, _letters_before(raw, index)
     return None
+
+
+def _letters_before(raw: pdfium_c.FPDF_TEXTPAGE, index: int) -> str:
+    """Up to LETTER_CONTEXT letters just before the character, in the page's order."""
+    out: list[str] = []
+    for k in range(index - 1, max(-1, index - 1 - LETTER_CONTEXT), -1):
+        code = pdfium_c.FPDFText_GetUnicode(raw, k)
+        if not (code < 0x110000 and chr(code).isalpha()):
+            break
+        out.append(chr(code))
+    return "".join(reversed(out))
 
 
 def _text_over_scan(

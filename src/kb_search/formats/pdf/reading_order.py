@@ -14,10 +14,13 @@ from __future__ import annotations
 import bisect
 import re
 import statistics
+import unicodedata
 from collections.abc import Iterable
 
 from kb_search.formats.pdf import vertical
-from kb_search.formats.pdf.layout import TABLE_CELLS, Frag, Line
+from kb_search.formats.pdf.layout import CODE_RE, FIGURE_RE, LEADER_RE, TABLE_CELLS, Frag, Line
+from kb_search.formats.pdf.margin_notes import MIN_MARGIN_TEXT, margin_gutter, notes_beside_text
+from kb_search.formats.pdf.rows import coverage, text_rows, white_runs
 
 MAX_DEPTH = 3  # columns within columns: up to four columns on a page
 MIN_BAND_ROWS = 3  # rows that share a gutter before they count as columns
@@ -42,33 +45,18 @@ PAGE_COLUMN_SHARE = 0.2
 SECTION_BREAK_LINES = 3.0
 # Type this much larger than a band's body text: a heading.
 HEADING_SIZE_RATIO = 1.2
-# Lines of text beside notes in its margin before they count as notes: fewer when the notes
-# are in smaller type (a short section with its key settings in the margin).
-MIN_MARGIN_TEXT = 10
-MIN_MARGIN_TEXT_SMALL_NOTES = 6
-NOTE_SIZE_RATIO = 0.85
 # A band's side this much narrower than the other: a margin box or names, not a column.
 NARROW_SIDE = 0.7
 # White above rows on one side only, below a band of columns: the band has ended.
 FOOT_WHITE_LINES = 3.0
-# Notes in a margin, against the text's lines, when most of them sit off the text's rows.
-MAX_NOTES_OFF_ROWS = 1.2
-# Notes on the text's rows, against its pieces, where they are not a table's first column.
-MAX_NOTES_ON_ROWS = 0.5
-# Type this many times larger than the small print on its row, far from it: not one line.
-ASIDE_SIZE_RATIO = 1.6
+# A band's last row under this much white, in type this much smaller than the band's: a foot.
+FOOT_TAIL_LINES = 1.5
+FOOT_SIZE_RATIO = 0.9
 # A listing numbered line by line: this many lines counting up, a share of them with code in.
 MIN_LISTING_LINES = 4
 LISTING_NUMBER_RE = re.compile(r"^(\d{1,5})(?:\s|$)")
-CODE_RE = re.compile(r"[\\{}=;<>\[\]]|\w\(")
-# A figure alone: a page number, an amount ('123 456,00', '-4.5%'). White after the figure
-# only after a '%' or ')': the run of digits and spaces takes it otherwise, and two repeats
-# that both take spaces backtrack quadratically on a long run of them.
-FIGURE_RE = re.compile(r"^\s*[-+\u2212$\u20ac\u00a3(]?\d[\d\s.,:\u2009\u202f]*(?:[%)]\s*)?$")
 # A fragment of dots this many of its type's heights tall: a rule drawn in dots, not a line.
 RULE_LINES = 3.0
-# The dots that lead a contents entry to its page number, one fragment each or a run.
-LEADER_RE = re.compile(r"^[\s.\u00b7\u2024\u2026]*$")
 
 # Text this many page widths off the page is far off it: read last. Text just off it (a
 # beamer overlay's hidden block two widths away) keeps its place among the rest.
@@ -131,7 +119,7 @@ def order_blocks(frags: list[Frag], depth: int = 0) -> list[list[Frag]]:
         if columns:  # each column's rows read across: a command, then what it does
             return columns
     lo, hi = left_edge + INNER[0] * width, left_edge + INNER[1] * width
-    rows = _rows(frags)
+    rows = text_rows(frags)
     free = [_free(row, lo, hi) for row in rows]
     line = statistics.median(f.height for f in frags)
     # white above each row, across the page: where a section break may fall
@@ -176,10 +164,10 @@ def _page_columns(frags: list[Frag], left_edge: float, width: float) -> list[lis
     A table's columns also run the page's height, but stand a few points apart, differ in
     width, or are narrow with wide white between them."""
     line = statistics.median(f.height for f in frags)
-    cover = _coverage(frags, left_edge, int(width) + 1)
+    cover = coverage(frags, left_edge, int(width) + 1)
     gutters = [
         left_edge + (start + end) / 2
-        for start, end in _runs(cover, 1, int(width) - 1, 0)
+        for start, end in white_runs(cover, 1, int(width) - 1, 0)
         if end - start >= PAGE_GUTTER_LINES * line
     ]
     if len(gutters) < MIN_PAGE_COLUMNS - 1:
@@ -191,7 +179,7 @@ def _page_columns(frags: list[Frag], left_edge: float, width: float) -> list[lis
         PAGE_COLUMN_WIDTHS * max(widths), PAGE_COLUMN_SHARE * width
     ):
         return []
-    if any(len(_rows(col)) < 2 * MIN_BAND_ROWS for col in columns):
+    if any(len(text_rows(col)) < 2 * MIN_BAND_ROWS for col in columns):
         return []
     return columns
 
@@ -364,11 +352,27 @@ def _columns_end(rows: list[list[Frag]], i: int, j: int, gutter: float, line: fl
     ]
     end = min(last) + 1
     if end >= j:
-        return j
+        return _foot_below(rows, i, j, line)
     bottom = max(f.y1 for row in rows[i:end] for f in row)
     if min(f.y0 for f in rows[end]) - bottom < FOOT_WHITE_LINES * line:
-        return j
+        return _foot_below(rows, i, j, line)
     return end
+
+
+def _foot_below(rows: list[list[Frag]], i: int, j: int, line: float) -> int:
+    """The band's end before its last row when that row is a foot: smaller type under white
+    wider than the columns' leading, below the columns' last lines (a newspaper page's foot
+    under the first of four columns, read otherwise between the third and the fourth)."""
+    if j - i < 2 * MIN_BAND_ROWS:
+        return j
+    foot, above = rows[j - 1], rows[j - 2]
+    white = min(f.y0 for f in foot) - max(f.y1 for f in above)
+    if white < FOOT_TAIL_LINES * line:
+        return j
+    body = statistics.median(f.size for row in rows[i : j - 1] for f in row)
+    if max(f.size for f in foot) >= FOOT_SIZE_RATIO * body:
+        return j
+    return j - 1
 
 
 def _first_each_side(
@@ -386,52 +390,6 @@ def _first_each_side(
         if left is not None and right is not None:
             return left, right
     return None
-
-
-def _rows(frags: list[Frag]) -> list[list[Frag]]:
-    """Fragments grouped by the text row they sit on, top to bottom."""
-    rows: list[list[Frag]] = []
-    top = bottom = small = large = 0.0
-    for frag in sorted(frags, key=lambda f: (f.y0 + f.y1) / 2):
-        if (
-            rows
-            and min(frag.y1, bottom) - max(frag.y0, top) > 0.5 * min(frag.height, bottom - top)
-            # sizes alike (most rows) need no look along the row
-            and not (
-                max(large, frag.size) > ASIDE_SIZE_RATIO * min(small, frag.size)
-                and _aside(rows[-1], frag)
-            )
-        ):
-            rows[-1].append(frag)
-            top, bottom = min(top, frag.y0), max(bottom, frag.y1)
-            small, large = min(small, frag.size), max(large, frag.size)
-        else:
-            rows.append([frag])
-            top, bottom, small, large = frag.y0, frag.y1, frag.size, frag.size
-    return rows
-
-
-def _aside(row: list[Frag], frag: Frag) -> bool:
-    """Small print far along the row of large type, or large type far from small print: a
-    slide's logo or corner mark beside its frame title is no part of the title's line."""
-    for other in row:
-        small, large = sorted((other, frag), key=lambda f: f.size)
-        gap = max(other.x0 - frag.x1, frag.x0 - other.x1)
-        if (
-            small.size > 0
-            and large.size > ASIDE_SIZE_RATIO * small.size
-            and gap > 1.5 * large.size
-            and not _line_number_before(small, large)
-        ):
-            return True
-    return False
-
-
-def _line_number_before(small: Frag, large: Frag) -> bool:
-    """A bare number in small type at the start of a line (a listing's line numbers, set in
-    script size): an indented line of code stands far from its number, and it is
-    still the number's line."""
-    return small.x1 <= large.x0 and small.text.strip().isdigit()
 
 
 def _free(row: list[Frag], lo: float, hi: float) -> list[Interval]:
@@ -467,7 +425,11 @@ def _band_gutter(band_rows: list[list[Frag]], shared: list[Interval]) -> float |
         if b - a < MIN_GUTTER:
             break
         gutter = (a + b) / 2
-        columns = _columns_are_prose(band_rows, gutter) or _code_beside_output(band, gutter)
+        columns = (
+            _columns_are_prose(band_rows, gutter)
+            or _code_beside_output(band, gutter)
+            or _index_columns(band_rows, gutter)
+        )
         if columns and not _labelled_rows(band, gutter) and not _one_listing(band, gutter):
             return gutter
     return None
@@ -546,7 +508,8 @@ def _labelled_rows(band: list[Frag], gutter: float) -> bool:
     if code[0] == code[1]:
         return False
     sides = [
-        (any(f.x1 <= gutter for f in row), any(f.x0 >= gutter for f in row)) for row in _rows(band)
+        (any(f.x1 <= gutter for f in row), any(f.x0 >= gutter for f in row))
+        for row in text_rows(band)
     ]
     label = 1 if code[0] else 0  # the labels stand beside the commands
     labels = [k for k, side in enumerate(sides) if side[label]]
@@ -583,6 +546,45 @@ def _columns_are_prose(rows: list[list[Frag]], gutter: float) -> bool:
     # a column of short lines (a list, commands, a heading and its items) beside a column of
     # prose, as long as its own lines run full width now and then: wrapped text, not cells
     return all(prose) or (any(prose) and all(_wraps(side) for side in sides))
+
+
+def _index_columns(rows: list[list[Frag]], gutter: float) -> bool:
+    """An index or a glossary set in two columns: on both sides most lines are an entry and
+    its pages ('cross-reference 1, 2'), in alphabetical order. Short as they are, they are no
+    table's cells: a reader runs down one column before the next."""
+    for on_left in (True, False):
+        lines = []
+        for row in rows:
+            side = sorted((f for f in row if (f.x1 <= gutter) == on_left), key=lambda f: f.x0)
+            if side:
+                lines.append(" ".join(f.text.strip() for f in side))
+        entries = [text for text in lines if _index_entry(text)]
+        if len(entries) < INDEX_MIN_ENTRIES or len(entries) < INDEX_SHARE * len(lines):
+            return False
+        initials = [_initial(text) for text in entries]
+        ordered = sum(a <= b for a, b in zip(initials, initials[1:]))
+        if ordered < INDEX_SHARE * (len(initials) - 1):
+            return False
+    return True
+
+
+# An index column: this many entries with their pages at least, and this share of its lines
+# (a letter's heading, a sub-entry's parent have none), and of them in alphabetical order.
+INDEX_MIN_ENTRIES = 6
+INDEX_SHARE = 0.6
+PAGE_LIST_CHARS = "0123456789,–- "
+
+
+def _index_entry(text: str) -> bool:
+    """Whether a line is words and then, a blank apart, a list of pages ('eloquence 3, 7')."""
+    body = text.rstrip(PAGE_LIST_CHARS)
+    tail = text[len(body) :]
+    return tail[:1] == " " and any(c.isdigit() for c in tail) and any(c.isalpha() for c in body)
+
+
+def _initial(text: str) -> str:
+    """The first letter, accents and case aside ('\\tstidx' by its 't', 'Tårnby' by its 't')."""
+    return next((c for c in unicodedata.normalize("NFKD", text).casefold() if c.isalpha()), "")
 
 
 def _prose(runs: list[tuple[float, int]]) -> bool:
@@ -629,17 +631,10 @@ def _single(frags: list[Frag]) -> list[list[Frag]]:
     before the text they stand beside (a macro name before its description)."""
     if not frags:
         return []
-    found = _margin_gutter(frags)
+    found = margin_gutter(frags)
     if found is None:
         return _box_title_beside(frags)
-    gutter, notes_left = found
-    # a long note line may run past the strip, but stops short of the text's edge
-    edge = min((f.x0 for f in frags if f.x0 >= gutter), default=gutter)
-    on_left = [f.x1 <= gutter or (notes_left and f.x0 < gutter and f.x1 < edge) for f in frags]
-    left = [f for f, is_left in zip(frags, on_left, strict=True) if is_left]
-    right = [f for f, is_left in zip(frags, on_left, strict=True) if not is_left]
-    notes, text = (left, right) if notes_left else (right, left)
-    return _notes_before_their_text(notes, text)
+    return notes_beside_text(frags, *found)
 
 
 def _box_title_beside(frags: list[Frag]) -> list[list[Frag]]:
@@ -676,258 +671,11 @@ def _leads_its_column(title: Frag, text: list[Frag], line: float) -> bool:
     return any(0 <= f.y0 - bottom <= line for f in text)
 
 
-def _notes_before_their_text(notes: list[Frag], text: list[Frag]) -> list[list[Frag]]:
-    """A one-line note opens the text it stands beside (its row reads 'drama* The starred
-    version ...'); a note of several lines is a block of its own, read just before that text.
-    A remark (words, not a name) beside a line inside a paragraph is read before the
-    paragraph, which it would cut in two; bare figures among the notes (a page image's ruler)
-    are read after the text."""
-    blocks: list[list[Frag]] = []
-    rest = sorted(text, key=lambda f: (f.y0, f.x0))
-    current: list[Frag] = []
-    figures = [f for f in notes if FIGURE_RE.match(f.text)]
-    words = [f for f in notes if not FIGURE_RE.match(f.text)]
-    tops: list[float] | None = None
-    centres = sorted((f.y0 + f.y1) / 2 for f in text)
-    for group in _note_groups(words, text):
-        top = min(f.y0 for f in group)
-        start = top
-        if _remark(group) and _beside(group[0], centres):
-            # the first row of the paragraph the note stands in, when that is a row above
-            tops = _paragraph_tops(text) if tops is None else tops
-            k = bisect.bisect_right(tops, top + 0.5 * group[0].height) - 1
-            if k >= 0 and tops[k] < top - 0.5 * group[0].height:
-                start = tops[k]
-        above = [f for f in rest if (f.y0 + f.y1) / 2 < start]
-        rest = rest[len(above) :]
-        current += above
-        if current:
-            blocks.append(current)
-        if len(group) == 1 and start == top:
-            current = group
-        else:
-            blocks.append(group)
-            current = []
-    current += rest
-    for block in (current, figures):
-        if block:
-            blocks.append(block)
-    return blocks
-
-
-def _beside(note: Frag, centres: list[float]) -> bool:
-    """Whether a line of the text (`centres`: the text's middles, sorted) stands level with
-    the note (by bisection: a page's notes times its text would be quadratic)."""
-    k = bisect.bisect_left(centres, note.y0)
-    return k < len(centres) and centres[k] <= note.y1
-
-
-def _remark(group: list[Frag]) -> bool:
-    """A note of words in a text font (a reviewer's comment), not a name or a setting
-    ('\\abb<Kennung>', 'line-style=dashed'): two or more words of letters alone."""
-    if any(f.mono for f in group):
-        return False
-    tokens = " ".join(f.text for f in group).split()
-    return sum(len(t) >= 2 and t.strip(".,;:!?").isalpha() for t in tokens) >= 2
-
-
-def _paragraph_tops(text: list[Frag]) -> list[float]:
-    """The tops of the rows that begin a paragraph: the first, an indented one, one under a
-    line that ends short of the text's edge or under more white than the lines keep."""
-    rows = _rows(text)
-    if not rows:
-        return []
-    x0 = [min(f.x0 for f in row) for row in rows]
-    x1 = [max(f.x1 for f in row) for row in rows]
-    y0 = [min(f.y0 for f in row) for row in rows]
-    y1 = [max(f.y1 for f in row) for row in rows]
-    line = statistics.median(b - a for a, b in zip(y0, y1))
-    left, right = statistics.median(x0), max(x1)
-    gaps = [b - a for a, b in zip(y1, y0[1:])]
-    usual = statistics.median(gaps) if gaps else 0.0
-    tops = [y0[0]]
-    for k in range(1, len(rows)):
-        if (
-            x0[k] > left + 0.5 * line
-            or x1[k - 1] < right - 2 * line
-            or gaps[k - 1] > usual + 0.5 * line
-        ):
-            tops.append(y0[k])
-    return tops
-
-
-def _note_groups(notes: list[Frag], text: list[Frag] | None = None) -> list[list[Frag]]:
-    """Notes in top-to-bottom order, lines of one note (a line apart at most) kept together.
-    Beside `text`, a bold line with no text on its row and a plain line are two notes: a
-    cheat sheet's box title and the label below or above it."""
-    groups: list[list[Frag]] = []
-    for frag in sorted(notes, key=lambda f: (f.y0, f.x0)):
-        last = groups[-1] if groups else None
-        if (
-            last
-            and frag.y0 - max(f.y1 for f in last) <= 1.0 * max(frag.height, 1.0)
-            and not (text and _box_title(last[-1], frag, text))
-        ):
-            last.append(frag)
-        else:
-            groups.append([frag])
-    return groups
-
-
-def _box_title(above: Frag, below: Frag, text: list[Frag]) -> bool:
-    """Whether one of two note lines, one bold and one not, is bold and has no text on its row."""
-    if above.bold == below.bold:
-        return False
-    title = above if above.bold else below
-    return not any(min(f.y1, title.y1) - max(f.y0, title.y0) > 0 for f in text)
-
-
-def _margin_gutter(frags: list[Frag]) -> tuple[float, bool] | None:
-    """The white strip between the text and notes in its outer margin (margin notes, macro
-    names beside their description): few lines on the narrow side, almost none crossing the
-    strip (a running head may). A table's first column is not one: it has a cell on nearly
-    every row. Returns the strip's x and whether the notes are on its left."""
-    body = [f for f in frags if len(f.text) >= 3]
-    if len(body) < MIN_MARGIN_TEXT_SMALL_NOTES:
-        return None
-    left_edge = min(f.x0 for f in body)
-    width = max(f.x1 for f in body) - left_edge
-    if width < 100:
-        return None
-    cover = _coverage(body, left_edge, int(width) + 1)
-    outer = int(0.3 * width)
-    for lo, hi in ((0, outer), (int(width) - outer, int(width))):
-        for start, end in _runs(cover, lo, hi, 2):
-            if end - start < 6:
-                continue
-            gutter = left_edge + _emptiest(cover, start, end)
-            left = [f for f in body if f.x1 <= gutter]
-            right = [f for f in body if f.x0 >= gutter]
-            notes, text = (left, right) if lo == 0 else (right, left)
-            if _mostly_numbers(frags, gutter, lo == 0):
-                continue  # a listing's line numbers beside its code, a contents page's pages
-            if len(text) < (
-                MIN_MARGIN_TEXT_SMALL_NOTES if _smaller(notes, text) else MIN_MARGIN_TEXT
-            ):
-                continue
-            if (
-                len(notes) <= 0.3 * len(text)
-                or (len(notes) <= MAX_NOTES_ON_ROWS * len(text) and not _a_cell_a_row(notes, text))
-                or (len(notes) <= MAX_NOTES_OFF_ROWS * len(text) and _off_the_rows(notes, text))
-            ):
-                return gutter, lo == 0
-    return None
-
-
-def _mostly_numbers(frags: list[Frag], gutter: float, notes_left: bool) -> bool:
-    """Whether most of what stands beyond the strip, short pieces included, is bare figures
-    and the rest single lines: the page numbers of a table of contents (an entry's author may
-    stand beside its number), a table's amounts, not notes about the text. A note of several
-    lines among numbers (a reviewer's remark beside a page image's grid) is a note still."""
-    side = [
-        f
-        for f in frags
-        if (f.x1 <= gutter if notes_left else f.x0 >= gutter) and not LEADER_RE.match(f.text)
-    ]
-    if not side:
-        return True  # nothing beyond the strip: no notes
-    words = [f for f in side if not FIGURE_RE.match(f.text)]
-    if len(words) > 0.5 * len(side):
-        return False
-    return all(len(group) == 1 for group in _note_groups(words))
-
-
-def _a_cell_a_row(notes: list[Frag], text: list[Frag]) -> bool:
-    """Whether a note stands on nearly every row of the text: a table's first column (each
-    row's name), where names in a margin stand beside some lines and not others."""
-    rows = _rows(text)
-    middles = sorted((n.y0 + n.y1) / 2 for n in notes)
-
-    def beside(row: list[Frag]) -> bool:  # by bisection: a page's rows times its notes is quadratic
-        top, bottom = min(f.y0 for f in row), max(f.y1 for f in row)
-        k = bisect.bisect_left(middles, top)
-        return k < len(middles) and middles[k] <= bottom
-
-    return sum(beside(row) for row in rows) >= 0.8 * len(rows)
-
-
-def _smaller(notes: list[Frag], text: list[Frag]) -> bool:
-    """Notes set in clearly smaller type than the text they stand beside."""
-    if not notes or not text:
-        return False
-    return statistics.median(f.size for f in notes) < NOTE_SIZE_RATIO * statistics.median(
-        f.size for f in text
-    )
-
-
-def _off_the_rows(notes: list[Frag], text: list[Frag]) -> bool:
-    """Most notes sit between the text's lines, not on them, and run over a few lines each:
-    comments set in the margin at their own leading (a review's remarks), where a table's last
-    column keeps to its rows or puts one figure beside each cell."""
-    centres = sorted((f.y0 + f.y1) / 2 for f in text)
-    on_a_row = 0
-    for note in notes:
-        mid = (note.y0 + note.y1) / 2
-        k = bisect.bisect_left(centres, mid)
-        near = [abs(centres[j] - mid) for j in (k - 1, k) if 0 <= j < len(centres)]
-        on_a_row += bool(near) and min(near) < 0.3 * max(note.height, 1.0)
-    if on_a_row >= 0.5 * len(notes):
-        return False
-    # remarks run over lines; a table's dates or figures stand one to a cell
-    grouped = sum(len(group) for group in _note_groups(notes) if len(group) >= 2)
-    return grouped >= 0.5 * len(notes)
-
-
-def _coverage(body: list[Frag], left_edge: float, bins: int) -> list[int]:
-    """How many fragments cross each point of the width (a running sum of starts and ends)."""
-    delta = [0] * (bins + 1)
-    for f in body:
-        start = max(int(f.x0 - left_edge), 0)
-        end = min(int(f.x1 - left_edge) + 1, bins)
-        if start < end:
-            delta[start] += 1
-            delta[end] -= 1
-    cover, running = [0] * bins, 0
-    for x in range(bins):
-        running += delta[x]
-        cover[x] = running
-    return cover
-
-
-def _emptiest(cover: list[int], start: int, end: int) -> float:
-    """The middle of the widest stretch of start..end that the fewest fragments cross: a run
-    of a few crossings may hold the notes themselves, and the strip must pass beside them."""
-    least = min(cover[start : end + 1])
-    best, best_len, run_start = (start + end) / 2, 0, None
-    for x in range(start, end + 2):
-        if x <= end and cover[x] == least:
-            run_start = x if run_start is None else run_start
-        elif run_start is not None:
-            if x - run_start > best_len:
-                best, best_len = (run_start + x - 1) / 2, x - run_start
-            run_start = None
-    return best
-
-
-def _runs(cover: list[int], lo: int, hi: int, allowed: int) -> list[tuple[int, int]]:
-    """Stretches at least 4pt wide where no more than `allowed` fragments cross."""
-    runs: list[tuple[int, int]] = []
-    start = None
-    for x in range(lo, hi + 2):
-        if x <= hi and x < len(cover) and cover[x] <= allowed:
-            start = x if start is None else start
-        elif start is not None:
-            if x - start >= 4:
-                runs.append((start, x - 1))
-            start = None
-    return runs
-
-
 # --------------------------------------------------------------------------- lines
 
 
 def _block_lines(block: list[Frag], page: int, block_no: int) -> list[Line]:
-    rows = _rows(block)
+    rows = text_rows(block)
     lines = [_row_to_line(row, page, block_no) for row in rows]
     for start, end in _numbered_listings(lines):
         for k in range(start, end):
