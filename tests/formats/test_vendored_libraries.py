@@ -111,3 +111,45 @@ def test_the_add_summary_counts_vendored_libraries(kb, tmp_path):
     data = kb.json("add", str(folder))
     assert data["left_out"] == {VENDORED: 2}
     assert "2 generated files left out: 2 vendored libraries (" in data["summary"]
+
+
+ANGULAR = """/**
+ * @license
+ * Copyright Google LLC All Rights Reserved.
+ *
+ * Use of this source code is governed by an MIT-style license that can be
+ * found in the LICENSE file at https://angular.io/license
+ */
+"""
+APACHE = """/**
+ * @license
+ * Copyright 2018 Google LLC. All Rights Reserved.
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ * http://www.apache.org/licenses/LICENSE-2.0
+ */
+"""
+
+
+@pytest.mark.parametrize("header", [ANGULAR, APACHE])
+def test_a_projects_own_sources_with_a_licence_header_stay(tmp_path, header):
+    """Angular and tfjs open every source file with `/** @license ... <licence URL> */`:
+    a person indexing their checkout (or a project with that convention) keeps its code.
+    The old code left every such file out as a vendored library."""
+    folder = tmp_path / "packages" / "core" / "src"
+    files = [write(folder / f"part{n}.ts", header + BODY) for n in range(5)]
+    assert not has_library_banner(files[0].read_bytes())
+    assert all(classify(p).left_out is None for p in files)
+
+
+def test_a_folder_is_judged_again_once_it_changes(tmp_path):
+    """A long-running `kb watch` judges a folder again when scripts are added to it; the old
+    cache (keyed by the folder alone) kept its first answer for the life of the process."""
+    folder = tmp_path / "static" / "lunr-language"
+    part = write(folder / "tinyseg.js", "/**\n * export the module\n */\n" + BODY)
+    assert classify(part).left_out is None  # alone: a person's script
+    for lang in ("da", "de", "fr", "ru"):
+        write(folder / f"lunr.{lang}.js", LUNR_PART.format(lang=lang) + BODY)
+    assert classify(part).left_out == VENDORED  # now among a library's parts

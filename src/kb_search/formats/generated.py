@@ -20,6 +20,9 @@ A person's own script with a plain `/** ... */` or `//` header is not one of the
 
 from __future__ import annotations
 
+import heapq
+import itertools
+import os
 import re
 from collections.abc import Callable
 from functools import lru_cache
@@ -72,11 +75,17 @@ _OPENING_COMMENT = re.compile(r"\A\ufeff?\s*/\*(.*?)\*/", re.S)
 _KEPT_MARK = re.compile(r"\A!|@license\b|@preserve\b")
 _LICENCE = re.compile(r"copyright|\(c\)|©|licen[cs]e|\b(?:MIT|MPL|GPL|LGPL|BSD|Apache|ISC)\b", re.I)
 _SOURCE = re.compile(r"https?://|www\.|\w\.(?:org|com|io|net)\b|\bv?\d+\.\d+(?:\.\d+)?\b", re.I)
+# A release's version (`v3.6.0`, `2.3.9`), not a licence's (`Apache License, Version 2.0`).
+_VERSION = re.compile(r"\bv?\d+\.\d+(?:\.\d+)?\b", re.I)
+_LICENCE_VERSION = re.compile(
+    r"(?:licen[cs]e|GPL|MPL|Apache|EPL|CDDL)[\s,\-]*(?:version\s*|v)?\d+\.\d+", re.I
+)
 # A folder whose scripts are mostly library files (at least LIBRARY_FILES with a banner, and
 # LIBRARY_SHARE of its scripts) is a library's bundle: its other scripts are its parts.
 LIBRARY_FILES = 3
 LIBRARY_SHARE = 0.8
 MAX_FOLDER_SCRIPTS = 200  # a bigger folder is judged by its first scripts, in name order
+MAX_FOLDER_ENTRIES = 20_000  # entries listed to find them: a huge folder costs no more
 
 
 def reason_by_name(path: Path) -> str | None:
@@ -110,7 +119,13 @@ def has_library_banner(head: bytes) -> bool:
     if match is None:
         return False
     banner = match.group(1)
-    return bool(_KEPT_MARK.search(banner) and _LICENCE.search(banner) and _SOURCE.search(banner))
+    if not (_KEPT_MARK.search(banner) and _LICENCE.search(banner) and _SOURCE.search(banner)):
+        return False
+    if banner.startswith("!"):
+        return True  # a comment only a build keeps
+    # `/** @license ... */` also opens every source file of many projects (Angular, lit,
+    # tfjs: a copyright and the licence's URL); a release copy names its version.
+    return bool(_VERSION.search(_LICENCE_VERSION.sub(" ", banner)))
 
 
 def is_vendored_script(path: Path, head: Callable[[], bytes]) -> bool:
@@ -118,17 +133,32 @@ def is_vendored_script(path: Path, head: Callable[[], bytes]) -> bool:
     `head` reads the file's first bytes (only a script's are read)."""
     if path.suffix.lower() not in BANNER_SUFFIXES:
         return False
-    return has_library_banner(head()) or _library_folder(path.parent)
-
-
-@lru_cache(maxsize=256)
-def _library_folder(folder: Path) -> bool:
+    if has_library_banner(head()):
+        return True
     try:
-        scripts = sorted(
-            p for p in folder.iterdir() if p.suffix.lower() in BANNER_SUFFIXES and p.is_file()
-        )[:MAX_FOLDER_SCRIPTS]
+        changed = path.parent.stat().st_mtime_ns
     except OSError:
         return False
+    return _library_folder(path.parent, changed)
+
+
+# Keyed by the folder's modification time as well: a long-running `kb watch` sees a folder
+# again once scripts are added to it, removed or renamed.
+@lru_cache(maxsize=256)
+def _library_folder(folder: Path, changed: int) -> bool:
+    try:
+        with os.scandir(folder) as entries:
+            names = heapq.nsmallest(
+                MAX_FOLDER_SCRIPTS,
+                (
+                    e.name
+                    for e in itertools.islice(entries, MAX_FOLDER_ENTRIES)
+                    if os.path.splitext(e.name)[1].lower() in BANNER_SUFFIXES
+                ),
+            )
+    except OSError:
+        return False
+    scripts = [folder / name for name in names if (folder / name).is_file()]
     banners = 0
     for script in scripts:
         try:
