@@ -95,15 +95,28 @@ def setup_lines(lines: list[str]) -> list[int]:
     """The (comment-free) lines that only set TeX up: a definition to its closing brace, or a
     line of assignments, register arithmetic or conditionals with no word of text."""
     found: list[int] = []
+    opened: list[int] = []  # the lines of a definition whose closing brace is still to come
     depth = 0
     for number, line in enumerate(lines):
         stripped = line.strip()
+        if opened and "\\begin{document}" in stripped:
+            # never closed before the text (a `{` in `\verb`, a stray brace): only its first
+            # line was setup, the rest is judged line by line
+            found.append(opened[0])
+            found.extend(n for n in opened[1:] if _is_assignment(lines[n].strip()))
+            opened, depth = [], 0
         if depth > 0 or _SETUP_START.match(stripped):
             depth = max(0, depth + _brace_balance(stripped))
-            found.append(number)
+            opened.append(number)
+            if depth == 0:
+                found.extend(opened)
+                opened = []
         elif stripped and _is_assignment(stripped):
             found.append(number)
-    return found
+    if opened:  # a brace that never closes: the rest of the file is text, not its body
+        found.append(opened[0])
+        found.extend(n for n in opened[1:] if lines[n].strip() and _is_assignment(lines[n].strip()))
+    return sorted(found)
 
 
 def _brace_balance(line: str) -> int:
