@@ -153,3 +153,17 @@ def test_a_folder_is_judged_again_once_it_changes(tmp_path):
     for lang in ("da", "de", "fr", "ru"):
         write(folder / f"lunr.{lang}.js", LUNR_PART.format(lang=lang) + BODY)
     assert classify(part).left_out == VENDORED  # now among a library's parts
+
+
+def test_a_folder_added_from_inside_a_vendor_folder_is_read(tmp_path):
+    """`kb add app/vendor/github.com/x/y` asks for that dependency's code: only folders below
+    the added one say "vendored". The old code judged the absolute path and left it all out."""
+    dependency = tmp_path / "app" / "vendor" / "github.com" / "x" / "y"
+    write(dependency / "y.go", "package y\n")
+    write(dependency / "internal" / "z.go", "package internal\n")
+    write(dependency / "third_party" / "w.go", "package w\n")  # its own vendored code
+    found = candidates([dependency], AddOptions())
+    assert sorted(item.path.name for item in found.found) == ["y.go", "z.go"]
+    assert found.left_out == {VENDORED: 1}
+    whole = candidates([tmp_path / "app"], AddOptions())  # from above: vendored, as before
+    assert whole.found == [] and whole.left_out == {VENDORED: 3}

@@ -60,8 +60,8 @@ _LOCK_HEADERS = re.compile(
 LOCK_HEADER_CHARS = 1024
 
 # Folders that hold other projects' code copied in (Go/PHP `vendor`, pip's `_vendor`, C/C++
-# `third_party`); only the nearest VENDOR_DEPTH folders above a file count, so a folder a
-# person added from inside such a path is not judged by where it lies.
+# `third_party`): those below the folder a person added; with no such folder known, only the
+# nearest VENDOR_DEPTH folders above a file.
 VENDOR_FOLDERS = frozenset({
     "vendor", "vendors", "vendored", "_vendor", "third_party", "third-party", "thirdparty",
     "3rdparty",
@@ -106,8 +106,12 @@ def reason_by_name(path: Path) -> str | None:
     return None
 
 
-def in_vendor_folder(path: Path) -> bool:
-    """The file lies in a `vendor`/`third_party`-like folder (one of the nearest few)."""
+def in_vendor_folder(path: Path, root: Path | None = None) -> bool:
+    """The file lies in a `vendor`/`third_party`-like folder below `root`, the folder the
+    person added (adding `vendor/github.com/x/y` asks for its code; Go's vendored packages lie
+    deep: `vendor/github.com/x/y/internal/z.go`). Without a root, the nearest few folders."""
+    if root is not None and path.is_relative_to(root):
+        return any(part.lower() in VENDOR_FOLDERS for part in path.relative_to(root).parts[:-1])
     return any(p.name.lower() in VENDOR_FOLDERS for p in list(path.parents)[:VENDOR_DEPTH])
 
 
