@@ -167,3 +167,21 @@ def test_a_folder_added_from_inside_a_vendor_folder_is_read(tmp_path):
     assert found.left_out == {VENDORED: 1}
     whole = candidates([tmp_path / "app"], AddOptions())  # from above: vendored, as before
     assert whole.found == [] and whole.left_out == {VENDORED: 3}
+
+
+def test_a_persons_script_beside_several_libraries_stays(tmp_path):
+    """A small site's `js/`: jQuery, Bootstrap, popper and lodash beside the person's own
+    app.js. Four banners of five scripts made the old code take app.js for a library's part;
+    a library's parts name one source, these four name four."""
+    folder = tmp_path / "site" / "static" / "js"
+    banners = {
+        "jquery.js": JQUERY,
+        "bootstrap.js": "/*!\n * Bootstrap v5.3.2 (https://getbootstrap.com/)\n * MIT\n */\n",
+        "popper.js": "/*!\n * @popperjs/core v2.11.8 - MIT License\n */\n",
+        "lodash.js": "/**\n * @license\n * Lodash <https://lodash.com/>\n * MIT license\n"
+        " * Based on Underscore.js 1.8.3 <http://underscorejs.org/LICENSE>\n */\n",
+    }
+    libraries = [write(folder / name, text + BODY) for name, text in banners.items()]
+    mine = write(folder / "app.js", OWN[0])
+    assert all(classify(p).left_out == VENDORED for p in libraries)
+    assert classify(mine).left_out is None

@@ -24,6 +24,7 @@ import heapq
 import itertools
 import os
 import re
+from collections import Counter
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
@@ -74,14 +75,19 @@ _OPENING_COMMENT = re.compile(r"\A\ufeff?\s*/\*(.*?)\*/", re.S)
 # what minifiers keep of a comment: `/*!`, or `@license` / `@preserve` in it
 _KEPT_MARK = re.compile(r"\A!|@license\b|@preserve\b")
 _LICENCE = re.compile(r"copyright|\(c\)|©|licen[cs]e|\b(?:MIT|MPL|GPL|LGPL|BSD|Apache|ISC)\b", re.I)
-_SOURCE = re.compile(r"https?://|www\.|\w\.(?:org|com|io|net)\b|\bv?\d+\.\d+(?:\.\d+)?\b", re.I)
+_SOURCE_TEXT = re.compile(
+    r"(?:https?://|www\.)[^\s*<>()]+|(?<![\w.-])[\w.-]{1,100}\.(?:org|com|io|net)\b[^\s*<>()]*"
+    r"|\bv?\d+\.\d+(?:\.\d+)?\b",
+    re.I,
+)
 # A release's version (`v3.6.0`, `2.3.9`), not a licence's (`Apache License, Version 2.0`).
 _VERSION = re.compile(r"\bv?\d+\.\d+(?:\.\d+)?\b", re.I)
 _LICENCE_VERSION = re.compile(
     r"(?:licen[cs]e|GPL|MPL|Apache|EPL|CDDL)[\s,\-]*(?:version\s*|v)?\d+\.\d+", re.I
 )
-# A folder whose scripts are mostly library files (at least LIBRARY_FILES with a banner, and
-# LIBRARY_SHARE of its scripts) is a library's bundle: its other scripts are its parts.
+# A folder whose scripts are mostly library files (LIBRARY_SHARE of its scripts with a banner,
+# at least LIBRARY_FILES of them naming one source) is a library's bundle: its other scripts
+# are its parts.
 LIBRARY_FILES = 3
 LIBRARY_SHARE = 0.8
 MAX_FOLDER_SCRIPTS = 200  # a bigger folder is judged by its first scripts, in name order
@@ -119,17 +125,24 @@ def has_library_banner(head: bytes) -> bool:
     """The text opens with a library's licence banner: the comment a minifier keeps (`/*!`,
     or one with `@license`/`@preserve`) naming a licence or copyright and a URL or version
     (`/*! jQuery v3.6.0 | (c) OpenJS Foundation */`)."""
+    return library_banner_source(head) is not None
+
+
+def library_banner_source(head: bytes) -> str | None:
+    """The first URL or version a library's licence banner names (`v3.6.0`, the project's
+    page), or None when the text opens with no such banner (`has_library_banner`)."""
     match = _OPENING_COMMENT.match(decode_bytes(head[:BANNER_CHARS]))
     if match is None:
-        return False
+        return None
     banner = match.group(1)
-    if not (_KEPT_MARK.search(banner) and _LICENCE.search(banner) and _SOURCE.search(banner)):
-        return False
-    if banner.startswith("!"):
-        return True  # a comment only a build keeps
+    source = _SOURCE_TEXT.search(banner)
+    if not (_KEPT_MARK.search(banner) and _LICENCE.search(banner) and source):
+        return None
     # `/** @license ... */` also opens every source file of many projects (Angular, lit,
     # tfjs: a copyright and the licence's URL); a release copy names its version.
-    return bool(_VERSION.search(_LICENCE_VERSION.sub(" ", banner)))
+    if not banner.startswith("!") and not _VERSION.search(_LICENCE_VERSION.sub(" ", banner)):
+        return None
+    return source.group(0).lower()
 
 
 def is_vendored_script(path: Path, head: Callable[[], bytes]) -> bool:
@@ -163,13 +176,19 @@ def _library_folder(folder: Path, changed: int) -> bool:
     except OSError:
         return False
     scripts = [folder / name for name in names if (folder / name).is_file()]
-    banners = 0
+    # one library's parts name its one source (lunr-languages' page); a site's `js/` folder
+    # of jQuery, Bootstrap and popper beside the person's own script names several
+    sources: Counter[str] = Counter()
     for script in scripts:
         try:
-            banners += has_library_banner(read_document(script, BANNER_CHARS))
+            source = library_banner_source(read_document(script, BANNER_CHARS))
         except OSError:
             continue
-    return banners >= LIBRARY_FILES and banners >= LIBRARY_SHARE * len(scripts)
+        if source is not None:
+            sources[source] += 1
+    parts = max(sources.values(), default=0)
+    banners = sum(sources.values())
+    return parts >= LIBRARY_FILES and banners >= LIBRARY_SHARE * len(scripts)
 
 
 # gettext catalogs: a template (`.pot`) xgettext extracts from the sources, and one copy of
