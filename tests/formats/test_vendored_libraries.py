@@ -185,3 +185,15 @@ def test_a_persons_script_beside_several_libraries_stays(tmp_path):
     mine = write(folder / "app.js", OWN[0])
     assert all(classify(p).left_out == VENDORED for p in libraries)
     assert classify(mine).left_out is None
+
+
+def test_explain_says_why_a_deep_vendored_package_is_left_out(kb, tmp_path):
+    """Go's vendored packages lie deep (`vendor/github.com/x/y/internal/`): `kb add` leaves
+    them out, and `--explain` says so as the walk judged it (from the added folder), not
+    "not indexed yet"."""
+    app = tmp_path / "app"
+    write(app / "main.go", "package main\n\nfunc zebra() {}\n")
+    deep = write(app / "vendor" / "github.com" / "x" / "y" / "internal" / "z.go", "package z\n")
+    assert kb.json("add", str(app))["left_out"] == {VENDORED: 1}
+    explain = kb.json("search", "zebra", "--explain", str(deep))["explain"]
+    assert explain["reason"].startswith(f"left out as generated ({VENDORED})"), explain
