@@ -241,7 +241,7 @@ def why_not_indexed(conn: Connection, path: Path, root: Path) -> str:
         return f"it cannot be read here ({exc.strerror or type(exc).__name__})"
     if IgnoreRules(root).ignored_path(path):
         return f"ignored by a .kbignore (or a default ignore) under {root}"
-    verdict = classify(path)
+    verdict = classify(path, root=root)  # judged as the walk from that root judges it
     if verdict.kind in (SECRET, HIDDEN):
         return SETTINGS_LEFT_OUT
     if verdict.format is None:

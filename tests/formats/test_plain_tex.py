@@ -81,3 +81,37 @@ def test_a_latex_title_still_wins(tmp_path: Path):
         "\\section{Intro}\nRabbits dig burrows.\n\\end{document}\n"
     )
     assert parse_file(path, ChunkSettings()).title == "Burrow Networks"
+
+
+def test_a_definition_whose_brace_never_closes_does_not_swallow_the_text(tmp_path: Path):
+    """A `{` inside `\\verb!...!` in a preamble (texlive's endnotes-hy example) left the
+    definition open to the end of the file: the old code dropped the whole document body."""
+    path = tmp_path / "endnotes.tex"
+    path.write_text(
+        "\\documentclass{article}\n\\newbox\\enbox\n\\setbox\\enbox\\hbox{\\verb!{!\n"
+        "\\def\\enPAR{\\par\\hskip15pt}\n\\begin{document}\n\\section{Making endnotes clickable}\n"
+        "The new syntax for the endnote command adds a star.\n\\end{document}\n"
+    )
+    text = "\n".join(chunk.text for chunk in parse_file(path, ChunkSettings()).chunks)
+    assert "Making endnotes clickable" in text
+    assert "The new syntax for the endnote command adds a star." in text
+
+
+def test_plain_tex_after_an_unclosed_definition_keeps_its_text():
+    lines = [r"\def\open{\hbox{", r"\hsize=4in", "Rabbits dig burrows.", "", r"\bye"]
+    assert setup_lines(lines) == [0, 1, 4]
+
+
+def test_text_after_a_let_on_its_line_is_kept(tmp_path: Path):
+    """A paper's unnumbered funding note: `\\let` takes two tokens, the rest of the line is
+    text. The setup-line rule dropped the whole line (text read before it was added)."""
+    path = tmp_path / "paper.tex"
+    path.write_text(
+        "\\documentclass{article}\n\\begin{document}\n\\section{Intro}\n"
+        "Rabbits dig burrows in the meadow.\n"
+        "\\let\\thefootnote\\relax\\footnotetext{Funded by the Rabbit Council grant.}\n"
+        "\\let\\a\\b \\let\\c=\\d\n\\end{document}\n"
+    )
+    text = "\n".join(chunk.text for chunk in parse_file(path, ChunkSettings()).chunks)
+    assert "Funded by the Rabbit Council grant." in text
+    assert setup_lines(["\\let\\a\\b \\let\\c=\\d", "\\let\\x\\relax Words here."]) == [0]

@@ -111,3 +111,89 @@ def test_the_add_summary_counts_vendored_libraries(kb, tmp_path):
     data = kb.json("add", str(folder))
     assert data["left_out"] == {VENDORED: 2}
     assert "2 generated files left out: 2 vendored libraries (" in data["summary"]
+
+
+ANGULAR = """/**
+ * @license
+ * Copyright Google LLC All Rights Reserved.
+ *
+ * Use of this source code is governed by an MIT-style license that can be
+ * found in the LICENSE file at https://angular.io/license
+ */
+"""
+APACHE = """/**
+ * @license
+ * Copyright 2018 Google LLC. All Rights Reserved.
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ * http://www.apache.org/licenses/LICENSE-2.0
+ */
+"""
+
+
+@pytest.mark.parametrize("header", [ANGULAR, APACHE])
+def test_a_projects_own_sources_with_a_licence_header_stay(tmp_path, header):
+    """Angular and tfjs open every source file with `/** @license ... <licence URL> */`:
+    a person indexing their checkout (or a project with that convention) keeps its code.
+    The old code left every such file out as a vendored library."""
+    folder = tmp_path / "packages" / "core" / "src"
+    files = [write(folder / f"part{n}.ts", header + BODY) for n in range(5)]
+    assert not has_library_banner(files[0].read_bytes())
+    assert all(classify(p).left_out is None for p in files)
+
+
+def test_a_folder_is_judged_again_once_it_changes(tmp_path):
+    """A long-running `kb watch` judges a folder again when scripts are added to it; the old
+    cache (keyed by the folder alone) kept its first answer for the life of the process."""
+    folder = tmp_path / "static" / "lunr-language"
+    part = write(folder / "tinyseg.js", "/**\n * export the module\n */\n" + BODY)
+    assert classify(part).left_out is None  # alone: a person's script
+    for lang in ("da", "de", "fr", "ru"):
+        write(folder / f"lunr.{lang}.js", LUNR_PART.format(lang=lang) + BODY)
+    assert classify(part).left_out == VENDORED  # now among a library's parts
+
+
+def test_a_folder_added_from_inside_a_vendor_folder_is_read(tmp_path):
+    """`kb add app/vendor/github.com/x/y` asks for that dependency's code: only folders below
+    the added one say "vendored". The old code judged the absolute path and left it all out."""
+    dependency = tmp_path / "app" / "vendor" / "github.com" / "x" / "y"
+    write(dependency / "y.go", "package y\n")
+    write(dependency / "internal" / "z.go", "package internal\n")
+    write(dependency / "third_party" / "w.go", "package w\n")  # its own vendored code
+    found = candidates([dependency], AddOptions())
+    assert sorted(item.path.name for item in found.found) == ["y.go", "z.go"]
+    assert found.left_out == {VENDORED: 1}
+    whole = candidates([tmp_path / "app"], AddOptions())  # from above: vendored, as before
+    assert whole.found == [] and whole.left_out == {VENDORED: 3}
+
+
+def test_a_persons_script_beside_several_libraries_stays(tmp_path):
+    """A small site's `js/`: jQuery, Bootstrap, popper and lodash beside the person's own
+    app.js. Four banners of five scripts made the old code take app.js for a library's part;
+    a library's parts name one source, these four name four."""
+    folder = tmp_path / "site" / "static" / "js"
+    banners = {
+        "jquery.js": JQUERY,
+        "bootstrap.js": "/*!\n * Bootstrap v5.3.2 (https://getbootstrap.com/)\n * MIT\n */\n",
+        "popper.js": "/*!\n * @popperjs/core v2.11.8 - MIT License\n */\n",
+        "lodash.js": "/**\n * @license\n * Lodash <https://lodash.com/>\n * MIT license\n"
+        " * Based on Underscore.js 1.8.3 <http://underscorejs.org/LICENSE>\n */\n",
+    }
+    libraries = [write(folder / name, text + BODY) for name, text in banners.items()]
+    mine = write(folder / "app.js", OWN[0])
+    assert all(classify(p).left_out == VENDORED for p in libraries)
+    assert classify(mine).left_out is None
+
+
+def test_explain_says_why_a_deep_vendored_package_is_left_out(kb, tmp_path):
+    """Go's vendored packages lie deep (`vendor/github.com/x/y/internal/`): `kb add` leaves
+    them out, and `--explain` says so as the walk judged it (from the added folder), not
+    "not indexed yet"."""
+    app = tmp_path / "app"
+    write(app / "main.go", "package main\n\nfunc zebra() {}\n")
+    deep = write(app / "vendor" / "github.com" / "x" / "y" / "internal" / "z.go", "package z\n")
+    assert kb.json("add", str(app))["left_out"] == {VENDORED: 1}
+    explain = kb.json("search", "zebra", "--explain", str(deep))["explain"]
+    assert explain["reason"].startswith(f"left out as generated ({VENDORED})"), explain

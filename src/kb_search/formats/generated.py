@@ -20,7 +20,11 @@ A person's own script with a plain `/** ... */` or `//` header is not one of the
 
 from __future__ import annotations
 
+import heapq
+import itertools
+import os
 import re
+from collections import Counter
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
@@ -57,8 +61,8 @@ _LOCK_HEADERS = re.compile(
 LOCK_HEADER_CHARS = 1024
 
 # Folders that hold other projects' code copied in (Go/PHP `vendor`, pip's `_vendor`, C/C++
-# `third_party`); only the nearest VENDOR_DEPTH folders above a file count, so a folder a
-# person added from inside such a path is not judged by where it lies.
+# `third_party`): those below the folder a person added; with no such folder known, only the
+# nearest VENDOR_DEPTH folders above a file.
 VENDOR_FOLDERS = frozenset({
     "vendor", "vendors", "vendored", "_vendor", "third_party", "third-party", "thirdparty",
     "3rdparty",
@@ -71,12 +75,23 @@ _OPENING_COMMENT = re.compile(r"\A\ufeff?\s*/\*(.*?)\*/", re.S)
 # what minifiers keep of a comment: `/*!`, or `@license` / `@preserve` in it
 _KEPT_MARK = re.compile(r"\A!|@license\b|@preserve\b")
 _LICENCE = re.compile(r"copyright|\(c\)|©|licen[cs]e|\b(?:MIT|MPL|GPL|LGPL|BSD|Apache|ISC)\b", re.I)
-_SOURCE = re.compile(r"https?://|www\.|\w\.(?:org|com|io|net)\b|\bv?\d+\.\d+(?:\.\d+)?\b", re.I)
-# A folder whose scripts are mostly library files (at least LIBRARY_FILES with a banner, and
-# LIBRARY_SHARE of its scripts) is a library's bundle: its other scripts are its parts.
+_SOURCE_TEXT = re.compile(
+    r"(?:https?://|www\.)[^\s*<>()]+|(?<![\w.-])[\w.-]{1,100}\.(?:org|com|io|net)\b[^\s*<>()]*"
+    r"|\bv?\d+\.\d+(?:\.\d+)?\b",
+    re.I,
+)
+# A release's version (`v3.6.0`, `2.3.9`), not a licence's (`Apache License, Version 2.0`).
+_VERSION = re.compile(r"\bv?\d+\.\d+(?:\.\d+)?\b", re.I)
+_LICENCE_VERSION = re.compile(
+    r"(?:licen[cs]e|GPL|MPL|Apache|EPL|CDDL)[\s,\-]*(?:version\s*|v)?\d+\.\d+", re.I
+)
+# A folder whose scripts are mostly library files (LIBRARY_SHARE of its scripts with a banner,
+# at least LIBRARY_FILES of them naming one source) is a library's bundle: its other scripts
+# are its parts.
 LIBRARY_FILES = 3
 LIBRARY_SHARE = 0.8
 MAX_FOLDER_SCRIPTS = 200  # a bigger folder is judged by its first scripts, in name order
+MAX_FOLDER_ENTRIES = 20_000  # entries listed to find them: a huge folder costs no more
 
 
 def reason_by_name(path: Path) -> str | None:
@@ -97,8 +112,12 @@ def reason_by_name(path: Path) -> str | None:
     return None
 
 
-def in_vendor_folder(path: Path) -> bool:
-    """The file lies in a `vendor`/`third_party`-like folder (one of the nearest few)."""
+def in_vendor_folder(path: Path, root: Path | None = None) -> bool:
+    """The file lies in a `vendor`/`third_party`-like folder below `root`, the folder the
+    person added (adding `vendor/github.com/x/y` asks for its code; Go's vendored packages lie
+    deep: `vendor/github.com/x/y/internal/z.go`). Without a root, the nearest few folders."""
+    if root is not None and path.is_relative_to(root):
+        return any(part.lower() in VENDOR_FOLDERS for part in path.relative_to(root).parts[:-1])
     return any(p.name.lower() in VENDOR_FOLDERS for p in list(path.parents)[:VENDOR_DEPTH])
 
 
@@ -106,11 +125,24 @@ def has_library_banner(head: bytes) -> bool:
     """The text opens with a library's licence banner: the comment a minifier keeps (`/*!`,
     or one with `@license`/`@preserve`) naming a licence or copyright and a URL or version
     (`/*! jQuery v3.6.0 | (c) OpenJS Foundation */`)."""
+    return library_banner_source(head) is not None
+
+
+def library_banner_source(head: bytes) -> str | None:
+    """The first URL or version a library's licence banner names (`v3.6.0`, the project's
+    page), or None when the text opens with no such banner (`has_library_banner`)."""
     match = _OPENING_COMMENT.match(decode_bytes(head[:BANNER_CHARS]))
     if match is None:
-        return False
+        return None
     banner = match.group(1)
-    return bool(_KEPT_MARK.search(banner) and _LICENCE.search(banner) and _SOURCE.search(banner))
+    source = _SOURCE_TEXT.search(banner)
+    if not (_KEPT_MARK.search(banner) and _LICENCE.search(banner) and source):
+        return None
+    # `/** @license ... */` also opens every source file of many projects (Angular, lit,
+    # tfjs: a copyright and the licence's URL); a release copy names its version.
+    if not banner.startswith("!") and not _VERSION.search(_LICENCE_VERSION.sub(" ", banner)):
+        return None
+    return source.group(0).lower()
 
 
 def is_vendored_script(path: Path, head: Callable[[], bytes]) -> bool:
@@ -118,24 +150,45 @@ def is_vendored_script(path: Path, head: Callable[[], bytes]) -> bool:
     `head` reads the file's first bytes (only a script's are read)."""
     if path.suffix.lower() not in BANNER_SUFFIXES:
         return False
-    return has_library_banner(head()) or _library_folder(path.parent)
-
-
-@lru_cache(maxsize=256)
-def _library_folder(folder: Path) -> bool:
+    if has_library_banner(head()):
+        return True
     try:
-        scripts = sorted(
-            p for p in folder.iterdir() if p.suffix.lower() in BANNER_SUFFIXES and p.is_file()
-        )[:MAX_FOLDER_SCRIPTS]
+        changed = path.parent.stat().st_mtime_ns
     except OSError:
         return False
-    banners = 0
+    return _library_folder(path.parent, changed)
+
+
+# Keyed by the folder's modification time as well: a long-running `kb watch` sees a folder
+# again once scripts are added to it, removed or renamed.
+@lru_cache(maxsize=256)
+def _library_folder(folder: Path, changed: int) -> bool:
+    try:
+        with os.scandir(folder) as entries:
+            names = heapq.nsmallest(
+                MAX_FOLDER_SCRIPTS,
+                (
+                    e.name
+                    for e in itertools.islice(entries, MAX_FOLDER_ENTRIES)
+                    if os.path.splitext(e.name)[1].lower() in BANNER_SUFFIXES
+                ),
+            )
+    except OSError:
+        return False
+    scripts = [folder / name for name in names if (folder / name).is_file()]
+    # one library's parts name its one source (lunr-languages' page); a site's `js/` folder
+    # of jQuery, Bootstrap and popper beside the person's own script names several
+    sources: Counter[str] = Counter()
     for script in scripts:
         try:
-            banners += has_library_banner(read_document(script, BANNER_CHARS))
+            source = library_banner_source(read_document(script, BANNER_CHARS))
         except OSError:
             continue
-    return banners >= LIBRARY_FILES and banners >= LIBRARY_SHARE * len(scripts)
+        if source is not None:
+            sources[source] += 1
+    parts = max(sources.values(), default=0)
+    banners = sum(sources.values())
+    return parts >= LIBRARY_FILES and banners >= LIBRARY_SHARE * len(scripts)
 
 
 # gettext catalogs: a template (`.pot`) xgettext extracts from the sources, and one copy of

@@ -60,6 +60,7 @@ _SETUP_PARTS = re.compile(
     r"\\(?:[A-Za-z@]+|.)|#\d|-?(?:\d+\.?\d*|\.\d+)\s*(?:pt|in|pc|em|ex|mm|cm|bp|sp|dd|cc|true"
     r"|fil+)?|\b(?:by|to|plus|minus|height|width|depth|spread|fil+)\b|[=<>{}\[\]();,.\s-]"
 )
+_LET = re.compile(r"\\(?:global\\)?let\\(?:[A-Za-z@]+|.)\s*=?\s*(?:\\(?:[A-Za-z@]+|.)|.)")
 # Conditionals, and plain TeX's last line (`\\bye`, `\\end` without an environment).
 _CONDITIONAL = re.compile(r"\\(?:if[A-Za-z]*|else|fi|or|bye|end)(?![A-Za-z])")
 TITLE_CHARS = 100  # a first line longer than this is a paragraph, not a title
@@ -95,15 +96,35 @@ def setup_lines(lines: list[str]) -> list[int]:
     """The (comment-free) lines that only set TeX up: a definition to its closing brace, or a
     line of assignments, register arithmetic or conditionals with no word of text."""
     found: list[int] = []
+    opened: list[int] = []  # the lines of a definition whose closing brace is still to come
     depth = 0
     for number, line in enumerate(lines):
         stripped = line.strip()
-        if depth > 0 or _SETUP_START.match(stripped):
+        if opened and "\\begin{document}" in stripped:
+            # never closed before the text (a `{` in `\verb`, a stray brace): only its first
+            # line was setup, the rest is judged line by line
+            found.append(opened[0])
+            found.extend(n for n in opened[1:] if _is_assignment(lines[n].strip()))
+            opened, depth = [], 0
+        if depth > 0 or (_SETUP_START.match(stripped) and not _text_after_let(stripped)):
             depth = max(0, depth + _brace_balance(stripped))
-            found.append(number)
+            opened.append(number)
+            if depth == 0:
+                found.extend(opened)
+                opened = []
         elif stripped and _is_assignment(stripped):
             found.append(number)
-    return found
+    if opened:  # a brace that never closes: the rest of the file is text, not its body
+        found.append(opened[0])
+        found.extend(n for n in opened[1:] if lines[n].strip() and _is_assignment(lines[n].strip()))
+    return sorted(found)
+
+
+def _text_after_let(line: str) -> bool:
+    """`\\let` takes two tokens; text after them is the line's own (a paper's
+    `\\let\\thefootnote\\relax\\footnotetext{Funded by ...}`)."""
+    match = _LET.match(line)
+    return match is not None and bool(_SETUP_PARTS.sub("", line[match.end() :]))
 
 
 def _brace_balance(line: str) -> int:

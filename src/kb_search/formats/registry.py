@@ -471,11 +471,14 @@ class Verdict:
     kind: str | None = None  # when UNSUPPORTED: BINARY, HIDDEN, NO_DOCUMENT or SECRET
 
 
-def classify(path: Path, include_generated: bool = False, named: bool = False) -> Verdict:
+def classify(
+    path: Path, include_generated: bool = False, named: bool = False, root: Path | None = None
+) -> Verdict:
     """The one decision for a file found in a folder or named on the command line: its format
     (name, extension, then content), or why it is left out: no format kb reads, or written by
     a tool (`formats/generated.py`) unless `include_generated`. A file the user `named` is
-    read whenever it is text (hidden, a style sheet, generated), never when it is binary."""
+    read whenever it is text (hidden, a style sheet, generated), never when it is binary.
+    `root`: the folder the person added it from (only folders below it say "vendored")."""
     heads: dict[Path, bytes] = {}
 
     def head_of(file: Path) -> bytes:
@@ -499,7 +502,7 @@ def classify(path: Path, include_generated: bool = False, named: bool = False) -
         reason = generated.MINIFIED if generated.is_minified(head_of(path)) else None
     if reason is None and fmt.doc_type == "text" and generated.is_compiled_lock(head_of(path)):
         reason = generated.LOCK_FILE
-    if reason is None and fmt.doc_type == "code" and _vendored(path, head_of):
+    if reason is None and fmt.doc_type == "code" and _vendored(path, head_of, root):
         reason = generated.VENDORED
     return Verdict(fmt, reason)
 
@@ -513,9 +516,9 @@ def _holds_secret(path: Path) -> bool:
         return False  # unreadable: the parser gives the one-line reason
 
 
-def _vendored(path: Path, head_of: Callable[[Path], bytes]) -> bool:
+def _vendored(path: Path, head_of: Callable[[Path], bytes], root: Path | None) -> bool:
     inner = compressed.inner_path(path)
-    if generated.in_vendor_folder(inner):
+    if generated.in_vendor_folder(inner, root):
         return True
     return generated.is_vendored_script(inner, lambda: head_of(path))
 

@@ -76,7 +76,7 @@ def candidates(
             result.failures.append(Failure(path_text(item.path), item.reason))
             continue
         named = item.path in result.explicit
-        verdict = classify(item.path, options.include_generated, named)
+        verdict = classify(item.path, options.include_generated, named, item.root)
         result.walked.add(path_text(item.path))
         if verdict.left_out is not None:
             result.judged[path_text(item.path)] = verdict.left_out

@@ -347,7 +347,7 @@ def plan(
         row = rows.get(key)
         same = row is not None and row.size == item.size and row.mtime == item.mtime
         if row is None:
-            verdict = classify(item.path, include_generated)
+            verdict = classify(item.path, include_generated, root=item.root)
             if verdict.format is None:
                 summary.ignored += 1
             elif verdict.left_out is not None:
@@ -358,7 +358,9 @@ def plan(
         elif chunking is not None and row.chunking != chunking:
             # Indexed by an older kb: today's rules decide first (a named file, under no
             # root, was read by the user's choice and stays).
-            verdict = classify(item.path, include_generated, named=key in result.outside)
+            verdict = classify(
+                item.path, include_generated, named=key in result.outside, root=item.root
+            )
             if verdict.left_out is not None:
                 todo.excluded[key] = verdict.left_out
             else:
@@ -368,7 +370,9 @@ def plan(
         else:
             # A changed file is judged again, as `kb add` judges it: a `.bashrc` that gained
             # a token leaves (a settings file, changed or not: an older kb may have read it).
-            verdict = classify(item.path, include_generated, named=key in result.outside)
+            verdict = classify(
+                item.path, include_generated, named=key in result.outside, root=item.root
+            )
             if verdict.left_out is not None:
                 todo.excluded[key] = verdict.left_out
             elif same:

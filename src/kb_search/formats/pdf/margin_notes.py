@@ -10,6 +10,7 @@ A table's first or last column is no margin: it has a cell on nearly every row.
 from __future__ import annotations
 
 import bisect
+import itertools
 import statistics
 
 from kb_search.formats.pdf.layout import FIGURE_RE, LEADER_RE, Frag
@@ -156,7 +157,10 @@ def _notes_before_their_text(notes: list[Frag], text: list[Frag]) -> list[list[F
     paragraph, which it would cut in two; bare figures among the notes (a page image's ruler)
     are read after the text."""
     blocks: list[list[Frag]] = []
-    rest = sorted(text, key=lambda f: (f.y0, f.x0))
+    # by middle: the text above a note is a prefix (each block is read by its rows again)
+    rest = sorted(text, key=lambda f: ((f.y0 + f.y1) / 2, f.x0))
+    middles = [(f.y0 + f.y1) / 2 for f in rest]
+    taken = 0  # rest[:taken] is read already
     current: list[Frag] = []
     figures = [f for f in notes if FIGURE_RE.match(f.text)]
     words = [f for f in notes if not FIGURE_RE.match(f.text)]
@@ -171,9 +175,9 @@ def _notes_before_their_text(notes: list[Frag], text: list[Frag]) -> list[list[F
             k = bisect.bisect_right(tops, top + 0.5 * group[0].height) - 1
             if k >= 0 and tops[k] < top - 0.5 * group[0].height:
                 start = tops[k]
-        above = [f for f in rest if (f.y0 + f.y1) / 2 < start]
-        rest = rest[len(above) :]
-        current += above
+        end = max(taken, bisect.bisect_left(middles, start))
+        current += rest[taken:end]
+        taken = end
         if current:
             blocks.append(current)
         if len(group) == 1 and start == top:
@@ -181,7 +185,7 @@ def _notes_before_their_text(notes: list[Frag], text: list[Frag]) -> list[list[F
         else:
             blocks.append(group)
             current = []
-    current += rest
+    current += rest[taken:]
     for block in (current, figures):
         if block:
             blocks.append(block)
@@ -234,22 +238,39 @@ def _note_groups(notes: list[Frag], text: list[Frag] | None = None) -> list[list
     Beside `text`, a bold line with no text on its row and a plain line are two notes: a
     cheat sheet's box title and the label below or above it."""
     groups: list[list[Frag]] = []
+    rows = _Rows(text or [])
+    bottom = 0.0  # of the last group
     for frag in sorted(notes, key=lambda f: (f.y0, f.x0)):
         last = groups[-1] if groups else None
         if (
             last
-            and frag.y0 - max(f.y1 for f in last) <= 1.0 * max(frag.height, 1.0)
-            and not (text and _box_title(last[-1], frag, text))
+            and frag.y0 - bottom <= 1.0 * max(frag.height, 1.0)
+            and not (text and _box_title(last[-1], frag, rows))
         ):
             last.append(frag)
+            bottom = max(bottom, frag.y1)
         else:
             groups.append([frag])
+            bottom = frag.y1
     return groups
 
 
-def _box_title(above: Frag, below: Frag, text: list[Frag]) -> bool:
+class _Rows:
+    """Whether any of the text stands level with a line, by bisection (a page's notes times
+    its text would be quadratic): the text by top, with the lowest bottom so far."""
+
+    def __init__(self, text: list[Frag]) -> None:
+        ordered = sorted(text, key=lambda f: f.y0)
+        self.tops = [f.y0 for f in ordered]
+        self.lowest = list(itertools.accumulate((f.y1 for f in ordered), max))
+
+    def level_with(self, line: Frag) -> bool:
+        k = bisect.bisect_left(self.tops, line.y1)  # the text that starts above its bottom
+        return k > 0 and self.lowest[k - 1] > line.y0
+
+
+def _box_title(above: Frag, below: Frag, rows: _Rows) -> bool:
     """Whether one of two note lines, one bold and one not, is bold and has no text on its row."""
     if above.bold == below.bold:
         return False
-    title = above if above.bold else below
-    return not any(min(f.y1, title.y1) - max(f.y0, title.y0) > 0 for f in text)
+    return not rows.level_with(above if above.bold else below)
