@@ -552,6 +552,13 @@ def _index_columns(rows: list[list[Frag]], gutter: float) -> bool:
     """An index or a glossary set in two columns: on both sides most lines are an entry and
     its pages ('cross-reference 1, 2'), in alphabetical order. Short as they are, they are no
     table's cells: a reader runs down one column before the next."""
+    # the right column's entries end their rows: too few rows ending in a page, no index (a
+    # cheap test first, as this is tried for every candidate band of every page)
+    ends = sum(
+        max(row, key=lambda f: f.x0).text.rstrip()[-1:] in PAGE_LIST_ENDS for row in rows if row
+    )
+    if ends < INDEX_MIN_ENTRIES:
+        return False
     for on_left in (True, False):
         lines = []
         for row in rows:
@@ -573,6 +580,7 @@ def _index_columns(rows: list[list[Frag]], gutter: float) -> bool:
 INDEX_MIN_ENTRIES = 6
 INDEX_SHARE = 0.6
 PAGE_LIST_CHARS = "0123456789,–- "
+PAGE_LIST_ENDS = frozenset(PAGE_LIST_CHARS.strip())
 
 
 def _index_entry(text: str) -> bool:
