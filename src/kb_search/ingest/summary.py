@@ -154,7 +154,7 @@ def unsupported_kinds_part(kinds: dict[str, int]) -> str:
     if set(kinds) <= {"binary"}:
         return ""
     words = []
-    for kind, count in sorted(kinds.items(), key=lambda item: (-item[1], item[0])):
+    for kind, count in _most_first(kinds):
         one, many = _KIND_WORDS.get(kind, (kind, kind))
         words.append(f"{count} {one if count == 1 else many}")
     return ": " + ", ".join(words)
@@ -176,7 +176,7 @@ def not_walked_parts(not_walked: dict[str, int]) -> list[str]:
     if not total:
         return []
     words = []
-    for reason, count in sorted(not_walked.items(), key=lambda item: (-item[1], item[0])):
+    for reason, count in _most_first(not_walked):
         if reason == "ignore rules":
             words.append(f"{count} by .gitignore/.kbignore")
         else:
@@ -201,15 +201,25 @@ _MANY = {
 }
 
 
+def _most_first(counts: dict[str, int]) -> list[tuple[str, int]]:
+    """Counted things, the most first, ties by name."""
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+
+
+def _reason_counts(by_reason: dict[str, int]) -> str:
+    """"9 minified, 3 lock files"."""
+    return ", ".join(
+        plural(count, reason, _MANY.get(reason)) for reason, count in _most_first(by_reason)
+    )
+
+
 def generated_parts(left_out: dict[str, int]) -> list[str]:
     """"12 generated files left out: 9 minified, 3 lock files (--include-generated ...)"."""
     total = sum(left_out.values())
     if not total:
         return []
-    reasons = sorted(left_out.items(), key=lambda item: (-item[1], item[0]))
-    counts = ", ".join(plural(count, reason, _MANY.get(reason)) for reason, count in reasons)
     return [
-        f"{plural(total, 'generated file')} left out: {counts}"
+        f"{plural(total, 'generated file')} left out: {_reason_counts(left_out)}"
         " (--include-generated indexes them)"
     ]
 
@@ -219,8 +229,7 @@ def excluded_parts(excluded: dict[str, int]) -> list[str]:
     total = sum(excluded.values())
     if not total:
         return []
-    reasons = sorted(excluded.items(), key=lambda item: (-item[1], item[0]))
-    counts = ", ".join(plural(count, reason, _MANY.get(reason)) for reason, count in reasons)
+    counts = _reason_counts(excluded)
     generated = any(reason not in ("ignored", "unsupported") for reason in excluded)
     hint = " (--include-generated keeps generated files)" if generated else ""
     return [
