@@ -205,10 +205,10 @@ def accent_on_letter(
     before it) is taken first, farther off: across a long line, type of one width is a rough
     guide."""
     mark = ACCENTS.get(accent)
-    composed = unicodedata.normalize("NFC", DOTLESS.get(letter, letter) + (mark or ""))
+    composed = _compose(letter, mark) if mark else None
     # the accented letters of European languages and pinyin end at Latin Extended-B: 'Ḟ' is
     # a stray dot (a listing's visible space) over an 'F', not a letter anyone typed
-    if mark is None or len(composed) != 1 or ord(composed) > LATIN_EXTENDED_B_END:
+    if composed is None or ord(composed) > LATIN_EXTENDED_B_END:
         return None
     spot = share * len(text) - 0.5  # where the letter would be in type of one width
     found = [i for i in range(len(text)) if text[i] == letter and abs(i - spot) <= PLACE_WINDOW]
@@ -242,7 +242,7 @@ def _apostrophes(texts: list[str]) -> bool:
     for text in texts:
         for m in APOSTROPHE_RE.finditer(text):
             letter = text[m.end()]
-            if len(unicodedata.normalize("NFC", DOTLESS.get(letter, letter) + "\u0301")) > 1:
+            if _compose(letter, "\u0301") is None:
                 return True
     return False
 
@@ -261,6 +261,12 @@ def _composed(m: re.Match[str]) -> str | None:
     first, second = (g for g in m.groups() if g is not None)
     accent, letter = (first, second) if first in ACCENTS or first == "`" else (second, first)
     mark = "\u0300" if accent == "`" else ACCENTS.get(accent) or BELOW[accent]
+    return _compose(letter, mark)
+
+
+def _compose(letter: str, mark: str) -> str | None:
+    """The one character of `letter` with the combining `mark` ('ı' takes it as 'i'), or None
+    when Unicode has none."""
     composed = unicodedata.normalize("NFC", DOTLESS.get(letter, letter) + mark)
     return composed if len(composed) == 1 else None
 
