@@ -447,7 +447,7 @@ def sync(
         log.write(failure)
     current = chunking_fingerprint(options)
     todo = plan(rows, result, summary, options.include_generated, current)
-    todo.changed = _drop_touched(conn, todo.changed, rows, summary)
+    todo.changed = _drop_touched(conn, todo.changed, rows, summary, current)
     _forget_vanished(conn, result)
     steps = len(todo.renames) + len(todo.vanished) + len(todo.excluded)
     progress.start(steps + len(todo.changed) + len(todo.new) + len(todo.rechunk))
@@ -491,14 +491,19 @@ def _forget_vanished(conn: Connection, result: Scan) -> None:
 
 
 def _drop_touched(
-    conn: Connection, changed: list[Found], rows: dict[str, Row], summary: SyncSummary
+    conn: Connection,
+    changed: list[Found],
+    rows: dict[str, Row],
+    summary: SyncSummary,
+    chunking: str,
 ) -> list[Found]:
     """Files whose mtime moved but whose bytes did not (a checkout, `touch`): record the new
-    mtime and leave them out, so that the model is not even loaded for them."""
+    mtime and leave them out, so that the model is not even loaded for them. One chunked by
+    an older kb stays in: its bytes are the same, its chunks are not today's."""
     still = []
     for item in changed:
         row = rows[path_text(item.path)]
-        if item.size == row.size:
+        if item.size == row.size and row.chunking == chunking:
             try:
                 same = content_hash(read_user_file(item.path)) == row.content_hash
             except OSError:

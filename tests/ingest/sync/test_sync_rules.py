@@ -116,6 +116,25 @@ def test_sync_rechunks_what_an_older_kb_chunked_once(kb, environment, tmp_path):
     assert "read again" not in again["summary"]
 
 
+def test_sync_rechunks_an_older_kb_s_files_whose_mtime_moved_but_bytes_did_not(
+    kb, environment, tmp_path
+):
+    """A folder copied, checked out again or touched since an older kb chunked it: the bytes
+    are the same, the chunks are not today's (the old code recorded the new mtime and
+    counted them unchanged, so the index kept the old chunking for good)."""
+    notes = folder(tmp_path)
+    kb.json("add", str(notes))
+    chunked_by_an_older_kb(environment, {"guide.md": "guide"})
+    for name in ("guide.md", "draft.md"):
+        os.utime(notes / name, (1_600_000_000, 1_600_000_000))
+    summary = kb.json("sync")
+    assert (summary["rechunked"], summary["updated"], summary["unchanged"]) == (2, 0, 0)
+    titles = {Path(d["path"]).name: d["title"] for d in kb.json("list")["documents"]}
+    assert titles["guide.md"] == "Configuration"
+    again = kb.json("sync")
+    assert (again["rechunked"], again["unchanged"]) == (0, 2)
+
+
 def test_doctor_says_which_files_an_older_kb_chunked_until_sync(kb, environment, tmp_path):
     notes = folder(tmp_path)
     kb.json("add", str(notes))
