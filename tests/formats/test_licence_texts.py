@@ -176,3 +176,17 @@ def test_licence_boilerplate_takes_no_slots_but_answers_what_licence(kb, tmp_pat
     assert top("Apache License permissions")[0] == "LICENSE"
     shown = kb.json("search", "licence Apache", "--mode", "lexical")["results"]
     assert _files(shown)[0] == "LICENSE" and shown[0]["text"].startswith("Licence: Apache")
+
+
+def test_one_licence_shipped_by_two_projects_is_one_result(kb, tmp_path: Path) -> None:
+    for project, holder in (("alpha", "Alpha Authors"), ("beta", "Beta Authors")):
+        folder = tmp_path / "src" / project
+        folder.mkdir(parents=True)
+        text = APACHE.replace("The Example Authors", f"The {holder}")
+        (folder / "LICENSE").write_text(text, encoding="utf-8")
+        (folder / "README.md").write_text(f"# {project}\n\nA tool named {project}.\n")
+    kb("add", str(tmp_path / "src"))
+    results = kb.json("search", "Apache License", "--mode", "lexical")["results"]
+    licences = [r for r in results if r["source"]["path"].endswith("LICENSE")]
+    assert len(licences) == 1
+    assert [Path(a["path"]).parent.name for a in licences[0]["also_at"]] in (["alpha"], ["beta"])
