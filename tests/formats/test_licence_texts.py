@@ -63,6 +63,8 @@ _APACHE_SECTIONS = [
     " Contributor hereby grants to You a perpetual, worldwide, non-exclusive, no-charge,"
     " royalty-free, irrevocable copyright license to reproduce, prepare Derivative Works of,"
     " publicly display, publicly perform, sublicense, and distribute the Work.",
+    "Trademarks. This License does not grant permission to use the trade names, trademarks,"
+    " service marks, or product names of the Licensor.",
     "Redistribution. You may add Your own copyright statement to Your modifications and may"
     " provide additional or different license terms and conditions for use, reproduction, or"
     " distribution of Your modifications, or for any such Derivative Works as a whole.",
@@ -131,7 +133,12 @@ def test_a_licence_file_is_one_chunk_over_all_its_lines(tmp_path: Path) -> None:
     assert (chunk.line_start, chunk.line_end) == (1, len(APACHE.rstrip("\n").split("\n")))
     assert chunk.text.startswith("Licence: Apache License 2.0 (Apache-2.0)")
     assert "Copyright 2017-2018 The Example Authors" in chunk.text
-    assert "Limitation of Liability" not in chunk.text
+    # its clauses by their titles, never their legal text
+    assert (
+        "Sections: Definitions; Grant of Copyright License; Trademarks; Redistribution;"
+        in chunk.text
+    )
+    assert "In no event and under no legal theory" not in chunk.text
     assert document.title == "Apache License 2.0"
     assert document.metadata["licences"] == ["Apache-2.0"]
     assert 0 < chunk.token_count <= ChunkSettings().max_tokens
@@ -170,10 +177,13 @@ def test_licence_boilerplate_takes_no_slots_but_answers_what_licence(kb, tmp_pat
 
     # unrelated questions whose words the legal text is full of: documentation only
     assert "LICENSE" not in top("add my own subcommand as a separate executable")
-    assert "LICENSE" not in top("limit on concurrent manifest generation")
+    # (a clause title, "Limitation of Liability", may match: once, below the documentation)
+    limits = top("limit on concurrent manifest generation")
+    assert limits[0] == "server.md" and limits.count("LICENSE") <= 1
     # ...and the licence answers a question about the licence
     assert top("what license is this under")[0] == "LICENSE"
     assert top("Apache License permissions")[0] == "LICENSE"
+    assert top("may I use the trademarks")[0] == "LICENSE"  # a clause, by its title
     shown = kb.json("search", "licence Apache", "--mode", "lexical")["results"]
     assert _files(shown)[0] == "LICENSE" and shown[0]["text"].startswith("Licence: Apache")
 

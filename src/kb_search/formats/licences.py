@@ -214,14 +214,20 @@ OPENING_LINES = 40  # a licence opens within this many non-blank lines...
 # ...after a title, copyright lines, lines naming a licence and at most this many other words
 PREAMBLE_WORDS = 40
 EXTRA_WORDS = 80  # copyright lines and a short preamble beyond the licences' own words
-SUMMARY_WORDS = 50  # of the licence's opening lines in its chunk
+SUMMARY_WORDS = 40  # of the licence's opening lines in its chunk
+MIN_OPENING_WORDS = 20  # kept before section titles give way, when the chunk must be cut
+MAX_SECTION_WORDS = 70  # of its section titles ("Grant of Patent License; Trademarks; ...")
 MAX_COPYRIGHT_LINES = 5
 _COPYRIGHT = re.compile(r"copyright|\(c\)|©|all rights reserved", re.I)
 _LICENCE_LINE = re.compile(r"licen[cs]", re.I)
+# A numbered section's title: "   6. Trademarks. This License does not...", "1. Definitions"
+_SECTION = re.compile(
+    r"^\s{0,8}\d{1,2}\.\s+([A-Z][\w'’/-]*(?:[ ,]+[\w'’/-]+){0,7}?)(?:\.(?:\s|$)|\s*$)"
+)
 # A copyright statement ("Copyright (c) 2019 Ann", "© 2020 Bob"), not the licence's own words
 # about "copyright notice"s, nor the template's placeholder ("Copyright [yyyy] [name...]").
 _STATEMENT = re.compile(
-    r"^\W*(?:copyright\b|\(c\)|©)(?=.*(?:\b(?:19|20)\d\d\b|\(c\)|©))(?!.*\[yyyy\])", re.I
+    r"^\W*(?:copyright\b|\(c\)|©)(?=.*(?:\b(?:19|20)\d\d\b|\(c\)|©))(?!.*(?:\[yyyy\]|<year>))", re.I
 )
 
 
@@ -304,10 +310,14 @@ def _only_preamble(lines: list[str]) -> bool:
 
 
 def condense_licence(
-    document: ParsedDocument, text: str, count: TokenCounter = count_tokens
+    document: ParsedDocument,
+    text: str,
+    count: TokenCounter = count_tokens,
+    max_tokens: int = 200,
 ) -> ParsedDocument:
     """`document` as one chunk naming its licences when `text` (its lines) is a licence
-    text; else the document as it was."""
+    text (its opening words, then its section titles, cut to fit `max_tokens`); else the
+    document as it was."""
     found = recognise(text)
     if found is None:
         return document
@@ -315,8 +325,21 @@ def condense_licence(
     preamble = [line.strip() for line in lines[: found.opening_line] if line.strip()]
     later = lines[found.opening_line :]
     copyright_lines = [ln.strip() for ln in later if _STATEMENT.search(ln)][:MAX_COPYRIGHT_LINES]
-    opening = " ".join(" ".join(later).split()[:SUMMARY_WORDS])
-    body = "\n".join([f"Licence: {found.names}", *preamble, *copyright_lines, opening + " …"])
+    head = [f"Licence: {found.names}", *preamble, *copyright_lines]
+    opening = " ".join(later).split()[:SUMMARY_WORDS]
+    sections = _section_titles(later)
+
+    def compose() -> str:
+        outline = [f"Sections: {'; '.join(sections)}"] if sections else []
+        return "\n".join([*head, *outline, *([" ".join([*opening, "…"])] if opening else [])])
+
+    body = compose()
+    while count(body) > max_tokens and (opening or sections):
+        if len(opening) > MIN_OPENING_WORDS or not sections:
+            del opening[-10:]
+        else:
+            sections.pop()
+        body = compose()
     last = max((c.line_end or 0 for c in document.chunks), default=0) or len(lines)
     chunk = ParsedChunk(text=body, line_start=1, line_end=last, token_count=count(body))
     metadata = {**document.metadata, "licences": found.ids}
@@ -331,3 +354,19 @@ def condense_licence(
         page_count=document.page_count,
         notes=document.notes,
     )
+
+
+def _section_titles(lines: list[str]) -> list[str]:
+    """The licence's numbered section titles, in order, each once, within MAX_SECTION_WORDS:
+    what a question about one clause ("trademarks", "patent grant") names."""
+    titles: list[str] = []
+    words = 0
+    for line in lines:
+        match = _SECTION.match(line)
+        if not match or match.group(1) in titles:
+            continue
+        words += len(match.group(1).split())
+        if words > MAX_SECTION_WORDS:
+            break
+        titles.append(match.group(1))
+    return titles

@@ -53,7 +53,7 @@ def parse_file(
     if not document.chunks:
         raise EmptyFile("no indexable text")
     if document.doc_type in LICENCE_TYPES:
-        document = condense_licence(document, source.text(), count)
+        document = condense_licence(document, source.text(), count, settings.max_tokens)
     return scrub_document(cap_document(document, settings, count))
 
 
