@@ -8,6 +8,7 @@ from pathlib import Path
 
 from kb_search.chunking.caps import cap_document
 from kb_search.chunking.tokens import TokenCounter, count_tokens
+from kb_search.formats.licences import condense_licence
 from kb_search.formats.reader import (
     SNIFF_BYTES,
     open_user_file,
@@ -24,6 +25,9 @@ from kb_search.formats.registry import (
 from kb_search.parsed import ChunkSettings, EmptyFile, IngestError, ParsedDocument
 from kb_search.regular import NotRegularFile
 
+# Formats whose lines a licence text is read from: a LICENSE, COPYING, LICENSE.md or .rst.
+LICENCE_TYPES = frozenset({"text", "markdown"})
+
 
 def parse_file(
     path: Path,
@@ -38,7 +42,8 @@ def parse_file(
     A file of no known format (named explicitly by the user) is read as plain text, or as
     code when its first line is a `#!` of a known interpreter. `ocr_later`: a PDF's pages that
     need OCR are listed in its metadata (`ocr_queued_pages`) instead of read now; a PDF with
-    no text layer at all raises `NeedsOcr`."""
+    no text layer at all raises `NeedsOcr`. A well-known licence text becomes one chunk
+    (`formats/licences.py`)."""
     path = Path(path)
     _refuse_non_regular(path)
     source = Source(path, settings, count, max_bytes, ocr, ocr_later=ocr_later)
@@ -47,6 +52,8 @@ def parse_file(
     document = fmt.load_parser()(source)
     if not document.chunks:
         raise EmptyFile("no indexable text")
+    if document.doc_type in LICENCE_TYPES:
+        document = condense_licence(document, source.text(), count, settings.max_tokens)
     return scrub_document(cap_document(document, settings, count))
 
 
