@@ -626,6 +626,19 @@ def test_columns_whose_paragraphs_break_apart_are_read_column_by_column(tmp_path
     assert score([*left, *right], " ".join(words)) >= 0.9
 
 
+def test_columns_beside_marks_kept_off_the_page_are_read_column_by_column(tmp_path: Path) -> None:
+    """Fails on the old code: a few words set three page widths off the page (a parallel
+    text's marks, kept there) made the text seem that wide, its gutter a margin: the two
+    columns were read across, line by line."""
+    left, right = lines("le", 30), lines("ri", 30)
+    marks = [(1800 + 200 * (i % 2), 150 + 80 * i, f"mark {i}", "Helvetica", 9) for i in range(4)]
+    draws = [*column(72, 100, left), *column(310, 100, right), *marks]
+    path = write_pdf(tmp_path / "offpage.pdf", [draws], title="Marks off the page")
+    words = re.findall(r"\w+", page_text(path, 1))
+    assert words.index("le179") < words.index("ri0")
+    assert score([*left, *right], " ".join(w for w in words if w != "mark")) >= 0.9
+
+
 def test_small_notes_beside_a_short_section_stay_together(tmp_path: Path) -> None:
     """Fails on the old code: beside fewer than ten lines of text, a three-line note of keys
     in smaller type set between the text's lines was glued line by line onto the text

@@ -67,6 +67,10 @@ RULE_LINES = 3.0
 # Text this many page widths off the page is far off it: read last. Text just off it (a
 # beamer overlay's hidden block two widths away) keeps its place among the rest.
 FAR_OFF_PAGE = 10
+# Text beside the page's text across white this many times as wide as it, and this share of
+# its characters at most: kept off the page (the column analysis measures the page without it).
+OFF_PAGE_GAP = 2.0
+OFF_PAGE_TEXT = 0.2
 
 Interval = tuple[float, float]
 
@@ -118,6 +122,8 @@ def order_blocks(frags: list[Frag], depth: int = 0) -> list[list[Frag]]:
         return []
     left_edge = min(f.x0 for f in frags)
     width = max(f.x1 for f in frags) - left_edge
+    if depth == 0:
+        left_edge, width = _main_span(frags, left_edge, width)
     if depth >= MAX_DEPTH or len(frags) < 2 * MIN_BAND_ROWS or width < 100:
         return [frags]
     if depth == 0:
@@ -160,6 +166,32 @@ def order_blocks(frags: list[Frag], depth: int = 0) -> list[list[Frag]]:
         i = j
     blocks.extend(_single(across))
     return blocks
+
+
+def _main_span(frags: list[Frag], left_edge: float, width: float) -> tuple[float, float]:
+    """(left edge, width) of the page's text, less a little text beside it across white
+    twice as wide as the page's text (marks kept off the page, widths away): measured with
+    it, the middle of the page where a gutter lies would be taken for a margin. Columns
+    standing far apart each hold a good share of the text."""
+    spans: list[list[float]] = []  # [x0, x1, characters] of runs no white strip cuts
+    for f in sorted(frags, key=lambda f: f.x0):
+        if spans and f.x0 <= spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], f.x1)
+            spans[-1][2] += len(f.text)
+        else:
+            spans.append([f.x0, f.x1, float(len(f.text))])
+    if len(spans) < 2:
+        return left_edge, width
+    # the widest white strip splits the text in two: the side with more text is the page's
+    k = max(range(1, len(spans)), key=lambda k: spans[k][0] - spans[k - 1][1])
+    gap = spans[k][0] - spans[k - 1][1]
+    sides = spans[:k], spans[k:]
+    chars = [sum(c for _, _, c in side) for side in sides]
+    main = sides[0] if chars[0] >= chars[1] else sides[1]
+    main_width = main[-1][1] - main[0][0]
+    if gap <= OFF_PAGE_GAP * main_width or min(chars) > OFF_PAGE_TEXT * max(chars):
+        return left_edge, width
+    return main[0][0], main_width
 
 
 def _parallel_pairs(
