@@ -578,6 +578,67 @@ def test_parallel_column_pairs_read_pair_by_pair(tmp_path: Path) -> None:
     assert score(reference, " ".join(words)) >= 0.9
 
 
+def _paragraph_pairs(breaks_right: list[int] | None = None) -> tuple[list, list[str], list[str]]:
+    """Two columns of paragraphs in body type, no headings, white between paragraphs: the
+    left ones of 4 to 6 lines, the right ones a line longer or shorter, each right one level
+    with its left one (a text beside its translation), unless `breaks_right` gives the right
+    column's own paragraph lengths. Returns the draws, the left and the right lines."""
+    sizes = [4, 6, 5, 4]
+    draws, left_all, right_all = [], [], []
+    top = 100.0
+    tops = []
+    for n, size in enumerate(sizes):
+        left = lines(f"q{n}l", size, per_line=7)
+        draws += column(72, top, left)
+        left_all += left
+        tops.append(top)
+        top += (size + 1) * PITCH + 10
+    right_sizes = breaks_right or [size + (1 if n % 2 else -1) for n, size in enumerate(sizes)]
+    top = 100.0
+    for n, size in enumerate(right_sizes):
+        right = lines(f"q{n}r", size, per_line=7)
+        if breaks_right is None:
+            top = tops[n]
+        draws += column(310, top, right)
+        right_all += right
+        top += size * PITCH + 10
+    return draws, left_all, right_all
+
+
+def test_paragraphs_side_by_side_read_pair_by_pair(tmp_path: Path) -> None:
+    """Fails on the old code: paragraphs set beside their translations, each pair level and
+    white between pairs, were read as the whole left column, then the whole right one."""
+    draws, _, _ = _paragraph_pairs()
+    path = write_pdf(tmp_path / "translation.pdf", [draws], title="Side by side")
+    words = re.findall(r"\w+", page_text(path, 1))
+    for n in range(3):
+        assert words.index(f"q{n}l0") < words.index(f"q{n}r0") < words.index(f"q{n + 1}l0")
+
+
+def test_columns_whose_paragraphs_break_apart_are_read_column_by_column(tmp_path: Path) -> None:
+    """Guards the reading of running columns: white before paragraphs in both, one break of
+    the right column level with one of the left's by chance, the others apart: each column
+    is read whole."""
+    draws, left, right = _paragraph_pairs(breaks_right=[5, 4, 3, 8])
+    path = write_pdf(tmp_path / "columns.pdf", [draws], title="Running columns")
+    words = re.findall(r"\w+", page_text(path, 1))
+    assert words.index("q3l0") < words.index("q0r0")
+    assert score([*left, *right], " ".join(words)) >= 0.9
+
+
+def test_columns_beside_marks_kept_off_the_page_are_read_column_by_column(tmp_path: Path) -> None:
+    """Fails on the old code: a few words set three page widths off the page (a parallel
+    text's marks, kept there) made the text seem that wide, its gutter a margin: the two
+    columns were read across, line by line."""
+    left, right = lines("le", 30), lines("ri", 30)
+    marks = [(1800 + 200 * (i % 2), 150 + 80 * i, f"mark {i}", "Helvetica", 9) for i in range(4)]
+    draws = [*column(72, 100, left), *column(310, 100, right), *marks]
+    path = write_pdf(tmp_path / "offpage.pdf", [draws], title="Marks off the page")
+    words = re.findall(r"\w+", page_text(path, 1))
+    assert words.index("le179") < words.index("ri0")
+    assert score([*left, *right], " ".join(w for w in words if w != "mark")) >= 0.9
+
+
 def test_small_notes_beside_a_short_section_stay_together(tmp_path: Path) -> None:
     """Fails on the old code: beside fewer than ten lines of text, a three-line note of keys
     in smaller type set between the text's lines was glued line by line onto the text

@@ -52,6 +52,12 @@ FOOT_WHITE_LINES = 3.0
 # A band's last row under this much white, in type this much smaller than the band's: a foot.
 FOOT_TAIL_LINES = 1.5
 FOOT_SIZE_RATIO = 0.9
+# Paragraphs side by side (a text beside its translation): white this many lines high more
+# than a column's leading before each, at least this many such breaks, each pair this many
+# rows (the median).
+PAIR_WHITE_LINES = 0.5
+MIN_PAIR_BREAKS = 2
+MIN_PAIR_ROWS = 2
 # A listing numbered line by line: this many lines counting up, a share of them with code in.
 MIN_LISTING_LINES = 4
 LISTING_NUMBER_RE = re.compile(r"^(\d{1,5})(?:\s|$)")
@@ -61,6 +67,10 @@ RULE_LINES = 3.0
 # Text this many page widths off the page is far off it: read last. Text just off it (a
 # beamer overlay's hidden block two widths away) keeps its place among the rest.
 FAR_OFF_PAGE = 10
+# Text beside the page's text across white this many times as wide as it, and this share of
+# its characters at most: kept off the page (the column analysis measures the page without it).
+OFF_PAGE_GAP = 2.0
+OFF_PAGE_TEXT = 0.2
 
 Interval = tuple[float, float]
 
@@ -112,6 +122,8 @@ def order_blocks(frags: list[Frag], depth: int = 0) -> list[list[Frag]]:
         return []
     left_edge = min(f.x0 for f in frags)
     width = max(f.x1 for f in frags) - left_edge
+    if depth == 0:
+        left_edge, width = _main_span(frags, left_edge, width)
     if depth >= MAX_DEPTH or len(frags) < 2 * MIN_BAND_ROWS or width < 100:
         return [frags]
     if depth == 0:
@@ -147,12 +159,81 @@ def order_blocks(frags: list[Frag], depth: int = 0) -> list[list[Frag]]:
         end = _columns_end(rows, i, j, gutter, line)
         blocks.extend(_single(across))
         across = [f for row in rows[end:j] for f in row]
-        band = [f for row in rows[i:end] for f in row]
-        for side in ([f for f in band if f.x1 <= gutter], [f for f in band if f.x0 >= gutter]):
-            blocks.extend(order_blocks(side, depth + 1))
+        for pair in _parallel_pairs(rows[i:end], white[i:end], gutter, line):
+            band = [f for row in pair for f in row]
+            for side in ([f for f in band if f.x1 <= gutter], [f for f in band if f.x0 >= gutter]):
+                blocks.extend(order_blocks(side, depth + 1))
         i = j
     blocks.extend(_single(across))
     return blocks
+
+
+def _main_span(frags: list[Frag], left_edge: float, width: float) -> tuple[float, float]:
+    """(left edge, width) of the page's text, less a little text beside it across white
+    twice as wide as the page's text (marks kept off the page, widths away): measured with
+    it, the middle of the page where a gutter lies would be taken for a margin. Columns
+    standing far apart each hold a good share of the text."""
+    spans: list[list[float]] = []  # [x0, x1, characters] of runs no white strip cuts
+    for f in sorted(frags, key=lambda f: f.x0):
+        if spans and f.x0 <= spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], f.x1)
+            spans[-1][2] += len(f.text)
+        else:
+            spans.append([f.x0, f.x1, float(len(f.text))])
+    if len(spans) < 2:
+        return left_edge, width
+    # the widest white strip splits the text in two: the side with more text is the page's
+    k = max(range(1, len(spans)), key=lambda k: spans[k][0] - spans[k - 1][1])
+    gap = spans[k][0] - spans[k - 1][1]
+    sides = spans[:k], spans[k:]
+    chars = [sum(c for _, _, c in side) for side in sides]
+    main = sides[0] if chars[0] >= chars[1] else sides[1]
+    main_width = main[-1][1] - main[0][0]
+    if gap <= OFF_PAGE_GAP * main_width or min(chars) > OFF_PAGE_TEXT * max(chars):
+        return left_edge, width
+    return main[0][0], main_width
+
+
+def _parallel_pairs(
+    rows: list[list[Frag]], white: list[float], gutter: float, line: float
+) -> list[list[list[Frag]]]:
+    """The band's rows cut where each pair of paragraphs side by side begins, when every
+    paragraph of both columns starts on a row level with one of the other's: a text beside
+    its translation, a source beside its commentary, entries of a two-column list of prose.
+    Each pair is read left then right, before the next. Columns that run on (a paper's) break
+    their paragraphs where their own text does; two or three of them level by chance is not
+    every one of either side."""
+    # white across both columns above two rows or more, else no pairs (the cheap test)
+    if sum(w >= PAIR_WHITE_LINES * line for w in white[1:]) < MIN_PAIR_BREAKS:
+        return [rows]
+    sides = [
+        [
+            (k, min(f.y0 for f in mine), max(f.y1 for f in mine))
+            for k, row in enumerate(rows)
+            if (mine := [f for f in row if (f.x1 <= gutter) == on_left])
+        ]
+        for on_left in (True, False)
+    ]
+    if min(len(side) for side in sides) < 2 * MIN_PAIR_BREAKS:
+        return [rows]
+    # where both columns run (a heading over one of them is no pair's start)
+    first = max(side[0][0] for side in sides)
+    last = min(side[-1][0] for side in sides)
+    starts = []
+    for side in sides:
+        gaps = [(k, top - bottom) for (_, _, bottom), (k, top, _) in zip(side, side[1:])]
+        leading = statistics.median(gap for _, gap in gaps)
+        starts.append(
+            {k for k, gap in gaps if first < k <= last and gap >= leading + PAIR_WHITE_LINES * line}
+        )
+    if starts[0] != starts[1] or len(starts[0]) < MIN_PAIR_BREAKS:
+        return [rows]
+    cuts = [0, *sorted(starts[0]), len(rows)]
+    pairs = [rows[a:b] for a, b in zip(cuts, cuts[1:])]
+    # paragraphs, not a list of one-line entries level by their pitch (read down each column)
+    if statistics.median(len(pair) for pair in pairs) < MIN_PAIR_ROWS:
+        return [rows]
+    return pairs
 
 
 def _page_columns(frags: list[Frag], left_edge: float, width: float) -> list[list[Frag]]:
