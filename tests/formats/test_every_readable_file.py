@@ -377,3 +377,21 @@ def test_translation_catalogs_are_left_out_by_reason_and_includable(kb, tmp_path
     assert classify(named, named=True).left_out is None  # named on its own: read
     again = kb.json("add", str(folder), "--include-generated")
     assert again["added"] == 4 and again["left_out"] == {}
+
+
+def test_a_one_line_json_dump_with_spaces_is_minified_and_pretty_prose_json_is_not(tmp_path):
+    # `json.dump(records, f)`: Python's separators put a space after every comma and colon,
+    # and the values are prose: a 6.7 MB export of this kind had been 5,000 chunks
+    records = [
+        {"id": i, "title": f"item {i}", "desc": "lorem ipsum dolor sit amet " * 3}
+        for i in range(300)
+    ]
+    dump = write(tmp_path / "export.json", json.dumps(records))
+    assert classify(dump).left_out == "minified"
+    assert classify(dump, include_generated=True).left_out is None
+    # pretty-printed with long prose values: a person's data, read
+    articles = [{"title": f"post {i}", "body": PROSE * 12} for i in range(4)]
+    pretty = write(tmp_path / "articles.json", json.dumps(articles, indent=2))
+    assert classify(pretty).left_out is None
+    # the same spaced one-line text in a .txt is prose-like wrapping, judged as before
+    assert classify(write(tmp_path / "export.txt", json.dumps(records))).left_out is None

@@ -5,9 +5,10 @@ By name: lock files, logs (`check.log`, `config.log`: what a build or test run p
 Sphinx build's `_static`/`_sources` (theme assets; copies of the sources the HTML already
 holds). By content: a pinned requirements file that says a tool wrote it (pip-compile, uv),
 a minified file, whose text is mostly lines of thousands of characters
-with almost no spaces (prose with long lines has a space every few words). Only code and
-plain text are judged by content: a Markdown or HTML file is a document however it is
-wrapped. `--include-generated` (setting `ingestion.include_generated`) indexes them all.
+with almost no spaces (prose with long lines has a space every few words), and a JSON data
+dump on one line (`json.dump` of records: its spaces follow the commas). Only code and plain
+text are judged by content: a Markdown or HTML file is a document however it is wrapped.
+`--include-generated` (setting `ingestion.include_generated`) indexes them all.
 
 Vendored libraries (a third party's code copied into a project) are code no person of this
 folder wrote: code in a `vendor`/`third_party`-like folder; a script that opens with a
@@ -53,6 +54,7 @@ LONG_LINE = 1000  # characters: no person writes code or notes with lines this l
 MINIFIED_SHARE = 0.5  # of the text in long lines...
 MAX_SPACE_SHARE = 0.08  # ...with fewer spaces than this: prose has one every ~6 characters
 MIN_CHARS = 2000  # a small file is never judged minified
+MIN_QUOTE_SHARE = 0.02  # JSON: a quote every 50 characters is keys and values, not prose
 # A pinned requirements file a tool wrote (`requirements/dev.txt` from pip-compile, uv): a
 # lock file by what its opening comment says.
 _LOCK_HEADERS = re.compile(
@@ -215,8 +217,11 @@ def _has_search_index(folder: Path) -> bool:
     return (folder / "searchindex.js").is_file()
 
 
-def is_minified(head: bytes) -> bool:
-    """Mostly lines of LONG_LINE+ characters with few spaces (a bundle, a data dump)."""
+def is_minified(head: bytes, data: bool = False) -> bool:
+    """Mostly lines of LONG_LINE+ characters with few spaces (a bundle, a data dump).
+    `data` (JSON): a long line dense with quoted keys and values is a serializer's too, spaces
+    or not (Python's `json.dump` writes `", "` and `": "`); a pretty-printed file whose long
+    lines are prose values has a quote every few hundred characters."""
     text = decode_bytes(head)
     if len(text) < MIN_CHARS:
         return False
@@ -225,7 +230,10 @@ def is_minified(head: bytes) -> bool:
     if long_chars < MINIFIED_SHARE * len(text):
         return False
     spaces = sum(line.count(" ") + line.count("\t") for line in long_lines)
-    return spaces < MAX_SPACE_SHARE * long_chars
+    if spaces < MAX_SPACE_SHARE * long_chars:
+        return True
+    quotes = sum(line.count('"') for line in long_lines)
+    return data and quotes >= MIN_QUOTE_SHARE * long_chars
 
 
 def is_compiled_lock(head: bytes) -> bool:

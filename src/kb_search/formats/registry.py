@@ -499,7 +499,8 @@ def classify(
     inner = compressed.inner_path(path)
     reason = generated.reason_by_name(inner) or generated.translation_catalog(inner)
     if reason is None and fmt.doc_type in ("code", "text") and fmt.language in _MINIFIABLE:
-        reason = generated.MINIFIED if generated.is_minified(head_of(path)) else None
+        dump = generated.is_minified(head_of(path), data=fmt.language == "json")
+        reason = generated.MINIFIED if dump else None
     if reason is None and fmt.doc_type == "text" and generated.is_compiled_lock(head_of(path)):
         reason = generated.LOCK_FILE
     if reason is None and fmt.doc_type == "code" and _vendored(path, head_of, root):
