@@ -395,3 +395,35 @@ def test_a_one_line_json_dump_with_spaces_is_minified_and_pretty_prose_json_is_n
     assert classify(pretty).left_out is None
     # the same spaced one-line text in a .txt is prose-like wrapping, judged as before
     assert classify(write(tmp_path / "export.txt", json.dumps(records))).left_out is None
+
+
+MDBOOK_REDIRECT = """<!DOCTYPE html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8">
+    <title>Redirecting...</title>
+    <meta http-equiv="refresh" content="0; URL=./vec/vec-raw.html">
+    <link rel="canonical" href="./vec/vec-raw.html">
+  </head>
+  <body>
+      <p>Redirecting to... <a href="./vec/vec-raw.html">./vec/vec-raw.html</a>.</p>
+  </body>
+</html>
+"""
+
+
+def test_an_html_redirect_stub_is_left_out_and_a_page_that_refreshes_itself_is_not(tmp_path):
+    stub = write(tmp_path / "book" / "vec-raw.html", MDBOOK_REDIRECT)
+    assert classify(stub).left_out == "redirect page"
+    assert classify(stub, include_generated=True).left_out is None
+    # attributes in the other order, single quotes, a plain `url=`
+    other = "<html><head><meta content='5;url=new.html' http-equiv='Refresh'></head></html>"
+    assert classify(write(tmp_path / "old.htm", other)).left_out == "redirect page"
+    # a status page that reloads itself (no URL) is a page
+    status = "<html><head><meta http-equiv='refresh' content='300'></head><body>Up</body></html>"
+    assert classify(write(tmp_path / "status.html", status)).left_out is None
+    # a whole page that also redirects, past the first 8 KiB: its text is read
+    long_page = MDBOOK_REDIRECT.replace("</body>", "<p>" + PROSE * 80 + "</p></body>")
+    assert classify(write(tmp_path / "moved-with-text.html", long_page)).left_out is None
+    found = candidates([tmp_path / "book"], AddOptions())
+    assert not found.found and found.left_out == {"redirect page": 1}

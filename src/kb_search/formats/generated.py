@@ -3,7 +3,8 @@
 By name: lock files, logs (`check.log`, `config.log`: what a build or test run printed),
 `*.min.*`, source maps, Sphinx's `searchindex.js`, and what lies in a
 Sphinx build's `_static`/`_sources` (theme assets; copies of the sources the HTML already
-holds). By content: a pinned requirements file that says a tool wrote it (pip-compile, uv),
+holds). By content: a pinned requirements file that says a tool wrote it (pip-compile, uv), an HTML
+redirect stub (a refresh to another page, all of it in its first 8 KiB),
 a minified file, whose text is mostly lines of thousands of characters
 with almost no spaces (prose with long lines has a space every few words), and a JSON data
 dump on one line (`json.dump` of records: its spaces follow the commas). Only code and plain
@@ -40,7 +41,11 @@ BUILD_ASSET = "build asset"
 LOG = "log"
 VENDORED = "vendored library"
 TRANSLATION = "translation catalog"  # gettext `.po`/`.pot`: `translation_catalog`
-REASONS = (MINIFIED, SOURCE_MAP, SEARCH_INDEX, LOCK_FILE, BUILD_ASSET, LOG, VENDORED, TRANSLATION)
+REDIRECT = "redirect page"  # an HTML stub that sends the browser on: `is_redirect_page`
+REASONS = (
+    MINIFIED, SOURCE_MAP, SEARCH_INDEX, LOCK_FILE, BUILD_ASSET, LOG, VENDORED, TRANSLATION,
+    REDIRECT,
+)  # fmt: skip
 
 LOCK_FILES = frozenset({
     "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lock",
@@ -234,6 +239,24 @@ def is_minified(head: bytes, data: bool = False) -> bool:
         return True
     quotes = sum(line.count('"') for line in long_lines)
     return data and quotes >= MIN_QUOTE_SHARE * long_chars
+
+
+# `<meta http-equiv="refresh" content="0; URL=./vec/vec-raw.html">`, attributes in any order
+_META = re.compile(rb"<meta\s[^>]{0,1000}>", re.I)
+_REFRESH = re.compile(rb"http-equiv\s*=\s*[\"']?refresh\b", re.I)
+_TO_URL = re.compile(rb"content\s*=\s*[\"'][^\"'>]*\burl\s*=", re.I)
+
+
+def is_redirect_page(head: bytes, whole: bool) -> bool:
+    """An HTML stub that sends the browser to another page at once: a refresh with a URL in
+    a file that is all head (`whole`: the head is the whole file). Documentation generators
+    leave one at every moved page's old address (mdBook, rustdoc: 19 of the Rustonomicon's
+    85 pages, none over 2.5 KB), each "Redirecting to... ./vec/vec-raw.html"."""
+    if not whole:
+        return False
+    return any(
+        _REFRESH.search(tag) and _TO_URL.search(tag) for tag in _META.findall(head)
+    )
 
 
 def is_compiled_lock(head: bytes) -> bool:

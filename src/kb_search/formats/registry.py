@@ -501,11 +501,24 @@ def classify(
     if reason is None and fmt.doc_type in ("code", "text") and fmt.language in _MINIFIABLE:
         dump = generated.is_minified(head_of(path), data=fmt.language == "json")
         reason = generated.MINIFIED if dump else None
+    if reason is None and fmt.doc_type == "html" and _redirect_stub(path, head_of):
+        reason = generated.REDIRECT
     if reason is None and fmt.doc_type == "text" and generated.is_compiled_lock(head_of(path)):
         reason = generated.LOCK_FILE
     if reason is None and fmt.doc_type == "code" and _vendored(path, head_of, root):
         reason = generated.VENDORED
     return Verdict(fmt, reason)
+
+
+def _redirect_stub(path: Path, head_of: Callable[[Path], bytes]) -> bool:
+    """Only a small page can be a stub: a bigger one is judged by its size alone (no read)."""
+    try:
+        if path.stat().st_size >= SNIFF_BYTES:
+            return False
+    except OSError:
+        return False
+    head = head_of(path)
+    return generated.is_redirect_page(head, whole=len(head) < SNIFF_BYTES)
 
 
 def _holds_secret(path: Path) -> bool:
