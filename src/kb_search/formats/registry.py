@@ -66,6 +66,7 @@ PARSERS: Registry[Parser] = Registry(
         "text": "kb_search.formats.text:parse_text_source",
         "org": "kb_search.formats.org:parse_org_source",
         "asciidoc": "kb_search.formats.asciidoc:parse_asciidoc_source",
+        "texinfo": "kb_search.formats.texinfo:parse_texinfo_source",
         "latex": "kb_search.formats.latex:parse_latex_source",
         "rtf": "kb_search.formats.rtf:parse_rtf_source",
         "epub": "kb_search.formats.epub:parse_epub_source",
@@ -186,6 +187,7 @@ FORMATS: list[Format] = [
     Format("text", "text", frozenset({".txt", ".text", ".rst"})),
     Format("org", "org", frozenset({".org"})),
     Format("asciidoc", "asciidoc", frozenset({".adoc", ".asciidoc"})),
+    Format("texinfo", "texinfo", frozenset({".texi", ".texinfo", ".txi"})),
     Format("latex", "latex", frozenset({".tex", ".ltx", ".latex"})),
     Format("rtf", "rtf", frozenset({".rtf"})),
     Format("epub", "epub", frozenset({".epub"})),
@@ -393,8 +395,8 @@ def _named_format(path: Path) -> Format | None:
 # Parsers that read a file only through `reader` (so a compressed file is read inflated);
 # the others (zip containers, mailboxes, Docling) open the file themselves.
 _INFLATABLE = frozenset({
-    "markdown", "text", "org", "asciidoc", "latex", "rtf", "notebook", "eml", "delimited",
-    "python", "code", "pdf", "html", "json", "yaml", "toml",
+    "markdown", "text", "org", "asciidoc", "texinfo", "latex", "rtf", "notebook", "eml",
+    "delimited", "python", "code", "pdf", "html", "json", "yaml", "toml",
 })  # fmt: skip
 
 
