@@ -427,3 +427,15 @@ def test_an_html_redirect_stub_is_left_out_and_a_page_that_refreshes_itself_is_n
     assert classify(write(tmp_path / "moved-with-text.html", long_page)).left_out is None
     found = candidates([tmp_path / "book"], AddOptions())
     assert not found.found and found.left_out == {"redirect page": 1}
+
+
+def test_an_mdbook_print_copy_is_left_out_and_a_chapter_named_print_is_not(tmp_path):
+    # mdBook's print.html holds the whole book again (560 of the Rustonomicon's 1,289 chunks)
+    head = '<html><head><title>The Rustonomicon</title><meta name="robots" content="noindex">'
+    copy = write(tmp_path / "nomicon" / "print.html", head + "</head><body><h1>Meet</h1></body>")
+    assert classify(copy).left_out == "build asset"
+    assert classify(copy, include_generated=True).left_out is None
+    chapter = "<html><head><title>Formatted print</title></head><body><p>println!</p></body>"
+    assert classify(write(tmp_path / "hello" / "print.html", chapter)).left_out is None
+    noindex_page = write(tmp_path / "nomicon" / "vec.html", head + "</head><body>Vec</body>")
+    assert classify(noindex_page).left_out is None  # noindex alone: a page (a private wiki's)

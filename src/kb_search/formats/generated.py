@@ -259,6 +259,17 @@ def is_redirect_page(head: bytes, whole: bool) -> bool:
     )
 
 
+_NOINDEX = re.compile(rb"<meta\s[^>]{0,200}name\s*=\s*[\"']?robots[^>]{0,200}noindex", re.I)
+PRINT_COPY = "print.html"
+
+
+def is_print_copy(path: Path, head: bytes) -> bool:
+    """mdBook's `print.html`: every chapter of the book again on one page, which the book
+    marks `noindex` (the Rust books, the Rustonomicon: 560 of its 1,289 chunks). A chapter
+    that happens to be named `print.html` (Rust by Example's "Formatted print") is read."""
+    return path.name.lower() == PRINT_COPY and _NOINDEX.search(head) is not None
+
+
 def is_compiled_lock(head: bytes) -> bool:
     """A requirements file pinned by a tool: its opening comment says pip-compile or uv
     wrote it."""

@@ -505,6 +505,8 @@ def classify(
         reason = generated.MINIFIED if dump else None
     if reason is None and fmt.doc_type == "html" and _redirect_stub(path, head_of):
         reason = generated.REDIRECT
+    if reason is None and fmt.doc_type == "html" and inner.name.lower() == generated.PRINT_COPY:
+        reason = generated.BUILD_ASSET if generated.is_print_copy(inner, head_of(path)) else None
     if reason is None and fmt.doc_type == "text" and generated.is_compiled_lock(head_of(path)):
         reason = generated.LOCK_FILE
     if reason is None and fmt.doc_type == "code" and _vendored(path, head_of, root):
