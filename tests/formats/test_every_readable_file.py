@@ -377,3 +377,65 @@ def test_translation_catalogs_are_left_out_by_reason_and_includable(kb, tmp_path
     assert classify(named, named=True).left_out is None  # named on its own: read
     again = kb.json("add", str(folder), "--include-generated")
     assert again["added"] == 4 and again["left_out"] == {}
+
+
+def test_a_one_line_json_dump_with_spaces_is_minified_and_pretty_prose_json_is_not(tmp_path):
+    # `json.dump(records, f)`: Python's separators put a space after every comma and colon,
+    # and the values are prose: a 6.7 MB export of this kind had been 5,000 chunks
+    records = [
+        {"id": i, "title": f"item {i}", "desc": "lorem ipsum dolor sit amet " * 3}
+        for i in range(300)
+    ]
+    dump = write(tmp_path / "export.json", json.dumps(records))
+    assert classify(dump).left_out == "minified"
+    assert classify(dump, include_generated=True).left_out is None
+    # pretty-printed with long prose values: a person's data, read
+    articles = [{"title": f"post {i}", "body": PROSE * 12} for i in range(4)]
+    pretty = write(tmp_path / "articles.json", json.dumps(articles, indent=2))
+    assert classify(pretty).left_out is None
+    # the same spaced one-line text in a .txt is prose-like wrapping, judged as before
+    assert classify(write(tmp_path / "export.txt", json.dumps(records))).left_out is None
+
+
+MDBOOK_REDIRECT = """<!DOCTYPE html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8">
+    <title>Redirecting...</title>
+    <meta http-equiv="refresh" content="0; URL=./vec/vec-raw.html">
+    <link rel="canonical" href="./vec/vec-raw.html">
+  </head>
+  <body>
+      <p>Redirecting to... <a href="./vec/vec-raw.html">./vec/vec-raw.html</a>.</p>
+  </body>
+</html>
+"""
+
+
+def test_an_html_redirect_stub_is_left_out_and_a_page_that_refreshes_itself_is_not(tmp_path):
+    stub = write(tmp_path / "book" / "vec-raw.html", MDBOOK_REDIRECT)
+    assert classify(stub).left_out == "redirect page"
+    assert classify(stub, include_generated=True).left_out is None
+    # attributes in the other order, single quotes, a plain `url=`
+    other = "<html><head><meta content='5;url=new.html' http-equiv='Refresh'></head></html>"
+    assert classify(write(tmp_path / "old.htm", other)).left_out == "redirect page"
+    # a status page that reloads itself (no URL) is a page
+    status = "<html><head><meta http-equiv='refresh' content='300'></head><body>Up</body></html>"
+    assert classify(write(tmp_path / "status.html", status)).left_out is None
+    # a whole page that also redirects, past the first 8 KiB: its text is read
+    long_page = MDBOOK_REDIRECT.replace("</body>", "<p>" + PROSE * 80 + "</p></body>")
+    assert classify(write(tmp_path / "moved-with-text.html", long_page)).left_out is None
+    found = candidates([tmp_path / "book"], AddOptions())
+    assert not found.found and found.left_out == {"redirect page": 1}
+
+
+def test_an_mdbook_print_copy_is_left_out_and_a_chapter_named_print_is_not(tmp_path):
+    # mdBook's print.html holds the whole book again (560 of the Rustonomicon's 1,289 chunks)
+    head = '<html><head><title>The Rustonomicon</title><meta name="robots" content="noindex">'
+    copy = write(tmp_path / "nomicon" / "print.html", head + "</head><body><h1>Meet</h1></body>")
+    assert classify(copy).left_out == "build asset"
+    assert classify(copy, include_generated=True).left_out is None
+    chapter = "<html><head><title>Formatted print</title></head><body><p>println!</p></body>"
+    assert classify(write(tmp_path / "hello" / "print.html", chapter)).left_out is None
+    noindex_page = write(tmp_path / "nomicon" / "vec.html", head + "</head><body>Vec</body>")
+    assert classify(noindex_page).left_out is None  # noindex alone: a page (a private wiki's)

@@ -276,3 +276,22 @@ def test_keywords_that_repeat_the_page_title_are_no_tags():
         "</head><body><p>Keeping copies.</p></body></html>"
     )
     assert other.tags == ["diff"]
+
+
+def test_a_paragraph_of_br_lines_is_cited_by_the_lines_of_each_chunk():
+    # DocBook's `literallayout` (valgrind's NEWS page): one <p> of many <br> lines; every
+    # chunk of it had cited the whole paragraph, L24-L4561
+    rows = "".join(f"<br>\nrelease {n} fixed bug number {n} in the scheduler" for n in range(300))
+    page = f"<html><body><h1>NEWS</h1>\n<p>{rows}</p>\n</body></html>\n"
+    doc = parse(page, max_tokens=60)
+    body = [c for c in doc.chunks if "release" in c.text]
+    assert len(body) > 20
+    page_lines = page.split("\n")
+    for chunk in body:
+        assert chunk.line_end - chunk.line_start < 30  # ~9 words a line, 60 a chunk
+        numbers = re.findall(r"release (\d+)", chunk.text)
+        source = "\n".join(page_lines[chunk.line_start - 1 : chunk.line_end])
+        assert f"release {numbers[0]} " in source and f"release {numbers[-1]} " in source
+    # an inline element holding a <br> still counts its own lines
+    doc = parse("<html><body>\n<p>one<br>\n<b>two<br>\nthree</b><br>\nfour</p>\n</body></html>")
+    assert (doc.chunks[0].line_start, doc.chunks[0].line_end) == (2, 5)

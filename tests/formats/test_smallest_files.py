@@ -132,6 +132,7 @@ SAMPLES: dict[str, Callable[[], str | bytes]] = {
     **dict.fromkeys([".txt", ".text", ".rst"], lambda: SENTENCE),
     ".org": lambda: SENTENCE,  # no heading, no #+TITLE
     **dict.fromkeys([".adoc", ".asciidoc"], lambda: SENTENCE),
+    **dict.fromkeys([".texi", ".texinfo", ".txi"], lambda: SENTENCE),
     **dict.fromkeys(
         [".tex", ".ltx", ".latex"],
         lambda: "\\documentclass{article}\\begin{document}\\section{Bilby habitat}"

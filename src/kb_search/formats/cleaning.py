@@ -318,28 +318,47 @@ class _Walker:
         self.blocks = blocks
         self.keep_link_lists = keep_link_lists
         self.inline: list[str] = []
-        self.first: int | None = None
-        self.last: int | None = None
+        # where each located run starts in the paragraph's text, and its source lines: a
+        # line broken off by <br> is cited by its own lines (a DocBook `literallayout` is
+        # one <p> of 4,500 <br> lines, each chunk of it had cited all of them)
+        self.located: list[tuple[int, int, int, int]] = []
+        self.size = 0
 
     # -- inline runs
     def add_text(self, text: str, line: int | None, last: int | None = None) -> None:
         if not text:
             return
         self.inline.append(text.replace("\n", " "))
+        offset, self.size = self.size, self.size + len(text)
         if not text.strip() or line is None:
             return
         start = line + text[: len(text) - len(text.lstrip())].count("\n")
         end = (last if last is not None else line) + text.rstrip().count("\n") * (last is None)
-        self.first = start if self.first is None else min(self.first, start)
-        self.last = max(end, start) if self.last is None else max(self.last, end, start)
+        self.located.append((offset, self.size, start, max(end, start)))
 
     def flush(self) -> None:
-        raw, first, last = "".join(self.inline), self.first, self.last
-        self.inline, self.first, self.last = [], None, None
-        lines = [_SPACE.sub(" ", part).strip() for part in raw.split(BREAK)]
-        lines = [_escape(line) for line in lines if line and line != "``"]
+        raw, located = "".join(self.inline), self.located
+        self.inline, self.located, self.size = [], [], 0
+        lines: list[Line] = []
+        offset = run = 0  # runs are in text order: one sweep pairs them with the lines
+        for part in raw.split(BREAK):
+            begin, end = offset, offset + len(part)
+            offset = end + 1
+            while run < len(located) and located[run][1] <= begin:
+                run += 1
+            text = _SPACE.sub(" ", part).strip()
+            if not text or text == "``":
+                continue
+            first = last = None
+            ahead = run
+            while ahead < len(located) and located[ahead][0] < end:
+                start, stop = located[ahead][2], located[ahead][3]
+                first = start if first is None else min(first, start)
+                last = stop if last is None else max(last, stop)
+                ahead += 1
+            lines.append(Line(_escape(text), first, last))
         if lines:
-            self.blocks.append([Line(line, first, last) for line in lines])
+            self.blocks.append(lines)
 
     # -- blocks
     def container(self, element: etree._Element) -> None:

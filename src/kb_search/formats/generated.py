@@ -3,11 +3,13 @@
 By name: lock files, logs (`check.log`, `config.log`: what a build or test run printed),
 `*.min.*`, source maps, Sphinx's `searchindex.js`, and what lies in a
 Sphinx build's `_static`/`_sources` (theme assets; copies of the sources the HTML already
-holds). By content: a pinned requirements file that says a tool wrote it (pip-compile, uv),
+holds). By content: a pinned requirements file that says a tool wrote it (pip-compile, uv), an HTML
+redirect stub (a refresh to another page, all of it in its first 8 KiB),
 a minified file, whose text is mostly lines of thousands of characters
-with almost no spaces (prose with long lines has a space every few words). Only code and
-plain text are judged by content: a Markdown or HTML file is a document however it is
-wrapped. `--include-generated` (setting `ingestion.include_generated`) indexes them all.
+with almost no spaces (prose with long lines has a space every few words), and a JSON data
+dump on one line (`json.dump` of records: its spaces follow the commas). Only code and plain
+text are judged by content: a Markdown or HTML file is a document however it is wrapped.
+`--include-generated` (setting `ingestion.include_generated`) indexes them all.
 
 Vendored libraries (a third party's code copied into a project) are code no person of this
 folder wrote: code in a `vendor`/`third_party`-like folder; a script that opens with a
@@ -39,7 +41,11 @@ BUILD_ASSET = "build asset"
 LOG = "log"
 VENDORED = "vendored library"
 TRANSLATION = "translation catalog"  # gettext `.po`/`.pot`: `translation_catalog`
-REASONS = (MINIFIED, SOURCE_MAP, SEARCH_INDEX, LOCK_FILE, BUILD_ASSET, LOG, VENDORED, TRANSLATION)
+REDIRECT = "redirect page"  # an HTML stub that sends the browser on: `is_redirect_page`
+REASONS = (
+    MINIFIED, SOURCE_MAP, SEARCH_INDEX, LOCK_FILE, BUILD_ASSET, LOG, VENDORED, TRANSLATION,
+    REDIRECT,
+)  # fmt: skip
 
 LOCK_FILES = frozenset({
     "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lock",
@@ -53,6 +59,7 @@ LONG_LINE = 1000  # characters: no person writes code or notes with lines this l
 MINIFIED_SHARE = 0.5  # of the text in long lines...
 MAX_SPACE_SHARE = 0.08  # ...with fewer spaces than this: prose has one every ~6 characters
 MIN_CHARS = 2000  # a small file is never judged minified
+MIN_QUOTE_SHARE = 0.02  # JSON: a quote every 50 characters is keys and values, not prose
 # A pinned requirements file a tool wrote (`requirements/dev.txt` from pip-compile, uv): a
 # lock file by what its opening comment says.
 _LOCK_HEADERS = re.compile(
@@ -215,8 +222,11 @@ def _has_search_index(folder: Path) -> bool:
     return (folder / "searchindex.js").is_file()
 
 
-def is_minified(head: bytes) -> bool:
-    """Mostly lines of LONG_LINE+ characters with few spaces (a bundle, a data dump)."""
+def is_minified(head: bytes, data: bool = False) -> bool:
+    """Mostly lines of LONG_LINE+ characters with few spaces (a bundle, a data dump).
+    `data` (JSON): a long line dense with quoted keys and values is a serializer's too, spaces
+    or not (Python's `json.dump` writes `", "` and `": "`); a pretty-printed file whose long
+    lines are prose values has a quote every few hundred characters."""
     text = decode_bytes(head)
     if len(text) < MIN_CHARS:
         return False
@@ -225,7 +235,39 @@ def is_minified(head: bytes) -> bool:
     if long_chars < MINIFIED_SHARE * len(text):
         return False
     spaces = sum(line.count(" ") + line.count("\t") for line in long_lines)
-    return spaces < MAX_SPACE_SHARE * long_chars
+    if spaces < MAX_SPACE_SHARE * long_chars:
+        return True
+    quotes = sum(line.count('"') for line in long_lines)
+    return data and quotes >= MIN_QUOTE_SHARE * long_chars
+
+
+# `<meta http-equiv="refresh" content="0; URL=./vec/vec-raw.html">`, attributes in any order
+_META = re.compile(rb"<meta\s[^>]{0,1000}>", re.I)
+_REFRESH = re.compile(rb"http-equiv\s*=\s*[\"']?refresh\b", re.I)
+_TO_URL = re.compile(rb"content\s*=\s*[\"'][^\"'>]*\burl\s*=", re.I)
+
+
+def is_redirect_page(head: bytes, whole: bool) -> bool:
+    """An HTML stub that sends the browser to another page at once: a refresh with a URL in
+    a file that is all head (`whole`: the head is the whole file). Documentation generators
+    leave one at every moved page's old address (mdBook, rustdoc: 19 of the Rustonomicon's
+    85 pages, none over 2.5 KB), each "Redirecting to... ./vec/vec-raw.html"."""
+    if not whole:
+        return False
+    return any(
+        _REFRESH.search(tag) and _TO_URL.search(tag) for tag in _META.findall(head)
+    )
+
+
+_NOINDEX = re.compile(rb"<meta\s[^>]{0,200}name\s*=\s*[\"']?robots[^>]{0,200}noindex", re.I)
+PRINT_COPY = "print.html"
+
+
+def is_print_copy(path: Path, head: bytes) -> bool:
+    """mdBook's `print.html`: every chapter of the book again on one page, which the book
+    marks `noindex` (the Rust books, the Rustonomicon: 560 of its 1,289 chunks). A chapter
+    that happens to be named `print.html` (Rust by Example's "Formatted print") is read."""
+    return path.name.lower() == PRINT_COPY and _NOINDEX.search(head) is not None
 
 
 def is_compiled_lock(head: bytes) -> bool:

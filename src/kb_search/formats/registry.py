@@ -66,6 +66,7 @@ PARSERS: Registry[Parser] = Registry(
         "text": "kb_search.formats.text:parse_text_source",
         "org": "kb_search.formats.org:parse_org_source",
         "asciidoc": "kb_search.formats.asciidoc:parse_asciidoc_source",
+        "texinfo": "kb_search.formats.texinfo:parse_texinfo_source",
         "latex": "kb_search.formats.latex:parse_latex_source",
         "rtf": "kb_search.formats.rtf:parse_rtf_source",
         "epub": "kb_search.formats.epub:parse_epub_source",
@@ -186,6 +187,7 @@ FORMATS: list[Format] = [
     Format("text", "text", frozenset({".txt", ".text", ".rst"})),
     Format("org", "org", frozenset({".org"})),
     Format("asciidoc", "asciidoc", frozenset({".adoc", ".asciidoc"})),
+    Format("texinfo", "texinfo", frozenset({".texi", ".texinfo", ".txi"})),
     Format("latex", "latex", frozenset({".tex", ".ltx", ".latex"})),
     Format("rtf", "rtf", frozenset({".rtf"})),
     Format("epub", "epub", frozenset({".epub"})),
@@ -393,8 +395,8 @@ def _named_format(path: Path) -> Format | None:
 # Parsers that read a file only through `reader` (so a compressed file is read inflated);
 # the others (zip containers, mailboxes, Docling) open the file themselves.
 _INFLATABLE = frozenset({
-    "markdown", "text", "org", "asciidoc", "latex", "rtf", "notebook", "eml", "delimited",
-    "python", "code", "pdf", "html", "json", "yaml", "toml",
+    "markdown", "text", "org", "asciidoc", "texinfo", "latex", "rtf", "notebook", "eml",
+    "delimited", "python", "code", "pdf", "html", "json", "yaml", "toml",
 })  # fmt: skip
 
 
@@ -499,12 +501,28 @@ def classify(
     inner = compressed.inner_path(path)
     reason = generated.reason_by_name(inner) or generated.translation_catalog(inner)
     if reason is None and fmt.doc_type in ("code", "text") and fmt.language in _MINIFIABLE:
-        reason = generated.MINIFIED if generated.is_minified(head_of(path)) else None
+        dump = generated.is_minified(head_of(path), data=fmt.language == "json")
+        reason = generated.MINIFIED if dump else None
+    if reason is None and fmt.doc_type == "html" and _redirect_stub(path, head_of):
+        reason = generated.REDIRECT
+    if reason is None and fmt.doc_type == "html" and inner.name.lower() == generated.PRINT_COPY:
+        reason = generated.BUILD_ASSET if generated.is_print_copy(inner, head_of(path)) else None
     if reason is None and fmt.doc_type == "text" and generated.is_compiled_lock(head_of(path)):
         reason = generated.LOCK_FILE
     if reason is None and fmt.doc_type == "code" and _vendored(path, head_of, root):
         reason = generated.VENDORED
     return Verdict(fmt, reason)
+
+
+def _redirect_stub(path: Path, head_of: Callable[[Path], bytes]) -> bool:
+    """Only a small page can be a stub: a bigger one is judged by its size alone (no read)."""
+    try:
+        if path.stat().st_size >= SNIFF_BYTES:
+            return False
+    except OSError:
+        return False
+    head = head_of(path)
+    return generated.is_redirect_page(head, whole=len(head) < SNIFF_BYTES)
 
 
 def _holds_secret(path: Path) -> bool:

@@ -44,7 +44,9 @@ KNOWN_EMPTY = "known empty"  # empty before and unchanged since: not a failure
 #    no title from an XML prolog or a template's `{{ }}` (issue 32).
 # 9: plain TeX's setup lines (assignments, definitions) are no text, so a reference card's
 #    title is its first line; gettext catalogs left out as translation catalogs (issue 32).
-# 10: well-known licence texts (LICENSE, COPYING: Apache-2.0, MIT, BSD, GPL...) one chunk.
+# 10: well-known licence texts (LICENSE, COPYING: Apache-2.0, MIT, BSD, GPL...) one chunk;
+#     Texinfo read as sections; HTML redirect stubs, mdBook print copies and one-line JSON
+#     dumps left out; a `<br>` paragraph's pieces cite their own lines (issue 32).
 CHUNKER_VERSION = 10
 # The last version whose change reached plain-text chunks (`formats/text.parse_text`), the
 # cut BEIR corpora go through: their cached eval indexes (evaluate/beir.py) outlive other bumps.

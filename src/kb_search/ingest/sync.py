@@ -395,27 +395,29 @@ def plan(
 
 def match_renames(vanished: dict[str, Row], new: list[Found]) -> list[tuple[str, Row, Found]]:
     """Pair vanished documents with new files of the same content. Only new files whose size
-    and extension match a vanished document are read; a changed extension is a new type,
-    so it is re-parsed."""
+    matches a vanished document's are read; among copies of one text, the one with the same
+    extension is paired first. A pair whose extension changed (`notes.rst` -> `notes.md`) is
+    a rename too, read again as its new type (`_apply_renames`)."""
     if not vanished or not new:
         return []
-    by_key: dict[tuple[int, str], list[tuple[str, Row]]] = {}
+    by_size: dict[int, list[tuple[str, Row]]] = {}
     for path, row in vanished.items():
-        by_key.setdefault((row.size, Path(path).suffix.lower()), []).append((path, row))
+        by_size.setdefault(row.size, []).append((path, row))
     pairs = []
     for item in new:
-        options = by_key.get((item.size or 0, item.path.suffix.lower()))
+        options = by_size.get(item.size or 0)
         if not options:
             continue
         try:
             digest = content_hash(read_user_file(item.path))
         except OSError:
             continue
-        for index, (path, row) in enumerate(options):
-            if row.content_hash == digest:
-                pairs.append((path, row, item))
-                del options[index]
-                break
+        suffix = item.path.suffix.lower()
+        same = [i for i, (_, row) in enumerate(options) if row.content_hash == digest]
+        if same:
+            index = next((i for i in same if Path(options[i][0]).suffix.lower() == suffix), same[0])
+            path, row = options.pop(index)
+            pairs.append((path, row, item))
     return pairs
 
 
@@ -523,8 +525,8 @@ def _apply_renames(
     progress: Progress,
 ) -> tuple[list[Found], set[Path]]:
     """Move documents in place; returns the files that must be ingested after all (those
-    another writer took, and those whose title was their old file name) and the paths of the
-    latter: renamed, and counted so, not as updated."""
+    another writer took, those whose title was their old file name and those whose extension
+    changed) and the paths of the latter two: renamed, and counted so, not as updated."""
     left = []
     retitled = set()
     for old_path, row, item in renames:
@@ -536,6 +538,7 @@ def _apply_renames(
             rel_path_for(item.path, item.root),
             item.size,
             item.mtime,
+            reparse=Path(old_path).suffix.lower() != item.path.suffix.lower(),
         )
         if moved:
             summary.renamed += 1

@@ -6,7 +6,8 @@ say, and what `.kbignore` files say. Both use gitignore syntax and may sit in an
 patterns are relative to their own directory, and a deeper file's patterns win over a
 shallower one's. `.gitignore` counts only inside a git repository (a `.git` in the folder or
 above it), including the `.gitignore` files above an added folder up to the repository's
-top. A `.kbignore` verdict wins over every `.gitignore` one (as `.ignore` does in ripgrep):
+top. `.kbignore` files count everywhere, above an added folder too (as ripgrep's `.ignore`
+files do). A `.kbignore` verdict wins over every `.gitignore` one (as `.ignore` does in ripgrep):
 `!build/notes.md` in a `.kbignore` indexes a file git ignores.
 """
 
@@ -157,6 +158,7 @@ class IgnoreRules:
         self._git_specs: dict[str, pathspec.GitIgnoreSpec | None] = {}
         self._in_repo: dict[str, bool] = {}
         self._above: Rules | None = None
+        self._kb_above: Rules | None = None
 
     def note_dir(self, rel_dir: str, names: list[str] | set[str]) -> None:
         """Record a directory's ignore files from a listing the walk already has (no stat)."""
@@ -214,13 +216,28 @@ class IgnoreRules:
                         self._above.append(("", "" if prefix == "./" else prefix, spec))
         return self._above
 
+    def _kb_rules_above(self) -> Rules:
+        """The `.kbignore` files in the folders above the root, top down, as rules on the
+        paths below it: adding `~/notes/work` keeps what `~/notes/.kbignore` leaves out, as
+        ripgrep honours an `.ignore` in a parent folder."""
+        if self._kb_above is None:
+            self._kb_above = []
+            for folder in reversed(self.root.parents):
+                spec = _load_spec(folder / IGNORE_FILE)
+                if spec is not None:
+                    prefix = self.root.relative_to(folder).as_posix() + "/"
+                    self._kb_above.append(("", prefix, spec))
+        return self._kb_above
+
     def ignored(self, rel: str, is_dir: bool) -> bool:
         """Is `rel` (posix, below the root) ignored? Its parent dirs are assumed not to be."""
         parts = rel.split("/")
         if _ignored_name(parts[-1], is_dir):
             return True
         folders = ["/".join(parts[:depth]) for depth in range(len(parts))]
-        own: Rules = [(f, "", spec) for f in folders if (spec := self._spec(f)) is not None]
+        own: Rules = self._kb_rules_above() + [
+            (f, "", spec) for f in folders if (spec := self._spec(f)) is not None
+        ]
         verdict = _verdict(own, rel, is_dir)
         if verdict is None:
             git = [(f, "", spec) for f in folders if (spec := self._git_spec(f)) is not None]

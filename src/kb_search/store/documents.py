@@ -211,12 +211,14 @@ def move_document(
     rel_path: str,
     size: int,
     mtime: float,
+    reparse: bool = False,
 ) -> str | None:
     """Point a document at its new path in one transaction; chunks and vectors stay.
 
     The FTS `path` column is rebuilt from the new rel_path (external-content FTS must delete
     with the old values first). Returns "moved"; "retitled" when the title was the file's name,
-    which the chunks' embedding text includes: the document is then marked changed so that the
+    which the chunks' embedding text includes, or when the caller asks to `reparse` it (a new
+    extension: another format): the document is then marked changed so that the
     caller re-ingests it (same id) and its chunks and vectors become what a fresh ingest gives.
     None when another writer got there first (the new path is indexed, the old one gone).
     """
@@ -228,7 +230,7 @@ def move_document(
         taken = conn.execute("SELECT 1 FROM documents WHERE path = ?", (new_path,)).fetchone()
         if row is None or row[0] != old_path or taken:
             return None
-        retitled = row[1] in (old.name, old.stem) and old.name != new.name
+        retitled = reparse or (row[1] in (old.name, old.stem) and old.name != new.name)
         _fts_delete(conn, document_id)
         # A retitled document looks changed (no hash, an impossible mtime) until re-ingested.
         conn.execute(

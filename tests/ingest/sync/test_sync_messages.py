@@ -40,6 +40,27 @@ def test_a_pure_rename_says_1_renamed(kb, tmp_path):
     assert "0 added, 0 updated, 1 renamed" in summary["summary"]
 
 
+def test_a_rename_that_changes_the_extension_is_1_renamed_read_as_its_new_type(kb, tmp_path):
+    # homelab.rst -> homelab.md had said "1 added, 1 deleted"
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    text = "Homelab network\n===============\n\nVLAN 20 holds the IoT devices and the heron cam.\n"
+    (notes / "homelab.rst").write_text(text)
+    (notes / "keep.md").write_text("# Keep\n\nUnrelated.\n")
+    kb.json("add", str(notes))
+    before = kb.json("search", "heron", "--mode", "lexical")["results"][0]
+    os.replace(notes / "homelab.rst", notes / "homelab.md")
+    summary = kb.json("sync")
+    assert (summary["added"], summary["updated"], summary["renamed"], summary["deleted"]) == (
+        0, 0, 1, 0,
+    )
+    assert "0 added, 0 updated, 1 renamed, 0 deleted" in summary["summary"]
+    after = kb.json("search", "heron", "--mode", "lexical")["results"][0]
+    assert after["source"]["path"].endswith("homelab.md")
+    assert after["source"]["type"] == "markdown"  # read again as Markdown
+    assert after["source"]["document_id"] == before["source"]["document_id"]
+
+
 def test_empty_files_are_reported_as_empty_on_every_run(kb, tmp_path):
     notes = tmp_path / "notes"
     write_untitled(notes)

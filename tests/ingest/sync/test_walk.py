@@ -102,3 +102,17 @@ def test_gitignore_files_above_an_added_folder_apply(tmp_path):
     assert found([tmp_path / "docs"], tmp_path / "docs") == {"guide.md"}
     rules = IgnoreRules((tmp_path / "docs").resolve())
     assert rules.ignored_path((tmp_path / "docs" / "_build" / "html" / "guide.md").resolve())
+
+
+def test_a_kbignore_above_an_added_folder_applies(tmp_path):
+    # ~/.kbignore says `raw/`; adding ~/data alone must leave data/raw out as well
+    touch(tmp_path, "data/sensors.json", "data/raw/dump.jsonl", "data/notes/raw/x.md")
+    touch(tmp_path, "data/scratch.md", "data/keep/scratch.md")
+    (tmp_path / ".kbignore").write_text("raw/\ndata/scratch.md\n")
+    data = tmp_path / "data"
+    assert found([data], data) == {"sensors.json", "keep/scratch.md"}
+    rules = IgnoreRules(data.resolve())
+    assert rules.ignored_path((data / "raw" / "dump.jsonl").resolve())
+    # a deeper .kbignore still wins over the one above
+    (data / ".kbignore").write_text("!raw/\n")
+    assert "raw/dump.jsonl" in found([data], data)

@@ -1,0 +1,103 @@
+"""Texinfo (`formats/texinfo.py`): GNU manuals' sources read as sections, not as markup."""
+
+from __future__ import annotations
+
+import gzip
+import re
+from pathlib import Path
+
+from kb_search.formats.registry import detect_type
+from kb_search.ingest.parse import parse_file
+from kb_search.parsed import ChunkSettings
+
+MANUAL = r"""\input texinfo
+@c The GNU Free Documentation License applies.
+@setfilename manual.info
+@documentencoding us-ascii
+@set VERSION 1.0.8
+@settitle bzip2 and libbzip2, version @value{VERSION}
+
+@titlepage
+@title bzip2 TITLE PAGE TEXT
+@end titlepage
+
+@node Top, Introduction, (dir), (dir)
+@top bzip2
+
+@menu
+* Introduction::   MENU TEXT
+@end menu
+
+@node Introduction
+@chapter Introduction
+@cindex compression INDEX ENTRY
+
+@samp{bzip2} compresses files using the @emph{Burrows-Wheeler}
+block-sorting algorithm; see @uref{https://sourceware.org/bzip2/, the home page}
+and @xref{Memory management}.
+
+@section Memory management
+
+Pass @code{bzalloc} and @samp{bzfree (
+opaque, p)} to manage memory, @dots{} 100% safe: mail jseward@@acm.org.
+
+@example
+bzip2 -dc rec*file.bz2 > recovered_data
+@group
+int x = @{ 0 @};
+@end group
+@end example
+
+@itemize @bullet
+@item
+Only the first stream is read.
+@item @option{-k} keeps the input files.
+@end itemize
+
+@multitable @columnfractions .3 .7
+@headitem Flag @tab Meaning
+@item @code{-9} @tab best compression
+@end multitable
+
+@deftypefun int BZ2_bzRead (int *bzerror, void *buf, int len)
+Reads up to @var{len} bytes.
+@end deftypefun
+@bye
+"""
+
+
+def test_a_texinfo_manual_reads_as_titled_sections_without_its_markup(tmp_path):
+    path = tmp_path / "manual.texi"
+    path.write_text(MANUAL)
+    assert detect_type(path) == "texinfo"
+    doc = parse_file(path, ChunkSettings(max_tokens=60, min_tokens=5))
+    assert doc.title == "bzip2 and libbzip2, version 1.0.8"  # was "\input texinfo"
+    assert doc.doc_type == "texinfo"
+    text = "\n".join(c.text for c in doc.chunks)
+    for gone in ("@", "\\input", "MENU TEXT", "TITLE PAGE TEXT", "INDEX ENTRY", "Free Doc"):
+        assert gone not in text.replace("jseward@acm.org", ""), gone
+    assert "`bzip2` compresses files using the Burrows-Wheeler" in text
+    assert "the home page" in text and "see Memory management" in text
+    assert "`bzfree (\nopaque, p)`" in text  # an argument that runs over a line's end
+    assert "... 100% safe: mail jseward@acm.org." in text
+    assert "```\nbzip2 -dc rec*file.bz2 > recovered_data\n" in text
+    assert "\nint x = { 0 };\n" in text  # @group lines gone, @{ @} read
+    assert "- `-k` keeps the input files." in text
+    assert "| `-9` | best compression |" in text
+    assert "**int BZ2_bzRead (int *bzerror, void *buf, int len)**" in text
+    assert {c.heading for c in doc.chunks} == {
+        "Introduction", "Introduction > Memory management",
+    }
+    lines = MANUAL.split("\n")
+    for chunk in doc.chunks:  # chunks cite the file's own lines
+        source = "\n".join(lines[chunk.line_start - 1 : chunk.line_end])
+        last_word = re.findall(r"[A-Za-z]\w*", chunk.text)[-1]
+        assert last_word in source.replace("@{", "{").replace("@}", "}").replace("@@", "@")
+
+
+def test_a_gzipped_texinfo_manual_is_read_inflated(tmp_path):
+    path = tmp_path / "manual.texi.gz"
+    path.write_bytes(gzip.compress(MANUAL.encode()))
+    doc = parse_file(Path(path), ChunkSettings())
+    assert doc.title == "bzip2 and libbzip2, version 1.0.8"
+    assert any("`bzip2` compresses files" in c.text for c in doc.chunks)
