@@ -12,7 +12,10 @@ pytest.importorskip("reportlab")
 
 from reportlab.pdfgen.canvas import Canvas  # noqa: E402
 
+from kb_search.formats.pdf.layout import Line, Page  # noqa: E402
+from kb_search.formats.pdf.outline import NUMBER_PREFIX_RE, Entry, _key, apply_outline  # noqa: E402
 from kb_search.formats.pdf.parse import parse_pdf  # noqa: E402
+from kb_search.formats.pdf.structure import paragraphs  # noqa: E402
 from kb_search.parsed import ChunkSettings  # noqa: E402
 from pdf_samples import lines_of, words  # noqa: E402
 
@@ -48,3 +51,54 @@ def test_a_landscape_books_running_heads_are_no_frame_titles(tmp_path: Path) -> 
     assert all("JURABASE" not in (c.heading or "") for c in doc.chunks)
     assert all("JURABASE" not in c.text for c in doc.chunks)
     assert {c.heading for c in doc.chunks} == {"2.1 Grundlegende Befehle"}
+
+
+def _line(text: str, y: float, size: float, bold: bool = False, **kw: object) -> Line:
+    x0 = float(kw.pop("x0", 170))  # type: ignore[arg-type]
+    return Line(text, 1, x0, y, x0 + 6 * len(text), y + size, size, bold, 0, **kw)  # type: ignore[arg-type]
+
+
+def _entry(page: int, level: int, text: str) -> Entry:
+    bare = NUMBER_PREFIX_RE.sub("", text, count=1)
+    return Entry(page, level, _key(text), _key(bare), text)
+
+
+def test_a_margin_command_is_not_the_start_of_a_bookmarked_heading() -> None:
+    """Fails on the old code: '\\firstlinenum' in the margin (reledpar p18), read before the
+    text beside it, matched the bookmark '7.3 First line number and line number increment' as
+    that heading's first line: the margin's command list headed the section's chunks and the
+    real heading lost its bookmark."""
+    heading = "7.3 First line number and line number increment"
+    margin = ["\\firstlinenum", "\\linenumincrement", "\\firstsublinenum"]
+    lines = [_line("7 Left and right texts", 80, 14.0, True)]
+    lines += [_line(t, 400 + 12 * i, 7.6, x0=70, mono=True) for i, t in enumerate(margin)]
+    lines += [_line(heading, 387, 11.3, True)]
+    lines += [_line(t, 420 + 12 * i, 10.0) for i, t in enumerate(lines_of(words(60), 12))]
+    lines += [_line("7.4 Lineation system", 553, 11.3, True)]
+    entries = [
+        _entry(1, 1, "7 Left and right texts"),
+        _entry(1, 2, heading),
+        _entry(1, 2, "7.4 Lineation system"),
+    ]
+    paras = paragraphs([Page(1, 842, lines, 595)], 10.0, "reledpar", entries)
+    headings = [p.text for p in paras if p.heading_level is not None]
+    assert headings == ["7 Left and right texts", heading, "7.4 Lineation system"]
+
+
+def test_a_bookmarked_heading_wrapped_over_two_lines_still_matches() -> None:
+    """The first line of a heading wrapped over two lines holds the bookmark's first words, or
+    ends in a hyphen inside one: both match, and the second line goes with it."""
+    for first, second in [
+        ("2.2 Commands and", "Environments"),
+        ("2.2 Commands and Envi-", "ronments"),
+    ]:
+        lines = [_line(first, 100, 12.0, True), _line(second, 114, 12.0, True)]
+        lines += [_line(t, 140 + 12 * i, 10.0) for i, t in enumerate(lines_of(words(40), 12))]
+        lines += [_line("3 Other Things", 300, 12.0, True), _line("4 More Things", 400, 12.0, True)]
+        entries = [
+            _entry(1, 2, "2.2 Commands and Environments"),
+            _entry(1, 1, "3 Other Things"),
+            _entry(1, 1, "4 More Things"),
+        ]
+        assert apply_outline([Page(1, 842, lines, 595)], entries)
+        assert [ln.heading_level for ln in lines[:3]] == [2, 2, None], first

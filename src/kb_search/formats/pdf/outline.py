@@ -95,7 +95,10 @@ def apply_outline(pages: list[Page], entries: list[Entry]) -> bool:
                 wrapping = None
                 continue
             wrapping = None
-            entry = _match(key, candidates, matched) or _match(bare, unnumbered, matched)
+            hyphen = line.text.rstrip().endswith(("-", "\u00ad", "\u2010"))
+            entry = _match(key, candidates, matched, hyphen) or _match(
+                bare, unnumbered, matched, hyphen
+            )
             if entry is not None:
                 matched.add(id(entry))
                 levels[id(line)] = entry.level
@@ -125,7 +128,12 @@ def _unlisted_heading(line: Line, page_size: float) -> bool:
     return display and line.text.strip(" .:").lower() in UNLISTED
 
 
-def _match(key: str, candidates: list[Entry], matched: set[int]) -> Entry | None:
+def _match(
+    key: str, candidates: list[Entry], matched: set[int], hyphen: bool = False
+) -> Entry | None:
+    """The entry the line names whole, or whose first words it holds (a heading wrapped over
+    lines): ending where one of the entry's words ends, or in a hyphen. '\\firstlinenum' in a
+    margin is not the start of 'First line number and line number increment'."""
     if not key:
         return None
     for entry in candidates:
@@ -133,11 +141,28 @@ def _match(key: str, candidates: list[Entry], matched: set[int]) -> Entry | None
             continue
         if key in (entry.key, entry.bare):
             return entry
-        if len(key) >= WRAP_MIN_CHARS and (
-            entry.key.startswith(key) or (entry.bare and entry.bare.startswith(key))
+        if len(key) >= WRAP_MIN_CHARS and any(
+            whole.startswith(key) and (hyphen or _ends_a_word(len(key), whole, entry.text))
+            for whole in (entry.key, entry.bare)
+            if whole
         ):
             return entry
     return None
+
+
+def _ends_a_word(length: int, whole: str, text: str) -> bool:
+    """Whether the first `length` characters of `whole` (a title's key) end one of its words.
+    An entry without its text (built by hand) is not checked."""
+    if not text:
+        return True
+    words = [k for k in map(_key, text.split()) if k]
+    ends, total = set(), 0
+    for word in words:
+        total += len(word)
+        ends.add(total)
+    # `whole` may be the title without its leading number: count from where it starts
+    offset = len(_key(text)) - len(whole)
+    return offset < 0 or length + offset in ends  # < 0: the text was cut short
 
 
 def _key(text: str) -> str:
