@@ -17,7 +17,7 @@ from kb_search.formats.pdf.outline import NUMBER_PREFIX_RE, Entry, _key, apply_o
 from kb_search.formats.pdf.parse import parse_pdf  # noqa: E402
 from kb_search.formats.pdf.structure import paragraphs  # noqa: E402
 from kb_search.parsed import ChunkSettings  # noqa: E402
-from pdf_samples import lines_of, words  # noqa: E402
+from pdf_samples import lines_of, words, write_pdf  # noqa: E402
 
 SETTINGS = ChunkSettings(max_tokens=200, min_tokens=40)
 
@@ -102,3 +102,18 @@ def test_a_bookmarked_heading_wrapped_over_two_lines_still_matches() -> None:
         ]
         assert apply_outline([Page(1, 842, lines, 595)], entries)
         assert [ln.heading_level for ln in lines[:3]] == [2, 2, None], first
+
+
+def test_a_reviewers_bracketed_margin_label_is_no_heading(tmp_path: Path) -> None:
+    """Fails on the old code: the bold margin labels of the changes package's comments ('[Green
+    1]', '[OA 2]') headed the chunks of the text beside and after them."""
+    text = lines_of(words(200, "prose"), 8)
+    page: list = [(118, 120, "Changes by green author", "Helvetica-Bold", 10.6)]
+    page += [(118, 140 + 13.5 * i, line, "Helvetica", 9.7) for i, line in enumerate(text)]
+    for n, (label, y) in enumerate([("[Green 1]", 150), ("[Green 2]", 220), ("[OA 1]", 300)]):
+        page.append((490, y, label, "Helvetica-Bold", 9.7))
+        page.append((490, y + 14, f"note{n}", "Helvetica", 9.7))
+    path = write_pdf(tmp_path / "changes.pdf", [page], title="Changes example")
+    doc = parse_pdf(path, SETTINGS)
+    assert {c.heading for c in doc.chunks} == {"Changes by green author"}
+    assert any("[Green 2]" in c.text for c in doc.chunks)
