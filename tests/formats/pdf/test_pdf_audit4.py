@@ -117,3 +117,39 @@ def test_a_reviewers_bracketed_margin_label_is_no_heading(tmp_path: Path) -> Non
     doc = parse_pdf(path, SETTINGS)
     assert {c.heading for c in doc.chunks} == {"Changes by green author"}
     assert any("[Green 2]" in c.text for c in doc.chunks)
+
+
+def test_lines_measured_at_different_sizes_by_their_glyphs_stay_one_paragraph() -> None:
+    """Fails on the old code: in a font whose glyph boxes hug each letter (reledmac's), the
+    lines of one 10pt paragraph measured 4.6, 6.5 and 8.3 points, so each line was a
+    paragraph of its own and a word broken over two lines stayed broken ('the num-' /
+    'ber in font')."""
+    texts = [
+        "When a marginal line number is to be printed, there are many ways to show it.",
+        "You can redefine the macros that print it; the initial versions print the num-",
+        "ber in font numlabfont at a distance linenumsep (initially set to one pica)",
+        "from the text, and so on for the other settings of this package.",
+    ]
+    sizes = [4.62, 6.96, 6.47, 8.30]
+    lines = [_line("5.3.5 Other settings", 94.0, 9.4, True)]
+    for i, (text, size) in enumerate(zip(texts, sizes, strict=True)):
+        line = _line(text, 112.0 + 12.0 * i, size, x0=120)
+        line.y1 = line.y0 + 9.3  # the line's box: one height, whatever its median glyph says
+        lines.append(line)
+    paras = paragraphs([Page(1, 842, lines, 595)], 8.3, "reledmac")
+    body = [p.text for p in paras if p.heading_level is None]
+    assert len(body) == 1, body
+    assert "the number in font" in body[0]
+
+
+def test_smaller_type_at_another_pitch_starts_a_paragraph() -> None:
+    """A footnote set smaller under the text, in lower boxes, is its own paragraph still."""
+    lines = [_line(t, 100.0 + 12.0 * i, 10.0, x0=120) for i, t in enumerate(["a b c"] * 3)]
+    for i in range(2):
+        note = _line("a footnote in smaller type", 140.0 + 9.5 * i, 7.5, x0=120)
+        lines.append(note)
+    paras = paragraphs([Page(1, 842, lines, 595)], 10.0, "doc")
+    assert [p.text for p in paras] == [
+        "a b c a b c a b c",
+        "a footnote in smaller type a footnote in smaller type",
+    ]

@@ -61,6 +61,7 @@ TITLED_MAX_WORDS = 9  # a numbered line in body type, title-cased, this long at 
 # Lines closer than this share of their size are not set that large (a display title set
 # solid keeps about 0.94 of its measured size from line to line)
 CROWDED_PITCH = 0.92
+PITCH_SLACK = 0.1  # lines this share off the block's pitch (or box height) are set alike
 SIDE_BY_SIDE_MIN_WORDS = 4  # authors or affiliations side by side, in words
 # A footnote mark after a title ('... in LaTeX ∗', 'A Study†'): the note, not the title's.
 # From the start of a trailing run of marks and spaces only: no nested repeat (linear time).
@@ -618,7 +619,11 @@ def _starts_paragraph(prev: Line, line: Line, pitch: float) -> bool:
         return line.heading_level != prev.heading_level or line.y0 - prev.y1 > 0.6 * line.size
     if pitch and line.y0 - prev.y0 > 1.4 * pitch:
         return True
-    if prev.size and abs(line.size - prev.size) > 0.2 * prev.size:
+    if (
+        prev.size
+        and abs(line.size - prev.size) > 0.2 * prev.size
+        and not _one_type(prev, line, pitch)
+    ):
         return True
     if BULLET_RE.match(line.text):
         return True
@@ -627,6 +632,18 @@ def _starts_paragraph(prev: Line, line: Line, pitch: float) -> bool:
         line.x0 - prev.x0 > 0.8 * indent
         and prev.text[-1:] in ".!?:"
         and not BULLET_RE.match(prev.text)
+    )
+
+
+def _one_type(prev: Line, line: Line, pitch: float) -> bool:
+    """Two lines whose sizes, measured from their glyphs, differ, but that stand the block's
+    usual pitch apart in boxes of one height: one type, measured by different letters (a font
+    whose glyph boxes hug each letter reads 'the num-' as 4.6 and 'ber in font' as 6.5 in a
+    10pt text). Type of another size sits at another pitch or in lower boxes."""
+    step = line.y0 - prev.y0
+    high, low = sorted((prev.y1 - prev.y0, line.y1 - line.y0), reverse=True)
+    return (
+        pitch > 0 and abs(step - pitch) <= PITCH_SLACK * pitch and low >= (1 - PITCH_SLACK) * high
     )
 
 
