@@ -153,3 +153,28 @@ def test_smaller_type_at_another_pitch_starts_a_paragraph() -> None:
         "a b c a b c a b c",
         "a footnote in smaller type a footnote in smaller type",
     ]
+
+
+def test_an_editions_text_set_larger_than_its_apparatus_is_no_title(tmp_path: Path) -> None:
+    """Fails on the old code: a critical edition's sample (edfnotes' PdUsample) sets its text
+    larger than the notes under it, which hold most of the characters, so the first three
+    lines of the text's first paragraph were taken for the title."""
+    text = lines_of(words(120, "text"), 9)
+    notes = lines_of(words(700, "note"), 16)
+    page: list = [(170, 250 + 12 * i, line, "Times-Roman", 9.35) for i, line in enumerate(text)]
+    top = 250 + 12 * len(text) + 20
+    page += [(170, top + 9 * i, line, "Times-Roman", 7.5) for i, line in enumerate(notes)]
+    path = write_pdf(tmp_path / "PdUsample.pdf", [page])
+    doc = parse_pdf(path, SETTINGS)
+    assert doc.title == "PdUsample"
+
+
+def test_a_title_wrapped_over_three_lines_is_still_the_title(tmp_path: Path) -> None:
+    """A title of three lines set large over its text is the title (the paragraph rule needs
+    five lines of one size at one pitch)."""
+    title = ["Typesetting critical editions", "with line numbers and notes", "in several series"]
+    page: list = [(120, 100 + 24 * i, line, "Times-Bold", 20) for i, line in enumerate(title)]
+    text = lines_of(words(300))
+    page += [(120, 200 + 13 * i, line, "Times-Roman", 10) for i, line in enumerate(text)]
+    path = write_pdf(tmp_path / "sample.pdf", [page])
+    assert parse_pdf(path, SETTINGS).title == " ".join(title)

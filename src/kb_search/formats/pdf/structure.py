@@ -62,6 +62,7 @@ TITLED_MAX_WORDS = 9  # a numbered line in body type, title-cased, this long at 
 # solid keeps about 0.94 of its measured size from line to line)
 CROWDED_PITCH = 0.92
 PITCH_SLACK = 0.1  # lines this share off the block's pitch (or box height) are set alike
+PARAGRAPH_MIN_LINES = 5  # lines of one size at one pitch: a paragraph, not a title
 SIDE_BY_SIDE_MIN_WORDS = 4  # authors or affiliations side by side, in words
 # A footnote mark after a title ('... in LaTeX ∗', 'A Study†'): the note, not the title's.
 # From the start of a trailing run of marks and spaces only: no nested repeat (linear time).
@@ -246,14 +247,16 @@ def choose_title(
 ) -> str:
     """The Title field when sane, else the largest lines atop the first page with text that
     are not authors' e-mails, affiliations, dates, table rows, a section heading or a generic
-    'Contents', else the outline's first entry; the file name only when none of these is."""
+    'Contents' or a paragraph, else the outline's first entry; the file name only when none of
+    these is."""
     meta_title = _unmarked(TEX_LENGTH_LEAD_RE.sub("", meta_title or ""))
     if meta_title and _meaningful_title(meta_title, path):
         return meta_title
     first = next((p for p in pages if p.lines), None)
     if first is not None:
         top = _above_first_section(sorted(first.lines, key=lambda ln: ln.y0)[:15])
-        named = [ln for ln in top if _could_name_document(ln)]
+        prose = _paragraph_lines(top)
+        named = [ln for ln in top if _could_name_document(ln) and id(ln) not in prose]
         big = [ln for ln in named if _set_large(ln, body)]
         if big:
             # glyph-box sizes are noisy: of the lines set in the largest size, the topmost
@@ -265,6 +268,41 @@ def choose_title(
                 return _unmarked(line.text)[:200]
     entry = _outline_title(outline or [])
     return entry or path.stem
+
+
+def _paragraph_lines(top: list[Line]) -> set[int]:
+    """The ids of the lines of a paragraph: a run of PARAGRAPH_MIN_LINES or more of one block
+    and size, each the same step below the one before, and the other lines of that block in
+    that size (a formula in the text breaks the step). An edition's text set larger than its
+    apparatus names nothing, however large against the body; a title wraps over three lines
+    at most."""
+    kinds: list[tuple[int, float]] = []
+    run: list[Line] = []
+    for line in [*top, None]:
+        if line is not None and run and _runs_on(run, line):
+            run.append(line)
+            continue
+        if len(run) >= PARAGRAPH_MIN_LINES:
+            kinds.append((run[0].block, run[0].size))
+        run = [line] if line is not None else []
+    return {
+        id(ln)
+        for ln in top
+        for block, size in kinds
+        if ln.block == block and abs(ln.size - size) <= 0.05 * size
+    }
+
+
+def _runs_on(run: list[Line], line: Line) -> bool:
+    last = run[-1]
+    step = line.y0 - last.y0
+    even = len(run) < 2 or abs(step - (last.y0 - run[-2].y0)) <= PITCH_SLACK * step
+    return (
+        line.block == last.block
+        and abs(line.size - last.size) <= 0.05 * last.size
+        and 0 < step <= 2 * last.size
+        and even
+    )
 
 
 def _above_first_section(top: list[Line]) -> list[Line]:
