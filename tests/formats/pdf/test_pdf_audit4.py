@@ -178,3 +178,22 @@ def test_a_title_wrapped_over_three_lines_is_still_the_title(tmp_path: Path) -> 
     page += [(120, 200 + 13 * i, line, "Times-Roman", 10) for i, line in enumerate(text)]
     path = write_pdf(tmp_path / "sample.pdf", [page])
     assert parse_pdf(path, SETTINGS).title == " ".join(title)
+
+
+def test_a_command_in_the_margin_is_not_its_numbered_bookmark() -> None:
+    """Fails on the old code: '\\antilabe' in fixed pitch in reledmac's margin, read before the
+    text beside it, matched the bookmark '9.11 Antilabe' without its number: it became the
+    heading and the real '9.11 Antilabe' below it lost its bookmark."""
+    lines = [_line("9 Verse", 80, 14.0, True)]
+    lines += [_line("\\antilabe", 120, 7.6, x0=70, mono=True)]
+    lines += [_line("9.11 Antilabe", 118, 11.3, True)]
+    lines += [_line(t, 140 + 12 * i, 10.0) for i, t in enumerate(lines_of(words(60), 12))]
+    lines += [_line("9.12 Various tools", 300, 11.3, True)]
+    entries = [
+        _entry(1, 1, "9 Verse"),
+        _entry(1, 2, "9.11 Antilabe"),
+        _entry(1, 2, "9.12 Various tools"),
+    ]
+    paras = paragraphs([Page(1, 842, lines, 595)], 10.0, "reledmac", entries)
+    headings = [p.text for p in paras if p.heading_level is not None]
+    assert headings == ["9 Verse", "9.11 Antilabe", "9.12 Various tools"]

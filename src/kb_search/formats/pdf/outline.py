@@ -96,7 +96,9 @@ def apply_outline(pages: list[Page], entries: list[Entry]) -> bool:
                 continue
             wrapping = None
             hyphen = line.text.rstrip().endswith(("-", "\u00ad", "\u2010"))
-            entry = _match(key, candidates, matched, hyphen) or _match(
+            # a fixed-pitch line is a command in a margin or a listing ('\antilabe' beside
+            # '9.11 Antilabe'): it names a bookmark only with the number the bookmark has
+            entry = _match(key, candidates, matched, hyphen, line.mono) or _match(
                 bare, unnumbered, matched, hyphen
             )
             if entry is not None:
@@ -129,21 +131,27 @@ def _unlisted_heading(line: Line, page_size: float) -> bool:
 
 
 def _match(
-    key: str, candidates: list[Entry], matched: set[int], hyphen: bool = False
+    key: str,
+    candidates: list[Entry],
+    matched: set[int],
+    hyphen: bool = False,
+    numbered: bool = False,
 ) -> Entry | None:
     """The entry the line names whole, or whose first words it holds (a heading wrapped over
     lines): ending where one of the entry's words ends, or in a hyphen. '\\firstlinenum' in a
-    margin is not the start of 'First line number and line number increment'."""
+    margin is not the start of 'First line number and line number increment'. `numbered`: the
+    line must hold the entry's number too."""
     if not key:
         return None
     for entry in candidates:
         if id(entry) in matched:
             continue
-        if key in (entry.key, entry.bare):
+        wholes = (entry.key,) if numbered else (entry.key, entry.bare)
+        if key in wholes:
             return entry
         if len(key) >= WRAP_MIN_CHARS and any(
             whole.startswith(key) and (hyphen or _ends_a_word(len(key), whole, entry.text))
-            for whole in (entry.key, entry.bare)
+            for whole in wholes
             if whole
         ):
             return entry
