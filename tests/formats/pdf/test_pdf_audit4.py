@@ -197,3 +197,15 @@ def test_a_command_in_the_margin_is_not_its_numbered_bookmark() -> None:
     paras = paragraphs([Page(1, 842, lines, 595)], 10.0, "reledmac", entries)
     headings = [p.text for p in paras if p.heading_level is not None]
     assert headings == ["9 Verse", "9.11 Antilabe", "9.12 Various tools"]
+
+
+def test_a_bold_title_in_the_texts_size_above_it_is_still_the_title(tmp_path: Path) -> None:
+    """A title set in bold capitals in the body's size, in the text's block above its first
+    paragraph (adtreesdoc), is the title: only lines below a paragraph's start, in its weight,
+    belong to it."""
+    page: list = [(214, 150, "ADPOSITIONAL TREES IN LATEX", "Times-Bold", 8.85)]
+    page += [(220, 182, "MARCO BENINI AND FEDERICO GOBBO", "Times-Roman", 7.1)]
+    text = lines_of(words(200), 12)
+    page += [(127, 243 + 12 * i, line, "Times-Roman", 8.85) for i, line in enumerate(text)]
+    path = write_pdf(tmp_path / "adtreesdoc.pdf", [page])
+    assert parse_pdf(path, SETTINGS).title == "ADPOSITIONAL TREES IN LATEX"

@@ -272,24 +272,27 @@ def choose_title(
 
 def _paragraph_lines(top: list[Line]) -> set[int]:
     """The ids of the lines of a paragraph: a run of PARAGRAPH_MIN_LINES or more of one block
-    and size, each the same step below the one before, and the other lines of that block in
-    that size (a formula in the text breaks the step). An edition's text set larger than its
+    and size, each the same step below the one before, and the lines below it in that block,
+    size and weight (a formula in the text breaks the step). An edition's text set larger than its
     apparatus names nothing, however large against the body; a title wraps over three lines
     at most."""
-    kinds: list[tuple[int, float]] = []
+    runs: list[Line] = []  # the first line of each paragraph found
     run: list[Line] = []
     for line in [*top, None]:
         if line is not None and run and _runs_on(run, line):
             run.append(line)
             continue
         if len(run) >= PARAGRAPH_MIN_LINES:
-            kinds.append((run[0].block, run[0].size))
+            runs.append(run[0])
         run = [line] if line is not None else []
     return {
         id(ln)
         for ln in top
-        for block, size in kinds
-        if ln.block == block and abs(ln.size - size) <= 0.05 * size
+        for first in runs
+        if ln.block == first.block
+        and ln.y0 >= first.y0  # a title set in the text's size and block stands above it
+        and ln.bold == first.bold
+        and abs(ln.size - first.size) <= 0.05 * first.size
     }
 
 
