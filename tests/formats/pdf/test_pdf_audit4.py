@@ -12,6 +12,7 @@ pytest.importorskip("reportlab")
 
 from reportlab.pdfgen.canvas import Canvas  # noqa: E402
 
+from kb_search.formats.pdf.furniture import remove_headers_footers  # noqa: E402
 from kb_search.formats.pdf.layout import Line, Page  # noqa: E402
 from kb_search.formats.pdf.outline import NUMBER_PREFIX_RE, Entry, _key, apply_outline  # noqa: E402
 from kb_search.formats.pdf.parse import parse_pdf  # noqa: E402
@@ -209,3 +210,43 @@ def test_a_bold_title_in_the_texts_size_above_it_is_still_the_title(tmp_path: Pa
     page += [(127, 243 + 12 * i, line, "Times-Roman", 8.85) for i, line in enumerate(text)]
     path = write_pdf(tmp_path / "adtreesdoc.pdf", [page])
     assert parse_pdf(path, SETTINGS).title == "ADPOSITIONAL TREES IN LATEX"
+
+
+def test_running_heads_are_dropped_where_glyph_boxes_hug_the_letters() -> None:
+    """Fails on the old code: reledmac's font reports glyph boxes that hug each letter, so its
+    10pt text measured 4.6 while its running heads ('5.4 Changing the line numbers 21')
+    measured 9.3: taken for chapter headings set larger than the text, 79 heads stayed in
+    the text. Their line boxes are the text's height: they are heads."""
+    titles = ["Aim", "History", "Options", "Lineation", "Paragraphs", "Notes", "Verse", "Index"]
+    pages = []
+    for number in range(1, 9):
+        head = f"5.{number} | {titles[number - 1]} | {number}"
+        lines = [Line(head, number, 120, 94, 470, 103.4, 9.28, False, 0, cells=3)]
+        for i in range(30):
+            y = 130 + 12 * i
+            lines.append(
+                Line(
+                    f"body line {i} of page {number}", number, 120, y, 470, y + 9.3, 4.62, False, 0
+                )
+            )
+        pages.append(Page(number, 842, lines, 595))
+    remove_headers_footers(pages)
+    assert all(not ln.text.startswith("5.") for page in pages for ln in page.lines)
+    assert all(len(page.lines) == 30 for page in pages)
+
+
+def test_a_chapter_heading_set_larger_atop_its_page_stays() -> None:
+    """A chapter's heading set larger than the text, atop its page with a number, is kept."""
+    names = {2: "Introduction", 5: "Usage", 7: "Reference"}
+    pages = []
+    for number in range(1, 9):
+        lines = []
+        if number in names:
+            lines.append(Line(f"{number} {names[number]}", number, 120, 60, 300, 76, 14.0, True, 0))
+        for i in range(30):
+            y = 130 + 12 * i
+            lines.append(Line(f"body line {i}", number, 120, y, 470, y + 10.5, 10.0, False, 0))
+        pages.append(Page(number, 842, lines, 595))
+    remove_headers_footers(pages)
+    kept = [ln.text for page in pages for ln in page.lines if not ln.text.startswith("body")]
+    assert kept == ["2 Introduction", "5 Usage", "7 Reference"]
