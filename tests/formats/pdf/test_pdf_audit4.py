@@ -250,3 +250,21 @@ def test_a_chapter_heading_set_larger_atop_its_page_stays() -> None:
     remove_headers_footers(pages)
     kept = [ln.text for page in pages for ln in page.lines if not ln.text.startswith("body")]
     assert kept == ["2 Introduction", "5 Usage", "7 Reference"]
+
+
+def test_a_german_contents_heading_the_outline_leaves_out_is_a_heading() -> None:
+    """Fails on the old code: 'Inhaltsverzeichnis', set large before the chapters and left out
+    of the outline as 'Contents' is, headed nothing, so the contents pages' chunks had no
+    heading (jmgerdoc: 8 chunks)."""
+    contents = [_line("Inhaltsverzeichnis", 80, 17.0, True)]
+    contents += [_line(f"{n} Kapitel {n} … {n * 4}", 120 + 14 * n, 10.0) for n in range(1, 9)]
+    chapters = [_line(f"{n} Kapitel {n}", 80, 14.0, True) for n in range(1, 4)]
+    pages = [Page(1, 842, contents, 595)]
+    for n, line in enumerate(chapters, start=2):
+        line.page = n
+        body = [_line(t, 120 + 12 * i, 10.0) for i, t in enumerate(lines_of(words(40), 12))]
+        pages.append(Page(n, 842, [line, *body], 595))
+    entries = [_entry(n + 1, 1, f"{n} Kapitel {n}") for n in range(1, 4)]
+    assert apply_outline(pages, entries)
+    assert contents[0].heading_level == 1
+    assert [ln.heading_level for ln in chapters] == [1, 1, 1]

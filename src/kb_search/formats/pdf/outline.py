@@ -24,6 +24,9 @@ MIN_MATCHED_SHARE = 0.5  # of the entries: below that, the outline does not desc
 UNLISTED = frozenset(
     {"abstract", "contents", "table of contents", "preface", "foreword", "index", "glossary"}
     | {"references", "bibliography", "acknowledgements", "acknowledgments", "change history"}
+    # ... in German and French
+    | {"inhaltsverzeichnis", "inhalt", "vorwort", "literaturverzeichnis", "stichwortverzeichnis"}
+    | {"table des matières", "sommaire", "préface", "bibliographie"}
 )
 UNLISTED_SIZE = 1.15  # a generic heading the outline leaves out is set this much larger
 WRAP_MIN_CHARS = 8  # a heading's first line, when it wraps, holds at least this much of it
