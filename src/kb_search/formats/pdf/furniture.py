@@ -248,11 +248,14 @@ def _numbered_heads(edges: dict[int, list[Line]], pages: list[Page]) -> set[int]
     """Edge lines that carry the page number (the same offset from the physical page number on
     several pages): heads that name the section change from page to page, but not that."""
     by_offset: dict[int, list[Line]] = defaultdict(list)
-    body = _body_size(pages)
+    body, body_box = _body_size(pages), _body_box(pages)
     for page in pages:
         for line in edges[page.number]:
-            # a chapter heading set larger than the text is not a head, numbered as it may be
-            if len(line.text.split()) > HEAD_MAX_WORDS or line.size > 1.1 * body:
+            # a chapter heading set larger than the text is not a head, numbered as it may be;
+            # larger by its line's box too: a font whose glyph boxes hug each letter measures
+            # its 10pt text at 4.6 (reledmac), which no head would pass for
+            larger = line.size > 1.1 * body and line.y1 - line.y0 > 1.1 * body_box
+            if len(line.text.split()) > HEAD_MAX_WORDS or larger:
                 continue
             for number in _edge_numbers(line.text):
                 by_offset[number - page.number].append(line)
@@ -273,6 +276,15 @@ def _body_size(pages: list[Page]) -> float:
         for line in page.lines:
             sizes[round(line.size * 2) / 2] += len(line.text)
     return sizes.most_common(1)[0][0] if sizes else 0.0
+
+
+def _body_box(pages: list[Page]) -> float:
+    """The height of the line box most of the text is set in."""
+    heights: Counter[float] = Counter()
+    for page in pages:
+        for line in page.lines:
+            heights[round((line.y1 - line.y0) * 2) / 2] += len(line.text)
+    return heights.most_common(1)[0][0] if heights else 0.0
 
 
 def _edge_numbers(text: str) -> set[int]:

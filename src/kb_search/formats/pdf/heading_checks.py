@@ -11,7 +11,9 @@
   A document's type hierarchy never sets a section smaller than its subsections, so the
   number is part of the text (a list, a play, a numbered example), not a section number;
 - a date ('4. Februar 2006', 'Imprimé le 13 avril 2009'): it dates the document, it heads
-  nothing.
+  nothing;
+- a numbered mark in brackets ('[Green 2]', '[OA 1]', '[3]'): the label of a margin note or
+  a reviewer's comment, set bold beside the text it marks.
 
 Bold marks a heading only where the body is not bold itself: a book set in a heavy face (or
 whose fonts all report bold) would make each of its short lines a heading.
@@ -46,6 +48,7 @@ DATE_IN_LINE_RE = re.compile(
     r"|\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{4})\b",
     re.I,
 )
+NOTE_MARK_RE = re.compile(r"^\[[^\[\]]{0,24}?\d{1,4}\]$")
 DATE_LEAD_MAX_WORDS = 5  # 'Dernière mise à jour le': a few words that lead to the date
 BOLD_BODY_SHARE = 0.5  # bold this share of the body's prose: bold is the body's weight
 BOLD_BODY_MIN_CHARS = 3000  # a page of prose: less (a one-line sample, a form) is no body
@@ -58,6 +61,8 @@ def cannot_be_heading(text: str) -> bool:
     with an ellipsis; a numbered line ending in a colon heads what follows it)."""
     text = text.strip()
     if BULLET_RE.match(text) or (FIELD_RE.match(text) and not RELEASE_RE.match(text)):
+        return True
+    if NOTE_MARK_RE.match(text):
         return True
     if SENTENCE_END_RE.search(text) and not text.isupper():
         return True

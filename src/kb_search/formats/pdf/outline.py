@@ -24,6 +24,9 @@ MIN_MATCHED_SHARE = 0.5  # of the entries: below that, the outline does not desc
 UNLISTED = frozenset(
     {"abstract", "contents", "table of contents", "preface", "foreword", "index", "glossary"}
     | {"references", "bibliography", "acknowledgements", "acknowledgments", "change history"}
+    # ... in German and French
+    | {"inhaltsverzeichnis", "inhalt", "vorwort", "literaturverzeichnis", "stichwortverzeichnis"}
+    | {"table des matières", "sommaire", "préface", "bibliographie"}
 )
 UNLISTED_SIZE = 1.15  # a generic heading the outline leaves out is set this much larger
 WRAP_MIN_CHARS = 8  # a heading's first line, when it wraps, holds at least this much of it
@@ -95,7 +98,12 @@ def apply_outline(pages: list[Page], entries: list[Entry]) -> bool:
                 wrapping = None
                 continue
             wrapping = None
-            entry = _match(key, candidates, matched) or _match(bare, unnumbered, matched)
+            hyphen = line.text.rstrip().endswith(("-", "\u00ad", "\u2010"))
+            # a fixed-pitch line is a command in a margin or a listing ('\antilabe' beside
+            # '9.11 Antilabe'): it names a bookmark only with the number the bookmark has
+            entry = _match(key, candidates, matched, hyphen, line.mono) or _match(
+                bare, unnumbered, matched, hyphen
+            )
             if entry is not None:
                 matched.add(id(entry))
                 levels[id(line)] = entry.level
@@ -125,19 +133,47 @@ def _unlisted_heading(line: Line, page_size: float) -> bool:
     return display and line.text.strip(" .:").lower() in UNLISTED
 
 
-def _match(key: str, candidates: list[Entry], matched: set[int]) -> Entry | None:
+def _match(
+    key: str,
+    candidates: list[Entry],
+    matched: set[int],
+    hyphen: bool = False,
+    numbered: bool = False,
+) -> Entry | None:
+    """The entry the line names whole, or whose first words it holds (a heading wrapped over
+    lines): ending where one of the entry's words ends, or in a hyphen. '\\firstlinenum' in a
+    margin is not the start of 'First line number and line number increment'. `numbered`: the
+    line must hold the entry's number too."""
     if not key:
         return None
     for entry in candidates:
         if id(entry) in matched:
             continue
-        if key in (entry.key, entry.bare):
+        wholes = (entry.key,) if numbered else (entry.key, entry.bare)
+        if key in wholes:
             return entry
-        if len(key) >= WRAP_MIN_CHARS and (
-            entry.key.startswith(key) or (entry.bare and entry.bare.startswith(key))
+        if len(key) >= WRAP_MIN_CHARS and any(
+            whole.startswith(key) and (hyphen or _ends_a_word(len(key), whole, entry.text))
+            for whole in wholes
+            if whole
         ):
             return entry
     return None
+
+
+def _ends_a_word(length: int, whole: str, text: str) -> bool:
+    """Whether the first `length` characters of `whole` (a title's key) end one of its words.
+    An entry without its text (built by hand) is not checked."""
+    if not text:
+        return True
+    words = [k for k in map(_key, text.split()) if k]
+    ends, total = set(), 0
+    for word in words:
+        total += len(word)
+        ends.add(total)
+    # `whole` may be the title without its leading number: count from where it starts
+    offset = len(_key(text)) - len(whole)
+    return offset < 0 or length + offset in ends  # < 0: the text was cut short
 
 
 def _key(text: str) -> str:

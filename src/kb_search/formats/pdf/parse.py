@@ -94,7 +94,7 @@ def parse_pdf(
         raise NeedsOcr(queued) if queued else IngestError(_no_text_message(ocr, ocr_info))
     body_size = structure.body_size(pages)
     plain_bold_body(pages, body_size)
-    deck = slides.is_slide_deck(pages)
+    deck = slides.is_slide_deck(pages, body_size)
     if deck:
         slides.drop_off_page(pages)
     furniture.remove_headers_footers(pages, keep=slides.frame_titles(pages) if deck else None)

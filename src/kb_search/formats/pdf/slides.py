@@ -24,16 +24,29 @@ TITLE_ZONE = 0.3  # share of the page height, from its top, where a frame title 
 TITLE_MAX_WORDS = 12
 OFF_PAGE = 2.0  # points beyond the page's edge a line must lie to be off the page
 SLOT_SIZE = 0.08  # a frame title is set within this share of the deck's frame-title size
+# A slide's text is set to be read from across a room: its body at least this share of the
+# page height (beamer's 11pt on a 273pt page is 0.04); a landscape book's is about half that.
+SCREEN_TYPE = 0.035
+TITLE_OVER_BODY = 1.05  # a frame title is set larger than the body by at least this much
 
 
-def is_slide_deck(pages: list[Page]) -> bool:
+def is_slide_deck(pages: list[Page], body_size: float = 0.0) -> bool:
+    """Landscape pages with little text each. Not a landscape book or screen document set in
+    reading type whose top line is in the body's size: there that line is a running head or
+    the page's first sentence, not a frame title, and each page is no slide."""
     with_text = [p for p in pages if p.lines and p.height > 0]
     if len(with_text) < 2:
         return False
     wide = [p for p in with_text if p.width / p.height >= LANDSCAPE and p.width <= MAX_WIDTH]
     if len(wide) < 0.6 * len(with_text):
         return False
-    return statistics.median(len(p.lines) for p in with_text) <= MAX_LINES
+    if statistics.median(len(p.lines) for p in with_text) > MAX_LINES:
+        return False
+    height = statistics.median(p.height for p in with_text)
+    if body_size <= 0 or body_size >= SCREEN_TYPE * height:
+        return True
+    slot = title_size(pages)
+    return slot is not None and slot >= TITLE_OVER_BODY * body_size
 
 
 def frame_title(page: Page, slot: float | None = None) -> Line | None:

@@ -61,6 +61,8 @@ TITLED_MAX_WORDS = 9  # a numbered line in body type, title-cased, this long at 
 # Lines closer than this share of their size are not set that large (a display title set
 # solid keeps about 0.94 of its measured size from line to line)
 CROWDED_PITCH = 0.92
+PITCH_SLACK = 0.1  # lines this share off the block's pitch (or box height) are set alike
+PARAGRAPH_MIN_LINES = 5  # lines of one size at one pitch: a paragraph, not a title
 SIDE_BY_SIDE_MIN_WORDS = 4  # authors or affiliations side by side, in words
 # A footnote mark after a title ('... in LaTeX ∗', 'A Study†'): the note, not the title's.
 # From the start of a trailing run of marks and spaces only: no nested repeat (linear time).
@@ -245,14 +247,16 @@ def choose_title(
 ) -> str:
     """The Title field when sane, else the largest lines atop the first page with text that
     are not authors' e-mails, affiliations, dates, table rows, a section heading or a generic
-    'Contents', else the outline's first entry; the file name only when none of these is."""
+    'Contents' or a paragraph, else the outline's first entry; the file name only when none of
+    these is."""
     meta_title = _unmarked(TEX_LENGTH_LEAD_RE.sub("", meta_title or ""))
     if meta_title and _meaningful_title(meta_title, path):
         return meta_title
     first = next((p for p in pages if p.lines), None)
     if first is not None:
         top = _above_first_section(sorted(first.lines, key=lambda ln: ln.y0)[:15])
-        named = [ln for ln in top if _could_name_document(ln)]
+        prose = _paragraph_lines(top)
+        named = [ln for ln in top if _could_name_document(ln) and id(ln) not in prose]
         big = [ln for ln in named if _set_large(ln, body)]
         if big:
             # glyph-box sizes are noisy: of the lines set in the largest size, the topmost
@@ -264,6 +268,44 @@ def choose_title(
                 return _unmarked(line.text)[:200]
     entry = _outline_title(outline or [])
     return entry or path.stem
+
+
+def _paragraph_lines(top: list[Line]) -> set[int]:
+    """The ids of the lines of a paragraph: a run of PARAGRAPH_MIN_LINES or more of one block
+    and size, each the same step below the one before, and the lines below it in that block,
+    size and weight (a formula in the text breaks the step). An edition's text set larger than its
+    apparatus names nothing, however large against the body; a title wraps over three lines
+    at most."""
+    runs: list[Line] = []  # the first line of each paragraph found
+    run: list[Line] = []
+    for line in [*top, None]:
+        if line is not None and run and _runs_on(run, line):
+            run.append(line)
+            continue
+        if len(run) >= PARAGRAPH_MIN_LINES:
+            runs.append(run[0])
+        run = [line] if line is not None else []
+    return {
+        id(ln)
+        for ln in top
+        for first in runs
+        if ln.block == first.block
+        and ln.y0 >= first.y0  # a title set in the text's size and block stands above it
+        and ln.bold == first.bold
+        and abs(ln.size - first.size) <= 0.05 * first.size
+    }
+
+
+def _runs_on(run: list[Line], line: Line) -> bool:
+    last = run[-1]
+    step = line.y0 - last.y0
+    even = len(run) < 2 or abs(step - (last.y0 - run[-2].y0)) <= PITCH_SLACK * step
+    return (
+        line.block == last.block
+        and abs(line.size - last.size) <= 0.05 * last.size
+        and 0 < step <= 2 * last.size
+        and even
+    )
 
 
 def _above_first_section(top: list[Line]) -> list[Line]:
@@ -618,7 +660,11 @@ def _starts_paragraph(prev: Line, line: Line, pitch: float) -> bool:
         return line.heading_level != prev.heading_level or line.y0 - prev.y1 > 0.6 * line.size
     if pitch and line.y0 - prev.y0 > 1.4 * pitch:
         return True
-    if prev.size and abs(line.size - prev.size) > 0.2 * prev.size:
+    if (
+        prev.size
+        and abs(line.size - prev.size) > 0.2 * prev.size
+        and not _one_type(prev, line, pitch)
+    ):
         return True
     if BULLET_RE.match(line.text):
         return True
@@ -627,6 +673,18 @@ def _starts_paragraph(prev: Line, line: Line, pitch: float) -> bool:
         line.x0 - prev.x0 > 0.8 * indent
         and prev.text[-1:] in ".!?:"
         and not BULLET_RE.match(prev.text)
+    )
+
+
+def _one_type(prev: Line, line: Line, pitch: float) -> bool:
+    """Two lines whose sizes, measured from their glyphs, differ, but that stand the block's
+    usual pitch apart in boxes of one height: one type, measured by different letters (a font
+    whose glyph boxes hug each letter reads 'the num-' as 4.6 and 'ber in font' as 6.5 in a
+    10pt text). Type of another size sits at another pitch or in lower boxes."""
+    step = line.y0 - prev.y0
+    high, low = sorted((prev.y1 - prev.y0, line.y1 - line.y0), reverse=True)
+    return (
+        pitch > 0 and abs(step - pitch) <= PITCH_SLACK * pitch and low >= (1 - PITCH_SLACK) * high
     )
 
 
