@@ -162,6 +162,7 @@ def _fragments(
     get_unicode, get_box = pdfium_c.FPDFText_GetUnicode, pdfium_c.FPDFText_GetLooseCharBox
     rotated = _RotatedText()
     turned, height = view.rotation != 0, view.height
+    isfinite = math.isfinite
     chars: list[str] = []
     heights: list[float] = []  # per character: the run's size is their median
     bx0 = by0 = bx1 = by1 = 0.0  # box of the current run
@@ -181,7 +182,7 @@ def _fragments(
             low = get_unicode(raw, i + 1)
             if 0xDC00 <= low < 0xE000:
                 code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
-        ch = _char(code)
+        ch = CHARS[code] if code < CHAR_TABLE_SIZE else _char(code)
         if glyphs is not None and code < 0x20:
             # a glyph pdfium could not name reports its bare character code ('fi' as 0x1B or
             # 0x0C, 'fl' as 0x0D): the font's encoding may name it. 0x02 is also pdfium's own
@@ -203,14 +204,19 @@ def _fragments(
             x0, x1, y0, y1 = view.box(rect)
         else:  # the common case, inline: this runs for every character
             x0, x1, y0, y1 = rect.left, rect.right, height - rect.top, height - rect.bottom
-        if not math.isfinite(x0 + x1 + y0 + y1):
+        if not isfinite(x0 + x1 + y0 + y1):
             continue  # a hostile page's glyph at NaN or infinity stands nowhere on it
-        h = max(y1 - y0, 0.1)
+        # min() and max() spelt out in this loop (as they choose, ties included): it runs for
+        # every character, and the calls cost more than the rest of its arithmetic
+        h = y1 - y0
+        if h < 0.1:
+            h = 0.1
         # ligatures expand to several chars sharing one box, so compare with the last x0
         continues = (
             chars
             and not vertical
-            and min(y1, by1) - max(y0, by0) > 0.5 * min(h, by1 - by0)
+            and (by1 if by1 < y1 else y1) - (by0 if by0 > y0 else y0)
+            > 0.5 * (by1 - by0 if by1 - by0 < h else h)
             and (
                 x0 - last_x1 <= h
                 # a sentence's end in a justified line: its blank stretched with the line's
@@ -258,7 +264,14 @@ def _fragments(
                 word = max(word, x0 - last_x1)
             chars.append(ch)
             heights.append(h)
-            bx0, by0, bx1, by1 = min(bx0, x0), min(by0, y0), max(bx1, x1), max(by1, y1)
+            if x0 < bx0:
+                bx0 = x0
+            if y0 < by0:
+                by0 = y0
+            if x1 > bx1:
+                bx1 = x1
+            if y1 > by1:
+                by1 = y1
         last_x0, last_x1, last_y0, last_y1, last_index = x0, x1, y0, y1, i
         space = aside = False
     if chars:
@@ -321,6 +334,11 @@ def _char(code: int) -> str:
     if 0x1D400 <= code <= 0x1D7FF:  # Mathematical Alphanumeric Symbols: 𝑎 is an italic a
         return unicodedata.normalize("NFKC", chr(code))
     return chr(code)
+
+
+# ``_char`` of the codes below this, looked up: it runs for every character of every page.
+CHAR_TABLE_SIZE = 0x3000
+CHARS = tuple(_char(code) for code in range(CHAR_TABLE_SIZE))
 
 
 def _is_rotated(angle: float, turn: float = 0.0) -> bool:
