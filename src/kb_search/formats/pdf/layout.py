@@ -163,6 +163,7 @@ def _fragments(
     rotated = _RotatedText()
     turned, height = view.rotation != 0, view.height
     isfinite = math.isfinite
+    styles = _FontStyles(textpage)
     chars: list[str] = []
     heights: list[float] = []  # per character: the run's size is their median
     bx0 = by0 = bx1 = by1 = 0.0  # box of the current run
@@ -249,12 +250,12 @@ def _fragments(
                 # a spacing accent drawn back over a letter of the run (TeX's accent after its
                 # word): a fragment of its own, and the run goes on where it stopped, so the
                 # letter after it is not set apart ('Devanagar', '¯' over its 'a', then 'ı')
-                yield _make_frag(textpage, [ch], [h], (x0, y0, x1, y1), i, i)
+                yield _make_frag(styles, [ch], [h], (x0, y0, x1, y1), i, i)
                 space, aside = False, True
                 continue
             if chars:
                 box = (bx0, by0, bx1, by1)
-                yield _make_frag(textpage, chars, heights, box, first_index, last_index, vertical)
+                yield _make_frag(styles, chars, heights, box, first_index, last_index, vertical)
             chars, heights, space, vertical, word = [ch], [h], False, False, 0.0
             bx0, by0, bx1, by1 = x0, y0, x1, y1
             first_index = i
@@ -276,7 +277,7 @@ def _fragments(
         space = aside = False
     if chars:
         box = (bx0, by0, bx1, by1)
-        yield _make_frag(textpage, chars, heights, box, first_index, last_index, vertical)
+        yield _make_frag(styles, chars, heights, box, first_index, last_index, vertical)
     for text in rotated.lines():
         yield Frag(text, 0.0, view.height, 0.0, view.height, 0.0, rotated=True)
 
@@ -372,7 +373,7 @@ class _RotatedText:
 
 
 def _make_frag(
-    textpage: pdfium.PdfTextPage,
+    styles: _FontStyles,
     chars: list[str],
     heights: list[float],
     box: tuple[float, float, float, float],
@@ -381,11 +382,11 @@ def _make_frag(
     vertical: bool = False,
 ) -> Frag:
     text = "".join(chars).translate(LIGATURES)
-    bold, mono = _font_style(textpage, first)
+    bold, mono = styles.style(first)
     if last != first:
-        last_bold, last_mono = _font_style(textpage, last)
+        last_bold, last_mono = styles.style(last)
         # a listing's line number may lead in another font: the middle and the end decide
-        mid_mono = _font_style(textpage, (first + last) // 2)[1]
+        mid_mono = styles.mono((first + last) // 2)
         bold, mono = bold and last_bold, mid_mono and last_mono
     # the median glyph height, not the run's box: one tall '{' or '(' must not make an e-mail
     # line the largest text on the page
@@ -393,12 +394,34 @@ def _make_frag(
     return Frag(text, box[0], box[1], box[2], box[3], size, bold, mono=mono, vertical=vertical)
 
 
-def _font_style(textpage: pdfium.PdfTextPage, index: int) -> tuple[bool, bool]:
-    """(bold, fixed-pitch) of the character's font, from its weight, flags and name."""
-    name, flags = font_info(textpage.raw, index)
+class _FontStyles:
+    """(bold, fixed-pitch) of a page's characters' fonts, from their weight, flags and name:
+    what a font's name and flags tell is worked out once per page, not for each fragment."""
+
+    def __init__(self, textpage: pdfium.PdfTextPage) -> None:
+        self._raw = textpage.raw
+        self._named: dict[tuple[str, int], tuple[bool, bool]] = {}
+
+    def style(self, index: int) -> tuple[bool, bool]:
+        bold, mono = self._by_name(index)
+        if pdfium_c.FPDFText_GetFontWeight(self._raw, index) >= 600:
+            return True, mono
+        return bold, mono
+
+    def mono(self, index: int) -> bool:
+        return self._by_name(index)[1]
+
+    def _by_name(self, index: int) -> tuple[bool, bool]:
+        key = font_info(self._raw, index)
+        found = self._named.get(key)
+        if found is None:
+            found = self._named[key] = _named_style(*key)
+        return found
+
+
+def _named_style(name: str, flags: int) -> tuple[bool, bool]:
+    """(bold, fixed-pitch) as a font's name and descriptor flags say."""
     name = name.lower()
     mono = bool(flags & FIXED_PITCH_FLAG) or MONO_NAME_RE.search(name) is not None
-    if pdfium_c.FPDFText_GetFontWeight(textpage.raw, index) >= 600:
-        return True, mono
     bold = any(w in name for w in ("bold", "black", "heavy", "semibold", "demi"))
     return bold or TEX_BOLD_RE.search(name) is not None, mono
