@@ -34,6 +34,10 @@ CHAPTER_WORD_RE = re.compile(
     r"^\W*(appendix|chapter|annex|annexe|anhang|kapitel|chapitre)\s+(?=\w{1,4}\.?\s)", re.I
 )
 
+# What a line's key leaves out: every character but those str.isalnum() keeps (a pattern's
+# word characters are those and '_'), removed in one pass rather than one call per character.
+NOT_ALNUM_RE = re.compile(r"[\W_]+")
+
 
 @dataclass
 class Entry:
@@ -141,4 +145,4 @@ def _match(key: str, candidates: list[Entry], matched: set[int]) -> Entry | None
 
 
 def _key(text: str) -> str:
-    return "".join(ch for ch in text.lower() if ch.isalnum())
+    return NOT_ALNUM_RE.sub("", text.lower())
