@@ -162,6 +162,8 @@ def _fragments(
     get_unicode, get_box = pdfium_c.FPDFText_GetUnicode, pdfium_c.FPDFText_GetLooseCharBox
     rotated = _RotatedText()
     turned, height = view.rotation != 0, view.height
+    isfinite = math.isfinite
+    styles = _FontStyles(textpage)
     chars: list[str] = []
     heights: list[float] = []  # per character: the run's size is their median
     bx0 = by0 = bx1 = by1 = 0.0  # box of the current run
@@ -181,7 +183,7 @@ def _fragments(
             low = get_unicode(raw, i + 1)
             if 0xDC00 <= low < 0xE000:
                 code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
-        ch = _char(code)
+        ch = CHARS[code] if code < CHAR_TABLE_SIZE else _char(code)
         if glyphs is not None and code < 0x20:
             # a glyph pdfium could not name reports its bare character code ('fi' as 0x1B or
             # 0x0C, 'fl' as 0x0D): the font's encoding may name it. 0x02 is also pdfium's own
@@ -203,14 +205,19 @@ def _fragments(
             x0, x1, y0, y1 = view.box(rect)
         else:  # the common case, inline: this runs for every character
             x0, x1, y0, y1 = rect.left, rect.right, height - rect.top, height - rect.bottom
-        if not math.isfinite(x0 + x1 + y0 + y1):
+        if not isfinite(x0 + x1 + y0 + y1):
             continue  # a hostile page's glyph at NaN or infinity stands nowhere on it
-        h = max(y1 - y0, 0.1)
+        # min() and max() spelt out in this loop (as they choose, ties included): it runs for
+        # every character, and the calls cost more than the rest of its arithmetic
+        h = y1 - y0
+        if h < 0.1:
+            h = 0.1
         # ligatures expand to several chars sharing one box, so compare with the last x0
         continues = (
             chars
             and not vertical
-            and min(y1, by1) - max(y0, by0) > 0.5 * min(h, by1 - by0)
+            and (by1 if by1 < y1 else y1) - (by0 if by0 > y0 else y0)
+            > 0.5 * (by1 - by0 if by1 - by0 < h else h)
             and (
                 x0 - last_x1 <= h
                 # a sentence's end in a justified line: its blank stretched with the line's
@@ -243,12 +250,12 @@ def _fragments(
                 # a spacing accent drawn back over a letter of the run (TeX's accent after its
                 # word): a fragment of its own, and the run goes on where it stopped, so the
                 # letter after it is not set apart ('Devanagar', '¯' over its 'a', then 'ı')
-                yield _make_frag(textpage, [ch], [h], (x0, y0, x1, y1), i, i)
+                yield _make_frag(styles, [ch], [h], (x0, y0, x1, y1), i, i)
                 space, aside = False, True
                 continue
             if chars:
                 box = (bx0, by0, bx1, by1)
-                yield _make_frag(textpage, chars, heights, box, first_index, last_index, vertical)
+                yield _make_frag(styles, chars, heights, box, first_index, last_index, vertical)
             chars, heights, space, vertical, word = [ch], [h], False, False, 0.0
             bx0, by0, bx1, by1 = x0, y0, x1, y1
             first_index = i
@@ -258,12 +265,19 @@ def _fragments(
                 word = max(word, x0 - last_x1)
             chars.append(ch)
             heights.append(h)
-            bx0, by0, bx1, by1 = min(bx0, x0), min(by0, y0), max(bx1, x1), max(by1, y1)
+            if x0 < bx0:
+                bx0 = x0
+            if y0 < by0:
+                by0 = y0
+            if x1 > bx1:
+                bx1 = x1
+            if y1 > by1:
+                by1 = y1
         last_x0, last_x1, last_y0, last_y1, last_index = x0, x1, y0, y1, i
         space = aside = False
     if chars:
         box = (bx0, by0, bx1, by1)
-        yield _make_frag(textpage, chars, heights, box, first_index, last_index, vertical)
+        yield _make_frag(styles, chars, heights, box, first_index, last_index, vertical)
     for text in rotated.lines():
         yield Frag(text, 0.0, view.height, 0.0, view.height, 0.0, rotated=True)
 
@@ -323,6 +337,11 @@ def _char(code: int) -> str:
     return chr(code)
 
 
+# ``_char`` of the codes below this, looked up: it runs for every character of every page.
+CHAR_TABLE_SIZE = 0x3000
+CHARS = tuple(_char(code) for code in range(CHAR_TABLE_SIZE))
+
+
 def _is_rotated(angle: float, turn: float = 0.0) -> bool:
     """Text turned from upright as shown: pdfium's angle in page space (0 to 2 pi, or -1 when
     it has none) plus the page's turn."""
@@ -354,7 +373,7 @@ class _RotatedText:
 
 
 def _make_frag(
-    textpage: pdfium.PdfTextPage,
+    styles: _FontStyles,
     chars: list[str],
     heights: list[float],
     box: tuple[float, float, float, float],
@@ -363,11 +382,11 @@ def _make_frag(
     vertical: bool = False,
 ) -> Frag:
     text = "".join(chars).translate(LIGATURES)
-    bold, mono = _font_style(textpage, first)
+    bold, mono = styles.style(first)
     if last != first:
-        last_bold, last_mono = _font_style(textpage, last)
+        last_bold, last_mono = styles.style(last)
         # a listing's line number may lead in another font: the middle and the end decide
-        mid_mono = _font_style(textpage, (first + last) // 2)[1]
+        mid_mono = styles.mono((first + last) // 2)
         bold, mono = bold and last_bold, mid_mono and last_mono
     # the median glyph height, not the run's box: one tall '{' or '(' must not make an e-mail
     # line the largest text on the page
@@ -375,12 +394,34 @@ def _make_frag(
     return Frag(text, box[0], box[1], box[2], box[3], size, bold, mono=mono, vertical=vertical)
 
 
-def _font_style(textpage: pdfium.PdfTextPage, index: int) -> tuple[bool, bool]:
-    """(bold, fixed-pitch) of the character's font, from its weight, flags and name."""
-    name, flags = font_info(textpage.raw, index)
+class _FontStyles:
+    """(bold, fixed-pitch) of a page's characters' fonts, from their weight, flags and name:
+    what a font's name and flags tell is worked out once per page, not for each fragment."""
+
+    def __init__(self, textpage: pdfium.PdfTextPage) -> None:
+        self._raw = textpage.raw
+        self._named: dict[tuple[str, int], tuple[bool, bool]] = {}
+
+    def style(self, index: int) -> tuple[bool, bool]:
+        bold, mono = self._by_name(index)
+        if pdfium_c.FPDFText_GetFontWeight(self._raw, index) >= 600:
+            return True, mono
+        return bold, mono
+
+    def mono(self, index: int) -> bool:
+        return self._by_name(index)[1]
+
+    def _by_name(self, index: int) -> tuple[bool, bool]:
+        key = font_info(self._raw, index)
+        found = self._named.get(key)
+        if found is None:
+            found = self._named[key] = _named_style(*key)
+        return found
+
+
+def _named_style(name: str, flags: int) -> tuple[bool, bool]:
+    """(bold, fixed-pitch) as a font's name and descriptor flags say."""
     name = name.lower()
     mono = bool(flags & FIXED_PITCH_FLAG) or MONO_NAME_RE.search(name) is not None
-    if pdfium_c.FPDFText_GetFontWeight(textpage.raw, index) >= 600:
-        return True, mono
     bold = any(w in name for w in ("bold", "black", "heavy", "semibold", "demi"))
     return bold or TEX_BOLD_RE.search(name) is not None, mono

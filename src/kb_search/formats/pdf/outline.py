@@ -37,6 +37,10 @@ CHAPTER_WORD_RE = re.compile(
     r"^\W*(appendix|chapter|annex|annexe|anhang|kapitel|chapitre)\s+(?=\w{1,4}\.?\s)", re.I
 )
 
+# What a line's key leaves out: every character but those str.isalnum() keeps (a pattern's
+# word characters are those and '_'), removed in one pass rather than one call per character.
+NOT_ALNUM_RE = re.compile(r"[\W_]+")
+
 
 @dataclass
 class Entry:
@@ -177,4 +181,4 @@ def _ends_a_word(length: int, whole: str, text: str) -> bool:
 
 
 def _key(text: str) -> str:
-    return "".join(ch for ch in text.lower() if ch.isalnum())
+    return NOT_ALNUM_RE.sub("", text.lower())

@@ -16,6 +16,7 @@ import re
 import statistics
 import unicodedata
 from collections.abc import Iterable
+from typing import NamedTuple
 
 from kb_search.formats.pdf import vertical
 from kb_search.formats.pdf.layout import CODE_RE, FIGURE_RE, LEADER_RE, TABLE_CELLS, Frag, Line
@@ -140,9 +141,10 @@ def order_blocks(frags: list[Frag], depth: int = 0) -> list[list[Frag]]:
     ]
     blocks: list[list[Frag]] = []
     across: list[Frag] = []  # rows read across, waiting for the next band of columns
+    memo = _SideMemo()
     i = 0
     while i < len(rows):
-        found = _band(rows, free, i, line, white)
+        found = _band(rows, free, i, line, white, memo)
         if found is None or found[1] is None:  # rows read across: this one, or a long table's
             stop = i + 1 if found is None else found[0]
             for row in rows[i:stop]:
@@ -266,7 +268,12 @@ def _page_columns(frags: list[Frag], left_edge: float, width: float) -> list[lis
 
 
 def _band(
-    rows: list[list[Frag]], free: list[list[Interval]], i: int, line: float, white: list[float]
+    rows: list[list[Frag]],
+    free: list[list[Interval]],
+    i: int,
+    line: float,
+    white: list[float],
+    memo: _SideMemo | None = None,
 ) -> tuple[int, float | None] | None:
     """(end row, gutter) of the band of columns that starts at row i, if one does: each white
     stretch of row i is followed down the rows while it stays open, widest first, and until
@@ -284,7 +291,7 @@ def _band(
             shared, j = both, j + 1
         if j - i < MIN_BAND_ROWS:
             continue
-        gutter = _band_gutter(rows[i:j], shared)
+        gutter = _band_gutter(rows[i:j], shared, memo)
         if gutter is not None:
             return j, gutter
         if j - i >= MAX_BAND_ROWS:
@@ -498,18 +505,21 @@ def _intersect(a: list[Interval], b: list[Interval]) -> list[Interval]:
     return out
 
 
-def _band_gutter(band_rows: list[list[Frag]], shared: list[Interval]) -> float | None:
+def _band_gutter(
+    band_rows: list[list[Frag]], shared: list[Interval], memo: _SideMemo | None = None
+) -> float | None:
     """The widest shared white strip with prose on both sides, or code on one side and its
     output on the other, if any."""
     band = [f for row in band_rows for f in row]
+    memo = memo or _SideMemo()
     for a, b in sorted(shared, key=lambda iv: iv[0] - iv[1]):
         if b - a < MIN_GUTTER:
             break
         gutter = (a + b) / 2
         columns = (
-            _columns_are_prose(band_rows, gutter)
+            _columns_are_prose(band_rows, gutter, memo)
             or _code_beside_output(band, gutter)
-            or _index_columns(band_rows, gutter)
+            or _index_columns(band_rows, gutter, memo)
         )
         if columns and not _labelled_rows(band, gutter) and not _one_listing(band, gutter):
             return gutter
@@ -602,21 +612,93 @@ def _labelled_rows(band: list[Frag], gutter: float) -> bool:
     return gaps >= 0.3 * len(labels)
 
 
-def _columns_are_prose(rows: list[list[Frag]], gutter: float) -> bool:
+class _RowSides(NamedTuple):
+    """A row's fragments on the two sides of a gutter, as the prose test counts them."""
+
+    left: int  # fragments left of the gutter
+    right: int  # and right of it
+    left_bold: bool  # every fragment left of it bold
+    other_bold: bool  # every other fragment bold
+    left_runs: list[tuple[float, int]]  # ``_line_runs`` of each side
+    right_runs: list[tuple[float, int]]
+
+
+class _SideMemo:
+    """What the band tests ask of each row on the two sides of a gutter, worked out once per
+    row and gutter: each row of a table is tested again for every band that starts above it,
+    mostly with the same gutter. Kept for one ``order_blocks`` call, whose rows it holds."""
+
+    def __init__(self) -> None:
+        self._rows: list[list[Frag]] = []  # the rows known by their id: kept alive
+        self._prose: dict[tuple[int, float], _RowSides] = {}
+        self._index: dict[tuple[int, float, bool], tuple[str, bool, str] | None] = {}
+        self._ends: dict[int, bool] = {}
+
+    def prose(self, row: list[Frag], gutter: float) -> _RowSides:
+        key = (id(row), gutter)
+        found = self._prose.get(key)
+        if found is None:
+            self._rows.append(row)
+            left = [f for f in row if f.x1 <= gutter]
+            right = [f for f in row if f.x0 >= gutter]
+            found = self._prose[key] = _RowSides(
+                len(left),
+                len(right),
+                all(f.bold for f in left),
+                all(f.bold for f in row if not f.x1 <= gutter),
+                _line_runs(left),
+                _line_runs(right),
+            )
+        return found
+
+    def index_line(
+        self, row: list[Frag], gutter: float, on_left: bool
+    ) -> tuple[str, bool, str] | None:
+        """The row's text on one side as an index line (text, an entry with its pages, its
+        initial), None where that side is empty."""
+        key = (id(row), gutter, on_left)
+        if key in self._index:
+            return self._index[key]
+        self._rows.append(row)
+        side = sorted((f for f in row if (f.x1 <= gutter) == on_left), key=lambda f: f.x0)
+        found = None
+        if side:
+            text = " ".join(f.text.strip() for f in side)
+            entry = _index_entry(text)
+            found = (text, entry, _initial(text) if entry else "")
+        self._index[key] = found
+        return found
+
+    def ends_in_page(self, row: list[Frag]) -> bool:
+        """Whether the row's last fragment ends in what ends a list of pages."""
+        key = id(row)
+        found = self._ends.get(key)
+        if found is None:
+            self._rows.append(row)
+            last = max(row, key=lambda f: f.x0).text.rstrip()[-1:]
+            found = self._ends[key] = last in PAGE_LIST_ENDS
+        return found
+
+
+def _columns_are_prose(
+    rows: list[list[Frag]], gutter: float, memo: _SideMemo | None = None
+) -> bool:
     """Tables also have white strips; columns of text have many long lines on both sides.
     A line is judged whole: the pieces a font change cut it into (a word in italics, `code`,
     a bullet) are one stretch of text, cells apart are not."""
-    left = sum(f.x1 <= gutter for row in rows for f in row)
-    right = sum(f.x0 >= gutter for row in rows for f in row)
+    memo = memo or _SideMemo()
+    facts = [memo.prose(row, gutter) for row in rows]
+    left = sum(fact.left for fact in facts)
+    right = sum(fact.right for fact in facts)
     if min(left, right) < MIN_BAND_ROWS:  # fewer pieces than lines can take: no columns
         return False
-    for on_left in (True, False):  # box titles beside their boxes' rows: no column
-        if all(f.bold for row in rows for f in row if (f.x1 <= gutter) == on_left):
-            return False
+    # box titles beside their boxes' rows: no column
+    if all(fact.left_bold for fact in facts) or all(fact.other_bold for fact in facts):
+        return False
     sides: list[list[tuple[float, int]]] = [[], []]
-    for row in rows:
-        sides[0] += _line_runs([f for f in row if f.x1 <= gutter])
-        sides[1] += _line_runs([f for f in row if f.x0 >= gutter])
+    for fact in facts:
+        sides[0] += fact.left_runs
+        sides[1] += fact.right_runs
     total = sum(chars for side in sides for _, chars in side)
     if not total:
         return False
@@ -629,27 +711,22 @@ def _columns_are_prose(rows: list[list[Frag]], gutter: float) -> bool:
     return all(prose) or (any(prose) and all(_wraps(side) for side in sides))
 
 
-def _index_columns(rows: list[list[Frag]], gutter: float) -> bool:
+def _index_columns(rows: list[list[Frag]], gutter: float, memo: _SideMemo | None = None) -> bool:
     """An index or a glossary set in two columns: on both sides most lines are an entry and
     its pages ('cross-reference 1, 2'), in alphabetical order. Short as they are, they are no
     table's cells: a reader runs down one column before the next."""
     # the right column's entries end their rows: too few rows ending in a page, no index (a
     # cheap test first, as this is tried for every candidate band of every page)
-    ends = sum(
-        max(row, key=lambda f: f.x0).text.rstrip()[-1:] in PAGE_LIST_ENDS for row in rows if row
-    )
+    memo = memo or _SideMemo()
+    ends = sum(memo.ends_in_page(row) for row in rows if row)
     if ends < INDEX_MIN_ENTRIES:
         return False
     for on_left in (True, False):
-        lines = []
-        for row in rows:
-            side = sorted((f for f in row if (f.x1 <= gutter) == on_left), key=lambda f: f.x0)
-            if side:
-                lines.append(" ".join(f.text.strip() for f in side))
-        entries = [text for text in lines if _index_entry(text)]
+        lines = [line for row in rows if (line := memo.index_line(row, gutter, on_left))]
+        entries = [line for line in lines if line[1]]
         if len(entries) < INDEX_MIN_ENTRIES or len(entries) < INDEX_SHARE * len(lines):
             return False
-        initials = [_initial(text) for text in entries]
+        initials = [initial for _, _, initial in entries]
         ordered = sum(a <= b for a, b in zip(initials, initials[1:]))
         if ordered < INDEX_SHARE * (len(initials) - 1):
             return False
