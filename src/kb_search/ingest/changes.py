@@ -44,7 +44,9 @@ KNOWN_EMPTY = "known empty"  # empty before and unchanged since: not a failure
 #    no title from an XML prolog or a template's `{{ }}` (issue 32).
 # 9: plain TeX's setup lines (assignments, definitions) are no text, so a reference card's
 #    title is its first line; gettext catalogs left out as translation catalogs (issue 32).
-CHUNKER_VERSION = 9
+# 10: a chunk that spans pages cites the page holding most of its text, not its first (the
+#    page's `cited_page`, schema migration 9).
+CHUNKER_VERSION = 10
 # The last version whose change reached plain-text chunks (`formats/text.parse_text`), the
 # cut BEIR corpora go through: their cached eval indexes (evaluate/beir.py) outlive other bumps.
 TEXT_CHUNKER_VERSION = 3

@@ -63,3 +63,25 @@ def test_human_table_has_a_page_column_when_answers_are_pages(kb, tmp_path: Path
     line["relevant"] = ["manuals/farm.pdf"]
     path.write_text(json.dumps(line) + "\n", encoding="utf-8")
     assert "page hit@5" not in questions_report_human(kb.eval(path, ["lexical"]))
+
+
+def test_a_chunk_over_a_page_break_cites_the_page_with_its_text(tmp_path: Path) -> None:
+    """A heading at the foot of page 1 opens the section whose text is on page 2: the chunk
+    spans pages 1-2 and its citation opens page 2, where a reader finds the answer."""
+    from pdf_samples import words
+
+    folder = tmp_path / "manuals"
+    folder.mkdir()
+    first = body(lines_of(words(150, "apple"))) + [
+        (72, 700, "2 Grafting rootstock", "Helvetica-Bold", 16)
+    ]
+    second = body(lines_of(words(90, "graft")))
+    write_pdf(folder / "orchard.pdf", [first, second], title="Orchard")
+    config = load_config(env={"KB_DATA_DIR": str(tmp_path / "data"), "KB_WORKERS": "0"})
+    with KnowledgeBase(config, embedder=HashEmbedder(), cwd=tmp_path) as kb:
+        kb.add([folder])
+        hit = kb.search("graft0 graft7", kb.search_options(mode="lexical")).results[0]
+        assert (hit.source.page, hit.source.page_end) == (1, 2)
+        assert hit.citation.endswith("orchard.pdf#page=2")
+        (passage,) = kb.get([hit.citation]).passages
+        assert "graft0" in passage.text
