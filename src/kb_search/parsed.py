@@ -39,6 +39,9 @@ class ParsedChunk:
     # a table of contents, a list of figures, an index: searchable, ranked below content
     # that matches about as well (formats/navigation.py)
     navigation: bool = False
+    # the page a citation opens (page_start..page_end): the one holding most of the text;
+    # None: page_start
+    cited_page: int | None = None
 
 
 @dataclass

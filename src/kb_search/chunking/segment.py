@@ -219,8 +219,23 @@ def _render(units: list[Unit], whole: bool, count: TokenCounter) -> ParsedChunk:
         line_end=max(line_ends) if line_ends else None,
         page_start=min(pages) if pages else None,
         page_end=max(page_ends) if page_ends else None,
+        cited_page=cited_page(units),
         token_count=_token_count(units, whole, count, text),
     )
+
+
+def cited_page(units: list[Unit]) -> int | None:
+    """The page a citation of these units opens: the one holding most of their text (not
+    counting headings, unless there is nothing else), the first of equals. A chunk that starts
+    with a heading at the foot of a page, or a section's title slide, is read on the next."""
+    weights: Counter[int] = Counter()
+    for heading_too in (False, True):
+        for unit in units:
+            if unit.page_start is not None and (heading_too or not unit.heading):
+                weights[unit.page_start] += max(unit.tokens, 1)
+        if weights:
+            return max(sorted(weights), key=lambda page: weights[page])
+    return None
 
 
 def _token_count(units: list[Unit], whole: bool, count: TokenCounter, text: str) -> int:

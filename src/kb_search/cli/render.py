@@ -50,12 +50,17 @@ def location(
     lines: list[int] | None = None,
     page: int | None = None,
     page_end: int | None = None,
+    cited: str | None = None,
 ) -> Text:
-    """Where a chunk is, as a person opens it: `path:line`, `path p. 3`, linked to the file."""
+    """Where a chunk is, as a person opens it: `path:line`, `path p. 3`, linked to the file
+    (at the page its citation `cited` opens, for a chunk that spans pages)."""
     shown = term.show_path(path)
     if page is not None:
         pages = f"pp. {page}-{page_end}" if page_end and page_end != page else f"p. {page}"
-        label, fragment = f"{shown} {pages}", f"#page={page}"
+        fragment = f"#page={page}"
+        if cited and cited.startswith(path + "#page="):
+            fragment = cited[len(path) :]
+        label = f"{shown} {pages}"
     elif lines:
         label, fragment = f"{shown}:{lines[0]}", ""
     else:
@@ -86,10 +91,12 @@ def _heading(source: Any) -> str:
     return printable(" › ".join(x for x in parts if x))
 
 
-def _location_line(term: Terminal, source: Any, chunk_id: int, width: int) -> Padding:
+def _location_line(
+    term: Terminal, source: Any, chunk_id: int, width: int, citation: str | None = None
+) -> Padding:
     """`path:line · type · tags · chunk N`. The openable part is never cut: what does not fit
     beside it is left out, and a path longer than the line wraps, indented as the line is."""
-    line = location(term, source.path, source.lines, source.page, source.page_end)
+    line = location(term, source.path, source.lines, source.page, source.page_end, citation)
     for extra in (printable(source.type), printable(", ".join(source.tags)), f"chunk {chunk_id}"):
         if extra and INDENT + cell_len(line.plain) + cell_len(extra) + 3 <= width:
             line += Text(f" · {extra}", DIM)
@@ -143,7 +150,7 @@ def search_human(response: SearchResponse, term: Terminal) -> str:
             text = without_heading(text, heading)
         snippet = _highlighted(text)
         parts.append(Padding(snippet, (0, 0, 0, INDENT), expand=False))
-        parts.append(_location_line(term, s, result.chunk_id, width))
+        parts.append(_location_line(term, s, result.chunk_id, width, result.citation))
         if result.also_at:
             parts.append(_also_at_line(term, result.also_at))
         if response.variants:
@@ -228,7 +235,7 @@ def document_human(doc: Any, term: Terminal) -> str:
 def chunk_header(chunk: Any, path: str, term: Terminal) -> Text:
     label = printable(" › ".join(x for x in (chunk.heading, chunk.symbol) if x))
     head = Text(f"── chunk {chunk.chunk_id} (#{chunk.chunk_index}) ", style=DIM)
-    head += location(term, path, chunk.lines, chunk.page, chunk.page_end)
+    head += location(term, path, chunk.lines, chunk.page, chunk.page_end, chunk.citation)
     if label:
         head += Text(f"  {label}", style=HEADING)
     return _fit(head, term.width)

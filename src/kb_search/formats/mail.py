@@ -203,6 +203,7 @@ def _attach(
         chunk.heading = f"{subject} > {label}{where}{inner}"
         chunk.line_start = chunk.line_end = None
         chunk.page_start = chunk.page_end = page
+        chunk.cited_page = None
         parsed.chunks.append(chunk)
 
 

@@ -48,7 +48,8 @@ KNOWN_EMPTY = "known empty"  # empty before and unchanged since: not a failure
 #     Texinfo read as sections; HTML redirect stubs, mdBook print copies and one-line JSON
 #     dumps left out; a `<br>` paragraph's pieces cite their own lines (issue 32); PDF
 #     side-by-side paragraphs, landscape books no slide decks, heads and titles measured by
-#     line boxes, foreign 'Contents' headings, margin labels no headings (issue 37).
+#     line boxes, foreign 'Contents' headings, margin labels no headings; a chunk that spans
+#     pages cites the page holding most of its text (`cited_page`, migration 9) (issue 37).
 CHUNKER_VERSION = 10
 # The last version whose change reached plain-text chunks (`formats/text.parse_text`), the
 # cut BEIR corpora go through: their cached eval indexes (evaluate/beir.py) outlive other bumps.

@@ -4,9 +4,10 @@
   defines the identifier (its symbol or heading, or a line that starts with it, in a chunk
   that is not a list of such names) ahead of chunks that only mention it.
 - Diversity: at most `per_file` chunks of one file, and SECTION_CAP of one (headed) section,
-  come before other files' chunks that score at least DEMOTE_FLOOR of theirs; the rest move
-  down (not out), each with a `cut_by` reason. Files mode keeps each file once, with its
-  best chunk.
+  or PAGE_CAP of one page of a paged document (a PDF: its page is the place a citation
+  opens, and one section runs over many pages), come before other files' chunks that score
+  at least DEMOTE_FLOOR of theirs; the rest move down (not out), each with a `cut_by`
+  reason. Files mode keeps each file once, with its best chunk.
 - Navigation: a table of contents, a list of figures or an index (marked at parse,
   `formats/navigation.py`) gives way to every other chunk that scores at least
   NAVIGATION_SHARE of its score (both measured from the candidates' lowest score); it moves
@@ -29,6 +30,9 @@ from kb_search.store.db import Connection
 
 DEFAULT_PER_FILE = 3
 SECTION_CAP = 2  # chunks of one section (file and heading) before other sections' chunks
+# Chunks of one page before other places' chunks: they share one citation, which opens them
+# all (`kb get path#page=N`); in a paged document the page, not the section, is the place.
+PAGE_CAP = 1
 PROMOTE_DEPTH = 20  # definitions are looked for among this many of the fused candidates
 # A chunk moved down by the cap goes no lower than the first chunk scoring under this share
 # of its own score.
@@ -137,9 +141,9 @@ def _chunk_rows(conn: Connection, ids: list[int]) -> dict[int, tuple[str, str | 
 def diversify(
     conn: Connection, candidates: list[Candidate], per_file: int, files: bool
 ) -> list[Candidate]:
-    """At most `per_file` chunks of a file (SECTION_CAP of a section) ahead of other files'
-    chunks; the others follow in their order, with the reason in `cut_by`. `files`: one chunk
-    per file, the rest dropped. per_file 0: no cap."""
+    """At most `per_file` chunks of a file (SECTION_CAP of a section, PAGE_CAP of a page)
+    ahead of other files' chunks; the others follow in their order, with the reason in
+    `cut_by`. `files`: one chunk per file, the rest dropped. per_file 0: no cap."""
     if files:
         per_file = 1
     if per_file <= 0 or len(candidates) <= 1:
@@ -148,24 +152,28 @@ def diversify(
     kept: list[Candidate] = []
     moved: list[Candidate] = []
     per_doc: dict[int, int] = {}
-    per_section: dict[tuple[int, str | None], int] = {}
+    per_place: dict[tuple[int, object], int] = {}
     for candidate in candidates:
-        doc, heading = places.get(candidate.chunk_id, (None, None))
+        doc, heading, page = places.get(candidate.chunk_id, (None, None, None))
         if doc is None:  # deleted meanwhile: hydrate skips it
             kept.append(candidate)
             continue
+        # The place an agent opens: a page of a PDF, else a headed section (code chunks have
+        # symbols instead).
+        place = ("page", page) if page is not None else ("section", heading)
+        cap = PAGE_CAP if page is not None else SECTION_CAP
+        placed = per_file > 1 and (page is not None or heading is not None)
         reason = None
-        sectioned = per_file > 1 and heading is not None  # code chunks have symbols instead
         if per_doc.get(doc, 0) >= per_file:
             reason = f"diversity: {per_file} chunk(s) of this file rank above it"
-        elif sectioned and per_section.get((doc, heading), 0) >= SECTION_CAP:
-            reason = f"diversity: {SECTION_CAP} chunks of this section rank above it"
+        elif placed and per_place.get((doc, place), 0) >= cap:
+            reason = f"diversity: {cap} chunk(s) of this {place[0]} rank above it"
         if reason:
             candidate.cut_by.append(reason)
             moved.append(candidate)
             continue
         per_doc[doc] = per_doc.get(doc, 0) + 1
-        per_section[(doc, heading)] = per_section.get((doc, heading), 0) + 1
+        per_place[(doc, place)] = per_place.get((doc, place), 0) + 1
         kept.append(candidate)
     return kept if files else _merge(kept, moved)
 
@@ -211,7 +219,7 @@ def _merge(
     return out
 
 
-def _places(conn: Connection, ids: list[int]) -> dict[int, tuple[int, str | None]]:
+def _places(conn: Connection, ids: list[int]) -> dict[int, tuple[int, str | None, int | None]]:
     return retrieval.chunk_places(conn, ids)
 
 

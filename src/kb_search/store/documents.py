@@ -163,8 +163,8 @@ def _insert_chunks(conn: Connection, document_id: int, parsed: ParsedDocument) -
     for index, chunk in enumerate(parsed.chunks):
         cur = conn.execute(
             "INSERT INTO chunks(document_id, chunk_index, text, heading, symbol, line_start,"
-            " line_end, page_start, page_end, token_count, content_hash, has_cjk, navigation)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " line_end, page_start, page_end, token_count, content_hash, has_cjk, navigation,"
+            " cited_page) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 document_id,
                 index,
@@ -179,6 +179,7 @@ def _insert_chunks(conn: Connection, document_id: int, parsed: ParsedDocument) -
                 content_hash(embedding_text(parsed.title, chunk)),
                 int(has_cjk(chunk.text)),
                 int(chunk.navigation),
+                chunk.cited_page if chunk.cited_page != chunk.page_start else None,
             ),
         )
         ids.append(cur.lastrowid)

@@ -140,6 +140,10 @@ MIGRATION_8 = (
     )""",
 )
 
+# The page a chunk's citation opens when it spans pages: the one holding most of its text, not
+# the first (a heading at the foot of a page, a section's title slide). NULL: page_start.
+MIGRATION_9 = ("ALTER TABLE chunks ADD COLUMN cited_page INTEGER",)
+
 MIGRATIONS: list[tuple[str, ...]] = [
     MIGRATION_1,
     MIGRATION_2,
@@ -147,4 +151,5 @@ MIGRATIONS: list[tuple[str, ...]] = [
     MIGRATION_6,
     MIGRATION_7,
     MIGRATION_8,
+    MIGRATION_9,
 ]

@@ -12,7 +12,7 @@ from kb_search.store.db import Connection, rows_in
 _CHUNK_SELECT = (
     "SELECT c.id, c.document_id, c.chunk_index, c.text, c.heading, c.symbol, c.line_start,"
     " c.line_end, c.page_start, c.page_end, c.token_count, d.title, d.path, d.rel_path,"
-    " d.doc_type, d.language, d.chunk_count, c.navigation"
+    " d.doc_type, d.language, d.chunk_count, c.navigation, c.cited_page"
     " FROM chunks c JOIN documents d ON d.id = c.document_id"
 )
 
@@ -49,6 +49,7 @@ class StoredChunk:
     language: str | None
     total_chunks: int
     navigation: bool = False
+    cited_page: int | None = None  # the page its citation opens; None: `page`
 
     @property
     def lines(self) -> list[int] | None:
@@ -56,7 +57,15 @@ class StoredChunk:
 
     @property
     def citation(self) -> str:
-        return citation(self.path, self.page, self.lines)
+        return citation(self.path, self.opened_page, self.lines)
+
+    @property
+    def opened_page(self) -> int | None:
+        """The page its citation opens: the one of page..page_end holding most of its text."""
+        last = self.page_end or self.page
+        if self.cited_page is None or self.page is None or not self.page <= self.cited_page <= last:
+            return self.page
+        return self.cited_page
 
 
 def citation(

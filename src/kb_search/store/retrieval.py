@@ -120,10 +120,13 @@ def chunk_windows(conn: Connection, ids: Sequence[int]) -> dict[int, str]:
     return {chunk_id: "\n".join(texts) for chunk_id, texts in windows.items()}
 
 
-def chunk_places(conn: Connection, ids: Sequence[int]) -> dict[int, tuple[int, Any]]:
-    """id -> (document_id, heading)."""
-    rows = rows_in(conn, "SELECT id, document_id, heading FROM chunks WHERE id IN ({marks})", ids)
-    return {r[0]: (r[1], r[2]) for r in rows}
+def chunk_places(conn: Connection, ids: Sequence[int]) -> dict[int, tuple[int, Any, Any]]:
+    """id -> (document_id, heading, page its citation opens; None: not paged)."""
+    sql = (
+        "SELECT id, document_id, heading, COALESCE(cited_page, page_start) FROM chunks"
+        " WHERE id IN ({marks})"
+    )
+    return {r[0]: (r[1], r[2], r[3]) for r in rows_in(conn, sql, ids)}
 
 
 def navigation_chunks(conn: Connection, ids: Sequence[int]) -> set[int]:

@@ -63,3 +63,47 @@ def test_human_table_has_a_page_column_when_answers_are_pages(kb, tmp_path: Path
     line["relevant"] = ["manuals/farm.pdf"]
     path.write_text(json.dumps(line) + "\n", encoding="utf-8")
     assert "page hit@5" not in questions_report_human(kb.eval(path, ["lexical"]))
+
+
+def test_a_chunk_over_a_page_break_cites_the_page_with_its_text(tmp_path: Path) -> None:
+    """A heading at the foot of page 1 opens the section whose text is on page 2: the chunk
+    spans pages 1-2 and its citation opens page 2, where a reader finds the answer."""
+    from pdf_samples import words
+
+    folder = tmp_path / "manuals"
+    folder.mkdir()
+    first = body(lines_of(words(150, "apple"))) + [
+        (72, 700, "2 Grafting rootstock", "Helvetica-Bold", 16)
+    ]
+    second = body(lines_of(words(90, "graft")))
+    write_pdf(folder / "orchard.pdf", [first, second], title="Orchard")
+    config = load_config(env={"KB_DATA_DIR": str(tmp_path / "data"), "KB_WORKERS": "0"})
+    with KnowledgeBase(config, embedder=HashEmbedder(), cwd=tmp_path) as kb:
+        kb.add([folder])
+        hit = kb.search("graft0 graft7", kb.search_options(mode="lexical")).results[0]
+        assert (hit.source.page, hit.source.page_end) == (1, 2)
+        assert hit.citation.endswith("orchard.pdf#page=2")
+        (passage,) = kb.get([hit.citation]).passages
+        assert "graft0" in passage.text
+
+
+def test_the_next_results_open_other_pages_before_the_same_page_again(tmp_path: Path) -> None:
+    """One section over two pages, page 1 cut in several chunks: the second result is page 2,
+    not page 1 again (its citation would open the page the first one opens); page 1's other
+    chunks follow, moved down, not out."""
+    from pdf_samples import words
+
+    folder = tmp_path / "manuals"
+    folder.mkdir()
+    dense = " ".join(f"pruning {w}" for w in words(150, "apple").split())
+    sparse = words(200, "graft").split()
+    sparse_text = " ".join(f"pruning {w}" if i % 3 == 0 else w for i, w in enumerate(sparse))
+    first = [(72, 80, "1 Pruning", "Helvetica-Bold", 16)] + body(lines_of(dense), top=110, size=9)
+    write_pdf(folder / "orchard.pdf", [first, body(lines_of(sparse_text))], title="Orchard")
+    config = load_config(env={"KB_DATA_DIR": str(tmp_path / "data"), "KB_WORKERS": "0"})
+    with KnowledgeBase(config, embedder=HashEmbedder(), cwd=tmp_path) as kb:
+        kb.add([folder])
+        results = kb.search("pruning", kb.search_options(mode="lexical")).results
+        pages = [r.source.page for r in results]
+        assert pages.count(1) >= 3  # page 1 holds several chunks, all better matches
+        assert pages[:2] == [1, 2]
