@@ -123,6 +123,18 @@ def _load_spec(ignore_file: Path) -> pathspec.GitIgnoreSpec | None:
     return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
+def _not_leaving_out(spec: pathspec.GitIgnoreSpec, prefix: str) -> pathspec.GitIgnoreSpec:
+    """`spec` less its patterns that leave out a folder of `prefix` ("a/b/": a/, a/b/)."""
+    parts = prefix.strip("/").split("/")
+    on_the_way = ["/".join(parts[: depth + 1]) + "/" for depth in range(len(parts))]
+    kept = [
+        pattern
+        for pattern in spec.patterns
+        if not (pattern.include and any(pattern.match_file(f) for f in on_the_way))
+    ]
+    return spec if len(kept) == len(spec.patterns) else pathspec.GitIgnoreSpec(kept)
+
+
 def _repository_top(folder: Path) -> Path | None:
     """The git work tree `folder` lies in (a `.git` directory or file there or above)."""
     for current in (folder, *folder.parents):
@@ -219,14 +231,16 @@ class IgnoreRules:
     def _kb_rules_above(self) -> Rules:
         """The `.kbignore` files in the folders above the root, top down, as rules on the
         paths below it: adding `~/notes/work` keeps what `~/notes/.kbignore` leaves out, as
-        ripgrep honours an `.ignore` in a parent folder."""
+        ripgrep honours an `.ignore` in a parent folder. A pattern there that leaves out the
+        added folder itself (or a folder on the way to it) does not count: the user named
+        the folder (`work/` in `~/notes/.kbignore` and `kb add ~/notes/work`)."""
         if self._kb_above is None:
             self._kb_above = []
             for folder in reversed(self.root.parents):
                 spec = _load_spec(folder / IGNORE_FILE)
                 if spec is not None:
                     prefix = self.root.relative_to(folder).as_posix() + "/"
-                    self._kb_above.append(("", prefix, spec))
+                    self._kb_above.append(("", prefix, _not_leaving_out(spec, prefix)))
         return self._kb_above
 
     def ignored(self, rel: str, is_dir: bool) -> bool:
