@@ -266,3 +266,23 @@ def test_a_large_text_is_ruled_out_before_its_words_are_gathered() -> None:
     started = time.perf_counter()
     assert recognise(MIT + text) is None
     assert time.perf_counter() - started < 0.5
+
+
+def test_a_readme_of_one_line_and_its_licence_keeps_its_own_title(tmp_path: Path) -> None:
+    """TeX Live's autopuncitems README: a title, one sentence, then the MIT text. It is one
+    licence chunk (the sentence kept in it), but was titled "MIT License" alone."""
+    readme = tmp_path / "README.md"
+    readme.write_text(
+        "# autopuncitems\n\nAutomatically punctuate lists by passing the autopunc option to "
+        "enumitem lists. Requires LuaLaTeX.\n\n# License\n\n" + MIT.split("\n", 2)[2]
+    )
+    document = parse_file(readme, ChunkSettings())
+    assert document.metadata["licences"] == ["MIT"]
+    assert document.title == "autopuncitems: MIT License"
+    assert "Automatically punctuate lists" in document.chunks[0].text
+    licence = tmp_path / "LICENSE"
+    licence.write_text(MIT)
+    assert parse_file(licence, ChunkSettings()).title == "MIT License"
+    # a preface line that is a comment or a sentence is no title
+    licence.write_text("/* zlib.h -- interface of the zlib library\n\n" + MIT)
+    assert parse_file(licence, ChunkSettings()).title == "MIT License"

@@ -383,6 +383,8 @@ def condense_licence(
     chunk = ParsedChunk(text=body, line_start=1, line_end=last, token_count=count(body))
     metadata = {**document.metadata, "licences": found.ids}
     title = " + ".join(licence.name for licence in found.licences)
+    if _own_title(document.title, preamble):
+        title = f"{document.title}: {title}"  # "autopuncitems: MIT License", a README's
     return ParsedDocument(
         title=title,
         doc_type=document.doc_type,
@@ -393,6 +395,21 @@ def condense_licence(
         page_count=document.page_count,
         notes=document.notes,
     )
+
+
+def _own_title(title: str, preamble: list[str]) -> bool:
+    """Whether the document's title is a line of its preface that names no licence or
+    copyright: the project the file is about, not the licence's own heading. A title a few
+    words long that opens with a letter or digit: not a comment's `/*`, a rule, a sentence."""
+    if not title[:1].isalnum() or len(title.split()) > MAX_TITLE_WORDS:
+        return False
+    if _COPYRIGHT.search(title) or _LICENCE_LINE.search(title) or not _NAME.search(title):
+        return False
+    return any(line.lstrip("#").strip() == title for line in preamble)
+
+
+MAX_TITLE_WORDS = 8
+_NAME = re.compile(r"[A-Za-z]{3}")
 
 
 def _section_titles(lines: list[str]) -> list[str]:
