@@ -124,15 +124,24 @@ def _load_spec(ignore_file: Path) -> pathspec.GitIgnoreSpec | None:
 
 
 def _not_leaving_out(spec: pathspec.GitIgnoreSpec, prefix: str) -> pathspec.GitIgnoreSpec:
-    """`spec` less its patterns that leave out a folder of `prefix` ("a/b/": a/, a/b/)."""
+    """`spec` less its patterns that leave out a folder of `prefix` ("a/b/": a/, a/b/) by
+    its name: `work/`, `w*/`. One that matches any folder there (`*` before `!*.md`) is a
+    rule for every file, and stays."""
     parts = prefix.strip("/").split("/")
-    on_the_way = ["/".join(parts[: depth + 1]) + "/" for depth in range(len(parts))]
-    kept = [
-        pattern
-        for pattern in spec.patterns
-        if not (pattern.include and any(pattern.match_file(f) for f in on_the_way))
-    ]
+    folders = [(parts[:depth], name) for depth, name in enumerate(parts)]
+
+    def names_one(pattern: pathspec.Pattern) -> bool:
+        return any(
+            pattern.match_file("/".join([*above, name]) + "/")
+            and not pattern.match_file("/".join([*above, _PROBE]) + "/")
+            for above, name in folders
+        )
+
+    kept = [p for p in spec.patterns if not (p.include and names_one(p))]
     return spec if len(kept) == len(spec.patterns) else pathspec.GitIgnoreSpec(kept)
+
+
+_PROBE = "kb-no-such-folder-0"  # a folder name no pattern aimed at one folder matches
 
 
 def _repository_top(folder: Path) -> Path | None:

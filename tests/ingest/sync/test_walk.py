@@ -127,3 +127,8 @@ def test_a_kbignore_above_does_not_leave_out_the_folder_the_user_added(tmp_path)
     # a folder on the way counts too: ~/.kbignore says `notes/`
     (tmp_path / ".kbignore").write_text("notes/\n")
     assert found([work], work) == {"plan.md", "sub/a.md"}
+    # a rule for every folder is no rule against this one: `*` then `!*.md` keeps the
+    # Markdown files (of the added folder itself: `*` leaves out its subfolders)
+    (tmp_path / ".kbignore").write_text("*\n!*.md\n")
+    touch(tmp_path, "notes/work/todo.txt")
+    assert found([work], work) == {"plan.md"}
