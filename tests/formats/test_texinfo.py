@@ -128,3 +128,13 @@ def test_a_value_that_names_itself_does_not_grow_without_bound(tmp_path: Path) -
     text = " ".join(chunk.text for chunk in document.chunks)
     assert len(text) < 2 * MAX_VALUE_CHARS
     assert "Release 2.1 notes." in text
+
+
+def test_verbatim_text_is_shown_as_written(tmp_path: Path) -> None:
+    """`@verbatim` is literal in Texinfo; its `@code{x}` and `@@` had been read as commands
+    (a manual's example of Texinfo itself lost its markup)."""
+    path = tmp_path / "lit.texi"
+    path.write_text("@settitle Lit\n@chapter Markup\n\nWrite it so:\n\n@verbatim\n"
+                    "@code{ls} costs @@ 1\n@end verbatim\n")  # fmt: skip
+    text = " ".join(chunk.text for chunk in parse_file(path, ChunkSettings()).chunks)
+    assert "@code{ls} costs @@ 1" in text

@@ -106,6 +106,9 @@ def parse_texinfo(source: Source) -> ParsedDocument:
         if _dropping(stack):
             builder.line("", number)
             continue
+        if stack and stack[-1] == "verbatim":
+            builder.line(line, number)  # Texinfo reads no command in it: `@@` is two at signs
+            continue
         if stack and stack[-1] in FENCED:
             inside = "" if _GROUPING.match(line) else _inline(line, values, open_)
             builder.line(inside, number)
