@@ -422,6 +422,10 @@ def test_an_html_redirect_stub_is_left_out_and_a_page_that_refreshes_itself_is_n
     # a status page that reloads itself (no URL) is a page
     status = "<html><head><meta http-equiv='refresh' content='300'></head><body>Up</body></html>"
     assert classify(write(tmp_path / "status.html", status)).left_out is None
+    # ...nor one that moves on to a URL after minutes (a board reloading its own address, a
+    # session timeout): the stub rule took every refresh with a URL
+    board = status.replace("content='300'", "content='300; URL=status.html'")
+    assert classify(write(tmp_path / "board.html", board)).left_out is None
     # a whole page that also redirects, past the first 8 KiB: its text is read
     long_page = MDBOOK_REDIRECT.replace("</body>", "<p>" + PROSE * 80 + "</p></body>")
     assert classify(write(tmp_path / "moved-with-text.html", long_page)).left_out is None

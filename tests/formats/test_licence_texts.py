@@ -200,3 +200,89 @@ def test_one_licence_shipped_by_two_projects_is_one_result(kb, tmp_path: Path) -
     licences = [r for r in results if r["source"]["path"].endswith("LICENSE")]
     assert len(licences) == 1
     assert [Path(a["path"]).parent.name for a in licences[0]["also_at"]] in (["alpha"], ["beta"])
+
+
+APACHE_HEADER = """<!--
+Copyright 2023 Example Authors
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+-->
+"""
+
+
+def test_a_short_page_under_an_apache_header_is_the_page(tmp_path: Path) -> None:
+    """The notice's word budget (120 + 80) swallowed a 60-word page below an Apache header
+    comment: its one chunk was the notice, and `keyctl rotate` was found nowhere."""
+    page = tmp_path / "rotate-keys.md"
+    page.write_text(APACHE_HEADER + """
+# Rotating the signing keys
+
+Run `keyctl rotate --grace 24h` on the primary node. The old key keeps verifying
+tokens for the grace period, then is removed from the keyring. Followers pick
+the new key up on their next sync; check with `keyctl status` that every node
+reports the same key id before you close the change ticket.
+""")
+    document = parse_file(page, ChunkSettings())
+    assert document.title == "Rotating the signing keys"
+    assert "keyctl rotate" in " ".join(chunk.text for chunk in document.chunks)
+    assert "licences" not in document.metadata
+
+
+def test_the_apache_notice_alone_with_a_pointer_to_the_full_text_is_a_licence() -> None:
+    """Debian's "the full text ... can be found in /usr/share/common-licenses" after the
+    notice names a licence: it is not the document's own prose."""
+    text = APACHE_HEADER.strip("<!->\n") + (
+        "\n\nOn Debian systems, the full text of the Apache License version 2.0 can be\n"
+        "found in the file `/usr/share/common-licenses/Apache-2.0`.\n"
+    )
+    found = recognise(text)
+    assert found is not None and found.ids == ["Apache-2.0"]
+
+
+def test_a_page_in_another_script_under_a_licence_stays_whole() -> None:
+    """Only a-z words were counted: 20 KB of Chinese below the MIT text passed as the
+    licence's own length, and the page became one licence chunk."""
+    page = MIT + "\n" + "本项目的使用说明：先安装依赖，再运行服务。\n" * 800
+    assert recognise(page) is None
+    assert recognise(MIT) is not None
+
+
+def test_a_large_text_is_ruled_out_before_its_words_are_gathered() -> None:
+    """Every text and Markdown file is checked: a 13 MB text took 5 s and 200 MB of words
+    before the size rule ruled it out; the bound is checked first."""
+    import time
+
+    text = ("the quick brown fox jumps over the lazy dog " * 12 + "\n") * 25_000
+    started = time.perf_counter()
+    assert recognise(MIT + text) is None
+    assert time.perf_counter() - started < 0.5
+
+
+def test_a_readme_of_one_line_and_its_licence_keeps_its_own_title(tmp_path: Path) -> None:
+    """TeX Live's autopuncitems README: a title, one sentence, then the MIT text. It is one
+    licence chunk (the sentence kept in it), but was titled "MIT License" alone."""
+    readme = tmp_path / "README.md"
+    readme.write_text(
+        "# autopuncitems\n\nAutomatically punctuate lists by passing the autopunc option to "
+        "enumitem lists. Requires LuaLaTeX.\n\n# License\n\n" + MIT.split("\n", 2)[2]
+    )
+    document = parse_file(readme, ChunkSettings())
+    assert document.metadata["licences"] == ["MIT"]
+    assert document.title == "autopuncitems: MIT License"
+    assert "Automatically punctuate lists" in document.chunks[0].text
+    licence = tmp_path / "LICENSE"
+    licence.write_text(MIT)
+    assert parse_file(licence, ChunkSettings()).title == "MIT License"
+    # a preface line that is a comment or a sentence is no title
+    licence.write_text("/* zlib.h -- interface of the zlib library\n\n" + MIT)
+    assert parse_file(licence, ChunkSettings()).title == "MIT License"

@@ -101,3 +101,40 @@ def test_a_gzipped_texinfo_manual_is_read_inflated(tmp_path):
     doc = parse_file(Path(path), ChunkSettings())
     assert doc.title == "bzip2 and libbzip2, version 1.0.8"
     assert any("`bzip2` compresses files" in c.text for c in doc.chunks)
+
+
+def test_unclosed_blocks_by_the_thousand_read_in_linear_time(tmp_path: Path) -> None:
+    """Every line looked through the open blocks: 40,000 unclosed `@quotation`s took 25 s
+    (quadratic); the open blocks are capped, so the file reads at once and its text stays."""
+    import time
+
+    path = tmp_path / "deep.texi"
+    path.write_text("@settitle Deep\n" + "@quotation\n" * 40_000 + "DEEPTEXT here\n")
+    started = time.perf_counter()
+    document = parse_file(path, ChunkSettings())
+    assert time.perf_counter() - started < 3
+    assert "DEEPTEXT" in " ".join(chunk.text for chunk in document.chunks)
+
+
+def test_a_value_that_names_itself_does_not_grow_without_bound(tmp_path: Path) -> None:
+    """`@set a @value{a}@value{a}...`: each nesting level read multiplied the line (6 copies:
+    6**12 values); a line's `@value`s now add at most MAX_VALUE_CHARS."""
+    from kb_search.formats.texinfo import MAX_VALUE_CHARS
+
+    path = tmp_path / "bomb.texi"
+    path.write_text("@set a " + "@value{a}" * 6 + "\n@set VERSION 2.1\n\n@value{a}\n\n"
+                    "Release @value{VERSION} notes.\n")  # fmt: skip
+    document = parse_file(path, ChunkSettings())
+    text = " ".join(chunk.text for chunk in document.chunks)
+    assert len(text) < 2 * MAX_VALUE_CHARS
+    assert "Release 2.1 notes." in text
+
+
+def test_verbatim_text_is_shown_as_written(tmp_path: Path) -> None:
+    """`@verbatim` is literal in Texinfo; its `@code{x}` and `@@` had been read as commands
+    (a manual's example of Texinfo itself lost its markup)."""
+    path = tmp_path / "lit.texi"
+    path.write_text("@settitle Lit\n@chapter Markup\n\nWrite it so:\n\n@verbatim\n"
+                    "@code{ls} costs @@ 1\n@end verbatim\n")  # fmt: skip
+    text = " ".join(chunk.text for chunk in parse_file(path, ChunkSettings()).chunks)
+    assert "@code{ls} costs @@ 1" in text

@@ -244,7 +244,10 @@ def is_minified(head: bytes, data: bool = False) -> bool:
 # `<meta http-equiv="refresh" content="0; URL=./vec/vec-raw.html">`, attributes in any order
 _META = re.compile(rb"<meta\s[^>]{0,1000}>", re.I)
 _REFRESH = re.compile(rb"http-equiv\s*=\s*[\"']?refresh\b", re.I)
-_TO_URL = re.compile(rb"content\s*=\s*[\"'][^\"'>]*\burl\s*=", re.I)
+# ...within this many seconds: a page that reloads itself or moves on after minutes (a status
+# board, a session timeout) is read first
+MAX_REDIRECT_SECONDS = 10
+_TO_URL = re.compile(rb"content\s*=\s*[\"']\s*(\d{1,9})(?:\.\d*)?\s*[;,]?\s*url\s*=", re.I)
 
 
 def is_redirect_page(head: bytes, whole: bool) -> bool:
@@ -255,7 +258,8 @@ def is_redirect_page(head: bytes, whole: bool) -> bool:
     if not whole:
         return False
     return any(
-        _REFRESH.search(tag) and _TO_URL.search(tag) for tag in _META.findall(head)
+        _REFRESH.search(tag) and (to := _TO_URL.search(tag)) and int(to[1]) <= MAX_REDIRECT_SECONDS
+        for tag in _META.findall(head)
     )
 
 

@@ -41,6 +41,7 @@ class KnownLicence:
     opening: tuple[str, ...]  # one of these opens the text (as lower-case words)
     body: tuple[str, ...]  # ...and one of these is in it (the text itself, not a mention)
     words: int  # the longest usual text of it, in words
+    ending: str = ""  # its last words, where known: a document's own text may not follow
 
 
 def _w(text: str) -> str:
@@ -76,6 +77,7 @@ LICENCES: tuple[KnownLicence, ...] = (
         (_w("Licensed under the Apache License, Version 2.0"),),
         (_w("you may not use this file except in compliance with the License"),),
         120,
+        _w("limitations under the License"),
     ),
     KnownLicence(
         "AGPL-3.0", "GNU Affero General Public License v3.0",
@@ -214,6 +216,16 @@ OPENING_LINES = 40  # a licence opens within this many non-blank lines...
 # ...after a title, copyright lines, lines naming a licence and at most this many other words
 PREAMBLE_WORDS = 40
 EXTRA_WORDS = 80  # copyright lines and a short preamble beyond the licences' own words
+# Words after a licence's known ending (not counting lines naming a licence or a copyright,
+# as Debian's "the full text ... is in /usr/share/common-licenses"): a doc page under an
+# Apache header comment is the page, not the licence
+TRAILING_WORDS = 30
+# No document of more words (or characters per word) is a licence text: what every file read
+# as text or Markdown is checked against before its words are gathered (a 50 MB text took
+# 20 s and 840 MB here), and what keeps a page in a script of no a-z words whole
+MAX_WORDS = sum(licence.words for licence in LICENCES) + EXTRA_WORDS
+MAX_CHARS_PER_WORD = 16
+MAX_CHARS = MAX_CHARS_PER_WORD * MAX_WORDS + 1000
 SUMMARY_WORDS = 40  # of the licence's opening lines in its chunk
 MIN_OPENING_WORDS = 20  # kept before section titles give way, when the chunk must be cut
 MAX_SECTION_WORDS = 70  # of its section titles ("Grant of Patent License; Trademarks; ...")
@@ -272,9 +284,18 @@ class _Words:
             return None
         return self.line_of[bisect_right(self.starts, at) - 1]
 
+    def last_line_of(self, phrase: str) -> int | None:
+        """The line where the last whole-word `phrase` ends, or None."""
+        at = f" {self.text} ".rfind(f" {phrase} ")
+        if at < 0:
+            return None
+        return self.line_of[bisect_right(self.starts, at + len(phrase) - 1) - 1]
+
 
 def recognise(text: str) -> Recognised | None:
     """The well-known licences a document is the text of (rule in the module doc), or None."""
+    if len(text) > MAX_CHARS or not _opens_near_the_top(text) or not _within_bounds(text):
+        return None
     lines = text.split("\n")
     words = _Words(lines)
     if not words.text:
@@ -297,7 +318,32 @@ def recognise(text: str) -> Recognised | None:
         return None
     if words.count > sum(licence.words for _, licence in found) + EXTRA_WORDS:
         return None
+    if len(text.strip()) > MAX_CHARS_PER_WORD * words.count + 1000:
+        return None  # most of it is not in words a licence is written in
+    ends = words.last_line_of(found[-1][1].ending) if found[-1][1].ending else None
+    if ends is not None and _prose_words(lines[ends + 1 :]) > TRAILING_WORDS:
+        return None
     return Recognised(tuple(licence for _, licence in found), first)
+
+
+def _opens_near_the_top(text: str) -> bool:
+    """Whether a licence's opening words are in the first lines that hold words, where rule 1
+    wants them: the cheap test every other file fails first."""
+    head: list[str] = []
+    for line in text.split("\n", 4 * OPENING_LINES)[: 4 * OPENING_LINES]:
+        if _ANY_CASE_WORD.search(line):
+            head.append(line)
+            if len(head) > OPENING_LINES + 5:  # + the opening's own lines
+                break
+    words = _Words(head)
+    return any(words.find(p) is not None for licence in LICENCES for p in licence.opening)
+
+
+def _within_bounds(text: str) -> bool:
+    return sum(1 for _ in zip(range(MAX_WORDS + 1), _ANY_CASE_WORD.finditer(text))) <= MAX_WORDS
+
+
+_ANY_CASE_WORD = re.compile(r"[A-Za-z0-9]+")
 
 
 def _only_preamble(lines: list[str]) -> bool:
@@ -305,8 +351,13 @@ def _only_preamble(lines: list[str]) -> bool:
     kept = [line for line in lines if _WORD.search(line.lower())]
     if len(kept) > OPENING_LINES:
         return False
-    prose = [line for line in kept if not (_COPYRIGHT.search(line) or _LICENCE_LINE.search(line))]
-    return sum(len(line.split()) for line in prose) <= PREAMBLE_WORDS
+    return _prose_words(kept) <= PREAMBLE_WORDS
+
+
+def _prose_words(lines: list[str]) -> int:
+    """Words of the lines that name no licence and hold no copyright."""
+    prose = [line for line in lines if not (_COPYRIGHT.search(line) or _LICENCE_LINE.search(line))]
+    return sum(len(line.split()) for line in prose)
 
 
 def condense_licence(
@@ -344,6 +395,8 @@ def condense_licence(
     chunk = ParsedChunk(text=body, line_start=1, line_end=last, token_count=count(body))
     metadata = {**document.metadata, "licences": found.ids}
     title = " + ".join(licence.name for licence in found.licences)
+    if _own_title(document.title, preamble):
+        title = f"{document.title}: {title}"  # "autopuncitems: MIT License", a README's
     return ParsedDocument(
         title=title,
         doc_type=document.doc_type,
@@ -354,6 +407,21 @@ def condense_licence(
         page_count=document.page_count,
         notes=document.notes,
     )
+
+
+def _own_title(title: str, preamble: list[str]) -> bool:
+    """Whether the document's title is a line of its preface that names no licence or
+    copyright: the project the file is about, not the licence's own heading. A title a few
+    words long that opens with a letter or digit: not a comment's `/*`, a rule, a sentence."""
+    if not title[:1].isalnum() or len(title.split()) > MAX_TITLE_WORDS:
+        return False
+    if _COPYRIGHT.search(title) or _LICENCE_LINE.search(title) or not _NAME.search(title):
+        return False
+    return any(line.lstrip("#").strip() == title for line in preamble)
+
+
+MAX_TITLE_WORDS = 8
+_NAME = re.compile(r"[A-Za-z]{3}")
 
 
 def _section_titles(lines: list[str]) -> list[str]:

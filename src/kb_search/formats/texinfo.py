@@ -76,6 +76,12 @@ _PUNCT = re.compile(r"@([.:!?*\-/ \t'\"^`,=~])")
 # an accent (`@'e`) keeps its letter
 _PUNCTUATION = {".": ".", "!": "!", "?": "?", " ": " ", "\t": " "}
 MAX_NESTING = 12  # brace levels read; deeper text keeps its braces
+# Blocks open at once; a deeper opening is read as a plain line (real manuals nest < 10, and
+# every line checks the open blocks: an unbounded stack made a 1 MB file quadratic)
+MAX_BLOCKS = 64
+# Characters `@value{...}` may add to one line: a value that names itself
+# (`@set a @value{a}@value{a}`) would double a line at every nesting level read
+MAX_VALUE_CHARS = 10_000
 
 
 def parse_texinfo(source: Source) -> ParsedDocument:
@@ -99,6 +105,9 @@ def parse_texinfo(source: Source) -> ParsedDocument:
             continue
         if _dropping(stack):
             builder.line("", number)
+            continue
+        if stack and stack[-1] == "verbatim":
+            builder.line(line, number)  # Texinfo reads no command in it: `@@` is two at signs
             continue
         if stack and stack[-1] in FENCED:
             inside = "" if _GROUPING.match(line) else _inline(line, values, open_)
@@ -138,7 +147,8 @@ def _convert(
     if name in SECTION_LEVELS:
         return f"{'#' * SECTION_LEVELS[name]} {_inline(rest, values).strip() or '(untitled)'}"
     if name in FENCED or name in DROPPED or name in LISTS:
-        stack.append(name)
+        if not _open_block(name, stack):
+            return _inline(line, values, open_)
         return "```" if name in FENCED else ""
     if name in ("item", "itemx", "headitem") and stack:
         return _item(rest, stack[-1], values)
@@ -149,9 +159,16 @@ def _convert(
     if name.startswith("def"):
         return "" if name.endswith("index") else _definition(rest, values)
     if name in PLAIN_BLOCKS:
-        stack.append(name)  # their text is read as it stands
+        _open_block(name, stack)  # their text is read as it stands
         return ""
     return _inline(line, values, open_)
+
+
+def _open_block(name: str, stack: list[str]) -> bool:
+    if len(stack) >= MAX_BLOCKS:
+        return False
+    stack.append(name)
+    return True
 
 
 def _item(rest: str, block: str, values: dict[str, str]) -> str:
@@ -173,8 +190,9 @@ def _inline(text: str, values: dict[str, str], open_: list[str] | None = None) -
     """A line's brace commands read. `open_`: the commands whose argument runs on past a
     line's end (`@samp{bzip2 --` ... `}`), innermost last, carried from line to line."""
     text = _ESCAPE.sub(lambda m: _ESCAPES[m.group(0)], text)
+    budget = [MAX_VALUE_CHARS]
     for _ in range(MAX_NESTING):
-        replaced = _BRACED.sub(lambda m: _command(m.group(1), m.group(2), values), text)
+        replaced = _BRACED.sub(lambda m: _command(m.group(1), m.group(2), values, budget), text)
         if replaced == text:
             break
         text = replaced
@@ -193,11 +211,15 @@ def _open_or_close(match: re.Match[str], open_: list[str]) -> str:
     return "`" if open_.pop() in CODE_COMMANDS else ""
 
 
-def _command(name: str, argument: str, values: dict[str, str]) -> str:
+def _command(name: str, argument: str, values: dict[str, str], budget: list[int]) -> str:
     if name in SYMBOLS:
         return SYMBOLS[name]
     if name == "value":
-        return values.get(argument.strip(), argument)
+        value = values.get(argument.strip(), argument)
+        if len(value) > budget[0]:
+            return argument  # past the line's budget: the name, not another copy
+        budget[0] -= len(value)
+        return value
     parts = [part.strip() for part in argument.split(",")]
     if name == "verb":
         return f"`{argument[1:-1]}`" if len(argument) >= 2 else argument

@@ -123,6 +123,27 @@ def _load_spec(ignore_file: Path) -> pathspec.GitIgnoreSpec | None:
     return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
+def _not_leaving_out(spec: pathspec.GitIgnoreSpec, prefix: str) -> pathspec.GitIgnoreSpec:
+    """`spec` less its patterns that leave out a folder of `prefix` ("a/b/": a/, a/b/) by
+    its name: `work/`, `w*/`. One that matches any folder there (`*` before `!*.md`) is a
+    rule for every file, and stays."""
+    parts = prefix.strip("/").split("/")
+    folders = [(parts[:depth], name) for depth, name in enumerate(parts)]
+
+    def names_one(pattern: pathspec.Pattern) -> bool:
+        return any(
+            pattern.match_file("/".join([*above, name]) + "/")
+            and not pattern.match_file("/".join([*above, _PROBE]) + "/")
+            for above, name in folders
+        )
+
+    kept = [p for p in spec.patterns if not (p.include and names_one(p))]
+    return spec if len(kept) == len(spec.patterns) else pathspec.GitIgnoreSpec(kept)
+
+
+_PROBE = "kb-no-such-folder-0"  # a folder name no pattern aimed at one folder matches
+
+
 def _repository_top(folder: Path) -> Path | None:
     """The git work tree `folder` lies in (a `.git` directory or file there or above)."""
     for current in (folder, *folder.parents):
@@ -219,14 +240,16 @@ class IgnoreRules:
     def _kb_rules_above(self) -> Rules:
         """The `.kbignore` files in the folders above the root, top down, as rules on the
         paths below it: adding `~/notes/work` keeps what `~/notes/.kbignore` leaves out, as
-        ripgrep honours an `.ignore` in a parent folder."""
+        ripgrep honours an `.ignore` in a parent folder. A pattern there that leaves out the
+        added folder itself (or a folder on the way to it) does not count: the user named
+        the folder (`work/` in `~/notes/.kbignore` and `kb add ~/notes/work`)."""
         if self._kb_above is None:
             self._kb_above = []
             for folder in reversed(self.root.parents):
                 spec = _load_spec(folder / IGNORE_FILE)
                 if spec is not None:
                     prefix = self.root.relative_to(folder).as_posix() + "/"
-                    self._kb_above.append(("", prefix, spec))
+                    self._kb_above.append(("", prefix, _not_leaving_out(spec, prefix)))
         return self._kb_above
 
     def ignored(self, rel: str, is_dir: bool) -> bool:

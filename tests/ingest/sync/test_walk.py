@@ -116,3 +116,19 @@ def test_a_kbignore_above_an_added_folder_applies(tmp_path):
     # a deeper .kbignore still wins over the one above
     (data / ".kbignore").write_text("!raw/\n")
     assert "raw/dump.jsonl" in found([data], data)
+
+
+def test_a_kbignore_above_does_not_leave_out_the_folder_the_user_added(tmp_path):
+    # ~/notes/.kbignore says `work/` (and `*.log`); `kb add ~/notes/work` found nothing at all
+    touch(tmp_path, "notes/work/plan.md", "notes/work/run.log", "notes/work/sub/a.md")
+    (tmp_path / "notes" / ".kbignore").write_text("work/\n*.log\n")
+    work = tmp_path / "notes" / "work"
+    assert found([work], work) == {"plan.md", "sub/a.md"}  # its other rules still apply
+    # a folder on the way counts too: ~/.kbignore says `notes/`
+    (tmp_path / ".kbignore").write_text("notes/\n")
+    assert found([work], work) == {"plan.md", "sub/a.md"}
+    # a rule for every folder is no rule against this one: `*` then `!*.md` keeps the
+    # Markdown files (of the added folder itself: `*` leaves out its subfolders)
+    (tmp_path / ".kbignore").write_text("*\n!*.md\n")
+    touch(tmp_path, "notes/work/todo.txt")
+    assert found([work], work) == {"plan.md"}
