@@ -112,19 +112,30 @@ def kb_text(path: Path, page: int) -> str:
 
 
 @functools.lru_cache(maxsize=4)
-def _kb_chunks(path: Path) -> list[tuple[int, int, str]]:
+def _kb_chunks(path: Path) -> list:
     from kb_search.formats.pdf.parse import parse_pdf
     from kb_search.parsed import ChunkSettings
 
-    doc = parse_pdf(path, ChunkSettings(), ocr="never")
-    return [(c.page_start or 0, c.page_end or 0, c.text) for c in doc.chunks]
+    return parse_pdf(path, ChunkSettings(), ocr="never").chunks
+
+
+def _covering(path: Path, page: int) -> list:
+    return [c for c in _kb_chunks(path) if (c.page_start or 0) <= page <= (c.page_end or 0)]
 
 
 def kb_chunks_text(path: Path, page: int) -> str:
-    """What kb serves for the page: the text of the chunks that cover it, after furniture,
-    headings and joining hyphenated words (a chunk that runs over from the page before or on
-    to the next brings that text too)."""
-    return "\n".join(text for start, end, text in _kb_chunks(path) if start <= page <= end)
+    """The text of the chunks that cover the page, after furniture, headings and joining
+    hyphenated words (a chunk that runs over from the page before or on to the next brings
+    that text too; a chunk that starts inside a section repeats its heading line)."""
+    return "\n".join(c.text for c in _covering(path, page))
+
+
+def kb_get_text(path: Path, page: int) -> str:
+    """What `kb get FILE#page=N` prints: the same chunks joined as `kb get` joins them, each
+    heading line once."""
+    from kb_search.reading import joined
+
+    return joined(_covering(path, page))
 
 
 def pdftotext_text(path: Path, page: int) -> str:
@@ -172,6 +183,7 @@ def pymupdf_text(path: Path, page: int) -> str:
 TOOLS: dict[str, Callable[[Path, int], str]] = {
     "kb": kb_text,
     "kb-chunks": kb_chunks_text,
+    "kb-get": kb_get_text,
     "pdftotext": pdftotext_text,
     "pdfminer": pdfminer_text,
     "pdfplumber": pdfplumber_text,
