@@ -531,6 +531,8 @@ def _index_passage(
         cited = document.path
     elif fragment is not None and fragment.anchor:
         cited = citation(document.path, None, None, fragment.anchor)
+    elif fragment is None and len(chunks) == 1:
+        cited = chunks[0].citation  # a chunk over a page break opens its cited page
     elif lines or pages:
         cited = citation(document.path, pages[0] if pages else None, lines)
     else:

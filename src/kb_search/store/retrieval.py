@@ -121,10 +121,13 @@ def chunk_windows(conn: Connection, ids: Sequence[int]) -> dict[int, str]:
 
 
 def chunk_places(conn: Connection, ids: Sequence[int]) -> dict[int, tuple[int, Any, Any]]:
-    """id -> (document_id, heading, page its citation opens; None: not paged)."""
+    """id -> (document_id, heading, page its citation opens; None: not paged). A cited page
+    outside page_start..page_end (a crafted index) is not believed, as `StoredChunk.opened_page`
+    does not believe it: the place is the page the citation opens."""
     sql = (
-        "SELECT id, document_id, heading, COALESCE(cited_page, page_start) FROM chunks"
-        " WHERE id IN ({marks})"
+        "SELECT id, document_id, heading, CASE WHEN cited_page BETWEEN page_start"
+        " AND COALESCE(page_end, page_start) THEN cited_page ELSE page_start END"
+        " FROM chunks WHERE id IN ({marks})"
     )
     return {r[0]: (r[1], r[2], r[3]) for r in rows_in(conn, sql, ids)}
 
