@@ -110,7 +110,7 @@ def _also_at_line(term: Terminal, copies: list[Any]) -> Padding:
     for number, copy in enumerate(copies):
         if number:
             line += Text(", ", DIM)
-        line += location(term, copy.path, copy.lines, copy.page)
+        line += location(term, copy.path, copy.lines, copy.page, None, copy.citation)
     return _indented(line)
 
 

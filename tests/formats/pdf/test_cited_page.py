@@ -78,3 +78,18 @@ def test_a_cited_page_outside_the_chunks_pages_is_not_its_place(kb, tmp_path: Pa
 def _first(kb, chunk_id: int):
     (chunk,) = kb.reads.chunk(chunk_id, 0)
     return chunk
+
+
+def test_also_at_links_the_page_its_citation_opens(tmp_path: Path) -> None:
+    """A copy of a result in another PDF, over a page break: its link in the human output
+    opens the page its citation names, as the result's own link does."""
+    from kb_search.cli.render import _also_at_line
+    from kb_search.cli.terminal import Terminal
+    from kb_search.search.results import Copy
+
+    path = str(tmp_path / "copy.pdf")
+    copy = Copy(7, f"{path}#page=2", 1, "Copy", path, "pdf", 1, None)
+    term = Terminal(styles="full", hyperlinks=True, cwd=tmp_path)
+    line = _also_at_line(term, [copy]).renderable
+    links = [span.style.link for span in line.spans if getattr(span.style, "link", None)]
+    assert links == [Path(path).as_uri() + "#page=2"]
