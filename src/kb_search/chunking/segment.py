@@ -59,6 +59,9 @@ class Unit:
     forced_break: bool = False  # a chunk always starts here
     sticky: bool = False  # never the last unit of a chunk (headings, fence openers)
     heading: bool = False  # a heading line: it does not vote for the chunk's heading chain
+    # the page its text is on for `cited_page`, None: page_start (a heading's run that took in
+    # the text after it, `_coarsen`: that text's page)
+    text_page: int | None = None
     prefix: str = ""  # put in front when a chunk starts here
     prefix_tokens: int = 0
     suffix: str = ""  # put after when a chunk ends here
@@ -187,6 +190,7 @@ def _coarsen(units: list[Unit], settings: ChunkSettings) -> list[Unit]:
             continue
         if run.heading and not unit.heading:
             run.chain, run.heading = unit.chain, False
+            run.text_page = unit.page_start if unit.text_page is None else unit.text_page
         elif unit.tokens > run.tokens and not unit.heading:
             run.chain = unit.chain
         run.text += unit.sep + unit.text
@@ -231,8 +235,9 @@ def cited_page(units: list[Unit]) -> int | None:
     weights: Counter[int] = Counter()
     for heading_too in (False, True):
         for unit in units:
-            if unit.page_start is not None and (heading_too or not unit.heading):
-                weights[unit.page_start] += max(unit.tokens, 1)
+            page = unit.page_start if unit.text_page is None else unit.text_page
+            if page is not None and (heading_too or not unit.heading):
+                weights[page] += max(unit.tokens, 1)
         if weights:
             return max(sorted(weights), key=lambda page: weights[page])
     return None
