@@ -61,11 +61,12 @@ class StoredChunk:
 
     @property
     def opened_page(self) -> int | None:
-        """The page its citation opens: the one of page..page_end holding most of its text."""
-        last = self.page_end or self.page
-        if self.cited_page is None or self.page is None or not self.page <= self.cited_page <= last:
-            return self.page
-        return self.cited_page
+        """The page its citation opens: the one of page..page_end holding most of its text
+        (a crafted index's cited page that is no whole number in that range: `page`)."""
+        cited, first, last = self.cited_page, self.page, self.page_end or self.page
+        if type(cited) is not int or type(first) is not int or type(last) is not int:
+            return first
+        return cited if first <= cited <= last else first
 
 
 def citation(

@@ -125,8 +125,9 @@ def chunk_places(conn: Connection, ids: Sequence[int]) -> dict[int, tuple[int, A
     outside page_start..page_end (a crafted index) is not believed, as `StoredChunk.opened_page`
     does not believe it: the place is the page the citation opens."""
     sql = (
-        "SELECT id, document_id, heading, CASE WHEN cited_page BETWEEN page_start"
-        " AND COALESCE(page_end, page_start) THEN cited_page ELSE page_start END"
+        "SELECT id, document_id, heading, CASE WHEN typeof(cited_page) = 'integer'"
+        " AND cited_page BETWEEN page_start AND COALESCE(page_end, page_start)"
+        " THEN cited_page ELSE page_start END"
         " FROM chunks WHERE id IN ({marks})"
     )
     return {r[0]: (r[1], r[2], r[3]) for r in rows_in(conn, sql, ids)}

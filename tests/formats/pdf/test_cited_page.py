@@ -50,15 +50,19 @@ def test_get_chunk_id_cites_the_page_search_cited(kb) -> None:
     assert shown.citation == hit.citation
 
 
-def test_a_cited_page_outside_the_chunks_pages_is_not_its_place(kb, tmp_path: Path) -> None:
-    """A crafted index whose cited_page lies outside page..page_end: the citation opens the
-    first page, and diversity counts the chunk on that page too, not on the crafted one."""
+@pytest.mark.parametrize("crafted", [-7, 3, 2**62, "x", 1.5])
+def test_a_crafted_cited_page_is_not_believed(kb, tmp_path: Path, crafted) -> None:
+    """A crafted index whose cited_page is no whole number in page..page_end: search does
+    not fail (the reviewed code raised TypeError on text) and the citation opens the first
+    page; diversity counts the chunk on that page too, not on the crafted one."""
     hit = _hit(kb)
     db = sqlite3.connect(tmp_path / "data" / "kb.db")
     with db:
-        db.execute("UPDATE chunks SET cited_page = -7 WHERE id = ?", (hit.chunk_id,))
+        db.execute("UPDATE chunks SET cited_page = ? WHERE id = ?", (crafted, hit.chunk_id))
     db.close()
     assert _first(kb, hit.chunk_id).citation.endswith("orchard.pdf#page=1")
+    found = kb.search("graft0 graft7", kb.search_options(mode="lexical")).results[0]
+    assert found.citation.endswith("orchard.pdf#page=1")
     # another chunk of page 1 ranks first: PAGE_CAP moves the crafted one down below it
     conn = kb.reader()
     page_one = [
