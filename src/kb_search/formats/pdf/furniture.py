@@ -160,6 +160,7 @@ def remove_headers_footers(pages: list[Page], keep: set[int] | None = None) -> N
     lines in `keep` (by id: a slide's frame title repeats on its overlay pages)."""
     edges = {page.number: _edge_lines(page) for page in pages}
     furniture = _repeated_heads(edges, len(pages)) | _numbered_heads(edges, pages)
+    furniture -= _listing_lines(pages)
     furniture |= _folios(pages)
     for page in pages:
         drop = {id(ln) for ln in page.lines if id(ln) in furniture}
@@ -199,6 +200,18 @@ def _repeated_heads(edges: dict[int, list[Line]], page_count: int) -> set[int]:
         size = statistics.median(ln.size for ln in lines)
         heads.update(id(ln) for ln in lines if ln.size <= 1.1 * size)
     return heads
+
+
+def _listing_lines(pages: list[Page]) -> set[int]:
+    """Monospace lines set at a listing's pitch under or over another: a listing's numbered
+    last line at a page foot ('6 \\end{calctab}}', closing one on several pages) is code, not
+    a running foot."""
+    found: set[int] = set()
+    for page in pages:
+        for above, below in pairwise(_in_order(page)):
+            if above.mono and below.mono and below.y0 - above.y1 <= above.y1 - above.y0:
+                found.update((id(above), id(below)))
+    return found
 
 
 def _folios(pages: list[Page]) -> set[int]:
