@@ -21,8 +21,9 @@ PAGE_NUMBER_RE = re.compile(
     r"^[-\u2013\s]*(page\s+)?(\d{1,4}|[ivxlc]{1,6})(\s*(/|of)\s*\d{1,4})?[-\u2013\s]*$", re.I
 )
 # A head or foot that carries the page number at either end: '4.2. MATH SPACING COMMANDS 13',
-# '12 Chapter 3. Tables', 'Page 7 of 40' (the number before 'of').
-LEADING_NUMBER_RE = re.compile(r"^\W*(?:page\s+)?(\d{1,4})\b", re.I)
+# '12 Chapter 3. Tables', 'Page 7 of 40' (the number before 'of'). A number that leads a
+# section number ('4.3 Nested conditions' atop a column) is no page's.
+LEADING_NUMBER_RE = re.compile(r"^\W*(?:page\s+)?(\d{1,4})\b(?![.,]\d)", re.I)
 TRAILING_NUMBER_RE = re.compile(r"\b(\d{1,4})(?:\s*(?:/|of)\s*\d{1,4})?\W*$", re.I)
 # run on `_head_key`'s text, whose blanks are single spaces: one space, so linear on any input
 EDGE_NUMBER_KEY_RE = re.compile(r"^# | #$|^#$")
