@@ -220,3 +220,39 @@ def test_gutter_numbers_beside_a_page_tall_fragment_are_found_in_linear_time() -
     kept = drop_line_numbers(frags)
     assert time.process_time() - started < 3.0
     assert len(frags) - len(kept) == rows  # every gutter number, and nothing else
+
+
+def test_a_listings_last_line_at_the_page_foot_is_kept(tmp_path: Path) -> None:
+    """Fails on the old code: a listing that closes at the foot of several pages ('6
+    \\end{calctab}', its line number varying) was taken for a running foot and dropped."""
+    pages = []
+    for i in range(4):
+        text = body(lines_of(words(120, f"p{i}x")), top=100)
+        code = [
+            "1 \\begin{calctab}",
+            f"{i + 2} \\amount{{Cost number {i}}}{{12}}",
+            f"{i + 3} \\end{{calctab}}",
+        ]
+        listing = [(72, 740 + n * 12, line, "Courier", 9) for n, line in enumerate(code)]
+        pages.append([*text, *listing])
+    doc = parse_pdf(write_pdf(tmp_path / "listings.pdf", pages, title="Tables"), SETTINGS)
+    text = "\n".join(c.text for c in doc.chunks)
+    for i in range(4):
+        assert f"{i + 3} \\end{{calctab}}" in text
+        assert f"Cost number {i}" in text
+
+
+def test_section_numbers_atop_pages_are_not_taken_for_page_numbers(tmp_path: Path) -> None:
+    """Fails on the old code: '3.4 Multipage' atop page 7, '4.3 Nested conditions' atop page 8
+    and '5.2 Traps' atop page 9 lead with a number four below the page's, so they were taken
+    for heads carrying the page number and dropped."""
+    sections = {6: "3.4 Multipage tables", 7: "4.3 Nested conditions", 8: "5.2 Traps and tricks"}
+    pages = []
+    for i in range(9):
+        text = body(lines_of(words(150, f"p{i}x")), top=110)
+        head = [(72, 77, sections[i], "Helvetica-Bold", 11)] if i in sections else []
+        pages.append([*head, *text])
+    doc = parse_pdf(write_pdf(tmp_path / "sections.pdf", pages, title="Tables"), SETTINGS)
+    text = "\n".join(c.text for c in doc.chunks)
+    for section in sections.values():
+        assert section in text

@@ -21,8 +21,9 @@ PAGE_NUMBER_RE = re.compile(
     r"^[-\u2013\s]*(page\s+)?(\d{1,4}|[ivxlc]{1,6})(\s*(/|of)\s*\d{1,4})?[-\u2013\s]*$", re.I
 )
 # A head or foot that carries the page number at either end: '4.2. MATH SPACING COMMANDS 13',
-# '12 Chapter 3. Tables', 'Page 7 of 40' (the number before 'of').
-LEADING_NUMBER_RE = re.compile(r"^\W*(?:page\s+)?(\d{1,4})\b", re.I)
+# '12 Chapter 3. Tables', 'Page 7 of 40' (the number before 'of'). A number that leads a
+# section number ('4.3 Nested conditions' atop a column) is no page's.
+LEADING_NUMBER_RE = re.compile(r"^\W*(?:page\s+)?(\d{1,4})\b(?![.,]\d)", re.I)
 TRAILING_NUMBER_RE = re.compile(r"\b(\d{1,4})(?:\s*(?:/|of)\s*\d{1,4})?\W*$", re.I)
 # run on `_head_key`'s text, whose blanks are single spaces: one space, so linear on any input
 EDGE_NUMBER_KEY_RE = re.compile(r"^# | #$|^#$")
@@ -160,6 +161,7 @@ def remove_headers_footers(pages: list[Page], keep: set[int] | None = None) -> N
     lines in `keep` (by id: a slide's frame title repeats on its overlay pages)."""
     edges = {page.number: _edge_lines(page) for page in pages}
     furniture = _repeated_heads(edges, len(pages)) | _numbered_heads(edges, pages)
+    furniture -= _listing_lines(pages)
     furniture |= _folios(pages)
     for page in pages:
         drop = {id(ln) for ln in page.lines if id(ln) in furniture}
@@ -199,6 +201,18 @@ def _repeated_heads(edges: dict[int, list[Line]], page_count: int) -> set[int]:
         size = statistics.median(ln.size for ln in lines)
         heads.update(id(ln) for ln in lines if ln.size <= 1.1 * size)
     return heads
+
+
+def _listing_lines(pages: list[Page]) -> set[int]:
+    """Monospace lines set at a listing's pitch under or over another: a listing's numbered
+    last line at a page foot ('6 \\end{calctab}}', closing one on several pages) is code, not
+    a running foot."""
+    found: set[int] = set()
+    for page in pages:
+        for above, below in pairwise(_in_order(page)):
+            if above.mono and below.mono and below.y0 - above.y1 <= above.y1 - above.y0:
+                found.update((id(above), id(below)))
+    return found
 
 
 def _folios(pages: list[Page]) -> set[int]:
