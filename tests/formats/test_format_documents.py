@@ -130,6 +130,60 @@ def test_notebook_error_output_is_one_line(tmp_path):
     assert "TRACEBACKLINE" not in everything
 
 
+def test_nbformat3_heading_cells_are_headings(tmp_path):
+    # nbformat 3 saved headings as their own cell type; nbformat's own test3.ipynb has them.
+    nb = {
+        "nbformat": 3,
+        "nbformat_minor": 0,
+        "metadata": {"name": ""},
+        "worksheets": [
+            {
+                "cells": [
+                    {"cell_type": "heading", "level": 1, "source": ["nbconvert latex test"]},
+                    {"cell_type": "markdown", "source": ["Lorem ipsum dolor.\n"]},
+                    {"cell_type": "heading", "level": 2, "source": ["Printed Using Python"]},
+                    {"cell_type": "code", "input": ["print('hello')"], "outputs": []},
+                ]
+            }
+        ],
+    }
+    document = parse_file(write(tmp_path, "test3.ipynb", json.dumps(nb)), TIGHT)
+    assert document.title == "nbconvert latex test"
+    everything = "\n".join(c.text for c in document.chunks)
+    assert "# nbconvert latex test\n\nLorem ipsum" in everything
+    assert "## Printed Using Python\n\n```" in everything
+
+
+def test_nbformat2_lines_are_saved_without_newlines(tmp_path):
+    # nbformat 2 wrote a cell's lines without their newlines (nbformat's own test2.ipynb):
+    # joined as they stand, "# Intro" and the next paragraph ran into one title.
+    nb = {
+        "nbformat": 2,
+        "metadata": {"name": "test2"},
+        "worksheets": [
+            {
+                "cells": [
+                    {
+                        "cell_type": "markdown",
+                        "source": ["# Intro", "", "new modes", "of interaction"],
+                    },
+                    {
+                        "cell_type": "code",
+                        "input": ["a = 1", "print(a)"],
+                        "outputs": [{"output_type": "stream", "text": ["1", "2"]}],
+                    },
+                ]
+            }
+        ],
+    }
+    document = parse_file(write(tmp_path, "test2.ipynb", json.dumps(nb)), ChunkSettings())
+    assert document.title == "Intro"
+    everything = "\n".join(c.text for c in document.chunks)
+    assert "new modes\nof interaction" in everything
+    assert "a = 1\nprint(a)" in everything
+    assert "```output\n1\n2\n```" in everything
+
+
 def test_broken_notebook_is_one_line_error(tmp_path):
     with pytest.raises(IngestError, match="broken notebook: not JSON"):
         parse_file(write(tmp_path, "bad.ipynb", '{"cells": ['), ChunkSettings())
