@@ -164,3 +164,24 @@ def test_rst_directives_and_asciidoc_title_markers_are_not_titles():
     assert parse_text(index, Path("index.rst"), ChunkSettings()).title == "ItsDangerous"
     trace = "= Trace2 API\n\nThe Trace2 API can be used to print debug information.\n"
     assert parse_text(trace, Path("api-trace2.txt"), ChunkSettings()).title == "Trace2 API"
+
+
+def test_editor_mode_lines_keywords_and_wordless_lines_are_no_title():
+    """Old code, on Debian doc packages: gnupg's TODO was titled `-*- outline -*-`, TRANSLATE
+    `$Id$`, bc's pi.b `/*`, and a modeline trailed a title (`Automatic.prf ... -*- conf -*-`)."""
+    todo = " " * 60 + "-*- outline -*-\n\n* src/base64\n  Check the code.\n"
+    assert parse_text(todo, Path("TODO"), ChunkSettings()).title == "* src/base64"
+    translate = "$Id$\n\nNote for translators\n"
+    assert parse_text(translate, Path("TRANSLATE"), ChunkSettings()).title == (
+        "Note for translators"
+    )
+    program = "/*\n   A program to find the digits of PI.\n*/\n"
+    assert parse_text(program, Path("pi.b"), ChunkSettings()).title == (
+        "A program to find the digits of PI."
+    )
+    prf = "# Automatic.prf - Configure options       -*- conf -*-\nfoo\n"
+    assert parse_text(prf, Path("Automatic.prf"), ChunkSettings()).title == (
+        "# Automatic.prf - Configure options"
+    )
+    kept = "Price: $Ident$ -*- rises\n"  # neither a keyword nor a closed modeline
+    assert parse_text(kept, Path("n.txt"), ChunkSettings()).title == kept.strip()

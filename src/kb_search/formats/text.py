@@ -130,17 +130,22 @@ def _after_headers(lines: list[str]) -> int:
 
 
 _MARKUP_PROLOG = ("<?", "<!")  # an XML declaration, a doctype, a comment
+# Emacs's file variables (`-*- org -*-`) and a version-control keyword (`$Id$`) name no topic.
+_EMACS_MODELINE = re.compile(r"\s*-\*-.*?-\*-\s*")
+_RCS_KEYWORD = re.compile(r"\$(Id|Header|Revision|Date|Author|Source|Log)(:[^$]*)?\$")
+_WORDLESS = re.compile(r"[\W_]*")  # `/*`, `#`, `*/`: a line with no letter or digit
 
 
 def _text_title(lines: list[str], path: Path) -> str:
     """Package metadata by its name and summary; else the first line of text, past a mail-like
     header block, RST directives and comments (`.. module:: x` and their indented options),
-    heading adornments, and without AsciiDoc's `= ` title marker."""
+    heading adornments and lines without a word, and without AsciiDoc's `= ` title marker,
+    Emacs's `-*- mode -*-` or a `$Id$` keyword."""
     if title := _metadata_title(lines):
         return title
     in_directive = False
     for line in lines[_after_headers(lines) :]:
-        stripped = line.strip()
+        stripped = _RCS_KEYWORD.sub("", _EMACS_MODELINE.sub(" ", line)).strip()
         if stripped.startswith(".. ") or stripped == "..":
             in_directive = True
             continue
@@ -148,6 +153,8 @@ def _text_title(lines: list[str], path: Path) -> str:
             continue
         in_directive = False
         if not stripped or _RST_ADORNMENT.match(stripped) or stripped.startswith(_MARKUP_PROLOG):
+            continue
+        if _WORDLESS.fullmatch(stripped):
             continue
         if stripped.startswith("<") and stripped.endswith(">"):
             return path.stem  # markup read as text (an XML file): its tags are no title
