@@ -184,6 +184,16 @@ def test_nbformat2_lines_are_saved_without_newlines(tmp_path):
     assert "```output\n1\n2\n```" in everything
 
 
+def test_notebook_metadata_of_the_wrong_shape_is_passed_over(tmp_path):
+    # nbformat's own v4_5_invalid_metadata.ipynb failed: "'str' object has no attribute 'get'".
+    nb = notebook()
+    nb["metadata"] = {"kernelspec": "BAD: should be a dict", "language_info": ["x"], "title": 3}
+    document = parse_file(write(tmp_path, "odd.ipynb", json.dumps(nb)), ChunkSettings())
+    assert document.title == "Sales analysis"
+    assert document.metadata == {"page_unit": "cell", "cells": 4}
+    assert document.language is None
+
+
 def test_broken_notebook_is_one_line_error(tmp_path):
     with pytest.raises(IngestError, match="broken notebook: not JSON"):
         parse_file(write(tmp_path, "bad.ipynb", '{"cells": ['), ChunkSettings())

@@ -48,7 +48,8 @@ def parse_notebook(source: Source) -> ParsedDocument:
     document.language = language
     document.page_count = len(cells) or None
     document.metadata = {"page_unit": "cell", "cells": len(cells)}
-    kernel = (metadata.get("kernelspec") or {}).get("name")
+    kernelspec = metadata.get("kernelspec")
+    kernel = kernelspec.get("name") if isinstance(kernelspec, dict) else None
     if isinstance(kernel, str):
         document.metadata["kernel"] = kernel
     return document
