@@ -431,8 +431,9 @@ def _unknown_format(
     # a settings dotfile in a folder is read only when its content announces a format
     text_fallback = named or kind != "hidden"
     head = head_of(path)
-    if not head.strip() and text_fallback and _extension_says_nothing(name):
-        # an empty `TODO` is an empty text file (counted so), not a file of no known type
+    if not head.strip() and text_fallback and (not head or _extension_says_nothing(name)):
+        # an empty `TODO` or PEP 561's zero-byte `py.typed` marker is an empty text file
+        # (counted so), not a binary file of no known type
         return PLAIN_TEXT if path.is_file() else None
     return format_by_content(head, text_fallback)
 
