@@ -185,3 +185,17 @@ def test_editor_mode_lines_keywords_and_wordless_lines_are_no_title():
     )
     kept = "Price: $Ident$ -*- rises\n"  # neither a keyword nor a closed modeline
     assert parse_text(kept, Path("n.txt"), ChunkSettings()).title == kept.strip()
+
+
+def test_a_debian_copyright_file_is_titled_by_its_package():
+    """Old code: every DEP-5 `/usr/share/doc/*/copyright` (495 of 737 here) was titled
+    `Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/`."""
+    dep5 = "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n"
+    apt = dep5 + "Upstream-Name: apt\nSource: https://example.org/apt\n\nFiles: *\n"
+    title = parse_text(apt, Path("/usr/share/doc/apt/copyright"), ChunkSettings()).title
+    assert title == "apt: copyright and licences"
+    unnamed = dep5 + "Source: https://example.org/x\n\nFiles: *\nUpstream-Name: not-here\n"
+    title = parse_text(unnamed, Path("/usr/share/doc/libfoo1/copyright"), ChunkSettings()).title
+    assert title == "libfoo1: copyright and licences"
+    other = "Format: a pamphlet\nUpstream-Name: x\n"
+    assert parse_text(other, Path("doc/copyright"), ChunkSettings()).title == "Format: a pamphlet"

@@ -129,6 +129,27 @@ def _after_headers(lines: list[str]) -> int:
     return 0
 
 
+# Debian's machine-readable copyright file (DEP-5) opens with `Format: <the spec's URL>`: that
+# line names no package, so every `/usr/share/doc/*/copyright` had the same title.
+_COPYRIGHT_FORMAT = re.compile(r"Format:\s*\S*copyright-format\S*", re.I)
+_UPSTREAM_NAME = re.compile(r"Upstream-Name:[ \t]*(\S.*)", re.I)
+
+
+def _copyright_title(lines: list[str], path: Path) -> str | None:
+    """"apt: copyright and licences" for a DEP-5 copyright file, by its `Upstream-Name`, else
+    the folder it lies in when that is a package's (`/usr/share/doc/apt/copyright`)."""
+    if not lines or not _COPYRIGHT_FORMAT.fullmatch(lines[0].strip()):
+        return None
+    name = path.parent.name if path.name == "copyright" else ""
+    for line in lines[1:MAX_HEADER_LINES]:
+        if not line.strip():
+            break  # the header paragraph ends
+        if match := _UPSTREAM_NAME.fullmatch(line.rstrip()):
+            name = match.group(1).strip()
+            break
+    return f"{name[: MAX_TITLE_CHARS - 30]}: copyright and licences" if name else None
+
+
 _MARKUP_PROLOG = ("<?", "<!")  # an XML declaration, a doctype, a comment
 # Emacs's file variables (`-*- org -*-`) and a version-control keyword (`$Id$`) name no topic.
 _EMACS_MODELINE = re.compile(r"\s*-\*-.*?-\*-\s*")
@@ -141,7 +162,7 @@ def _text_title(lines: list[str], path: Path) -> str:
     header block, RST directives and comments (`.. module:: x` and their indented options),
     heading adornments and lines without a word, and without AsciiDoc's `= ` title marker,
     Emacs's `-*- mode -*-` or a `$Id$` keyword."""
-    if title := _metadata_title(lines):
+    if title := _metadata_title(lines) or _copyright_title(lines, path):
         return title
     in_directive = False
     for line in lines[_after_headers(lines) :]:
