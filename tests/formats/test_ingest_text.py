@@ -199,3 +199,22 @@ def test_a_debian_copyright_file_is_titled_by_its_package():
     assert title == "libfoo1: copyright and licences"
     other = "Format: a pamphlet\nUpstream-Name: x\n"
     assert parse_text(other, Path("doc/copyright"), ChunkSettings()).title == "Format: a pamphlet"
+
+
+def test_a_change_log_is_titled_by_its_folder_not_its_newest_entry():
+    """Old code: GNU ChangeLogs were titled by their newest entry's date and author
+    (`2022-10-10  Werner Koch  <wk@gnupg.org>`), a `git log` dump by `commit <hash>`."""
+    gnu = "2022-10-10  Werner Koch  <wk@gnupg.org>\n\n\tRelease 2.2.40.\n"
+    assert parse_text(gnu, Path("doc/gnupg/changelog"), ChunkSettings()).title == (
+        "gnupg changelog"
+    )
+    bare = "2015-07-10  Nicolas Williams  nico@cryptonector.com\n\n\t* jq.c: fix\n"
+    assert parse_text(bare, Path("jq/changelog"), ChunkSettings()).title == "jq changelog"
+    old = "Fri Apr  7 15:14:43 PDT 2017  Phil Nelson <philnelson@acm.org>\n\n\t* bc: fix\n"
+    assert parse_text(old, Path("bc/ChangeLog"), ChunkSettings()).title == "bc ChangeLog"
+    git = "commit a919700fbde28c29ccdb1d2a8bceba80ade19e73\nAuthor: A <a@b.c>\n"
+    assert parse_text(git, Path("fontconfig/changelog"), ChunkSettings()).title == (
+        "fontconfig changelog"
+    )
+    mention = "2022-10-10 meeting with Ann <ann@x.org>\n"  # one space: a note's own first line
+    assert parse_text(mention, Path("notes/roof.txt"), ChunkSettings()).title == mention.strip()

@@ -150,6 +150,23 @@ def _copyright_title(lines: list[str], path: Path) -> str | None:
     return f"{name[: MAX_TITLE_CHARS - 30]}: copyright and licences" if name else None
 
 
+# The first line of a change log is its newest entry's header: a date, two spaces and an
+# author with a mail address (GNU's `2022-10-10  Werner Koch  <wk@gnupg.org>`, an older
+# `Fri Apr  7 15:14:43 PDT 2017  Phil Nelson <p@x.org>`) or a `git log` dump's `commit <hash>`;
+# it names no topic.
+_ENTRY_HEADER = re.compile(
+    r"(?:\d{4}-\d\d-\d\d|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)\b[^<>]{8,40}?\d{4})"
+    r"[ \t]{2,}[^<>@]+(?:<[^<>@\s]+@[^<>\s]+>|[^<>@\s]+@[^<>@\s]+)"
+    r"|commit [0-9a-f]{40}"
+)
+
+
+def _log_title(path: Path) -> str:
+    """"gnupg changelog": the folder a change log lies in names what it logs."""
+    folder = path.parent.name
+    return f"{folder} {path.stem}" if folder else path.stem
+
+
 _MARKUP_PROLOG = ("<?", "<!")  # an XML declaration, a doctype, a comment
 # Emacs's file variables (`-*- org -*-`) and a version-control keyword (`$Id$`) name no topic.
 _EMACS_MODELINE = re.compile(r"\s*-\*-.*?-\*-\s*")
@@ -179,6 +196,8 @@ def _text_title(lines: list[str], path: Path) -> str:
             continue
         if stripped.startswith("<") and stripped.endswith(">"):
             return path.stem  # markup read as text (an XML file): its tags are no title
+        if len(stripped) < 2 * MAX_TITLE_CHARS and _ENTRY_HEADER.fullmatch(stripped):
+            return _log_title(path)
         title = _ASCIIDOC_TITLE.sub("", stripped, count=1) if stripped.startswith("=") else stripped
         # a line ending in "::" labels what follows (an AsciiDoc list term, a reST literal)
         named = len(title) < MAX_TITLE_CHARS and not title.endswith("::")
