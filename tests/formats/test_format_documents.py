@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kb_search.ingest.parse import parse_file
-from kb_search.parsed import ChunkSettings, IngestError
+from kb_search.parsed import ChunkSettings, EmptyFile, IngestError
 
 TIGHT = ChunkSettings(max_tokens=60, min_tokens=1)
 
@@ -192,6 +192,15 @@ def test_notebook_metadata_of_the_wrong_shape_is_passed_over(tmp_path):
     assert document.title == "Sales analysis"
     assert document.metadata == {"page_unit": "cell", "cells": 4}
     assert document.language is None
+
+
+def test_an_nbformat3_notebook_saved_without_worksheets_is_empty_not_broken(tmp_path):
+    # nbformat's own test3_no_worksheets.ipynb was a failure ("broken notebook: no cells").
+    nb = {"metadata": {"name": ""}, "nbformat": 3, "nbformat_minor": 0}
+    with pytest.raises(EmptyFile):
+        parse_file(write(tmp_path, "nothing.ipynb", json.dumps(nb)), ChunkSettings())
+    with pytest.raises(IngestError, match="broken notebook: no cells"):
+        parse_file(write(tmp_path, "odd.ipynb", '{"nbformat": 3, "worksheets": 1}'), TIGHT)
 
 
 def test_broken_notebook_is_one_line_error(tmp_path):

@@ -61,6 +61,8 @@ def _cells(notebook: dict[str, Any]) -> list[Any]:
     worksheets = notebook.get("worksheets")  # nbformat 3
     if isinstance(worksheets, list):
         return [c for w in worksheets if isinstance(w, dict) for c in w.get("cells") or []]
+    if isinstance(notebook.get("nbformat"), int) and "worksheets" not in notebook:
+        return []  # nbformat 3 saved a notebook with nothing in it without worksheets: empty
     raise IngestError("broken notebook: no cells")
 
 
