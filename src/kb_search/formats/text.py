@@ -169,7 +169,7 @@ def _log_title(path: Path) -> str:
 
 _MARKUP_PROLOG = ("<?", "<!")  # an XML declaration, a doctype, a comment
 # Emacs's file variables (`-*- org -*-`) and a version-control keyword (`$Id$`) name no topic.
-_EMACS_MODELINE = re.compile(r"\s*-\*-.*?-\*-\s*")
+_EMACS_MODELINE = re.compile(r"-\*-[^\n]{0,200}?-\*-")
 _RCS_KEYWORD = re.compile(r"\$(Id|Header|Revision|Date|Author|Source|Log)(:[^$]*)?\$")
 _WORDLESS = re.compile(r"[\W_]*")  # `/*`, `#`, `*/`: a line with no letter or digit
 
