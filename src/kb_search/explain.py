@@ -222,6 +222,14 @@ def not_indexed(conn: Connection, path: str, cwd: Path | None) -> Explanation:
 SETTINGS_LEFT_OUT = "left out: a settings file (see docs/formats.md)"
 
 
+def _passed_by(reason: str, name: str, root: Path) -> str:
+    from kb_search.ingest.walk import IGNORE_RULES
+
+    if reason == IGNORE_RULES:
+        return f"ignored by a .kbignore or .gitignore rule ({name}) under {root}"
+    return f"left out by the walk under {root}: {reason} ({name})"
+
+
 def why_not_indexed(conn: Connection, path: Path, root: Path) -> str:
     from kb_search.formats.registry import HIDDEN, SECRET, classify
     from kb_search.ingest.walk import IgnoreRules
@@ -239,8 +247,9 @@ def why_not_indexed(conn: Connection, path: Path, root: Path) -> str:
             return "no such file here"
     except OSError as exc:
         return f"it cannot be read here ({exc.strerror or type(exc).__name__})"
-    if IgnoreRules(root).ignored_path(path):
-        return f"ignored by a .kbignore (or a default ignore) under {root}"
+    ignored = IgnoreRules(root).ignored_because(path)
+    if ignored is not None:
+        return _passed_by(*ignored, root)
     verdict = classify(path, root=root)  # judged as the walk from that root judges it
     if verdict.kind in (SECRET, HIDDEN):
         return SETTINGS_LEFT_OUT

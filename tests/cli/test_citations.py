@@ -305,6 +305,23 @@ def test_explain_files_that_are_not_indexed(kb, corpus, tmp_path):
     assert "outside.md: not indexed: not under any added folder" in human
 
 
+def test_explain_names_the_folder_the_walk_passed_by(kb, corpus):
+    # Old code: a bundle under dist/ was "ignored by a .kbignore (or a default ignore)", in a
+    # folder with no .kbignore, while `kb add` counted it under "build, cache or vendor folder".
+    (corpus / "dist").mkdir()
+    (corpus / "dist" / "app.js").write_text("// fog horn\nvar a = 1;\n")
+    (corpus / ".github").mkdir()
+    (corpus / ".github" / "notes.md").write_text("fog horn\n")
+    kb("add", str(corpus))
+    bundle = explained(kb, "fog horn", "--explain", str(corpus / "dist" / "app.js"))
+    assert bundle["reason"] == (
+        f"left out by the walk under {corpus}: build, cache or vendor folder (dist)"
+    )
+    hidden = explained(kb, "fog horn", "--explain", str(corpus / ".github" / "notes.md"))
+    assert hidden["reason"].endswith(": hidden folder (.github)")
+    assert ".kbignore" not in bundle["reason"] + hidden["reason"]
+
+
 def test_stats_say_where_the_paths_of_a_db_built_elsewhere_point(kb, numbered, tmp_path):
     assert kb.json("stats")["paths_here"] == {"checked": 3, "missing": 0, "note": None}
     numbered.rename(tmp_path / "moved")  # as if the DB were opened on another machine

@@ -214,9 +214,10 @@ def test_an_empty_file_without_an_extension_is_an_empty_text_file(kb, tmp_path):
     write(notes / "blank.md", "")
     write(notes / "NOTES", "  \n\n")
     write(notes / "good.md", "# Good\n\nSomething about lemurs.\n")
+    write(notes / "pkg" / "py.typed", b"")  # zero bytes, any suffix: counted "binary" before
     summary = kb.json("add", str(notes))
-    assert (summary["empty"], summary["unsupported"]) == (3, 0), summary
-    assert "3 empty files skipped (nothing to index)" in summary["summary"]
+    assert (summary["empty"], summary["unsupported"]) == (4, 0), summary
+    assert "4 empty files skipped (nothing to index)" in summary["summary"]
     named = kb("add", str(notes / "TODO"), "--format", "json", ok=False)
     assert named.exit_code == 1
     assert named.stderr.strip().splitlines()[-1] == (

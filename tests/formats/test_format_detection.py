@@ -43,6 +43,10 @@ SNIFFED = {
     "list": (b"[1, 2, 3]\n", "code"),
     "thesis": (b"% !TEX program = pdflatex\n\\documentclass{report}\n", "latex"),
     "todo": (b"#+TITLE: Things to do\n* Buy milk\n", "org"),
+    # GnuPG's HACKING and DETAILS: Org by their Emacs mode line (old code: plain text, titled
+    # by the mode line, their `* ` headings lost)
+    "HACKING": (b"# HACKING          -*- org -*-\n#+TEXT: notes\n* How to contribute\n", "org"),
+    "NOTES": (b"-*- mode: org; coding: utf-8 -*-\n* Garden\n", "org"),
     "page": (b"<!DOCTYPE html><html><body><p>x</p></body></html>", "html"),
     "deploy": (b"#!/usr/bin/env bash\necho hi\n", "code"),
     # A Maildir file name: its "suffix" is no extension.
@@ -67,6 +71,8 @@ def test_content_sniffing_when_the_name_says_nothing(tmp_path, name):
         "Subject: one header is not a mail\n\nhello\n",
         "From the desk of Ann\n",  # prose, not an mbox From_ line
         "Note: this line has a colon\nAnd this: too\n",
+        "# TODO          -*- outline -*-\n* src/base64\n",  # outline mode is not Org
+        "The org -*- chart -*- of the team\n",
     ],
 )
 def test_plain_text_is_not_mistaken_for_a_format(tmp_path, text):

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kb_search.ingest.parse import parse_file
-from kb_search.parsed import ChunkSettings, IngestError
+from kb_search.parsed import ChunkSettings, EmptyFile, IngestError
 
 TIGHT = ChunkSettings(max_tokens=60, min_tokens=1)
 
@@ -128,6 +128,79 @@ def test_notebook_error_output_is_one_line(tmp_path):
     everything = "\n".join(c.text for c in document.chunks)
     assert "done\nValueError: bad month" in everything
     assert "TRACEBACKLINE" not in everything
+
+
+def test_nbformat3_heading_cells_are_headings(tmp_path):
+    # nbformat 3 saved headings as their own cell type; nbformat's own test3.ipynb has them.
+    nb = {
+        "nbformat": 3,
+        "nbformat_minor": 0,
+        "metadata": {"name": ""},
+        "worksheets": [
+            {
+                "cells": [
+                    {"cell_type": "heading", "level": 1, "source": ["nbconvert latex test"]},
+                    {"cell_type": "markdown", "source": ["Lorem ipsum dolor.\n"]},
+                    {"cell_type": "heading", "level": 2, "source": ["Printed Using Python"]},
+                    {"cell_type": "code", "input": ["print('hello')"], "outputs": []},
+                ]
+            }
+        ],
+    }
+    document = parse_file(write(tmp_path, "test3.ipynb", json.dumps(nb)), TIGHT)
+    assert document.title == "nbconvert latex test"
+    everything = "\n".join(c.text for c in document.chunks)
+    assert "# nbconvert latex test\n\nLorem ipsum" in everything
+    assert "## Printed Using Python\n\n```" in everything
+
+
+def test_nbformat2_lines_are_saved_without_newlines(tmp_path):
+    # nbformat 2 wrote a cell's lines without their newlines (nbformat's own test2.ipynb):
+    # joined as they stand, "# Intro" and the next paragraph ran into one title.
+    nb = {
+        "nbformat": 2,
+        "metadata": {"name": "test2"},
+        "worksheets": [
+            {
+                "cells": [
+                    {
+                        "cell_type": "markdown",
+                        "source": ["# Intro", "", "new modes", "of interaction"],
+                    },
+                    {
+                        "cell_type": "code",
+                        "input": ["a = 1", "print(a)"],
+                        "outputs": [{"output_type": "stream", "text": ["1", "2"]}],
+                    },
+                ]
+            }
+        ],
+    }
+    document = parse_file(write(tmp_path, "test2.ipynb", json.dumps(nb)), ChunkSettings())
+    assert document.title == "Intro"
+    everything = "\n".join(c.text for c in document.chunks)
+    assert "new modes\nof interaction" in everything
+    assert "a = 1\nprint(a)" in everything
+    assert "```output\n1\n2\n```" in everything
+
+
+def test_notebook_metadata_of_the_wrong_shape_is_passed_over(tmp_path):
+    # nbformat's own v4_5_invalid_metadata.ipynb failed: "'str' object has no attribute 'get'".
+    nb = notebook()
+    nb["metadata"] = {"kernelspec": "BAD: should be a dict", "language_info": ["x"], "title": 3}
+    document = parse_file(write(tmp_path, "odd.ipynb", json.dumps(nb)), ChunkSettings())
+    assert document.title == "Sales analysis"
+    assert document.metadata == {"page_unit": "cell", "cells": 4}
+    assert document.language is None
+
+
+def test_an_nbformat3_notebook_saved_without_worksheets_is_empty_not_broken(tmp_path):
+    # nbformat's own test3_no_worksheets.ipynb was a failure ("broken notebook: no cells").
+    nb = {"metadata": {"name": ""}, "nbformat": 3, "nbformat_minor": 0}
+    with pytest.raises(EmptyFile):
+        parse_file(write(tmp_path, "nothing.ipynb", json.dumps(nb)), ChunkSettings())
+    with pytest.raises(IngestError, match="broken notebook: no cells"):
+        parse_file(write(tmp_path, "odd.ipynb", '{"nbformat": 3, "worksheets": 1}'), TIGHT)
 
 
 def test_broken_notebook_is_one_line_error(tmp_path):

@@ -164,3 +164,57 @@ def test_rst_directives_and_asciidoc_title_markers_are_not_titles():
     assert parse_text(index, Path("index.rst"), ChunkSettings()).title == "ItsDangerous"
     trace = "= Trace2 API\n\nThe Trace2 API can be used to print debug information.\n"
     assert parse_text(trace, Path("api-trace2.txt"), ChunkSettings()).title == "Trace2 API"
+
+
+def test_editor_mode_lines_keywords_and_wordless_lines_are_no_title():
+    """Old code, on Debian doc packages: gnupg's TODO was titled `-*- outline -*-`, TRANSLATE
+    `$Id$`, bc's pi.b `/*`, and a modeline trailed a title (`Automatic.prf ... -*- conf -*-`)."""
+    todo = " " * 60 + "-*- outline -*-\n\n* src/base64\n  Check the code.\n"
+    assert parse_text(todo, Path("TODO"), ChunkSettings()).title == "* src/base64"
+    translate = "$Id$\n\nNote for translators\n"
+    assert parse_text(translate, Path("TRANSLATE"), ChunkSettings()).title == (
+        "Note for translators"
+    )
+    program = "/*\n   A program to find the digits of PI.\n*/\n"
+    assert parse_text(program, Path("pi.b"), ChunkSettings()).title == (
+        "A program to find the digits of PI."
+    )
+    prf = "# Automatic.prf - Configure options       -*- conf -*-\nfoo\n"
+    assert parse_text(prf, Path("Automatic.prf"), ChunkSettings()).title == (
+        "# Automatic.prf - Configure options"
+    )
+    kept = "Price: $Ident$ -*- rises\n"  # neither a keyword nor a closed modeline
+    assert parse_text(kept, Path("n.txt"), ChunkSettings()).title == kept.strip()
+
+
+def test_a_debian_copyright_file_is_titled_by_its_package():
+    """Old code: every DEP-5 `/usr/share/doc/*/copyright` (495 of 737 here) was titled
+    `Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/`."""
+    dep5 = "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n"
+    apt = dep5 + "Upstream-Name: apt\nSource: https://example.org/apt\n\nFiles: *\n"
+    title = parse_text(apt, Path("/usr/share/doc/apt/copyright"), ChunkSettings()).title
+    assert title == "apt: copyright and licences"
+    unnamed = dep5 + "Source: https://example.org/x\n\nFiles: *\nUpstream-Name: not-here\n"
+    title = parse_text(unnamed, Path("/usr/share/doc/libfoo1/copyright"), ChunkSettings()).title
+    assert title == "libfoo1: copyright and licences"
+    other = "Format: a pamphlet\nUpstream-Name: x\n"
+    assert parse_text(other, Path("doc/copyright"), ChunkSettings()).title == "Format: a pamphlet"
+
+
+def test_a_change_log_is_titled_by_its_folder_not_its_newest_entry():
+    """Old code: GNU ChangeLogs were titled by their newest entry's date and author
+    (`2022-10-10  Werner Koch  <wk@gnupg.org>`), a `git log` dump by `commit <hash>`."""
+    gnu = "2022-10-10  Werner Koch  <wk@gnupg.org>\n\n\tRelease 2.2.40.\n"
+    assert parse_text(gnu, Path("doc/gnupg/changelog"), ChunkSettings()).title == (
+        "gnupg changelog"
+    )
+    bare = "2015-07-10  Nicolas Williams  nico@cryptonector.com\n\n\t* jq.c: fix\n"
+    assert parse_text(bare, Path("jq/changelog"), ChunkSettings()).title == "jq changelog"
+    old = "Fri Apr  7 15:14:43 PDT 2017  Phil Nelson <philnelson@acm.org>\n\n\t* bc: fix\n"
+    assert parse_text(old, Path("bc/ChangeLog"), ChunkSettings()).title == "bc ChangeLog"
+    git = "commit a919700fbde28c29ccdb1d2a8bceba80ade19e73\nAuthor: A <a@b.c>\n"
+    assert parse_text(git, Path("fontconfig/changelog"), ChunkSettings()).title == (
+        "fontconfig changelog"
+    )
+    mention = "2022-10-10 meeting with Ann <ann@x.org>\n"  # one space: a note's own first line
+    assert parse_text(mention, Path("notes/roof.txt"), ChunkSettings()).title == mention.strip()

@@ -1,8 +1,8 @@
-"""Jupyter notebooks (nbformat 4, and 3's worksheets) read as plain JSON: Markdown cells as
-Markdown, code cells as fenced code, their text outputs trimmed to a few lines, and images,
-HTML, widgets, attachments and inline `data:` URIs dropped. Chunks cite cell numbers (as pages:
-`page_unit` is "cell"); `nbformat` would add jsonschema and traitlets to validate what plain
-JSON reads as well."""
+"""Jupyter notebooks (nbformat 4, and 3's worksheets and heading cells) read as plain JSON:
+Markdown cells as Markdown, code cells as fenced code, their text outputs trimmed to a few
+lines, and images, HTML, widgets, attachments and inline `data:` URIs dropped. Chunks cite
+cell numbers (as pages: `page_unit` is "cell"); `nbformat` would add jsonschema and
+traitlets to validate what plain JSON reads as well."""
 
 from __future__ import annotations
 
@@ -33,10 +33,13 @@ def parse_notebook(source: Source) -> ParsedDocument:
         raise IngestError("broken notebook: not a JSON object")
     cells = _cells(notebook)
     language = _language(notebook)
+    # Before nbformat 3 a multi-line string was saved as its lines without their newlines.
+    version = notebook.get("nbformat")
+    joiner = "\n" if isinstance(version, int) and version < 3 else ""
     builder = MarkdownBuilder()
     for number, cell in enumerate(cells, start=1):
         if isinstance(cell, dict):
-            _add_cell(builder, cell, number, language)
+            _add_cell(builder, cell, number, language, joiner)
     document = builder.parse(source.name, source.settings, source.count)
     metadata = notebook.get("metadata") if isinstance(notebook.get("metadata"), dict) else {}
     title = metadata.get("title") if isinstance(metadata.get("title"), str) else None
@@ -45,7 +48,8 @@ def parse_notebook(source: Source) -> ParsedDocument:
     document.language = language
     document.page_count = len(cells) or None
     document.metadata = {"page_unit": "cell", "cells": len(cells)}
-    kernel = (metadata.get("kernelspec") or {}).get("name")
+    kernelspec = metadata.get("kernelspec")
+    kernel = kernelspec.get("name") if isinstance(kernelspec, dict) else None
     if isinstance(kernel, str):
         document.metadata["kernel"] = kernel
     return document
@@ -57,6 +61,8 @@ def _cells(notebook: dict[str, Any]) -> list[Any]:
     worksheets = notebook.get("worksheets")  # nbformat 3
     if isinstance(worksheets, list):
         return [c for w in worksheets if isinstance(w, dict) for c in w.get("cells") or []]
+    if isinstance(notebook.get("nbformat"), int) and "worksheets" not in notebook:
+        return []  # nbformat 3 saved a notebook with nothing in it without worksheets: empty
     raise IngestError("broken notebook: no cells")
 
 
@@ -73,25 +79,37 @@ def _language(notebook: dict[str, Any]) -> str | None:
 
 
 def _add_cell(
-    builder: MarkdownBuilder, cell: dict[str, Any], number: int, language: str | None
+    builder: MarkdownBuilder,
+    cell: dict[str, Any],
+    number: int,
+    language: str | None,
+    joiner: str,
 ) -> None:
     origin = Origin(page=number)
     kind = cell.get("cell_type")
-    text = _joined(cell.get("source", cell.get("input", "")))
+    text = _joined(cell.get("source", cell.get("input", "")), joiner)
     if kind == "markdown":
         builder.block(_DATA_URI.sub("", text), origin)
+    elif kind == "heading":  # nbformat 3: its own cell type, with a level
+        line = " ".join(text.split())
+        if line:
+            builder.block(f"{'#' * _heading_level(cell.get('level'))} {line}", origin)
     elif kind == "code":
         if text.strip():
             fence = "~~~" if "```" in text else "```"
             builder.block(f"{fence}{language or ''}\n{text.strip(chr(10))}\n{fence}", origin)
-        output = _outputs(cell.get("outputs"))
+        output = _outputs(cell.get("outputs"), joiner)
         if output:
             builder.block(f"```output\n{output}\n```", origin)
     elif kind == "raw" and text.strip():
         builder.block(text, origin)
 
 
-def _outputs(outputs: Any) -> str:
+def _heading_level(level: Any) -> int:
+    return min(max(level, 1), 6) if isinstance(level, int) else 1
+
+
+def _outputs(outputs: Any, joiner: str) -> str:
     """The text a code cell printed or returned, trimmed; rich outputs are left out."""
     parts: list[str] = []
     for output in outputs if isinstance(outputs, list) else []:
@@ -99,13 +117,13 @@ def _outputs(outputs: Any) -> str:
             continue
         kind = output.get("output_type")
         if kind == "stream":
-            parts.append(_joined(output.get("text", "")))
+            parts.append(_joined(output.get("text", ""), joiner))
         elif kind in ("execute_result", "display_data", "pyout"):
             data = output.get("data") if isinstance(output.get("data"), dict) else output
             text = next((data[m] for m in _TEXT_OUTPUTS if m in data), None)
             text = text if text is not None else data.get("text")
             if text is not None:
-                parts.append(_joined(text))
+                parts.append(_joined(text, joiner))
         elif kind in ("error", "pyerr"):
             parts.append(f"{output.get('ename', 'Error')}: {output.get('evalue', '')}")
     return _trim(_ANSI.sub("", "\n".join(p.rstrip("\n") for p in parts if p.strip())))
@@ -122,9 +140,9 @@ def _trim(text: str) -> str:
     return joined.replace("```", "'''")
 
 
-def _joined(value: Any) -> str:
+def _joined(value: Any, joiner: str) -> str:
     if isinstance(value, list):
-        return "".join(v for v in value if isinstance(v, str))
+        return joiner.join(v for v in value if isinstance(v, str))
     return value if isinstance(value, str) else ""
 
 

@@ -298,8 +298,12 @@ _JSON_START = re.compile(r'(?<!\s)\s*(\{\s*["}]|\[\s*([\[{"\]\d-]|true|false|nul
 _JSON_CONTAINER = re.compile(r'(?<!\s)\s*(\{\s*"|\[\s*[\[{"])')
 _LATEX_START = re.compile(r"\\(documentclass|documentstyle)\b")
 _ORG_START = re.compile(r"#\+(title|author|filetags|startup|options|setupfile):", re.I)
+# Emacs's mode line on the first line: `# HACKING  -*- org -*-`, `-*- mode: org; -*-` (GnuPG's
+# DETAILS, HACKING and TODO are Org files without the extension)
+_ORG_MODE_LINE = re.compile(r"-\*-[ \t]*(?:mode:[ \t]*)?org[ \t]*(?:;[^\n]{0,200}?)?-\*-", re.I)
 _HTML_START = re.compile(r"(?<!\s)\s*(<!doctype html|<html[\s>])", re.I)
 
+MODE_LINE_CHARS = 400  # how much of a first line is searched for a mode line
 _PLAIN_EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9_+-]{0,11}")
 
 
@@ -343,7 +347,7 @@ def _sniff_text(text: str, complete: bool) -> str | None:
     body = [line for line in text.split("\n") if line.strip() and not line.startswith("%")]
     if body and _LATEX_START.match(body[0].lstrip()):
         return ".tex"
-    if body and _ORG_START.match(body[0]):
+    if body and (_ORG_START.match(body[0]) or _ORG_MODE_LINE.search(body[0][:MODE_LINE_CHARS])):
         return ".org"
     return None
 
@@ -431,8 +435,9 @@ def _unknown_format(
     # a settings dotfile in a folder is read only when its content announces a format
     text_fallback = named or kind != "hidden"
     head = head_of(path)
-    if not head.strip() and text_fallback and _extension_says_nothing(name):
-        # an empty `TODO` is an empty text file (counted so), not a file of no known type
+    if not head.strip() and text_fallback and (not head or _extension_says_nothing(name)):
+        # an empty `TODO` or PEP 561's zero-byte `py.typed` marker is an empty text file
+        # (counted so), not a binary file of no known type
         return PLAIN_TEXT if path.is_file() else None
     return format_by_content(head, text_fallback)
 

@@ -129,18 +129,61 @@ def _after_headers(lines: list[str]) -> int:
     return 0
 
 
+# Debian's machine-readable copyright file (DEP-5) opens with `Format: <the spec's URL>`: that
+# line names no package, so every `/usr/share/doc/*/copyright` had the same title.
+_COPYRIGHT_FORMAT = re.compile(r"Format:\s*\S*copyright-format\S*", re.I)
+_UPSTREAM_NAME = re.compile(r"Upstream-Name:[ \t]*(\S.*)", re.I)
+
+
+def _copyright_title(lines: list[str], path: Path) -> str | None:
+    """"apt: copyright and licences" for a DEP-5 copyright file, by its `Upstream-Name`, else
+    the folder it lies in when that is a package's (`/usr/share/doc/apt/copyright`)."""
+    if not lines or not _COPYRIGHT_FORMAT.fullmatch(lines[0].strip()):
+        return None
+    name = path.parent.name if path.name == "copyright" else ""
+    for line in lines[1:MAX_HEADER_LINES]:
+        if not line.strip():
+            break  # the header paragraph ends
+        if match := _UPSTREAM_NAME.fullmatch(line.rstrip()):
+            name = match.group(1).strip()
+            break
+    return f"{name[: MAX_TITLE_CHARS - 30]}: copyright and licences" if name else None
+
+
+# The first line of a change log is its newest entry's header: a date, two spaces and an
+# author with a mail address (GNU's `2022-10-10  Werner Koch  <wk@gnupg.org>`, an older
+# `Fri Apr  7 15:14:43 PDT 2017  Phil Nelson <p@x.org>`) or a `git log` dump's `commit <hash>`;
+# it names no topic.
+_ENTRY_HEADER = re.compile(
+    r"(?:\d{4}-\d\d-\d\d|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)\b[^<>]{8,40}?\d{4})"
+    r"[ \t]{2,}[^<>@]+(?:<[^<>@\s]+@[^<>\s]+>|[^<>@\s]+@[^<>@\s]+)"
+    r"|commit [0-9a-f]{40}"
+)
+
+
+def _log_title(path: Path) -> str:
+    """"gnupg changelog": the folder a change log lies in names what it logs."""
+    folder = path.parent.name
+    return f"{folder} {path.stem}" if folder else path.stem
+
+
 _MARKUP_PROLOG = ("<?", "<!")  # an XML declaration, a doctype, a comment
+# Emacs's file variables (`-*- org -*-`) and a version-control keyword (`$Id$`) name no topic.
+_EMACS_MODELINE = re.compile(r"-\*-[^\n]{0,200}?-\*-")
+_RCS_KEYWORD = re.compile(r"\$(Id|Header|Revision|Date|Author|Source|Log)(:[^$]*)?\$")
+_WORDLESS = re.compile(r"[\W_]*")  # `/*`, `#`, `*/`: a line with no letter or digit
 
 
 def _text_title(lines: list[str], path: Path) -> str:
     """Package metadata by its name and summary; else the first line of text, past a mail-like
     header block, RST directives and comments (`.. module:: x` and their indented options),
-    heading adornments, and without AsciiDoc's `= ` title marker."""
-    if title := _metadata_title(lines):
+    heading adornments and lines without a word, and without AsciiDoc's `= ` title marker,
+    Emacs's `-*- mode -*-` or a `$Id$` keyword."""
+    if title := _metadata_title(lines) or _copyright_title(lines, path):
         return title
     in_directive = False
     for line in lines[_after_headers(lines) :]:
-        stripped = line.strip()
+        stripped = _RCS_KEYWORD.sub("", _EMACS_MODELINE.sub(" ", line)).strip()
         if stripped.startswith(".. ") or stripped == "..":
             in_directive = True
             continue
@@ -149,8 +192,12 @@ def _text_title(lines: list[str], path: Path) -> str:
         in_directive = False
         if not stripped or _RST_ADORNMENT.match(stripped) or stripped.startswith(_MARKUP_PROLOG):
             continue
+        if _WORDLESS.fullmatch(stripped):
+            continue
         if stripped.startswith("<") and stripped.endswith(">"):
             return path.stem  # markup read as text (an XML file): its tags are no title
+        if len(stripped) < 2 * MAX_TITLE_CHARS and _ENTRY_HEADER.fullmatch(stripped):
+            return _log_title(path)
         title = _ASCIIDOC_TITLE.sub("", stripped, count=1) if stripped.startswith("=") else stripped
         # a line ending in "::" labels what follows (an AsciiDoc list term, a reST literal)
         named = len(title) < MAX_TITLE_CHARS and not title.endswith("::")

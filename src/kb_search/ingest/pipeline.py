@@ -126,10 +126,12 @@ def add_paths(
     summary.left_out = found.left_out
     summary.not_walked = found.not_walked
     for _, reason in leaving.values():  # counted once: as leaving the index
-        if reason in summary.left_out:
-            summary.left_out[reason] -= 1
-            if not summary.left_out[reason]:
-                del summary.left_out[reason]
+        _count_off(summary.left_out, reason)
+    for path, reason in found.judged.items():
+        # indexed by an earlier `--include-generated`, it stays: already indexed, not left out
+        if reason in summary.left_out and path not in leaving and document_id_at(conn, path):
+            _count_off(summary.left_out, reason)
+            summary.skipped += 1
     log = error_log or ErrorLog(None)
     for failure in found.failures:
         summary.failed.append(failure)
@@ -153,6 +155,13 @@ def add_paths(
     summary.embedded += embed_pending(conn, vectors, progress)
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+def _count_off(counts: dict[str, int], reason: str) -> None:
+    if reason in counts:
+        counts[reason] -= 1
+        if not counts[reason]:
+            del counts[reason]
 
 
 def _left_out_now(

@@ -113,8 +113,8 @@ class AddSummary:
         """Why this run added nothing it was asked to add, or None: none of the files found
         under the given paths is in the index after it (none added, updated or already
         indexed) while at least one was found and failed, was empty, of an unsupported type,
-        or failed before. An empty folder, or one whose files were all `kb remove`d, asks
-        for nothing and is no error. `show` prints a path as `line` does."""
+        failed before, or was left out as generated. An empty folder, or one whose files were
+        all `kb remove`d, asks for nothing and is no error. `show` prints a path as `line` does."""
         if self.added or self.updated or self.skipped or self.rechunked:
             return None
         if self.failed:
@@ -132,6 +132,8 @@ class AddSummary:
             first = self.unsupported_files[0] if self.unsupported_files else ""
             named = f" (first: {show(first)})" if first else ""
             return f"nothing added: {plural(self.unsupported, 'file')} of unsupported types{named}"
+        if self.left_out:
+            return "nothing added: " + generated_parts(self.left_out)[0]
         return None
 
 

@@ -92,6 +92,7 @@ HIDDEN_FOLDER = "hidden folder"
 BUILD_FOLDER = "build, cache or vendor folder"
 BUILD_FILE = "build or editor file"  # *.pyc, *.o, swap and backup files
 IGNORE_RULES = "ignore rules"  # what a .gitignore or .kbignore says
+NEVER_INDEXED = "a file kb never indexes"  # an ignore file itself, .DS_Store, Thumbs.db
 
 
 def passed_reason(name: str, is_dir: bool) -> str | None:
@@ -269,14 +270,21 @@ class IgnoreRules:
 
     def ignored_path(self, path: Path) -> bool:
         """Full check of a path below the root: every directory on the way counts too."""
+        return self.ignored_because(path) is not None
+
+    def ignored_because(self, path: Path) -> tuple[str, str] | None:
+        """Why the walk passes this path by: (reason, the folder or file name it is for), the
+        first on the way down; None when it is not ignored."""
         try:
             parts = path.relative_to(self.root).parts
         except ValueError:
-            return False
+            return None
         for i in range(1, len(parts)):
             if self.ignored("/".join(parts[:i]), True):
-                return True
-        return bool(parts) and self.ignored("/".join(parts), False)
+                return passed_reason(parts[i - 1], True) or IGNORE_RULES, parts[i - 1]
+        if parts and self.ignored("/".join(parts), False):
+            return passed_reason(parts[-1], False) or NEVER_INDEXED, parts[-1]
+        return None
 
     def ignored_dir(self, path: Path) -> bool:
         """Is this directory below the root, or one on the way to it, ignored?"""

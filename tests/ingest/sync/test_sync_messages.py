@@ -102,3 +102,22 @@ def test_an_add_that_adds_nothing_it_was_asked_to_exits_1(kb, tmp_path):
     # an empty folder asks for nothing: no error
     (tmp_path / "nothing").mkdir()
     assert kb("add", str(tmp_path / "nothing"), ok=False).exit_code == 0
+
+
+def test_an_add_of_a_folder_whose_files_are_all_generated_exits_1(kb, tmp_path):
+    """Old code: `kb add dist-only/` said "Added 0 documents ... 2 generated files left out"
+    and exited 0, while a named `.gif` (nothing added either) exited 1."""
+    built = tmp_path / "built"
+    built.mkdir()
+    (built / "package-lock.json").write_text(
+        json.dumps({"name": "x", "lockfileVersion": 3, "packages": {"": {"version": "1.0.0"}}})
+    )
+    (built / "app.min.js").write_text("var a=1;" * 2000 + "\n")
+    result = kb("add", str(built), ok=False)
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["left_out"] == {"lock file": 1, "minified": 1}
+    assert result.stderr.strip().splitlines()[-1] == (
+        "Error: nothing added: 2 generated files left out: 1 lock file, 1 minified"
+        " (--include-generated indexes them)"
+    )
+    assert kb("add", str(built), "--include-generated", ok=False).exit_code == 0

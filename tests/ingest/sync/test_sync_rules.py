@@ -179,6 +179,8 @@ def test_add_of_the_folder_drops_a_file_ignored_now_but_keeps_what_this_kb_chose
     assert summary["excluded"] == {"ignored": 1}
     assert "1 document left the index, their files left out now: 1 ignored." in summary["summary"]
     assert paths(kb) == ["app.min.js", "guide.md", "package-lock.json"]
+    # they are in the index: already indexed, not "2 generated files left out" (old code)
+    assert summary["left_out"] == {} and summary["skipped"] == 2
     named = kb.json("add", str(notes / "static"))  # a folder below: judges only its files
     assert named["excluded"] == {}
 
