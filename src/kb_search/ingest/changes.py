@@ -46,7 +46,8 @@ KNOWN_EMPTY = "known empty"  # empty before and unchanged since: not a failure
 #    title is its first line; gettext catalogs left out as translation catalogs (issue 32).
 # 10: well-known licence texts (LICENSE, COPYING: Apache-2.0, MIT, BSD, GPL...) one chunk;
 #     Texinfo read as sections; HTML redirect stubs, mdBook print copies and one-line JSON
-#     dumps left out; a `<br>` paragraph's pieces cite their own lines (issue 32); PDF
+#     dumps left out; a `<br>` paragraph's pieces cite their own lines; notebooks of nbformat
+#     2/3, Org by its mode line, titles of change logs and Debian copyright files (issue 32); PDF
 #     side-by-side paragraphs, landscape books no slide decks, heads and titles measured by
 #     line boxes, foreign 'Contents' headings, margin labels no headings; a chunk that spans
 #     pages cites the page holding most of its text (`cited_page`, migration 9) (issue 37).
