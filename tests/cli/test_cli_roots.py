@@ -154,6 +154,24 @@ def test_language_filters_take_the_names_people_use(kb, tmp_path):
     assert "did you mean 'python'?" in typo.stderr
 
 
+def test_lang_shell_means_every_shell_kb_reads(kb, tmp_path):
+    """Old code: `--lang shell` meant bash alone, so a person's zsh scripts were filtered out,
+    and on an index of zsh only it said "no language 'shell' (bash)... It has: zsh"."""
+    code = tmp_path / "dotfiles"
+    code.mkdir()
+    (code / "setup.sh").write_text("#!/bin/bash\necho rabbit burrows\n")
+    (code / "prompt.zsh").write_text("# rabbit burrows\nautoload -U compinit\n")
+    (code / "tool.py").write_text("def burrows():\n    return 'rabbit burrows'\n")
+    kb("add", str(code))
+    results = kb.json("search", "burrows", "--lang", "shell", "--mode", "lexical")["results"]
+    assert {Path(r["source"]["path"]).suffix for r in results} == {".sh", ".zsh"}
+    kb("remove", str(code))
+    absent = kb("search", "burrows", "--lang", "shell", ok=False)
+    assert "no language 'shell' (bash and zsh) in the index: kb reads bash and zsh files" in (
+        absent.stderr
+    )
+
+
 def test_shell_expanded_query_warns_with_quoting_advice(kb, tmp_path, environment, monkeypatch):
     notes = make_folder(tmp_path / "notes", ["pg_dump.md", "pg_restore.md"])
     kb("add", str(notes))

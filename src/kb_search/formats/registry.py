@@ -245,7 +245,7 @@ _SHEBANG = re.compile(r"^#!\s*(?:\S*/)?(?:env\s+(?:-\S+\s+)*)?(?P<prog>[\w.+-]+)
 # Names people give a language besides kb's own, an extension or a `#!` interpreter
 # (`--lang golang`, `lang:c++`): kb's name for it.
 LANGUAGE_ALIASES = {
-    "py": "python", "python3": "python", "py3": "python", "golang": "go", "shell": "bash",
+    "py": "python", "python3": "python", "py3": "python", "golang": "go",
     "c++": "cpp", "cplusplus": "cpp", "c#": "csharp", "nodejs": "javascript",
     "ecmascript": "javascript", "makefile": "make", "docker": "dockerfile",
 }  # fmt: skip
@@ -264,6 +264,16 @@ def canonical_language(name: str) -> str:
         or SHEBANG_LANGUAGES.get(key)
         or key
     )
+
+
+# Names that stand for several of kb's languages: a person's "shell" scripts are bash and zsh.
+LANGUAGE_FAMILIES = {"shell": ("bash", "zsh")}
+
+
+def languages_meant(name: str) -> tuple[str, ...]:
+    """kb's languages a `--lang` value stands for: a family's members, else its one name."""
+    key = name.strip().lower()
+    return LANGUAGE_FAMILIES.get(key) or (canonical_language(key),)
 
 
 def code_languages() -> set[str]:

@@ -23,8 +23,17 @@ def check_filter_values(conn: Connection, filters: Filters) -> None:
             continue
         present = retrieval.indexed_values(conn, name)
         for value in values:
-            if _canonical(name, value) not in present:
+            if not present.intersection(_meant(name, value)):
                 raise SearchError(_unknown(name, value, sorted(present)))
+
+
+def _meant(name: str, value: str) -> tuple[str, ...]:
+    """The values a filter value stands for: a language family (`shell`) is its members."""
+    if name == "language":
+        from kb_search.formats.registry import languages_meant
+
+        return languages_meant(value)
+    return (_canonical(name, value),)
 
 
 def _canonical(name: str, value: str) -> str:
@@ -40,10 +49,10 @@ def _canonical(name: str, value: str) -> str:
 def _unknown(name: str, value: str, known: list[str]) -> str:
     import difflib
 
-    meant = _canonical(name, value)
+    meant = " and ".join(_meant(name, value))
     named = f"{value!r}" if meant == value.lower() else f"{value!r} ({meant})"
     close = difflib.get_close_matches(meant, known, n=3, cutoff=0.6)
-    if meant in _readable(name):
+    if set(_meant(name, value)) <= _readable(name):
         why = f": kb reads {meant} files, but none was added."
     elif close:
         why = f"; did you mean {' or '.join(repr(c) for c in close)}?"
@@ -68,7 +77,7 @@ def store_filter(filters: Filters) -> ChunkFilter:
     `after` date and the earliest `before` date bound the modification time."""
     return ChunkFilter(
         types=tuple(filters.types),
-        languages=tuple(_canonical("language", x) for x in filters.languages),
+        languages=tuple(m for x in filters.languages for m in _meant("language", x)),
         tags=tuple(filters.tags),
         after=max(date_timestamp(d) for d in filters.after) if filters.after else None,
         before=min(date_timestamp(d) for d in filters.before) if filters.before else None,
