@@ -123,6 +123,44 @@ def test_unknown_filter_values_are_errors_with_suggestions(kb, tmp_path):
     assert kb.json("search", "burrows", "--tag", "git")["results"]
 
 
+def test_a_type_named_by_its_extension_is_the_files_of_that_extension(kb, tmp_path):
+    """Old code: `--type rst` was "no type 'rst' in the index" on an index of reST files (kb
+    stores them as type text). A type named by an extension kb reads is the files of that
+    extension (compressed ones too), a note says how it was read, and none is an error."""
+    import gzip
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "guide.rst").write_text("Guide\n=====\n\nRabbit burrows in reST.\n")
+    (docs / "notes.txt").write_text("Rabbit burrows in plain text.\n")
+    (docs / "intro.md").write_text("# Intro\n\nRabbit burrows in Markdown.\n")
+    (docs / "book.adoc").write_text("= Book\n\nRabbit burrows in AsciiDoc.\n")
+    (docs / "changes.rst.gz").write_bytes(gzip.compress(b"Changes\n=======\n\nBurrows.\n"))
+    kb("add", str(docs))
+
+    def names(*args):
+        answer = kb.json("search", "burrows", "--mode", "lexical", *args)
+        return {Path(r["source"]["path"]).name for r in answer["results"]}, answer.get("notes")
+
+    found, notes = names("--type", "rst")
+    assert found == {"guide.rst", "changes.rst.gz"}
+    assert "type 'rst' read as the files named *.rst (kb indexes them as type text)" in notes
+    both = {"guide.rst", "changes.rst.gz", "intro.md"}
+    assert names("--type", ".RST", "--type", "markdown")[0] == both
+    assert names("--type", "text")[0] == {"guide.rst", "changes.rst.gz", "notes.txt"}
+    assert kb.json("search", "burrows type:adoc", "--mode", "lexical")["results"][0]["source"][
+        "path"
+    ].endswith("book.adoc")
+    hybrid = kb.json("search", "rabbit burrows", "--type", "rst")["results"]
+    assert {Path(r["source"]["path"]).name for r in hybrid} <= {"guide.rst", "changes.rst.gz"}
+    absent = kb("search", "burrows", "--type", "tex", ok=False)
+    assert absent.exit_code == 1
+    assert (
+        "no type 'tex' in the index: kb reads .tex files (as type latex), but none was added."
+        " It has types: asciidoc, markdown, text" in absent.stderr
+    )
+
+
 def test_language_filters_take_the_names_people_use(kb, tmp_path):
     """Old code: `--lang js` was "no language 'js' in the index; did you mean 'json'?" on an
     index of JavaScript; the common names of a language (extension, alias, interpreter) are

@@ -29,6 +29,8 @@ _OPENERS: dict[str, Callable[[BinaryIO], BinaryIO]] = {
     ".bz2": lambda handle: bz2.BZ2File(handle, mode="rb"),
     ".xz": lambda handle: lzma.LZMAFile(handle, mode="rb"),  # noqa: SIM115
 }
+# The suffixes of the compressions kb reads through (`notes.rst.gz` is read as `notes.rst`).
+SUFFIXES = tuple(_OPENERS)
 _BROKEN = (EOFError, zlib.error, lzma.LZMAError, gzip.BadGzipFile, ValueError)
 
 

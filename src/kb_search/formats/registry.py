@@ -239,6 +239,12 @@ for _fmt in FORMATS:
 SUPPORTED_EXTENSIONS = frozenset(_BY_EXTENSION)
 PLAIN_TEXT = _BY_EXTENSION[".txt"]
 
+
+def format_for_extension(ext: str) -> Format:
+    """The format kb reads files of a supported extension (`.rst`) as; KeyError for others."""
+    return _BY_EXTENSION[ext.lower()]
+
+
 _SHEBANG = re.compile(r"^#!\s*(?:\S*/)?(?:env\s+(?:-\S+\s+)*)?(?P<prog>[\w.+-]+)")
 
 

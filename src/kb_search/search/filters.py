@@ -12,19 +12,59 @@ from kb_search.store.chunk_filter import ChunkFilter
 from kb_search.store.db import Connection
 
 
-def check_filter_values(conn: Connection, filters: Filters) -> None:
+def check_filter_values(conn: Connection, filters: Filters) -> list[str]:
     """One rule for every filter of values (type, tag, language): a value the index does not
     hold is an error that lists the values it holds (the nearest first when one is close), not
     an empty answer. A type kb reads but the index has no document of is no exception: an
-    agent told "nothing matched" would take the index to lack the answer, not the type."""
+    agent told "nothing matched" would take the index to lack the answer, not the type.
+    A type named by a file extension kb reads under another type (`rst`, read as `text`) is
+    the files of that extension, and the notes returned say so."""
+    notes: list[str] = []
     checks = (("type", filters.types), ("tag", filters.tags), ("language", filters.languages))
     for name, values in checks:
         if not values:
             continue
         present = retrieval.indexed_values(conn, name)
         for value in values:
-            if not present.intersection(_meant(name, value)):
+            ending = type_extension(value) if name == "type" else None
+            if ending is not None:
+                notes.append(_check_extension(conn, value, ending, sorted(present)))
+            elif not present.intersection(_meant(name, value)):
                 raise SearchError(_unknown(name, value, sorted(present)))
+    return notes
+
+
+def type_extension(value: str) -> str | None:
+    """The extension a `--type` value names when it is no type kb stores but an extension kb
+    reads (`rst`, `.adoc`, `md`, `yml`): `.rst`; None for a type (`pdf`, `markdown`)."""
+    from kb_search.formats.registry import FORMATS, SUPPORTED_EXTENSIONS
+
+    key = value.strip().lower()
+    if key in {fmt.doc_type for fmt in FORMATS}:
+        return None
+    ext = "." + key.lstrip(".")
+    return ext if ext in SUPPORTED_EXTENSIONS else None
+
+
+def _name_endings(ext: str) -> tuple[str, ...]:
+    """The file names of an extension as kb reads them: plain or compressed (`.rst.gz`)."""
+    from kb_search.formats.compressed import SUFFIXES
+
+    return (ext, *(ext + suffix for suffix in SUFFIXES))
+
+
+def _check_extension(conn: Connection, value: str, ext: str, known: list[str]) -> str:
+    """The note for a type named by its extension, or the error when no file has it."""
+    from kb_search.formats.registry import format_for_extension
+
+    stored = format_for_extension(ext).doc_type
+    if not retrieval.documents_named(conn, _name_endings(ext)):
+        listed = ", ".join(known[:20]) + (", ..." if len(known) > 20 else "")
+        raise SearchError(
+            f"no type {value!r} in the index: kb reads {ext} files (as type {stored}), but none"
+            f" was added. It has types: {listed or 'none'}"
+        )
+    return f"type {value!r} read as the files named *{ext} (kb indexes them as type {stored})"
 
 
 def _meant(name: str, value: str) -> tuple[str, ...]:
@@ -75,8 +115,10 @@ def _readable(name: str) -> set[str]:
 def store_filter(filters: Filters) -> ChunkFilter:
     """The filters as the typed value store filters by (built once per search): the latest
     `after` date and the earliest `before` date bound the modification time."""
+    endings = {value: type_extension(value) for value in filters.types}
     return ChunkFilter(
-        types=tuple(filters.types),
+        types=tuple(value for value, ext in endings.items() if ext is None),
+        name_endings=tuple(e for ext in endings.values() if ext for e in _name_endings(ext)),
         languages=tuple(m for x in filters.languages for m in _meant("language", x)),
         tags=tuple(filters.tags),
         after=max(date_timestamp(d) for d in filters.after) if filters.after else None,

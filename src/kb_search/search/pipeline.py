@@ -135,6 +135,7 @@ class Query:
     chunk_filter: ChunkFilter  # the filters as store filters by, built once
     excluded: set[int]
     variants: list[tuple[Phrasing, ParsedQuery]] = field(default_factory=list)
+    filter_notes: list[str] = field(default_factory=list)  # how a filter value was read
 
 
 def prepare(conn: Connection, query: str, options: SearchOptions) -> Query:
@@ -152,14 +153,15 @@ def prepare(conn: Connection, query: str, options: SearchOptions) -> Query:
     if parsed.fts_expression() is None and not parsed.text.strip():
         raise SearchError("nothing to search for: the query has no words")
     filters = options.filters.merged(parsed.filters).cleaned()
-    check_filter_values(conn, filters)
+    filter_notes = check_filter_values(conn, filters)
     try:
         excluded = excluded_chunks(conn, parsed)
     except OperationalError as exc:
         raise SearchError(
             f"cannot apply the exclusions ({first_line(exc)}): check the index with `kb doctor`"
         ) from exc
-    return Query(query, parsed, filters, store_filter(filters), excluded, variants)
+    chunk_filter = store_filter(filters)
+    return Query(query, parsed, filters, chunk_filter, excluded, variants, filter_notes)
 
 
 def retrieve(
@@ -289,7 +291,7 @@ def explain(
 ) -> list[str]:
     """What a reader of the results should know: a leg that found nothing, a keyword match on
     common words only, results removed by --min-score."""
-    notes = []
+    notes = list(query.filter_notes)
     lexical, vector = legs.get("lexical"), legs.get("vector")
     if lexical is not None and lexical.status == "empty" and vector and vector.hits:
         notes.append("no chunk contains the query's words: results are ranked by meaning alone")

@@ -10,11 +10,14 @@ from typing import Any
 @dataclass(frozen=True)
 class ChunkFilter:
     """Chunks of documents that pass every given condition (an empty field does not filter):
-    a type, programming language or tag among those given (any case for types and languages),
+    a type (or a file name ending, any case, in one of `name_endings`: `--type rst` is the
+    files named `*.rst`), a programming language or tag among those given (any case for types
+    and languages),
     modified at or after `after` and before `before` (Unix timestamps), a path matching one of
     the `paths` globs."""
 
     types: tuple[str, ...] = ()
+    name_endings: tuple[str, ...] = ()
     languages: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     after: float | None = None
@@ -26,6 +29,9 @@ class ChunkFilter:
 
 
 NO_FILTER = ChunkFilter()
+# A document whose path ends in a (lower-case) ending: substr, not LIKE, so no character of
+# the ending is a wildcard.
+ENDS_WITH = "substr(lower(d.path), -length(?)) = ?"
 
 
 def where_sql(chunk_filter: ChunkFilter) -> tuple[str, list[Any]]:
@@ -37,8 +43,13 @@ def where_sql(chunk_filter: ChunkFilter) -> tuple[str, list[Any]]:
         clauses.append(f"{column} IN ({','.join('?' * len(values))})")
         params.extend(values)
 
-    if chunk_filter.types:
-        any_of("d.doc_type", tuple(t.lower() for t in chunk_filter.types))
+    if chunk_filter.types or chunk_filter.name_endings:
+        kinds = [f"d.doc_type IN ({','.join('?' * len(chunk_filter.types))})"]
+        params.extend(t.lower() for t in chunk_filter.types)
+        for ending in chunk_filter.name_endings:
+            kinds.append(ENDS_WITH)
+            params.extend((ending.lower(), ending.lower()))
+        clauses.append(f"({' OR '.join(kinds)})")
     if chunk_filter.languages:
         any_of("lower(d.language)", tuple(x.lower() for x in chunk_filter.languages))
     if chunk_filter.tags:

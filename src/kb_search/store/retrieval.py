@@ -29,6 +29,13 @@ def indexed_values(conn: Connection, what: str) -> set[str]:
     return {str(row[0]).lower() for row in conn.execute(sql) if row[0]}
 
 
+def documents_named(conn: Connection, endings: Sequence[str]) -> int:
+    """How many documents have a path ending (any case) in one of `endings`."""
+    where, params = where_sql(ChunkFilter(name_endings=tuple(endings)))
+    row = conn.execute(f"SELECT count(*) FROM documents d WHERE {where}", params).fetchone()
+    return int(row[0])
+
+
 def bm25_matches(
     conn: Connection,
     table: str,
