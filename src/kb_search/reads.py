@@ -84,7 +84,22 @@ class Reads:
         limit: int | None = None,
         offset: int = 0,
     ) -> list[DocumentView]:
-        return list_documents(self.reader(), doc_type, tag, limit, offset)
+        doc_type, endings = self._type_filter(doc_type)
+        return list_documents(self.reader(), doc_type, tag, limit, offset, endings)
+
+    def _type_filter(self, doc_type: str | None) -> tuple[str | None, tuple[str, ...]]:
+        """The type rule `kb search` filters by: a type the index lacks is an error listing
+        what it has; a type named by an extension kb reads (`rst`) is the files of that
+        extension (returned as their name endings). A tag no document carries any more lists
+        nothing, as it did."""
+        from kb_search.search.filters import check_filter_values, name_endings, type_extension
+        from kb_search.search.query import Filters
+
+        if not doc_type:
+            return None, ()
+        check_filter_values(self.reader(), Filters(types=[doc_type]))
+        ext = type_extension(doc_type)
+        return (None, name_endings(ext)) if ext else (doc_type, ())
 
     def document_page(
         self,
@@ -95,7 +110,10 @@ class Reads:
     ) -> DocumentPage:
         """Documents a page at a time, with the total and where the next page starts."""
         docs = self.documents(doc_type, tag, limit, offset)
-        total = count_documents(self.reader(), doc_type, tag) if (limit or offset) else len(docs)
+        stored, endings = self._type_filter(doc_type)
+        total = (
+            count_documents(self.reader(), stored, tag, endings) if (limit or offset) else len(docs)
+        )
         return DocumentPage(docs, total, offset)
 
     def tags(self) -> list[dict[str, Any]]:

@@ -123,6 +123,27 @@ def test_unknown_filter_values_are_errors_with_suggestions(kb, tmp_path):
     assert kb.json("search", "burrows", "--tag", "git")["results"]
 
 
+def test_kb_list_filters_by_type_as_kb_search_does(kb, tmp_path):
+    """Old code: `kb list --type pfd` (a typo) and `--type rst` (reST indexed as text) both
+    answered an empty list, exit 0: the reader took the index to hold no such file."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "guide.rst").write_text("Guide\n=====\n\nRabbit burrows in reST.\n")
+    (docs / "notes.txt").write_text("Rabbit burrows in plain text.\n")
+    (docs / "intro.md").write_text("# Intro\n\nRabbit burrows in Markdown.\n")
+    kb("add", str(docs))
+    listed = kb.json("list", "--type", "rst")
+    assert [Path(d["path"]).name for d in listed["documents"]] == ["guide.rst"]
+    assert kb.json("list", "--type", "rst", "--limit", "1")["total"] == 1
+    typo = kb("list", "--type", "mardown", ok=False)
+    assert typo.exit_code == 1
+    assert "no type 'mardown' in the index; did you mean 'markdown'?" in typo.stderr
+    assert [Path(d["path"]).name for d in kb.json("list", "--type", "text")["documents"]] == [
+        "guide.rst",
+        "notes.txt",
+    ]
+
+
 def test_a_type_named_by_its_extension_is_the_files_of_that_extension(kb, tmp_path):
     """Old code: `--type rst` was "no type 'rst' in the index" on an index of reST files (kb
     stores them as type text). A type named by an extension kb reads is the files of that

@@ -46,7 +46,7 @@ def type_extension(value: str) -> str | None:
     return ext if ext in SUPPORTED_EXTENSIONS else None
 
 
-def _name_endings(ext: str) -> tuple[str, ...]:
+def name_endings(ext: str) -> tuple[str, ...]:
     """The file names of an extension as kb reads them: plain or compressed (`.rst.gz`)."""
     from kb_search.formats.compressed import SUFFIXES
 
@@ -58,7 +58,7 @@ def _check_extension(conn: Connection, value: str, ext: str, known: list[str]) -
     from kb_search.formats.registry import format_for_extension
 
     stored = format_for_extension(ext).doc_type
-    if not retrieval.documents_named(conn, _name_endings(ext)):
+    if not retrieval.documents_named(conn, name_endings(ext)):
         listed = ", ".join(known[:20]) + (", ..." if len(known) > 20 else "")
         raise SearchError(
             f"no type {value!r} in the index: kb reads {ext} files (as type {stored}), but none"
@@ -118,7 +118,7 @@ def store_filter(filters: Filters) -> ChunkFilter:
     endings = {value: type_extension(value) for value in filters.types}
     return ChunkFilter(
         types=tuple(value for value, ext in endings.items() if ext is None),
-        name_endings=tuple(e for ext in endings.values() if ext for e in _name_endings(ext)),
+        name_endings=tuple(e for ext in endings.values() if ext for e in name_endings(ext)),
         languages=tuple(m for x in filters.languages for m in _meant("language", x)),
         tags=tuple(filters.tags),
         after=max(date_timestamp(d) for d in filters.after) if filters.after else None,

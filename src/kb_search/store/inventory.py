@@ -157,11 +157,21 @@ def get_chunk(conn: Connection, chunk_id: int, context: int = 0) -> list[ChunkVi
     return [ChunkView.from_stored(c) for c in chunks]
 
 
-def _document_filter(doc_type: str | None, tag: str | None) -> tuple[str, list[Any]]:
-    clauses, params = [], []
+def _document_filter(
+    doc_type: str | None, tag: str | None, endings: tuple[str, ...] = ()
+) -> tuple[str, list[Any]]:
+    """`endings`: file name endings (`.rst`, `.rst.gz`) that stand for a type (`--type rst`)."""
+    clauses: list[str] = []
+    params: list[Any] = []
     if doc_type:
         clauses.append("doc_type = ?")
         params.append(doc_type.lower())
+    if endings:
+        # substr, not LIKE: no character of an ending is a wildcard
+        ends = " OR ".join(["substr(lower(path), -length(?)) = ?"] * len(endings))
+        clauses.append(f"({ends})")
+        for ending in endings:
+            params.extend((ending.lower(), ending.lower()))
     if tag:
         clauses.append(
             "id IN (SELECT dt.document_id FROM document_tags dt JOIN tags t ON t.id = dt.tag_id"
@@ -177,9 +187,10 @@ def list_documents(
     tag: str | None = None,
     limit: int | None = None,
     offset: int = 0,
+    endings: tuple[str, ...] = (),
 ) -> list[DocumentView]:
     """Documents by citation path; `limit`/`offset` page through them."""
-    where, params = _document_filter(doc_type, tag)
+    where, params = _document_filter(doc_type, tag, endings)
     sql = f"SELECT {_DOC_COLUMNS} FROM documents{where} ORDER BY rel_path, id"
     if limit or offset:
         size = min(int(limit), SQLITE_MAX_INT) if limit else -1
@@ -189,8 +200,13 @@ def list_documents(
     return [_document(r, tags.get(r[0], [])) for r in rows]
 
 
-def count_documents(conn: Connection, doc_type: str | None = None, tag: str | None = None) -> int:
-    where, params = _document_filter(doc_type, tag)
+def count_documents(
+    conn: Connection,
+    doc_type: str | None = None,
+    tag: str | None = None,
+    endings: tuple[str, ...] = (),
+) -> int:
+    where, params = _document_filter(doc_type, tag, endings)
     return conn.execute(f"SELECT count(*) FROM documents{where}", params).fetchone()[0]
 
 
