@@ -109,8 +109,8 @@ class Reads:
         offset: int = 0,
     ) -> DocumentPage:
         """Documents a page at a time, with the total and where the next page starts."""
-        docs = self.documents(doc_type, tag, limit, offset)
         stored, endings = self._type_filter(doc_type)
+        docs = list_documents(self.reader(), stored, tag, limit, offset, endings)
         total = (
             count_documents(self.reader(), stored, tag, endings) if (limit or offset) else len(docs)
         )
