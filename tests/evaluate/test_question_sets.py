@@ -11,7 +11,7 @@ from types import ModuleType
 import pytest
 
 QUESTIONS_DIR = Path(__file__).resolve().parents[2] / "eval" / "questions"
-SETS = {"docs-qa.jsonl": 130, "code-qa.jsonl": 45}
+SETS = {"docs-qa.jsonl": 130, "code-qa.jsonl": 45, "pdf-qa-heldout3.jsonl": 45}
 
 
 def _load_checker() -> ModuleType:
