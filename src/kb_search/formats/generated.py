@@ -31,7 +31,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
-from kb_search.formats.reader import decode_bytes, read_document
+from kb_search.formats.reader import decode_bytes, open_user_file, read_document
 
 LOCK_FILE = "lock file"
 MINIFIED = "minified"
@@ -42,9 +42,10 @@ LOG = "log"
 VENDORED = "vendored library"
 TRANSLATION = "translation catalog"  # gettext `.po`/`.pot`: `translation_catalog`
 REDIRECT = "redirect page"  # an HTML stub that sends the browser on: `is_redirect_page`
+DATA_TABLE = "data table"  # a source file that is a tool's table of literals: `is_data_table`
 REASONS = (
     MINIFIED, SOURCE_MAP, SEARCH_INDEX, LOCK_FILE, BUILD_ASSET, LOG, VENDORED, TRANSLATION,
-    REDIRECT,
+    REDIRECT, DATA_TABLE,
 )  # fmt: skip
 
 LOCK_FILES = frozenset({
@@ -68,11 +69,12 @@ _LOCK_HEADERS = re.compile(
 LOCK_HEADER_CHARS = 1024
 
 # Folders that hold other projects' code copied in (Go/PHP `vendor`, pip's `_vendor`, C/C++
-# `third_party`): those below the folder a person added; with no such folder known, only the
+# `third_party`, C's `deps`: ujson's `deps/double-conversion`, Redis's `deps/jemalloc`, Node's
+# `deps/v8`): those below the folder a person added; with no such folder known, only the
 # nearest VENDOR_DEPTH folders above a file.
 VENDOR_FOLDERS = frozenset({
     "vendor", "vendors", "vendored", "_vendor", "third_party", "third-party", "thirdparty",
-    "3rdparty",
+    "3rdparty", "deps",
 })  # fmt: skip
 VENDOR_DEPTH = 4
 # Scripts judged by their licence banner (a library's `/*! ... */`).
@@ -278,3 +280,53 @@ def is_compiled_lock(head: bytes) -> bool:
     """A requirements file pinned by a tool: its opening comment says pip-compile or uv
     wrote it."""
     return bool(_LOCK_HEADERS.search(decode_bytes(head[:LOCK_HEADER_CHARS])))
+
+
+# A table of literals a tool wrote into a source file: Gay's dtoa test numbers in
+# double-conversion (`{3.3831671815188012695312500e+12, 2, "33831671815188", 13},` 100,000
+# times: 6 MB, 5,000 chunks each), Unicode and IDNA tables (`(0x41, 'M', 'a'),`). Judged on
+# windows at its start, middle and end, so a table above a file's code leaves the file read.
+DATA_TABLE_MIN_BYTES = 64 * 1024  # a smaller file's table is read with its code
+DATA_WINDOW = 8192
+DATA_ROW_SHARE = 0.9  # of each window's lines that are neither blank, comment nor brackets
+DATA_MIN_ROWS = 20  # per window
+_STRING = re.compile(r""""(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'""")
+_NUMBER = re.compile(
+    r"(?<![\w.])[-+]?(?:0[xXbBoO][0-9a-fA-F_]+|(?:\d[\d_]*(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)"
+    r"[uUlLfFjJnN]*(?![\w.])"
+)
+_LITERAL_WORD = re.compile(r"\b(?:true|false|null|nil|None|True|False|NULL|nullptr)\b")
+_ROW_MARKS = re.compile(r"[\s{}\[\](),;:=>-]*")
+_COMMENT = ("//", "#", "/*", "*", "--", ";")
+
+
+def is_data_table(path: Path) -> bool:
+    """A source file of DATA_TABLE_MIN_BYTES or more whose start, middle and end are each
+    mostly rows of literals (numbers, strings, `true`/`null`) between brackets and commas."""
+    try:
+        with open_user_file(path) as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size < DATA_TABLE_MIN_BYTES:
+                return False
+            windows = []
+            for start in (0, size // 2, size - DATA_WINDOW):
+                handle.seek(start)
+                windows.append((start, handle.read(DATA_WINDOW)))
+    except OSError:
+        return False
+    return all(_mostly_rows(decode_bytes(data), mid_line=start > 0) for start, data in windows)
+
+
+def _mostly_rows(text: str, mid_line: bool) -> bool:
+    lines = text.split("\n")[1 if mid_line else 0 : -1]  # no line cut by the window's ends
+    rows = other = 0
+    for line in lines:
+        stripped = line.strip()
+        if not stripped or stripped.startswith(_COMMENT) or _ROW_MARKS.fullmatch(stripped):
+            continue
+        bare = _NUMBER.sub(" ", _LITERAL_WORD.sub(" ", _STRING.sub(" ", stripped)))
+        if bare != stripped and _ROW_MARKS.fullmatch(bare):
+            rows += 1
+        else:
+            other += 1
+    return rows >= DATA_MIN_ROWS and rows >= DATA_ROW_SHARE * (rows + other)

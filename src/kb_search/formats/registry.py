@@ -532,7 +532,21 @@ def classify(
         reason = generated.LOCK_FILE
     if reason is None and fmt.doc_type == "code" and _vendored(path, head_of, root):
         reason = generated.VENDORED
+    if reason is None and fmt.doc_type == "code" and _data_table(path, fmt):
+        reason = generated.DATA_TABLE
     return Verdict(fmt, reason)
+
+
+# Data files are tables of literals by nature: a JSON fixture is read as its keys and values.
+_DATA_LANGUAGES = frozenset({"json", "yaml", "toml", "ini", "xml"})
+
+
+def _data_table(path: Path, fmt: Format) -> bool:
+    """Source code that is a tool's table of literals (`generated.is_data_table`); a compressed
+    file is not judged (its size says nothing of its text)."""
+    if fmt.language in _DATA_LANGUAGES or compressed.is_compressed(path):
+        return False
+    return generated.is_data_table(path)
 
 
 def _redirect_stub(path: Path, head_of: Callable[[Path], bytes]) -> bool:
