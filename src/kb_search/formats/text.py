@@ -172,21 +172,28 @@ _MARKUP_PROLOG = ("<?", "<!")  # an XML declaration, a doctype, a comment
 _EMACS_MODELINE = re.compile(r"-\*-[^\n]{0,200}?-\*-")
 _RCS_KEYWORD = re.compile(r"\$(Id|Header|Revision|Date|Author|Source|Log)(:[^$]*)?\$")
 _WORDLESS = re.compile(r"[\W_]*")  # `/*`, `#`, `*/`: a line with no letter or digit
+_RST_FIELD = re.compile(r":[\w -]{1,40}:(?:[ \t].*)?")
 
 
 def _text_title(lines: list[str], path: Path) -> str:
-    """Package metadata by its name and summary; else the first line of text, past a mail-like
-    header block, RST directives and comments (`.. module:: x` and their indented options),
-    heading adornments and lines without a word, and without AsciiDoc's `= ` title marker,
-    Emacs's `-*- mode -*-` or a `$Id$` keyword."""
+    """Package metadata by its name and summary; a script (`#!`) by its file name; else the
+    first line of text, past a mail-like header block, RST directives, fields and comments
+    (`.. module:: x` and their indented options, `:orphan:`), heading adornments and lines
+    without a word, and without AsciiDoc's `= ` title marker, Emacs's `-*- mode -*-` or a
+    `$Id$` keyword."""
     if title := _metadata_title(lines) or _copyright_title(lines, path):
         return title
+    if lines and lines[0].startswith("#!"):
+        return path.name  # a script kb has no parser for (Perl, awk): named as code is
     in_directive = False
+    rst = _is_rst(path)
     for line in lines[_after_headers(lines) :]:
         stripped = _RCS_KEYWORD.sub("", _EMACS_MODELINE.sub(" ", line)).strip()
         if stripped.startswith(".. ") or stripped == "..":
             in_directive = True
             continue
+        if rst and _RST_FIELD.fullmatch(stripped):
+            continue  # the document's fields (`:orphan:`, `:tocdepth: 2`) precede its title
         if in_directive and (not stripped or line[:1] in " \t"):
             continue
         in_directive = False
@@ -215,4 +222,24 @@ def parse_text_source(source: Source) -> ParsedDocument:
         document.doc_type = "text"
         document.metadata = {**document.metadata, "format": "asciidoc"}
         return document
-    return parse_text(text, source.name, source.settings, source.count)
+    return parse_text(without_terminal_codes(text), source.name, source.settings, source.count)
+
+
+# What a program wrote for a terminal (grotty's manual saved as text, `man-db-manual.txt`; a
+# coloured log): escape sequences (`ESC[1m` bold, `ESC]...BEL` a window title) and overstrikes
+# (`_^HX` underlined, `X^HX` bold, `+^Ho` a bullet) draw, they are no text. Kept, they glued
+# `[4mWilford` into one word that a search for the name did not find. Columns move, lines do
+# not: citations stay right.
+_ESCAPE = re.compile(
+    r"\x1b(?:\][^\x07\x1b\n]{0,512}(?:\x07|\x1b\\)?"  # a command to the terminal (OSC)
+    r"|\[[0-?]*[ -/]*[@-~]"  # a control sequence (CSI): colours, bold, cursor moves
+    r"|[@-Z\\-_])"  # any other escape
+)
+_OVERSTRIKE = re.compile(r"[^\n\x08]\x08")
+
+
+def without_terminal_codes(text: str) -> str:
+    """`text` less the terminal's escape sequences and overstrikes."""
+    if "\x1b" not in text and "\x08" not in text:
+        return text
+    return _OVERSTRIKE.sub("", _ESCAPE.sub("", text))
