@@ -355,6 +355,20 @@ def test_the_add_summary_counts_the_folders_the_walk_passed_by(kb, tmp_path):
     )
 
 
+def test_the_add_summary_counts_the_links_the_walk_did_not_follow(kb, tmp_path):
+    """Symbolic links are not followed (ripgrep's default): a link to a file or folder out of
+    the tree is not read. The old code passed them by in silence, so a person whose notes
+    folder links to ~/docs/os-release or ~/manuals never learned why those were missing."""
+    outside = write(tmp_path / "elsewhere" / "manual.md", "# Manual\n\nThe zebra switch.\n")
+    folder = tmp_path / "notes"
+    write(folder / "plan.md", "# Plan\n\nThe zebra plan.\n")
+    (folder / "manual-link.md").symlink_to(outside)
+    (folder / "manuals").symlink_to(outside.parent, target_is_directory=True)
+    data = kb.json("add", str(folder))
+    assert data["added"] == 1 and data["not_walked"] == {"symbolic link": 2}
+    assert "2 paths not walked: 2 symbolic links." in data["summary"]
+
+
 PO = (
     '# German translation.\nmsgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\n'
     '#: mkdocs/themes/readthedocs/search.html:5\nmsgid "Search Results"\nmsgstr "Suchergebnisse"\n'

@@ -93,6 +93,7 @@ BUILD_FOLDER = "build, cache or vendor folder"
 BUILD_FILE = "build or editor file"  # *.pyc, *.o, swap and backup files
 IGNORE_RULES = "ignore rules"  # what a .gitignore or .kbignore says
 NEVER_INDEXED = "a file kb never indexes"  # an ignore file itself, .DS_Store, Thumbs.db
+SYMLINK = "symbolic link"  # not followed (ripgrep's default; `ingestion.follow_symlinks`)
 
 
 def passed_reason(name: str, is_dir: bool) -> str | None:
@@ -389,6 +390,8 @@ def _scan_dir(
         try:
             is_link = entry.is_symlink()
             if is_link and not follow_symlinks:
+                if passed is not None:  # a link to a file out of the tree is never read: say so
+                    passed[SYMLINK] = passed.get(SYMLINK, 0) + 1
                 continue
             is_dir = entry.is_dir()
         except OSError as exc:
