@@ -95,6 +95,28 @@ def test_shell_function_files_are_told_from_c_and_prose():
     assert not defines_shell_functions(c_code)
 
 
+AWK = (
+    "# standard help message\nfunction help(hlpmsg) {\nbasename = ARGV[0]\n"
+    'printf "Format:  %s [pattern]\\n", basename\n}\n\n{ print $1 }\n'
+)
+
+
+def test_awk_scripts_are_not_shell_function_files(tmp_path):
+    """awk's `function help(hlpmsg) {` opens like a shell function: the old code read lsof's
+    `xusers.awk` and mawk's `qsort.awk`, `decl.awk`... as bash code (`--lang bash` listed
+    them); with an awk `#!` line or without, they are text."""
+    assert not defines_shell_functions(AWK)
+    assert not defines_shell_functions("#!/usr/bin/awk -f\n" + AWK)
+    assert not defines_shell_functions("function  isort(A , n,    i, j, hold)\n{\n  n++\n}\n")
+    assert defines_shell_functions("function greet()\n{\n  echo hi\n}\n")
+    assert defines_shell_functions("greet () (\n  echo hi\n)\n")
+    for name, head in (("xusers.awk", "#!/usr/bin/awk -f\n"), ("qsort.awk", "")):
+        verdict = classify(write(tmp_path / name, head + AWK))
+        assert (verdict.format.doc_type, verdict.format.language) == ("text", None), name
+    shell = write(tmp_path / "functions" / "isvalidip", "isvalidip() {\n  echo ok\n}\n")
+    assert classify(shell).format.language == "bash"
+
+
 @pytest.mark.parametrize(
     "name, reason",
     [
