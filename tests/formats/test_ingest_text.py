@@ -227,6 +227,10 @@ def test_a_script_kb_has_no_parser_for_is_titled_by_its_name():
     assert parse_text(perl, Path("examples/identd.pl"), ChunkSettings()).title == "identd.pl"
     awk = "#!/usr/bin/mawk -We\n\n# hcal: print a calendar\nBEGIN { x = 1 }\n"
     assert parse_text(awk, Path("examples/hcal"), ChunkSettings()).title == "hcal"
+    batch = "@ECHO OFF\n\npushd %~dp0\n\nREM Command file for Sphinx documentation\n"
+    assert parse_text(batch, Path("docs/make.bat"), ChunkSettings()).title == "make.bat"
+    vimrc = "set number\nset expandtab shiftwidth=4\n"  # a dotfile: its name, not a setting
+    assert parse_text(vimrc, Path("home/.vimrc"), ChunkSettings()).title == ".vimrc"
 
 
 def test_rst_fields_before_the_title_are_no_title():

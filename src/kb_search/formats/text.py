@@ -173,18 +173,22 @@ _EMACS_MODELINE = re.compile(r"-\*-[^\n]{0,200}?-\*-")
 _RCS_KEYWORD = re.compile(r"\$(Id|Header|Revision|Date|Author|Source|Log)(:[^$]*)?\$")
 _WORDLESS = re.compile(r"[\W_]*")  # `/*`, `#`, `*/`: a line with no letter or digit
 _RST_FIELD = re.compile(r":[\w -]{1,40}:(?:[ \t].*)?")
+# Windows command scripts (Sphinx's `make.bat` in every project, titled `@ECHO OFF`)
+_SCRIPT_SUFFIXES = frozenset({".bat", ".cmd"})
 
 
 def _text_title(lines: list[str], path: Path) -> str:
-    """Package metadata by its name and summary; a script (`#!`) by its file name; else the
-    first line of text, past a mail-like header block, RST directives, fields and comments
-    (`.. module:: x` and their indented options, `:orphan:`), heading adornments and lines
-    without a word, and without AsciiDoc's `= ` title marker, Emacs's `-*- mode -*-` or a
-    `$Id$` keyword."""
+    """Package metadata by its name and summary; a script (`#!`, `.bat`) or a dotfile by its
+    file name; else the first line of text, past a mail-like header block, RST directives,
+    fields and comments (`.. module:: x` and their indented options, `:orphan:`), heading
+    adornments and lines without a word, and without AsciiDoc's `= ` title marker, Emacs's
+    `-*- mode -*-` or a `$Id$` keyword."""
     if title := _metadata_title(lines) or _copyright_title(lines, path):
         return title
-    if lines and lines[0].startswith("#!"):
-        return path.name  # a script kb has no parser for (Perl, awk): named as code is
+    if (lines and lines[0].startswith("#!")) or path.suffix.lower() in _SCRIPT_SUFFIXES:
+        return path.name  # a script kb has no parser for (Perl, awk, a batch file): as code is
+    if path.name.startswith("."):
+        return path.name  # a settings dotfile (`.vimrc`: not its first setting, `set number`)
     in_directive = False
     rst = _is_rst(path)
     for line in lines[_after_headers(lines) :]:
