@@ -89,3 +89,37 @@ def test_the_add_summary_counts_data_tables(kb, tmp_path):
     data = kb.json("add", str(folder))
     assert data["added"] == 1 and data["left_out"] == {DATA_TABLE: 1}
     assert "1 generated file left out: 1 data table (" in data["summary"]
+
+
+def test_a_log_is_left_out_by_its_lines_whatever_its_name(tmp_path):
+    """`nohup.out`, `output.txt`: what a program printed, one event a line. The old code
+    indexed a 15 MB one as 5,000 chunks (the cap), all embedded; only `*.log` was known."""
+    stamped = "".join(
+        f"2026-02-{1 + n % 28:02d}T12:{n % 60:02d}:05Z INFO sync worker={n % 8} status=ok\n"
+        for n in range(200)
+    )
+    levels = "".join(f"[{n}] DEBUG handler request_id={n:08x} latency_ms=3\n" for n in range(200))
+    syslog = "".join(f"Feb  {1 + n % 9} 12:00:{n % 60:02d} host cron[{n}]: x\n" for n in range(99))
+    python = "".join(f"WARNING:root:disk {n}% full\n" for n in range(60))
+    for name, text in (
+        ("nohup.out", stamped),
+        ("output.txt", levels),
+        ("messages", syslog),
+        ("run.txt", python),
+        ("mvn-output.txt", "[INFO] Building jar: target/app.jar\n" * 40),
+    ):
+        path = write(tmp_path / name, text)
+        assert classify(path).left_out == "log", name
+        assert classify(path, include_generated=True).left_out is None
+    for rotated in ("app.log.1", "app.log.2024-05-01"):
+        assert classify(write(tmp_path / rotated, "started\n")).left_out == "log", rotated
+
+
+def test_a_journal_or_a_short_transcript_is_read(tmp_path):
+    journal = "".join(f"2026-02-{1 + n % 28:02d} 09:30 call with Bob: roof\n" for n in range(60))
+    short = "".join(f"12:00:{n:02d} started step {n}\n" for n in range(10))
+    notes = "Errors seen this week:\n" + "".join(
+        f"- the ERROR on page {n} comes from a stale cache\n" for n in range(40)
+    )
+    for name, text in (("journal.txt", journal), ("steps.txt", short), ("errors.txt", notes)):
+        assert classify(write(tmp_path / name, text)).left_out is None, name

@@ -114,11 +114,15 @@ def reason_by_name(path: Path) -> str | None:
         return SOURCE_MAP  # app.js.map, site.css.map
     if ".min." in name:
         return MINIFIED
-    if name.endswith(".log"):
+    if name.endswith(".log") or _ROTATED_LOG.search(name):
         return LOG
     if _in_sphinx_build(path.parent):
         return BUILD_ASSET
     return None
+
+
+# A log rotated aside (`app.log.1`, `syslog.2.gz` inside as `syslog.2`, `app.log.2024-05-01`)
+_ROTATED_LOG = re.compile(r"\.log\.(?:\d{1,4}|\d{4}-\d\d-\d\d)$")
 
 
 def in_vendor_folder(path: Path, root: Path | None = None) -> bool:
@@ -290,7 +294,8 @@ DATA_TABLE_MIN_BYTES = 64 * 1024  # a smaller file's table is read with its code
 DATA_WINDOW = 8192
 DATA_ROW_SHARE = 0.9  # of each window's lines that are neither blank, comment nor brackets
 DATA_MIN_ROWS = 20  # per window
-_STRING = re.compile(r""""(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'""")
+# a literal of at most 200 characters: a search from each quote stops there (linear)
+_STRING = re.compile(r""""(?:[^"\\\n]|\\.){0,200}"|'(?:[^'\\\n]|\\.){0,200}'""")
 _NUMBER = re.compile(
     r"(?<![\w.])[-+]?(?:0[xXbBoO][0-9a-fA-F_]+|(?:\d[\d_]*(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)"
     r"[uUlLfFjJnN]*(?![\w.])"
@@ -330,3 +335,27 @@ def _mostly_rows(text: str, mid_line: bool) -> bool:
         else:
             other += 1
     return rows >= DATA_MIN_ROWS and rows >= DATA_ROW_SHARE * (rows + other)
+
+
+# What a program printed, one event a line, whatever its name (`nohup.out`, `output.txt`,
+# `server-2024.txt`): lines that open with a time of day to the second (`2026-02-01T12:00:05Z`,
+# `Feb  1 12:00:05`, `[12:00:05]`, `I0201 12:00:05.123`) or with a log level (`[31] DEBUG`,
+# `[INFO]`, `WARNING:root:`). A person's journal dates its entries, not each line to the
+# second, and a note that says "the ERROR on page 3" names a level after its own words.
+LOG_MIN_LINES = 30
+LOG_LINE_SHARE = 0.9
+_LOG_LINE = re.compile(
+    r"[\[(]?(?:\d{4}-\d\d-\d\d[T ]|[A-Z][a-z]{2} [ \d]\d |\d\d/\d\d/\d{4} |[IWEF]\d{4} )?"
+    r"\d\d:\d\d:\d\d"
+    r"|(?:\[[^\]\n]{0,40}\][ \t]*|\d[\d:.,-]{0,30}[ \t]+)?"  # a counter, a pid, a time
+    r"\[?(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL)[:\] ]"
+)
+
+
+def is_log_text(head: bytes) -> bool:
+    """Text whose first lines are each an event a program logged (`_LOG_LINE`)."""
+    lines = [line for line in decode_bytes(head).split("\n")[:-1] if line.strip()]
+    if len(lines) < LOG_MIN_LINES:
+        return False
+    events = sum(1 for line in lines if _LOG_LINE.match(line.lstrip()))
+    return events >= LOG_LINE_SHARE * len(lines)

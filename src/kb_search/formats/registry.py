@@ -530,6 +530,8 @@ def classify(
         reason = generated.BUILD_ASSET if generated.is_print_copy(inner, head_of(path)) else None
     if reason is None and fmt.doc_type == "text" and generated.is_compiled_lock(head_of(path)):
         reason = generated.LOCK_FILE
+    if reason is None and fmt.doc_type == "text" and generated.is_log_text(head_of(path)):
+        reason = generated.LOG
     if reason is None and fmt.doc_type == "code" and _vendored(path, head_of, root):
         reason = generated.VENDORED
     if reason is None and fmt.doc_type == "code" and _data_table(path, fmt):
