@@ -269,3 +269,26 @@ def test_a_terminals_escape_codes_and_overstrikes_are_not_text(kb, tmp_path):
     assert "\x1b" not in text and "\x08" not in text and "window title" not in text
     assert "o man       - an interface" in text
     assert hits[0]["citation"] == f"{manual}#L3-L10"  # the file's own lines
+
+
+def test_debian_change_logs_and_release_headers_are_no_titles():
+    """Every Debian package ships `changelog.Debian.gz` (688 here): the old code titled each by
+    its newest entry (`lsof (4.95.0-1) unstable; urgency=low`), pip's change log by its newest
+    release (`23.0.1 (2023-02-17)`), GCC's by `2022-08-19  Release Manager`."""
+    debian = "lsof (4.95.0-1) unstable; urgency=low\n\n  * New upstream release.\n"
+    title = parse_text(debian, Path("doc/lsof/changelog.Debian"), ChunkSettings()).title
+    assert title == "lsof changelog.Debian"
+    news = "python-pip (23.0+dfsg-2) unstable; urgency=medium\n\n  * pip now refuses...\n"
+    assert parse_text(news, Path("doc/pip/NEWS.Debian"), ChunkSettings()).title == (
+        "python-pip NEWS.Debian"
+    )
+    for first in ("23.0.1 (2023-02-17)", "v66.1.1", "3.42.2 - 2022-07-16", "2.1.5"):
+        text = f"{first}\n{'=' * len(first)}\n\n- Fix the resolver.\n"
+        assert parse_text(text, Path("doc/pip/changelog"), ChunkSettings()).title == (
+            "pip changelog"
+        ), first
+    gcc = "2022-08-19  Release Manager\n\n\t* GCC 12.2.0 released.\n"
+    assert parse_text(gcc, Path("gcc/changelog"), ChunkSettings()).title == "gcc changelog"
+    # a note that only opens with a number or a date stays titled by its line
+    for first in ("2.5 kg of flour, 1 l of milk", "2026-02-01 meeting with the roofer"):
+        assert parse_text(first + "\n", Path("notes/x.txt"), ChunkSettings()).title == first

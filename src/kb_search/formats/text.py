@@ -152,12 +152,21 @@ def _copyright_title(lines: list[str], path: Path) -> str | None:
 
 # The first line of a change log is its newest entry's header: a date, two spaces and an
 # author with a mail address (GNU's `2022-10-10  Werner Koch  <wk@gnupg.org>`, an older
-# `Fri Apr  7 15:14:43 PDT 2017  Phil Nelson <p@x.org>`) or a `git log` dump's `commit <hash>`;
-# it names no topic.
+# `Fri Apr  7 15:14:43 PDT 2017  Phil Nelson <p@x.org>`), a `git log` dump's `commit <hash>`,
+# or a release alone or with its date (libjpeg's `2.1.5`, pip's `23.0.1 (2023-02-17)`,
+# `v2.1.0 - 2024-05-01`); it names no topic.
 _ENTRY_HEADER = re.compile(
     r"(?:\d{4}-\d\d-\d\d|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)\b[^<>]{8,40}?\d{4})"
     r"[ \t]{2,}[^<>@]+(?:<[^<>@\s]+@[^<>\s]+>|[^<>@\s]+@[^<>@\s]+)"
     r"|commit [0-9a-f]{40}"
+    r"|\d{4}-\d\d-\d\d[ \t]{2,}[A-Z][\w.'-]{0,40}(?: [A-Z][\w.'-]{0,40}){0,3}"  # no mail
+    r"|v?\d{1,4}(?:\.\d{1,6}){1,4}(?:[\w.+-]{0,20}[ \t]+"
+    r"(?:\(\d{4}-\d\d-\d\d\)|[-/][ \t]+\d{4}-\d\d-\d\d))?"
+)
+# A Debian change log's newest entry: `lsof (4.95.0-1) unstable; urgency=low` (688 packages'
+# `changelog.Debian.gz` and `NEWS.Debian.gz` on one machine): named by the package and file.
+_DEBIAN_ENTRY = re.compile(
+    r"([a-z0-9][a-z0-9.+-]{0,80}) \([^()\s]{1,80}\) [^;\n]{1,200}; urgency=\w+.*"
 )
 
 
@@ -209,6 +218,8 @@ def _text_title(lines: list[str], path: Path) -> str:
             return path.stem  # markup read as text (an XML file): its tags are no title
         if len(stripped) < 2 * MAX_TITLE_CHARS and _ENTRY_HEADER.fullmatch(stripped):
             return _log_title(path)
+        if len(stripped) < 2 * MAX_TITLE_CHARS and (debian := _DEBIAN_ENTRY.fullmatch(stripped)):
+            return f"{debian.group(1)} {path.name}"  # "lsof changelog.Debian"
         title = _ASCIIDOC_TITLE.sub("", stripped, count=1) if stripped.startswith("=") else stripped
         # a line ending in "::" labels what follows (an AsciiDoc list term, a reST literal)
         named = len(title) < MAX_TITLE_CHARS and not title.endswith("::")

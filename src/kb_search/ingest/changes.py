@@ -53,7 +53,7 @@ KNOWN_EMPTY = "known empty"  # empty before and unchanged since: not a failure
 #     pages cites the page holding most of its text (`cited_page`, migration 9) (issue 37).
 # 11: plain text without a terminal's escape codes and overstrikes (grotty's manuals), scripts
 #     read as text titled by their name, reST fields (`:orphan:`) no title, a README titled by
-#     its HTML banner (issue 32).
+#     its HTML banner, Debian and release-headed change logs by package and file (issue 32).
 CHUNKER_VERSION = 11
 # The last version whose change reached plain-text chunks (`formats/text.parse_text`), the
 # cut BEIR corpora go through: their cached eval indexes (evaluate/beir.py) outlive other bumps.
