@@ -67,6 +67,10 @@ DEFAULT_IGNORED_SUFFIXES = (
     "~",
 )
 DEFAULT_IGNORED_FILES = frozenset({".DS_Store", "Thumbs.db", IGNORE_FILE, GIT_IGNORE_FILE})
+# An office suite's lock files beside an open document: Microsoft Office's owner file
+# `~$report.docx` (162 bytes: who has it open), LibreOffice's `.~lock.notes.odt#`. Read as the
+# document they are named like, each failed ("docling cannot open the DOCX file") on every run.
+EDITOR_LOCK_PREFIXES = ("~$", ".~lock.")
 
 
 @dataclass
@@ -90,7 +94,7 @@ VCS_DIRS = frozenset({".git", ".hg", ".svn"})
 VCS_FOLDER = "VCS folder"
 HIDDEN_FOLDER = "hidden folder"
 BUILD_FOLDER = "build, cache or vendor folder"
-BUILD_FILE = "build or editor file"  # *.pyc, *.o, swap and backup files
+BUILD_FILE = "build or editor file"  # *.pyc, *.o, swap, backup and office lock files
 IGNORE_RULES = "ignore rules"  # what a .gitignore or .kbignore says
 NEVER_INDEXED = "a file kb never indexes"  # an ignore file itself, .DS_Store, Thumbs.db
 SYMLINK = "symbolic link"  # not followed (ripgrep's default; `ingestion.follow_symlinks`)
@@ -113,7 +117,11 @@ def passed_reason(name: str, is_dir: bool) -> str | None:
 def _ignored_name(name: str, is_dir: bool) -> bool:
     if is_dir:
         return name in DEFAULT_IGNORED_DIRS or name.endswith(".egg-info") or name.startswith(".")
-    return name.endswith(DEFAULT_IGNORED_SUFFIXES) or name in DEFAULT_IGNORED_FILES
+    return (
+        name.endswith(DEFAULT_IGNORED_SUFFIXES)
+        or name in DEFAULT_IGNORED_FILES
+        or name.startswith(EDITOR_LOCK_PREFIXES)
+    )
 
 
 def _load_spec(ignore_file: Path) -> pathspec.GitIgnoreSpec | None:
