@@ -379,16 +379,19 @@ def test_the_add_summary_counts_the_folders_the_walk_passed_by(kb, tmp_path):
 
 def test_office_lock_files_are_editor_files_not_failures(kb, tmp_path):
     """Word and Excel leave an owner file beside an open document (`~$report.docx`, 162
-    bytes), LibreOffice a `.~lock.notes.odt#`. The old code read the owner files as documents:
-    two failures on every run ("docling cannot open the DOCX file: ... hash ...")."""
+    bytes), LibreOffice a `.~lock.notes.odt#`, Emacs an auto-save `#notes.md#`. The old code
+    read the owner files as documents: two failures on every run ("docling cannot open the
+    DOCX file: ... hash ..."), and the auto-save as a second copy of the note."""
     folder = tmp_path / "office"
     write(folder / "notes.md", "# Notes\n\nThe zebra plan.\n")
     write(folder / "~$report.docx", b"\x05Jo Ex" + b"\x00" * 154)
     write(folder / "~$budget.xlsx", b"\x05Jo Ex" + b"\x00" * 156)
     write(folder / ".~lock.notes.odt#", ",Jo Example,host,28.11.2026 00:10,file:///home/jo;\n")
+    write(folder / "#notes.md#", "# Notes\n\nThe zebra plan, half saved.\n")  # Emacs auto-save
+    write(folder / "#1 priorities.md", "# Top\n\nMine.\n")  # a person's file
     data = kb.json("add", str(folder))
-    assert data["added"] == 1 and data["failed"] == [] and data["unsupported"] == 0
-    assert data["not_walked"] == {"build or editor file": 3}
+    assert data["added"] == 2 and data["failed"] == [] and data["unsupported"] == 0
+    assert data["not_walked"] == {"build or editor file": 4}
 
 
 def test_the_add_summary_counts_the_links_the_walk_did_not_follow(kb, tmp_path):

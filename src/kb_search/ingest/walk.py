@@ -121,6 +121,7 @@ def _ignored_name(name: str, is_dir: bool) -> bool:
         name.endswith(DEFAULT_IGNORED_SUFFIXES)
         or name in DEFAULT_IGNORED_FILES
         or name.startswith(EDITOR_LOCK_PREFIXES)
+        or (len(name) > 2 and name[0] == name[-1] == "#")  # Emacs's auto-save `#notes.org#`
     )
 
 
