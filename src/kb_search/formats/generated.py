@@ -6,9 +6,11 @@ Sphinx build's `_static`/`_sources` (theme assets; copies of the sources the HTM
 holds). By content: a pinned requirements file that says a tool wrote it (pip-compile, uv), an HTML
 redirect stub (a refresh to another page, all of it in its first 8 KiB),
 a minified file, whose text is mostly lines of thousands of characters
-with almost no spaces (prose with long lines has a space every few words), and a JSON data
-dump on one line (`json.dump` of records: its spaces follow the commas). Only code and plain
-text are judged by content: a Markdown or HTML file is a document however it is wrapped.
+with almost no spaces (prose with long lines has a space every few words), a JSON data
+dump on one line (`json.dump` of records: its spaces follow the commas), a source file that
+is a table of literals (`is_data_table`) and plain text that is a program's log whatever its
+name (`is_log_text`). Only code and plain text are judged by content: a Markdown or HTML file
+is a document however it is wrapped.
 `--include-generated` (setting `ingestion.include_generated`) indexes them all.
 
 Vendored libraries (a third party's code copied into a project) are code no person of this
