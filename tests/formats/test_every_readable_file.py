@@ -487,6 +487,35 @@ def test_an_html_redirect_stub_is_left_out_and_a_page_that_refreshes_itself_is_n
     assert not found.found and found.left_out == {"redirect page": 1}
 
 
+PIP_MOVED = """:orphan:
+
+.. meta::
+
+  :http-equiv=refresh: 3; url=../../cli/pip_show/
+
+This page has moved
+===================
+
+You should be redirected automatically in 3 seconds. If that didn't
+work, here's a link: :doc:`../cli/pip_show`
+"""
+
+
+def test_a_rest_redirect_stub_is_left_out(tmp_path):
+    """pip's docs keep 15 moved reference pages as reST stubs ("This page has moved"): the
+    old code indexed each, so `pip show` found a stub beside its real page."""
+    stub = write(tmp_path / "reference" / "pip_show.rst", PIP_MOVED)
+    assert classify(stub).left_out == "redirect page"
+    assert classify(stub, include_generated=True).left_out is None
+    # a page that only sets other meta fields, or refreshes after minutes, is a page
+    keywords = PIP_MOVED.replace(":http-equiv=refresh: 3; url=../../cli/pip_show/", ":key: a")
+    assert classify(write(tmp_path / "keywords.rst", keywords)).left_out is None
+    slow = PIP_MOVED.replace("refresh: 3;", "refresh: 600;")
+    assert classify(write(tmp_path / "slow.rst", slow)).left_out is None
+    long_page = PIP_MOVED + PROSE * 100  # a whole page past the first 8 KiB is read
+    assert classify(write(tmp_path / "long.rst", long_page)).left_out is None
+
+
 def test_an_mdbook_print_copy_is_left_out_and_a_chapter_named_print_is_not(tmp_path):
     # mdBook's print.html holds the whole book again (560 of the Rustonomicon's 1,289 chunks)
     head = '<html><head><title>The Rustonomicon</title><meta name="robots" content="noindex">'

@@ -271,6 +271,22 @@ def is_redirect_page(head: bytes, whole: bool) -> bool:
     )
 
 
+# reST's form of it (Sphinx writes the `<meta>`): pip's 15 moved reference pages, each
+# "This page has moved ... You should be redirected automatically in 3 seconds".
+_RST_REFRESH = re.compile(
+    rb"^[ \t]+:http-equiv=refresh:[ \t]*(\d{1,9})(?:\.\d*)?[ \t]*[;,]?[ \t]*url=", re.I | re.M
+)
+
+
+def is_rst_redirect(head: bytes, whole: bool) -> bool:
+    """A reStructuredText stub whose `.. meta::` refreshes to another page at once, all of it
+    in `head` (`whole`)."""
+    if not whole or b".. meta::" not in head:
+        return False
+    refresh = _RST_REFRESH.search(head)
+    return refresh is not None and int(refresh[1]) <= MAX_REDIRECT_SECONDS
+
+
 _NOINDEX = re.compile(rb"<meta\s[^>]{0,200}name\s*=\s*[\"']?robots[^>]{0,200}noindex", re.I)
 PRINT_COPY = "print.html"
 
