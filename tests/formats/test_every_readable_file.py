@@ -394,6 +394,24 @@ def test_office_lock_files_are_editor_files_not_failures(kb, tmp_path):
     assert data["not_walked"] == {"build or editor file": 4}
 
 
+APPLE_DOUBLE = b"\x00\x05\x16\x07\x00\x02\x00\x00Mac OS X        " + b"\x00" * 4000
+
+
+def test_macos_and_windows_folder_metadata_is_passed_by(kb, tmp_path):
+    """A folder copied from a Mac to a USB disk or a share, or unzipped, holds an AppleDouble
+    `._name` beside each file (and `__MACOSX/`); Windows leaves `desktop.ini`. The old code
+    read `._report.pdf` as a PDF, `._budget.docx` as a DOCX...: one failure per document on
+    every run, and `desktop.ini` as INI code."""
+    folder = tmp_path / "from-mac"
+    write(folder / "notes.md", "# Notes\n\nThe zebra plan.\n")
+    for name in ("._report.pdf", "._budget.docx", "._notes.md", "__MACOSX/docs/._guide.pdf"):
+        write(folder / name, APPLE_DOUBLE)
+    write(folder / "desktop.ini", "[.ShellClassInfo]\nIconResource=imageres.dll,-3\n")
+    data = kb.json("add", str(folder))
+    assert data["added"] == 1 and data["failed"] == [] and data["unsupported"] == 0
+    assert data["not_walked"] == {"build, cache or vendor folder": 1}  # __MACOSX/
+
+
 def test_the_add_summary_counts_the_links_the_walk_did_not_follow(kb, tmp_path):
     """Symbolic links are not followed (ripgrep's default): a link to a file or folder out of
     the tree is not read. The old code passed them by in silence, so a person whose notes

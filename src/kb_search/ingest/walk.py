@@ -32,6 +32,7 @@ DEFAULT_IGNORED_DIRS = frozenset(
         ".hg",
         ".svn",
         "node_modules",
+        "__MACOSX",  # a zip's AppleDouble files
         "bower_components",
         ".venv",
         "venv",
@@ -66,7 +67,14 @@ DEFAULT_IGNORED_SUFFIXES = (
     ".swp",
     "~",
 )
-DEFAULT_IGNORED_FILES = frozenset({".DS_Store", "Thumbs.db", IGNORE_FILE, GIT_IGNORE_FILE})
+# A system's own files about a folder (Finder's, Explorer's), passed by without a count
+DEFAULT_IGNORED_FILES = frozenset(
+    {".DS_Store", "Thumbs.db", "ehthumbs.db", "desktop.ini", IGNORE_FILE, GIT_IGNORE_FILE}
+)
+# macOS's AppleDouble files: `._report.pdf` beside `report.pdf` on a foreign disk, a network
+# share or in a zip (`__MACOSX/`), 4 KB of Finder metadata each. Read as the document they are
+# named like, each failed ("not a PDF: no %PDF- header"); passed by as `.DS_Store` is.
+APPLE_DOUBLE_PREFIX = "._"
 # An office suite's lock files beside an open document: Microsoft Office's owner file
 # `~$report.docx` (162 bytes: who has it open), LibreOffice's `.~lock.notes.odt#`. Read as the
 # document they are named like, each failed ("docling cannot open the DOCX file") on every run.
@@ -96,7 +104,7 @@ HIDDEN_FOLDER = "hidden folder"
 BUILD_FOLDER = "build, cache or vendor folder"
 BUILD_FILE = "build or editor file"  # *.pyc, *.o, swap, backup and office lock files
 IGNORE_RULES = "ignore rules"  # what a .gitignore or .kbignore says
-NEVER_INDEXED = "a file kb never indexes"  # an ignore file itself, .DS_Store, Thumbs.db
+NEVER_INDEXED = "a file kb never indexes"  # an ignore file, .DS_Store, Thumbs.db, ._x
 SYMLINK = "symbolic link"  # not followed (ripgrep's default; `ingestion.follow_symlinks`)
 
 
@@ -106,7 +114,8 @@ def passed_reason(name: str, is_dir: bool) -> str | None:
     if not _ignored_name(name, is_dir):
         return IGNORE_RULES
     if not is_dir:
-        return None if name in DEFAULT_IGNORED_FILES else BUILD_FILE
+        os_file = name in DEFAULT_IGNORED_FILES or name.startswith(APPLE_DOUBLE_PREFIX)
+        return None if os_file else BUILD_FILE
     if name in VCS_DIRS:
         return VCS_FOLDER
     if name in DEFAULT_IGNORED_DIRS or name.endswith(".egg-info"):
@@ -121,6 +130,7 @@ def _ignored_name(name: str, is_dir: bool) -> bool:
         name.endswith(DEFAULT_IGNORED_SUFFIXES)
         or name in DEFAULT_IGNORED_FILES
         or name.startswith(EDITOR_LOCK_PREFIXES)
+        or name.startswith(APPLE_DOUBLE_PREFIX)
         or (len(name) > 2 and name[0] == name[-1] == "#")  # Emacs's auto-save `#notes.org#`
     )
 
