@@ -412,6 +412,17 @@ def test_macos_and_windows_folder_metadata_is_passed_by(kb, tmp_path):
     assert data["not_walked"] == {"build, cache or vendor folder": 1}  # __MACOSX/
 
 
+def test_report_and_site_builds_are_not_walked(kb, tmp_path):
+    """coverage.py's `htmlcov/` holds every source file again as an HTML page (a Python
+    project without git: no .gitignore to say so), Jekyll's `_site/` every post again."""
+    folder = tmp_path / "project"
+    write(folder / "app.py", "def zebra():\n    return 1\n")
+    write(folder / "htmlcov" / "z_app_py.html", "<html><body><p>def zebra():</p></body></html>")
+    write(folder / "blog" / "_site" / "post.html", "<html><body><p>zebra</p></body></html>")
+    data = kb.json("add", str(folder))
+    assert data["added"] == 1 and data["not_walked"] == {"build, cache or vendor folder": 2}
+
+
 def test_the_add_summary_counts_the_links_the_walk_did_not_follow(kb, tmp_path):
     """Symbolic links are not followed (ripgrep's default): a link to a file or folder out of
     the tree is not read. The old code passed them by in silence, so a person whose notes

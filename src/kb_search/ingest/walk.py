@@ -49,6 +49,8 @@ DEFAULT_IGNORED_DIRS = frozenset(
         "build",
         "target",
         "_build",
+        "_site",  # Jekyll's built site
+        "htmlcov",  # coverage.py's HTML report: every source file again as a page
         ".eggs",
         "site-packages",
         ".next",
