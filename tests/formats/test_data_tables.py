@@ -123,3 +123,20 @@ def test_a_journal_or_a_short_transcript_is_read(tmp_path):
     )
     for name, text in (("journal.txt", journal), ("steps.txt", short), ("errors.txt", notes)):
         assert classify(write(tmp_path / name, text)).left_out is None, name
+
+
+def test_doxygen_search_data_and_navigation_scripts_are_left_out(tmp_path):
+    """Doxygen's HTML output (a `-dev` package's API docs) holds a data script per letter in
+    `search/` and the navigation tree as scripts beside `doxygen.css`: generated, like
+    Sphinx's `searchindex.js`. Scripts of the same names elsewhere are read."""
+    html = tmp_path / "html"
+    write(html / "doxygen.css", "body { margin: 0 }\n")
+    write(html / "search" / "searchdata.js", "var indexSectionsWithContent = { 0: 'a' };\n")
+    letter = write(html / "search" / "all_0.js", "var searchData=\n[\n  ['a',['a',[1]]]\n];\n")
+    tree = write(html / "navtreeindex0.js", 'var NAVTREEINDEX0 =\n{\n"a.html":[0,1]\n};\n')
+    menu = write(html / "menudata.js", "var menudata={children:[]}\n")
+    assert classify(letter).left_out == "search index"
+    assert classify(tree).left_out == "build asset" and classify(menu).left_out == "build asset"
+    mine = write(tmp_path / "app" / "search" / "all_0.js", "export const all = [];\n")
+    own_menu = write(tmp_path / "app" / "menudata.js", "export const menu = [];\n")
+    assert classify(mine).left_out is None and classify(own_menu).left_out is None

@@ -120,7 +120,7 @@ def reason_by_name(path: Path) -> str | None:
         return LOG
     if _in_sphinx_build(path.parent):
         return BUILD_ASSET
-    return None
+    return _doxygen_reason(path)
 
 
 # A log rotated aside (`app.log.1`, `syslog.2.gz` inside as `syslog.2`, `app.log.2024-05-01`)
@@ -216,6 +216,26 @@ def translation_catalog(path: Path) -> str | None:
     once per language, with tool comments: a search of a person's docs would get every
     message id as many times as there are languages (34 catalogs in one source folder)."""
     return TRANSLATION if path.suffix.lower() in TRANSLATION_SUFFIXES else None
+
+
+# Doxygen's HTML output: `search/` (`searchdata.js` and one data script per letter, `all_0.js`:
+# `var searchData=[['a',['a',['../structfoo.html#a1',1,'foo']]],...`), and the navigation
+# data beside `doxygen.css` (`navtreedata.js`, `navtreeindex0.js`, `menudata.js`).
+_DOXYGEN_NAVIGATION = re.compile(r"(?:navtreedata|navtreeindex\d{1,4}|menudata)\.js")
+
+
+def _doxygen_reason(path: Path) -> str | None:
+    folder = path.parent
+    if folder.name == "search" and _holds(folder, "searchdata.js"):
+        return SEARCH_INDEX
+    if _DOXYGEN_NAVIGATION.fullmatch(path.name.lower()) and _holds(folder, "doxygen.css"):
+        return BUILD_ASSET
+    return None
+
+
+@lru_cache(maxsize=256)
+def _holds(folder: Path, name: str) -> bool:
+    return (folder / name).is_file()
 
 
 def _in_sphinx_build(folder: Path) -> bool:
