@@ -117,11 +117,13 @@ def test_a_log_is_left_out_by_its_lines_whatever_its_name(tmp_path):
 
 def test_a_journal_or_a_short_transcript_is_read(tmp_path):
     journal = "".join(f"2026-02-{1 + n % 28:02d} 09:30 call with Bob: roof\n" for n in range(60))
-    short = "".join(f"12:00:{n:02d} started step {n}\n" for n in range(10))
+    short = "".join(f"2026-02-01 12:00:{n:02d} started step {n}\n" for n in range(10))
+    chat = "".join(f"[12:{n % 60:02d}:05] <ada> shall we meet at {n}?\n" for n in range(60))
     notes = "Errors seen this week:\n" + "".join(
         f"- the ERROR on page {n} comes from a stale cache\n" for n in range(40)
     )
-    for name, text in (("journal.txt", journal), ("steps.txt", short), ("errors.txt", notes)):
+    texts = {"journal.txt": journal, "steps.txt": short, "errors.txt": notes, "irc.txt": chat}
+    for name, text in texts.items():
         assert classify(write(tmp_path / name, text)).left_out is None, name
 
 

@@ -376,14 +376,15 @@ def _mostly_rows(text: str, mid_line: bool) -> bool:
 
 
 # What a program printed, one event a line, whatever its name (`nohup.out`, `output.txt`,
-# `server-2024.txt`): lines that open with a time of day to the second (`2026-02-01T12:00:05Z`,
-# `Feb  1 12:00:05`, `[12:00:05]`, `I0201 12:00:05.123`) or with a log level (`[31] DEBUG`,
-# `[INFO]`, `WARNING:root:`). A person's journal dates its entries, not each line to the
-# second, and a note that says "the ERROR on page 3" names a level after its own words.
+# `server-2024.txt`): lines that open with a date and a time to the second
+# (`2026-02-01T12:00:05Z`, `Feb  1 12:00:05`, `I0201 12:00:05.123`) or with a log level
+# (`[31] DEBUG`, `[INFO]`, `WARNING:root:`). A person's journal dates its entries, not each
+# line to the second; a chat saved as `[12:03:44] <ada> hi` has no date; a note that says
+# "the ERROR on page 3" names a level after its own words.
 LOG_MIN_LINES = 30
 LOG_LINE_SHARE = 0.9
 _LOG_LINE = re.compile(
-    r"[\[(]?(?:\d{4}-\d\d-\d\d[T ]|[A-Z][a-z]{2} [ \d]\d |\d\d/\d\d/\d{4} |[IWEF]\d{4} )?"
+    r"[\[(]?(?:\d{4}-\d\d-\d\d[T ]|[A-Z][a-z]{2} [ \d]\d |\d\d/\d\d/\d{4} |[IWEF]\d{4} )"
     r"\d\d:\d\d:\d\d"
     r"|(?:\[[^\]\n]{0,40}\][ \t]*|\d[\d:.,-]{0,30}[ \t]+)?"  # a counter, a pid, a time
     r"\[?(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL)[:\] ]"
