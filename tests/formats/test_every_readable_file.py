@@ -531,7 +531,7 @@ work, here's a link: :doc:`../cli/pip_show`
 
 
 def test_a_rest_redirect_stub_is_left_out(tmp_path):
-    """pip's docs keep 15 moved reference pages as reST stubs ("This page has moved"): the
+    """pip's docs keep 16 moved pages as reST stubs ("This page has moved"): the
     old code indexed each, so `pip show` found a stub beside its real page."""
     stub = write(tmp_path / "reference" / "pip_show.rst", PIP_MOVED)
     assert classify(stub).left_out == "redirect page"

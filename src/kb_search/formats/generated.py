@@ -291,7 +291,7 @@ def is_redirect_page(head: bytes, whole: bool) -> bool:
     )
 
 
-# reST's form of it (Sphinx writes the `<meta>`): pip's 15 moved reference pages, each
+# reST's form of it (Sphinx writes the `<meta>`): pip's 16 moved pages, each
 # "This page has moved ... You should be redirected automatically in 3 seconds".
 _RST_REFRESH = re.compile(
     rb"^[ \t]+:http-equiv=refresh:[ \t]*(\d{1,9})(?:\.\d*)?[ \t]*[;,]?[ \t]*url=", re.I | re.M
