@@ -202,8 +202,12 @@ def _junk(conn: Connection, current: str, by_current: bool) -> tuple[list[str], 
     headings: list[str] = []
     files: set[str] = set()
     rows = health.chunk_texts_for_quality(conn, current, by_current)
-    for text, is_code, rel_path, line_start, line_end, page in rows:
-        if not is_code and text.lstrip().startswith("#") and _only_headings(text):
+    for text, doc_type, rel_path, line_start, line_end, page in rows:
+        is_code = doc_type == "code"
+        # In plain text a `#` line is a comment (a Perl or awk script, a config file read as
+        # text), not a heading: a block of them is the file's own words.
+        hashes_head = doc_type not in ("code", "text")
+        if hashes_head and text.lstrip().startswith("#") and _only_headings(text):
             headings.append(_citation(rel_path, line_start, line_end, page))
             files.add(rel_path)
         elif not is_code and _few_words(text, JUNK_MIN_WORDS):

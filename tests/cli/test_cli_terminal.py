@@ -115,6 +115,22 @@ def test_snippets_lose_markdown_noise(kb, sample):
     assert "what · how often · tool;" in out
 
 
+def test_identifiers_keep_their_underscores_beside_a_highlight(kb, tmp_path):
+    """The words a query matched are highlighted inside identifiers (`bind_contextvars`,
+    `CHACHA_POLY1305_NONCE_SIZE`): the old code took the `_` beside a highlight for Markdown
+    emphasis and showed `bindcontextvars(requestid=...` and `CHACHAPOLY1305NONCE_SIZE`."""
+    page = tmp_path / "frameworks.md"
+    page.write_text(
+        "# Frameworks\n\nA _twelve_ byte CHACHA_POLY1305_NONCE_SIZE; a view calls"
+        " bind_contextvars(request_id=rid).\n",
+        encoding="utf-8",
+    )
+    kb("add", str(page))
+    out = " ".join(human(kb, "search", "bind", "request", "id", "nonce", "twelve").split())
+    assert "bind_contextvars(request_id=rid)" in out, out
+    assert "A twelve byte CHACHA_POLY1305_NONCE_SIZE;" in out, out  # emphasis still goes
+
+
 @pytest.mark.parametrize(
     ("snippet", "heading", "shown"),
     [

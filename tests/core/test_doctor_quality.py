@@ -66,6 +66,16 @@ def test_heading_only_chunks_are_reported_but_code_comments_are_not(conn):
     assert "app.py" not in check.detail
 
 
+def test_comment_blocks_of_a_script_read_as_text_are_not_heading_only(conn):
+    """lsof's Perl examples are read as text: the old check took their `#` comment blocks
+    for Markdown headings ("15 heading-only chunks, e.g. .../identd.pl#L7-L16")."""
+    comments = "\n".join(f"#   option {n}: what it does to the ident server" for n in range(8))
+    code = "use strict;\nuse Socket;\n" + "print STDERR 'lsof answered the query';\n" * 4
+    store(conn, "examples/identd.pl", [comments, code], "text")
+    check = quality(conn)
+    assert check.ok and not check.warning, check.detail
+
+
 def test_code_is_not_judged_by_its_words_but_by_its_line_ranges(conn):
     store(conn, "src/a.py", ["def handle(request): return respond(request)", "}"], "code")
     assert quality(conn).ok

@@ -95,6 +95,28 @@ def test_shell_function_files_are_told_from_c_and_prose():
     assert not defines_shell_functions(c_code)
 
 
+AWK = (
+    "# standard help message\nfunction help(hlpmsg) {\nbasename = ARGV[0]\n"
+    'printf "Format:  %s [pattern]\\n", basename\n}\n\n{ print $1 }\n'
+)
+
+
+def test_awk_scripts_are_not_shell_function_files(tmp_path):
+    """awk's `function help(hlpmsg) {` opens like a shell function: the old code read lsof's
+    `xusers.awk` and mawk's `qsort.awk`, `decl.awk`... as bash code (`--lang bash` listed
+    them); with an awk `#!` line or without, they are text."""
+    assert not defines_shell_functions(AWK)
+    assert not defines_shell_functions("#!/usr/bin/awk -f\n" + AWK)
+    assert not defines_shell_functions("function  isort(A , n,    i, j, hold)\n{\n  n++\n}\n")
+    assert defines_shell_functions("function greet()\n{\n  echo hi\n}\n")
+    assert defines_shell_functions("greet () (\n  echo hi\n)\n")
+    for name, head in (("xusers.awk", "#!/usr/bin/awk -f\n"), ("qsort.awk", "")):
+        verdict = classify(write(tmp_path / name, head + AWK))
+        assert (verdict.format.doc_type, verdict.format.language) == ("text", None), name
+    shell = write(tmp_path / "functions" / "isvalidip", "isvalidip() {\n  echo ok\n}\n")
+    assert classify(shell).format.language == "bash"
+
+
 @pytest.mark.parametrize(
     "name, reason",
     [
@@ -355,6 +377,66 @@ def test_the_add_summary_counts_the_folders_the_walk_passed_by(kb, tmp_path):
     )
 
 
+def test_office_lock_files_are_editor_files_not_failures(kb, tmp_path):
+    """Word and Excel leave an owner file beside an open document (`~$report.docx`, 162
+    bytes), LibreOffice a `.~lock.notes.odt#`, Emacs an auto-save `#notes.md#`. The old code
+    read the owner files as documents: two failures on every run ("docling cannot open the
+    DOCX file: ... hash ..."), and the auto-save as a second copy of the note."""
+    folder = tmp_path / "office"
+    write(folder / "notes.md", "# Notes\n\nThe zebra plan.\n")
+    write(folder / "~$report.docx", b"\x05Jo Ex" + b"\x00" * 154)
+    write(folder / "~$budget.xlsx", b"\x05Jo Ex" + b"\x00" * 156)
+    write(folder / ".~lock.notes.odt#", ",Jo Example,host,28.11.2026 00:10,file:///home/jo;\n")
+    write(folder / "#notes.md#", "# Notes\n\nThe zebra plan, half saved.\n")  # Emacs auto-save
+    write(folder / "#1 priorities.md", "# Top\n\nMine.\n")  # a person's file
+    data = kb.json("add", str(folder))
+    assert data["added"] == 2 and data["failed"] == [] and data["unsupported"] == 0
+    assert data["not_walked"] == {"build or editor file": 4}
+
+
+APPLE_DOUBLE = b"\x00\x05\x16\x07\x00\x02\x00\x00Mac OS X        " + b"\x00" * 4000
+
+
+def test_macos_and_windows_folder_metadata_is_passed_by(kb, tmp_path):
+    """A folder copied from a Mac to a USB disk or a share, or unzipped, holds an AppleDouble
+    `._name` beside each file (and `__MACOSX/`); Windows leaves `desktop.ini`. The old code
+    read `._report.pdf` as a PDF, `._budget.docx` as a DOCX...: one failure per document on
+    every run, and `desktop.ini` as INI code."""
+    folder = tmp_path / "from-mac"
+    write(folder / "notes.md", "# Notes\n\nThe zebra plan.\n")
+    for name in ("._report.pdf", "._budget.docx", "._notes.md", "__MACOSX/docs/._guide.pdf"):
+        write(folder / name, APPLE_DOUBLE)
+    write(folder / "desktop.ini", "[.ShellClassInfo]\nIconResource=imageres.dll,-3\n")
+    data = kb.json("add", str(folder))
+    assert data["added"] == 1 and data["failed"] == [] and data["unsupported"] == 0
+    assert data["not_walked"] == {"build, cache or vendor folder": 1}  # __MACOSX/
+
+
+def test_report_and_site_builds_are_not_walked(kb, tmp_path):
+    """coverage.py's `htmlcov/` holds every source file again as an HTML page (a Python
+    project without git: no .gitignore to say so), Jekyll's `_site/` every post again."""
+    folder = tmp_path / "project"
+    write(folder / "app.py", "def zebra():\n    return 1\n")
+    write(folder / "htmlcov" / "z_app_py.html", "<html><body><p>def zebra():</p></body></html>")
+    write(folder / "blog" / "_site" / "post.html", "<html><body><p>zebra</p></body></html>")
+    data = kb.json("add", str(folder))
+    assert data["added"] == 1 and data["not_walked"] == {"build, cache or vendor folder": 2}
+
+
+def test_the_add_summary_counts_the_links_the_walk_did_not_follow(kb, tmp_path):
+    """Symbolic links are not followed (ripgrep's default): a link to a file or folder out of
+    the tree is not read. The old code passed them by in silence, so a person whose notes
+    folder links to ~/docs/os-release or ~/manuals never learned why those were missing."""
+    outside = write(tmp_path / "elsewhere" / "manual.md", "# Manual\n\nThe zebra switch.\n")
+    folder = tmp_path / "notes"
+    write(folder / "plan.md", "# Plan\n\nThe zebra plan.\n")
+    (folder / "manual-link.md").symlink_to(outside)
+    (folder / "manuals").symlink_to(outside.parent, target_is_directory=True)
+    data = kb.json("add", str(folder))
+    assert data["added"] == 1 and data["not_walked"] == {"symbolic link": 2}
+    assert "2 paths not walked: 2 symbolic links." in data["summary"]
+
+
 PO = (
     '# German translation.\nmsgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\n'
     '#: mkdocs/themes/readthedocs/search.html:5\nmsgid "Search Results"\nmsgstr "Suchergebnisse"\n'
@@ -432,6 +514,35 @@ def test_an_html_redirect_stub_is_left_out_and_a_page_that_refreshes_itself_is_n
     assert classify(write(tmp_path / "moved-with-text.html", long_page)).left_out is None
     found = candidates([tmp_path / "book"], AddOptions())
     assert not found.found and found.left_out == {"redirect page": 1}
+
+
+PIP_MOVED = """:orphan:
+
+.. meta::
+
+  :http-equiv=refresh: 3; url=../../cli/pip_show/
+
+This page has moved
+===================
+
+You should be redirected automatically in 3 seconds. If that didn't
+work, here's a link: :doc:`../cli/pip_show`
+"""
+
+
+def test_a_rest_redirect_stub_is_left_out(tmp_path):
+    """pip's docs keep 16 moved pages as reST stubs ("This page has moved"): the
+    old code indexed each, so `pip show` found a stub beside its real page."""
+    stub = write(tmp_path / "reference" / "pip_show.rst", PIP_MOVED)
+    assert classify(stub).left_out == "redirect page"
+    assert classify(stub, include_generated=True).left_out is None
+    # a page that only sets other meta fields, or refreshes after minutes, is a page
+    keywords = PIP_MOVED.replace(":http-equiv=refresh: 3; url=../../cli/pip_show/", ":key: a")
+    assert classify(write(tmp_path / "keywords.rst", keywords)).left_out is None
+    slow = PIP_MOVED.replace("refresh: 3;", "refresh: 600;")
+    assert classify(write(tmp_path / "slow.rst", slow)).left_out is None
+    long_page = PIP_MOVED + PROSE * 100  # a whole page past the first 8 KiB is read
+    assert classify(write(tmp_path / "long.rst", long_page)).left_out is None
 
 
 def test_an_mdbook_print_copy_is_left_out_and_a_chapter_named_print_is_not(tmp_path):

@@ -169,6 +169,34 @@ def test_giant_paragraph_is_split_by_words():
     assert all(c.line_start >= 1 for c in doc.chunks)
 
 
+PDOC_BANNER = (
+    '<p align="center">\n<a href="https://pdoc.dev/"><img alt="pdoc" src="logo.svg" /></a>\n'
+    '<br><br>\n<a href="ci"><img height="20" alt="CI Status" src="ci.svg"></a>\n</p>\n\n'
+    "API Documentation for Python Projects.\n\n"
+)
+
+
+def test_a_readme_is_titled_by_its_html_banner():
+    """pdoc's README opens with a logo and badges in HTML; its H1s are sections (Example,
+    Installation, Usage). The old code titled it "Example" (furo's: "Elevator pitch")."""
+    sections = "# Example\n\n`pdoc -o ./html pdoc`\n\n# Installation\n\npip install pdoc\n"
+    readme = parse_markdown(PDOC_BANNER + sections, Path("README.md"), ChunkSettings())
+    assert readme.title == "pdoc"
+    # one H1 after the banner is the title; a badge's alt text never is
+    one = parse_markdown(PDOC_BANNER + "# pdoc docs\n\ntext\n", Path("a.md"), ChunkSettings())
+    assert one.title == "pdoc docs"
+    badges = '<p><img alt="Build Status" src="b.svg"> <img alt="PyPI" src="p.svg"></p>\n\n'
+    only = parse_markdown(badges + sections, Path("b.md"), ChunkSettings())
+    assert only.title == "Example"
+    # an HTML <h1> before the first Markdown heading names the document, text or logo
+    heading = '<h1 align="center">\n  <b>Furo</b>\n</h1>\n\n# Elevator pitch\n\ntext\n'
+    assert parse_markdown(heading, Path("c.md"), ChunkSettings()).title == "Furo"
+    logo = '<h1 align="center"><img alt="Ruff" src="r.svg"></h1>\n\n## Why\n'
+    assert parse_markdown(logo, Path("d.md"), ChunkSettings()).title == "Ruff"
+    front = "---\ntitle: Set by hand\n---\n" + heading
+    assert parse_markdown(front, Path("e.md"), ChunkSettings()).title == "Set by hand"
+
+
 def test_a_file_without_h1_is_titled_by_front_matter_then_first_heading():
     """Old code: the file stem ("middleware") when there is no H1."""
     body = f"{filler(20, 'intro')}\n\n## Using middleware\n\n{filler(20, 'use')}\n"

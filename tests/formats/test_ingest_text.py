@@ -218,3 +218,77 @@ def test_a_change_log_is_titled_by_its_folder_not_its_newest_entry():
     )
     mention = "2022-10-10 meeting with Ann <ann@x.org>\n"  # one space: a note's own first line
     assert parse_text(mention, Path("notes/roof.txt"), ChunkSettings()).title == mention.strip()
+
+
+def test_a_script_kb_has_no_parser_for_is_titled_by_its_name():
+    """Perl and awk scripts are read as text: the old code titled lsof's ten example scripts
+    `#!/usr/bin/perl` (and mawk's `#!/usr/bin/mawk -f`), where code is titled by its name."""
+    perl = "#!/usr/bin/perl\n#\n# $Id: identd.pl,v 1.5 $\n\nuse strict;\n"
+    assert parse_text(perl, Path("examples/identd.pl"), ChunkSettings()).title == "identd.pl"
+    awk = "#!/usr/bin/mawk -We\n\n# hcal: print a calendar\nBEGIN { x = 1 }\n"
+    assert parse_text(awk, Path("examples/hcal"), ChunkSettings()).title == "hcal"
+    batch = "@ECHO OFF\n\npushd %~dp0\n\nREM Command file for Sphinx documentation\n"
+    assert parse_text(batch, Path("docs/make.bat"), ChunkSettings()).title == "make.bat"
+    vimrc = "set number\nset expandtab shiftwidth=4\n"  # a dotfile: its name, not a setting
+    assert parse_text(vimrc, Path("home/.vimrc"), ChunkSettings()).title == ".vimrc"
+
+
+def test_rst_fields_before_the_title_are_no_title():
+    """pip's manual pages open with `:orphan:`: the old code titled all 15 of them so."""
+    page = ":orphan:\n\n=========\npip-cache\n=========\n\n.. pip-command-usage:: cache\n"
+    assert parse_text(page, Path("man/commands/cache.rst"), ChunkSettings()).title == "pip-cache"
+    depth = ":tocdepth: 2\n:author: Ada\n\nRelease notes\n=============\n"
+    assert parse_text(depth, Path("news.rst"), ChunkSettings()).title == "Release notes"
+    note = ":tocdepth: 2 is what Sphinx reads\n"  # plain text: its first line
+    assert parse_text(note, Path("note.txt"), ChunkSettings()).title == note.strip()
+
+
+GROTTY = (
+    "\n\n               \x1b[1mman-db - the database cached manual pager suite\x1b[0m\n\n"
+    "                  \x1b[4mGraeme\x1b[24m \x1b[4mW.\x1b[24m \x1b[4mWilford\x1b[24m\n\n"
+    "    It is made up of several user programs:\n"
+    "         \x1b[1m+\x08o man       \x1b[22m- an interface to the reference manuals\n"
+    "         \x1b[1m+\x08o apropos   \x1b[22m- search the manual page names\n"
+    "    The  \x1b]0;window title\x07ca_\x08c_\x08h_\x08e is B\x08Bu\x08ui\x08il\x08lt nightly.\n"
+)
+
+
+def test_a_terminals_escape_codes_and_overstrikes_are_not_text(kb, tmp_path):
+    """man-db's manual as grotty wrote it (`man-db-manual.txt.gz`): the old code kept its
+    `ESC[4m` underlines and `+^Ho` bullets in the chunks and title, so a keyword search for
+    its author (`ESC[4mWilford`) or for `cache` (`c^Hc...`) found nothing."""
+    manual = tmp_path / "man-db-manual.txt"
+    manual.write_text(GROTTY, encoding="utf-8")
+    kb("add", str(manual))
+    listed = kb.json("list")["documents"][0]
+    assert listed["title"] == "man-db - the database cached manual pager suite"
+    for word in ("Wilford", "cache", "built", "apropos"):
+        hits = kb.json("search", word, "--mode", "lexical")["results"]
+        assert [hit["citation"].split("#")[0] for hit in hits] == [str(manual)], word
+    text = kb.json("show", str(manual))["chunks"][0]["text"]
+    assert "\x1b" not in text and "\x08" not in text and "window title" not in text
+    assert "o man       - an interface" in text
+    assert hits[0]["citation"] == f"{manual}#L3-L10"  # the file's own lines
+
+
+def test_debian_change_logs_and_release_headers_are_no_titles():
+    """Every Debian package ships `changelog.Debian.gz` (688 here): the old code titled each by
+    its newest entry (`lsof (4.95.0-1) unstable; urgency=low`), pip's change log by its newest
+    release (`23.0.1 (2023-02-17)`), GCC's by `2022-08-19  Release Manager`."""
+    debian = "lsof (4.95.0-1) unstable; urgency=low\n\n  * New upstream release.\n"
+    title = parse_text(debian, Path("doc/lsof/changelog.Debian"), ChunkSettings()).title
+    assert title == "lsof changelog.Debian"
+    news = "python-pip (23.0+dfsg-2) unstable; urgency=medium\n\n  * pip now refuses...\n"
+    assert parse_text(news, Path("doc/pip/NEWS.Debian"), ChunkSettings()).title == (
+        "python-pip NEWS.Debian"
+    )
+    for first in ("23.0.1 (2023-02-17)", "v66.1.1", "3.42.2 - 2022-07-16", "2.1.5"):
+        text = f"{first}\n{'=' * len(first)}\n\n- Fix the resolver.\n"
+        assert parse_text(text, Path("doc/pip/changelog"), ChunkSettings()).title == (
+            "pip changelog"
+        ), first
+    gcc = "2022-08-19  Release Manager\n\n\t* GCC 12.2.0 released.\n"
+    assert parse_text(gcc, Path("gcc/changelog"), ChunkSettings()).title == "gcc changelog"
+    # a note that only opens with a number or a date stays titled by its line
+    for first in ("2.5 kg of flour, 1 l of milk", "2026-02-01 meeting with the roofer"):
+        assert parse_text(first + "\n", Path("notes/x.txt"), ChunkSettings()).title == first

@@ -197,3 +197,17 @@ def test_explain_says_why_a_deep_vendored_package_is_left_out(kb, tmp_path):
     assert kb.json("add", str(app))["left_out"] == {VENDORED: 1}
     explain = kb.json("search", "zebra", "--explain", str(deep))["explain"]
     assert explain["reason"].startswith(f"left out as generated ({VENDORED})"), explain
+
+
+def test_code_in_a_deps_folder_is_vendored(tmp_path):
+    """C projects keep the libraries they bundle in `deps/` (ujson's `deps/double-conversion`,
+    Redis's `deps/jemalloc`, Node's `deps/v8`). The old code indexed ujson's copy of
+    double-conversion: 87 files, 19,700 of the sdist's 20,900 chunks."""
+    project = tmp_path / "ujson"
+    bundled = write(project / "src" / "deps" / "double-conversion" / "strtod.cc", "int f();\n")
+    notes = write(project / "src" / "deps" / "double-conversion" / "README.md", "# DC\n")
+    own = write(project / "src" / "decode.c", "int decode(void) { return 0; }\n")
+    assert classify(bundled, root=project).left_out == VENDORED
+    assert classify(notes, root=project).left_out is None  # a document stays
+    assert classify(own, root=project).left_out is None
+    assert classify(bundled, root=bundled.parent).left_out is None  # added itself: read

@@ -21,9 +21,15 @@ _QUOTE = re.compile(r"^\s*(>\s*)+")
 SPAN = 300
 _IMAGE = re.compile(r"!\[([^\[\]]*)\]\([^()]*\)")
 _LINK = re.compile(r"\[([^\[\]]+)\]\([^()]*\)")
+# A highlight marker inside a word is part of it: `\x02bind\x03_contextvars(\x02request\x03_id`
+# is one identifier, not an emphasis from one `_` to the next (the old code showed
+# `bindcontextvars(requestid`, and `CHACHAPOLY1305NONCE_SIZE`).
+_WORD = rf"\w{HL_OPEN}{HL_CLOSE}"
 _STRONG = re.compile(rf"(\*\*|__)(?=\S)(.{{1,{SPAN}}}?)(?<=\S)\1")
-_EMPHASIS = re.compile(rf"(?<![\w*])([*_])(?=[^\s*_])(.{{1,{SPAN}}}?)(?<=[^\s*_])\1(?![\w*])")
-_STRAY = re.compile(r"(?<!\w)(\*\*|__)|(\*\*|__)(?!\w)")
+_EMPHASIS = re.compile(
+    rf"(?<![{_WORD}*])([*_])(?=[^\s*_])(.{{1,{SPAN}}}?)(?<=[^\s*_])\1(?![{_WORD}*])"
+)
+_STRAY = re.compile(rf"(?<![{_WORD}])(\*\*|__)|(\*\*|__)(?![{_WORD}])")
 _CODE = re.compile(r"`+([^`]*)`+")
 _TAG = re.compile(r"</?[a-zA-Z][^>\n]{0,40}>")
 _MID_HEADING = re.compile(r"(^|\s)#{1,6}\s+")  # headings a snippet cut into one line

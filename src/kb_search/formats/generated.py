@@ -6,9 +6,11 @@ Sphinx build's `_static`/`_sources` (theme assets; copies of the sources the HTM
 holds). By content: a pinned requirements file that says a tool wrote it (pip-compile, uv), an HTML
 redirect stub (a refresh to another page, all of it in its first 8 KiB),
 a minified file, whose text is mostly lines of thousands of characters
-with almost no spaces (prose with long lines has a space every few words), and a JSON data
-dump on one line (`json.dump` of records: its spaces follow the commas). Only code and plain
-text are judged by content: a Markdown or HTML file is a document however it is wrapped.
+with almost no spaces (prose with long lines has a space every few words), a JSON data
+dump on one line (`json.dump` of records: its spaces follow the commas), a source file that
+is a table of literals (`is_data_table`) and plain text that is a program's log whatever its
+name (`is_log_text`). Only code and plain text are judged by content: a Markdown or HTML file
+is a document however it is wrapped.
 `--include-generated` (setting `ingestion.include_generated`) indexes them all.
 
 Vendored libraries (a third party's code copied into a project) are code no person of this
@@ -31,7 +33,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
-from kb_search.formats.reader import decode_bytes, read_document
+from kb_search.formats.reader import decode_bytes, open_user_file, read_document
 
 LOCK_FILE = "lock file"
 MINIFIED = "minified"
@@ -42,9 +44,10 @@ LOG = "log"
 VENDORED = "vendored library"
 TRANSLATION = "translation catalog"  # gettext `.po`/`.pot`: `translation_catalog`
 REDIRECT = "redirect page"  # an HTML stub that sends the browser on: `is_redirect_page`
+DATA_TABLE = "data table"  # a source file that is a tool's table of literals: `is_data_table`
 REASONS = (
     MINIFIED, SOURCE_MAP, SEARCH_INDEX, LOCK_FILE, BUILD_ASSET, LOG, VENDORED, TRANSLATION,
-    REDIRECT,
+    REDIRECT, DATA_TABLE,
 )  # fmt: skip
 
 LOCK_FILES = frozenset({
@@ -68,11 +71,12 @@ _LOCK_HEADERS = re.compile(
 LOCK_HEADER_CHARS = 1024
 
 # Folders that hold other projects' code copied in (Go/PHP `vendor`, pip's `_vendor`, C/C++
-# `third_party`): those below the folder a person added; with no such folder known, only the
+# `third_party`, C's `deps`: ujson's `deps/double-conversion`, Redis's `deps/jemalloc`, Node's
+# `deps/v8`): those below the folder a person added; with no such folder known, only the
 # nearest VENDOR_DEPTH folders above a file.
 VENDOR_FOLDERS = frozenset({
     "vendor", "vendors", "vendored", "_vendor", "third_party", "third-party", "thirdparty",
-    "3rdparty",
+    "3rdparty", "deps",
 })  # fmt: skip
 VENDOR_DEPTH = 4
 # Scripts judged by their licence banner (a library's `/*! ... */`).
@@ -112,11 +116,15 @@ def reason_by_name(path: Path) -> str | None:
         return SOURCE_MAP  # app.js.map, site.css.map
     if ".min." in name:
         return MINIFIED
-    if name.endswith(".log"):
+    if name.endswith(".log") or _ROTATED_LOG.search(name):
         return LOG
     if _in_sphinx_build(path.parent):
         return BUILD_ASSET
-    return None
+    return _doxygen_reason(path)
+
+
+# A log rotated aside (`app.log.1`, `syslog.2.gz` inside as `syslog.2`, `app.log.2024-05-01`)
+_ROTATED_LOG = re.compile(r"\.log\.(?:\d{1,4}|\d{4}-\d\d-\d\d)$")
 
 
 def in_vendor_folder(path: Path, root: Path | None = None) -> bool:
@@ -210,6 +218,26 @@ def translation_catalog(path: Path) -> str | None:
     return TRANSLATION if path.suffix.lower() in TRANSLATION_SUFFIXES else None
 
 
+# Doxygen's HTML output: `search/` (`searchdata.js` and one data script per letter, `all_0.js`:
+# `var searchData=[['a',['a',['../structfoo.html#a1',1,'foo']]],...`), and the navigation
+# data beside `doxygen.css` (`navtreedata.js`, `navtreeindex0.js`, `menudata.js`).
+_DOXYGEN_NAVIGATION = re.compile(r"(?:navtreedata|navtreeindex\d{1,4}|menudata)\.js")
+
+
+def _doxygen_reason(path: Path) -> str | None:
+    folder = path.parent
+    if folder.name == "search" and _holds(folder, "searchdata.js"):
+        return SEARCH_INDEX
+    if _DOXYGEN_NAVIGATION.fullmatch(path.name.lower()) and _holds(folder, "doxygen.css"):
+        return BUILD_ASSET
+    return None
+
+
+@lru_cache(maxsize=256)
+def _holds(folder: Path, name: str) -> bool:
+    return (folder / name).is_file()
+
+
 def _in_sphinx_build(folder: Path) -> bool:
     for current in (folder, *list(folder.parents)[:3]):
         if current.name in SPHINX_COPIES:
@@ -263,6 +291,22 @@ def is_redirect_page(head: bytes, whole: bool) -> bool:
     )
 
 
+# reST's form of it (Sphinx writes the `<meta>`): pip's 16 moved pages, each
+# "This page has moved ... You should be redirected automatically in 3 seconds".
+_RST_REFRESH = re.compile(
+    rb"^[ \t]+:http-equiv=refresh:[ \t]*(\d{1,9})(?:\.\d*)?[ \t]*[;,]?[ \t]*url=", re.I | re.M
+)
+
+
+def is_rst_redirect(head: bytes, whole: bool) -> bool:
+    """A reStructuredText stub whose `.. meta::` refreshes to another page at once, all of it
+    in `head` (`whole`)."""
+    if not whole or b".. meta::" not in head:
+        return False
+    refresh = _RST_REFRESH.search(head)
+    return refresh is not None and int(refresh[1]) <= MAX_REDIRECT_SECONDS
+
+
 _NOINDEX = re.compile(rb"<meta\s[^>]{0,200}name\s*=\s*[\"']?robots[^>]{0,200}noindex", re.I)
 PRINT_COPY = "print.html"
 
@@ -278,3 +322,79 @@ def is_compiled_lock(head: bytes) -> bool:
     """A requirements file pinned by a tool: its opening comment says pip-compile or uv
     wrote it."""
     return bool(_LOCK_HEADERS.search(decode_bytes(head[:LOCK_HEADER_CHARS])))
+
+
+# A table of literals a tool wrote into a source file: Gay's dtoa test numbers in
+# double-conversion (`{3.3831671815188012695312500e+12, 2, "33831671815188", 13},` 100,000
+# times: 6 MB, 5,000 chunks each), Unicode and IDNA tables (`(0x41, 'M', 'a'),`). Judged on
+# windows at its start, middle and end, so a table above a file's code leaves the file read.
+DATA_TABLE_MIN_BYTES = 64 * 1024  # a smaller file's table is read with its code
+DATA_WINDOW = 8192
+DATA_ROW_SHARE = 0.9  # of each window's lines that are neither blank, comment nor brackets
+DATA_MIN_ROWS = 20  # per window
+# a literal of at most 200 characters: a search from each quote stops there (linear)
+_STRING = re.compile(r""""(?:[^"\\\n]|\\.){0,200}"|'(?:[^'\\\n]|\\.){0,200}'""")
+_NUMBER = re.compile(
+    r"(?<![\w.])[-+]?(?:0[xXbBoO][0-9a-fA-F_]+|(?:\d[\d_]*(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)"
+    r"[uUlLfFjJnN]*(?![\w.])"
+)
+_LITERAL_WORD = re.compile(r"\b(?:true|false|null|nil|None|True|False|NULL|nullptr)\b")
+_ROW_MARKS = re.compile(r"[\s{}\[\](),;:=>-]*")
+_COMMENT = ("//", "#", "/*", "*", "--", ";")
+
+
+def is_data_table(path: Path) -> bool:
+    """A source file of DATA_TABLE_MIN_BYTES or more whose start, middle and end are each
+    mostly rows of literals (numbers, strings, `true`/`null`) between brackets and commas."""
+    try:
+        with open_user_file(path) as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size < DATA_TABLE_MIN_BYTES:
+                return False
+            windows = []
+            for start in (0, size // 2, size - DATA_WINDOW):
+                handle.seek(start)
+                windows.append((start, handle.read(DATA_WINDOW)))
+    except OSError:
+        return False
+    return all(_mostly_rows(decode_bytes(data), mid_line=start > 0) for start, data in windows)
+
+
+def _mostly_rows(text: str, mid_line: bool) -> bool:
+    lines = text.split("\n")[1 if mid_line else 0 : -1]  # no line cut by the window's ends
+    rows = other = 0
+    for line in lines:
+        stripped = line.strip()
+        if not stripped or stripped.startswith(_COMMENT) or _ROW_MARKS.fullmatch(stripped):
+            continue
+        bare = _NUMBER.sub(" ", _LITERAL_WORD.sub(" ", _STRING.sub(" ", stripped)))
+        if bare != stripped and _ROW_MARKS.fullmatch(bare):
+            rows += 1
+        else:
+            other += 1
+    return rows >= DATA_MIN_ROWS and rows >= DATA_ROW_SHARE * (rows + other)
+
+
+# What a program printed, one event a line, whatever its name (`nohup.out`, `output.txt`,
+# `server-2024.txt`): lines that open with a date and a time to the second
+# (`2026-02-01T12:00:05Z`, `Feb  1 12:00:05`, `I0201 12:00:05.123`) or with a log level
+# (`[31] DEBUG`, `[INFO]`, `WARNING:root:`). A person's journal dates its entries, not each
+# line to the second; a chat saved as `[12:03:44] <ada> hi` has no date; a note that says
+# "the ERROR on page 3" names a level after its own words.
+LOG_MIN_LINES = 30
+LOG_LINE_SHARE = 0.9
+_LOG_LINE = re.compile(
+    r"[\[(]?(?:\d{4}-\d\d-\d\d[T ]|[A-Z][a-z]{2} [ \d]\d |\d\d/\d\d/\d{4} |[IWEF]\d{4} )"
+    r"\d\d:\d\d:\d\d"
+    r"|(?:\[[^\]\n]{0,40}\][ \t]*|\d[\d:.,-]{0,30}[ \t]+)?"  # a counter, a pid, a time
+    r"\[?(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL)[:\] ]"
+)
+
+
+def is_log_text(head: bytes) -> bool:
+    """Text whose first lines are each an event a program logged (`_LOG_LINE`)."""
+    lines = [line for line in decode_bytes(head).split("\n")[:-1] if line.strip()]
+    if len(lines) < LOG_MIN_LINES:
+        return False
+    events = sum(1 for line in lines if _LOG_LINE.match(line.lstrip()))
+    return events >= LOG_LINE_SHARE * len(lines)

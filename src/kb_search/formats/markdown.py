@@ -46,8 +46,10 @@ def parse_markdown(
     sections, first_h1 = markdown_sections(lines, structure, body_start)
     cut = chunk_sections(lines, sections, settings, count, structure.blocks)
     title_value = front.pop("title", "")
-    title = (str(title_value or "").strip() if _is_scalar(title_value) else "") or first_h1
-    title = title or _first_heading(structure) or path.stem
+    title = (str(title_value or "").strip() if _is_scalar(title_value) else "") or _banner_title(
+        structure
+    )
+    title = title or first_h1 or _first_heading(structure) or path.stem
     tags = _tags(front.pop("tags", None))
     return ParsedDocument(
         title=title,
@@ -133,6 +135,7 @@ class _Structure:
 
     headings: list[tuple[int, int, int, str]]
     fences: dict[int, int]
+    banner: str = ""  # the HTML blocks before the first heading (a README's logo and badges)
 
     def blocks(self, lines: list[str], start: int, end: int) -> list[Block]:
         """Paragraphs, fenced code blocks, tables and (deep) headings within lines[start:end]."""
@@ -174,6 +177,7 @@ def markdown_structure(lines: list[str], body_start: int) -> _Structure:
         return _Structure([], {})
     headings: list[tuple[int, int, int, str]] = []
     fences: dict[int, int] = {}
+    banner: list[str] = []
     for position, token in enumerate(tokens):
         if token.map is None:
             continue
@@ -184,7 +188,44 @@ def markdown_structure(lines: list[str], body_start: int) -> _Structure:
                 headings.append((first, after, int(token.tag[1]), title))
         elif token.type == "fence" and _FENCE.match(lines[first]):
             fences[first] = after
-    return _Structure(headings, fences)
+        elif token.type == "html_block" and not headings:
+            banner.append(token.content[:BANNER_CHARS])
+    return _Structure(headings, fences, "\n".join(banner)[:BANNER_CHARS])
+
+
+# A README that opens with an HTML banner (`<p align="center"><img alt="pdoc" ...>` and its
+# badges, or `<h1 align="center">Project</h1>`) names the project there; its Markdown H1s are
+# then often sections ("# Example", "# Installation": pdoc's README was titled "Example").
+BANNER_CHARS = 20_000
+_HTML_H1 = re.compile(r"<h1\b[^<>]{0,500}>(.{0,2000}?)</h1\s*>", re.S | re.I)
+_IMAGE_ALT = re.compile(
+    r"<img\b[^<>]{0,2000}?\balt\s*=\s*(?:\"([^\"<>]{1,80})\"|'([^'<>]{1,80})')", re.I
+)
+_TAGS = re.compile(r"<[^<>]{0,2000}>")
+# the alt text of a badge, not of a logo
+_BADGE = re.compile(
+    r"\b(?:build|status|ci|coverage|version|licen[cs]e|downloads?|pypi|npm|docs?|documentation"
+    r"|chat|discord|gitter|codecov|release|python|tests?|badge|sponsor|twitter)\b",
+    re.I,
+)
+
+
+def _banner_title(structure: _Structure) -> str | None:
+    """The title an HTML banner before the first heading gives: its `<h1>`'s text (or its
+    logo's alt text); else, when the file has several H1s (so its first is a section), the
+    first image's alt text that names no badge."""
+    if not structure.banner:
+        return None
+    if match := _HTML_H1.search(structure.banner):
+        text = " ".join(_TAGS.sub(" ", match.group(1)).split())
+        alt = _IMAGE_ALT.search(match.group(1))
+        text = text or (alt and (alt.group(1) or alt.group(2)).strip()) or ""
+        return text[:MAX_TITLE_CHARS] or None
+    if sum(1 for heading in structure.headings if heading[2] == 1) < 2:
+        return None
+    alt = _IMAGE_ALT.search(structure.banner)
+    text = (alt.group(1) or alt.group(2)).strip() if alt else ""
+    return text if text and not _BADGE.search(text) else None
 
 
 def _flatten(line: str) -> str:

@@ -524,26 +524,47 @@ def classify(
     if reason is None and fmt.doc_type in ("code", "text") and fmt.language in _MINIFIABLE:
         dump = generated.is_minified(head_of(path), data=fmt.language == "json")
         reason = generated.MINIFIED if dump else None
-    if reason is None and fmt.doc_type == "html" and _redirect_stub(path, head_of):
+    if reason is None and fmt.doc_type in ("html", "text") and _redirect_stub(path, fmt, head_of):
         reason = generated.REDIRECT
     if reason is None and fmt.doc_type == "html" and inner.name.lower() == generated.PRINT_COPY:
         reason = generated.BUILD_ASSET if generated.is_print_copy(inner, head_of(path)) else None
     if reason is None and fmt.doc_type == "text" and generated.is_compiled_lock(head_of(path)):
         reason = generated.LOCK_FILE
+    if reason is None and fmt.doc_type == "text" and generated.is_log_text(head_of(path)):
+        reason = generated.LOG
     if reason is None and fmt.doc_type == "code" and _vendored(path, head_of, root):
         reason = generated.VENDORED
+    if reason is None and fmt.doc_type == "code" and _data_table(path, fmt):
+        reason = generated.DATA_TABLE
     return Verdict(fmt, reason)
 
 
-def _redirect_stub(path: Path, head_of: Callable[[Path], bytes]) -> bool:
-    """Only a small page can be a stub: a bigger one is judged by its size alone (no read)."""
+# Data files are tables of literals by nature: a JSON fixture is read as its keys and values.
+_DATA_LANGUAGES = frozenset({"json", "yaml", "toml", "ini", "xml"})
+
+
+def _data_table(path: Path, fmt: Format) -> bool:
+    """Source code that is a tool's table of literals (`generated.is_data_table`); a compressed
+    file is not judged (its size says nothing of its text)."""
+    if fmt.language in _DATA_LANGUAGES or compressed.is_compressed(path):
+        return False
+    return generated.is_data_table(path)
+
+
+def _redirect_stub(path: Path, fmt: Format, head_of: Callable[[Path], bytes]) -> bool:
+    """An HTML page, or a reST source, that sends the reader on (`generated.is_redirect_page`,
+    `is_rst_redirect`). Only a small file can be a stub: a bigger one is judged by its size
+    alone (no read)."""
     try:
         if path.stat().st_size >= SNIFF_BYTES:
             return False
     except OSError:
         return False
     head = head_of(path)
-    return generated.is_redirect_page(head, whole=len(head) < SNIFF_BYTES)
+    whole = len(head) < SNIFF_BYTES
+    if fmt.doc_type == "html":
+        return generated.is_redirect_page(head, whole)
+    return generated.is_rst_redirect(head, whole)
 
 
 def _holds_secret(path: Path) -> bool:

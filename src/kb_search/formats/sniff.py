@@ -41,8 +41,12 @@ NOT_DOCUMENT_EXTENSIONS = frozenset({
 # PostScript is a program that draws pages: its text is drawing commands, not the document's.
 POSTSCRIPT = b"%!PS"
 
+# `name() {`, `name() (`, `function name {`, `function name() {`; never `function name(x, y)`:
+# awk's function with its parameters (lsof's and mawk's example scripts) is no shell's.
 _SHELL_FUNCTION = re.compile(
-    r"^(?:function\s+[\w.:-]+\s*(?:\(\s*\))?|[A-Za-z_][\w.:-]*\s*\(\s*\))\s*(?:\{|\(|$)", re.M
+    r"^(?:function\s+[\w.:-]+(?:\s*\(\s*\)\s*(?:\{|\(|$)|\s*(?:\{|$))"
+    r"|[A-Za-z_][\w.:-]*\s*\(\s*\)\s*(?:\{|\(|$))",
+    re.M,
 )
 
 
@@ -78,8 +82,8 @@ def not_a_document(path: Path) -> bool:
 def defines_shell_functions(text: str) -> bool:
     """A shell function file (sourced, so without `#!`): a line opens with `name() {` or
     `function name`, and no line looks like C (`;` ending most lines, `#include`)."""
-    if "#include" in text or not _SHELL_FUNCTION.search(text):
-        return False
+    if "#include" in text or text.startswith("#!") or not _SHELL_FUNCTION.search(text):
+        return False  # a `#!` here names a program no shell is (awk, perl): kb reads it as text
     lines = [line.strip() for line in text.split("\n") if line.strip()]
     statements = sum(1 for line in lines if line.endswith(";"))
     return statements * 2 < len(lines)

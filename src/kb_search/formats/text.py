@@ -152,12 +152,21 @@ def _copyright_title(lines: list[str], path: Path) -> str | None:
 
 # The first line of a change log is its newest entry's header: a date, two spaces and an
 # author with a mail address (GNU's `2022-10-10  Werner Koch  <wk@gnupg.org>`, an older
-# `Fri Apr  7 15:14:43 PDT 2017  Phil Nelson <p@x.org>`) or a `git log` dump's `commit <hash>`;
-# it names no topic.
+# `Fri Apr  7 15:14:43 PDT 2017  Phil Nelson <p@x.org>`), a `git log` dump's `commit <hash>`,
+# or a release alone or with its date (libjpeg's `2.1.5`, pip's `23.0.1 (2023-02-17)`,
+# `v2.1.0 - 2024-05-01`); it names no topic.
 _ENTRY_HEADER = re.compile(
     r"(?:\d{4}-\d\d-\d\d|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)\b[^<>]{8,40}?\d{4})"
     r"[ \t]{2,}[^<>@]+(?:<[^<>@\s]+@[^<>\s]+>|[^<>@\s]+@[^<>@\s]+)"
     r"|commit [0-9a-f]{40}"
+    r"|\d{4}-\d\d-\d\d[ \t]{2,}[A-Z][\w.'-]{0,40}(?: [A-Z][\w.'-]{0,40}){0,3}"  # no mail
+    r"|v?\d{1,4}(?:\.\d{1,6}){1,4}(?:[\w.+-]{0,20}[ \t]+"
+    r"(?:\(\d{4}-\d\d-\d\d\)|[-/][ \t]+\d{4}-\d\d-\d\d))?"
+)
+# A Debian change log's newest entry: `lsof (4.95.0-1) unstable; urgency=low` (688 packages'
+# `changelog.Debian.gz` and `NEWS.Debian.gz` on one machine): named by the package and file.
+_DEBIAN_ENTRY = re.compile(
+    r"([a-z0-9][a-z0-9.+-]{0,80}) \([^()\s]{1,80}\) [^;\n]{1,200}; urgency=\w+.*"
 )
 
 
@@ -172,21 +181,32 @@ _MARKUP_PROLOG = ("<?", "<!")  # an XML declaration, a doctype, a comment
 _EMACS_MODELINE = re.compile(r"-\*-[^\n]{0,200}?-\*-")
 _RCS_KEYWORD = re.compile(r"\$(Id|Header|Revision|Date|Author|Source|Log)(:[^$]*)?\$")
 _WORDLESS = re.compile(r"[\W_]*")  # `/*`, `#`, `*/`: a line with no letter or digit
+_RST_FIELD = re.compile(r":[\w -]{1,40}:(?:[ \t].*)?")
+# Windows command scripts (Sphinx's `make.bat` in every project, titled `@ECHO OFF`)
+_SCRIPT_SUFFIXES = frozenset({".bat", ".cmd"})
 
 
 def _text_title(lines: list[str], path: Path) -> str:
-    """Package metadata by its name and summary; else the first line of text, past a mail-like
-    header block, RST directives and comments (`.. module:: x` and their indented options),
-    heading adornments and lines without a word, and without AsciiDoc's `= ` title marker,
-    Emacs's `-*- mode -*-` or a `$Id$` keyword."""
+    """Package metadata by its name and summary; a script (`#!`, `.bat`) or a dotfile by its
+    file name; else the first line of text, past a mail-like header block, RST directives,
+    fields and comments (`.. module:: x` and their indented options, `:orphan:`), heading
+    adornments and lines without a word, and without AsciiDoc's `= ` title marker, Emacs's
+    `-*- mode -*-` or a `$Id$` keyword."""
     if title := _metadata_title(lines) or _copyright_title(lines, path):
         return title
+    if (lines and lines[0].startswith("#!")) or path.suffix.lower() in _SCRIPT_SUFFIXES:
+        return path.name  # a script kb has no parser for (Perl, awk, a batch file): as code is
+    if path.name.startswith("."):
+        return path.name  # a settings dotfile (`.vimrc`: not its first setting, `set number`)
     in_directive = False
+    rst = _is_rst(path)
     for line in lines[_after_headers(lines) :]:
         stripped = _RCS_KEYWORD.sub("", _EMACS_MODELINE.sub(" ", line)).strip()
         if stripped.startswith(".. ") or stripped == "..":
             in_directive = True
             continue
+        if rst and _RST_FIELD.fullmatch(stripped):
+            continue  # the document's fields (`:orphan:`, `:tocdepth: 2`) precede its title
         if in_directive and (not stripped or line[:1] in " \t"):
             continue
         in_directive = False
@@ -198,6 +218,8 @@ def _text_title(lines: list[str], path: Path) -> str:
             return path.stem  # markup read as text (an XML file): its tags are no title
         if len(stripped) < 2 * MAX_TITLE_CHARS and _ENTRY_HEADER.fullmatch(stripped):
             return _log_title(path)
+        if len(stripped) < 2 * MAX_TITLE_CHARS and (debian := _DEBIAN_ENTRY.fullmatch(stripped)):
+            return f"{debian.group(1)} {path.name}"  # "lsof changelog.Debian"
         title = _ASCIIDOC_TITLE.sub("", stripped, count=1) if stripped.startswith("=") else stripped
         # a line ending in "::" labels what follows (an AsciiDoc list term, a reST literal)
         named = len(title) < MAX_TITLE_CHARS and not title.endswith("::")
@@ -215,4 +237,24 @@ def parse_text_source(source: Source) -> ParsedDocument:
         document.doc_type = "text"
         document.metadata = {**document.metadata, "format": "asciidoc"}
         return document
-    return parse_text(text, source.name, source.settings, source.count)
+    return parse_text(without_terminal_codes(text), source.name, source.settings, source.count)
+
+
+# What a program wrote for a terminal (grotty's manual saved as text, `man-db-manual.txt`; a
+# coloured log): escape sequences (`ESC[1m` bold, `ESC]...BEL` a window title) and overstrikes
+# (`_^HX` underlined, `X^HX` bold, `+^Ho` a bullet) draw, they are no text. Kept, they glued
+# `[4mWilford` into one word that a search for the name did not find. Columns move, lines do
+# not: citations stay right.
+_ESCAPE = re.compile(
+    r"\x1b(?:\][^\x07\x1b\n]{0,512}(?:\x07|\x1b\\)?"  # a command to the terminal (OSC)
+    r"|\[[0-?]*[ -/]*[@-~]"  # a control sequence (CSI): colours, bold, cursor moves
+    r"|[@-Z\\-_])"  # any other escape
+)
+_OVERSTRIKE = re.compile(r"[^\n\x08]\x08")
+
+
+def without_terminal_codes(text: str) -> str:
+    """`text` less the terminal's escape sequences and overstrikes."""
+    if "\x1b" not in text and "\x08" not in text:
+        return text
+    return _OVERSTRIKE.sub("", _ESCAPE.sub("", text))

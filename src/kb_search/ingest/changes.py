@@ -51,7 +51,10 @@ KNOWN_EMPTY = "known empty"  # empty before and unchanged since: not a failure
 #     side-by-side paragraphs, landscape books no slide decks, heads and titles measured by
 #     line boxes, foreign 'Contents' headings, margin labels no headings; a chunk that spans
 #     pages cites the page holding most of its text (`cited_page`, migration 9) (issue 37).
-CHUNKER_VERSION = 10
+# 11: plain text without a terminal's escape codes and overstrikes (grotty's manuals), scripts
+#     read as text titled by their name, reST fields (`:orphan:`) no title, a README titled by
+#     its HTML banner, Debian and release-headed change logs by package and file (issue 32).
+CHUNKER_VERSION = 11
 # The last version whose change reached plain-text chunks (`formats/text.parse_text`), the
 # cut BEIR corpora go through: their cached eval indexes (evaluate/beir.py) outlive other bumps.
 TEXT_CHUNKER_VERSION = 3

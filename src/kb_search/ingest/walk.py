@@ -32,6 +32,7 @@ DEFAULT_IGNORED_DIRS = frozenset(
         ".hg",
         ".svn",
         "node_modules",
+        "__MACOSX",  # a zip's AppleDouble files
         "bower_components",
         ".venv",
         "venv",
@@ -48,6 +49,8 @@ DEFAULT_IGNORED_DIRS = frozenset(
         "build",
         "target",
         "_build",
+        "_site",  # Jekyll's built site
+        "htmlcov",  # coverage.py's HTML report: every source file again as a page
         ".eggs",
         "site-packages",
         ".next",
@@ -66,7 +69,18 @@ DEFAULT_IGNORED_SUFFIXES = (
     ".swp",
     "~",
 )
-DEFAULT_IGNORED_FILES = frozenset({".DS_Store", "Thumbs.db", IGNORE_FILE, GIT_IGNORE_FILE})
+# A system's own files about a folder (Finder's, Explorer's), passed by without a count
+DEFAULT_IGNORED_FILES = frozenset(
+    {".DS_Store", "Thumbs.db", "ehthumbs.db", "desktop.ini", IGNORE_FILE, GIT_IGNORE_FILE}
+)
+# macOS's AppleDouble files: `._report.pdf` beside `report.pdf` on a foreign disk, a network
+# share or in a zip (`__MACOSX/`), 4 KB of Finder metadata each. Read as the document they are
+# named like, each failed ("not a PDF: no %PDF- header"); passed by as `.DS_Store` is.
+APPLE_DOUBLE_PREFIX = "._"
+# An office suite's lock files beside an open document: Microsoft Office's owner file
+# `~$report.docx` (162 bytes: who has it open), LibreOffice's `.~lock.notes.odt#`. Read as the
+# document they are named like, each failed ("docling cannot open the DOCX file") on every run.
+EDITOR_LOCK_PREFIXES = ("~$", ".~lock.")
 
 
 @dataclass
@@ -90,9 +104,10 @@ VCS_DIRS = frozenset({".git", ".hg", ".svn"})
 VCS_FOLDER = "VCS folder"
 HIDDEN_FOLDER = "hidden folder"
 BUILD_FOLDER = "build, cache or vendor folder"
-BUILD_FILE = "build or editor file"  # *.pyc, *.o, swap and backup files
+BUILD_FILE = "build or editor file"  # *.pyc, *.o, swap, backup and office lock files
 IGNORE_RULES = "ignore rules"  # what a .gitignore or .kbignore says
-NEVER_INDEXED = "a file kb never indexes"  # an ignore file itself, .DS_Store, Thumbs.db
+NEVER_INDEXED = "a file kb never indexes"  # an ignore file, .DS_Store, Thumbs.db, ._x
+SYMLINK = "symbolic link"  # not followed (ripgrep's default; `ingestion.follow_symlinks`)
 
 
 def passed_reason(name: str, is_dir: bool) -> str | None:
@@ -101,7 +116,8 @@ def passed_reason(name: str, is_dir: bool) -> str | None:
     if not _ignored_name(name, is_dir):
         return IGNORE_RULES
     if not is_dir:
-        return None if name in DEFAULT_IGNORED_FILES else BUILD_FILE
+        os_file = name in DEFAULT_IGNORED_FILES or name.startswith(APPLE_DOUBLE_PREFIX)
+        return None if os_file else BUILD_FILE
     if name in VCS_DIRS:
         return VCS_FOLDER
     if name in DEFAULT_IGNORED_DIRS or name.endswith(".egg-info"):
@@ -112,7 +128,13 @@ def passed_reason(name: str, is_dir: bool) -> str | None:
 def _ignored_name(name: str, is_dir: bool) -> bool:
     if is_dir:
         return name in DEFAULT_IGNORED_DIRS or name.endswith(".egg-info") or name.startswith(".")
-    return name.endswith(DEFAULT_IGNORED_SUFFIXES) or name in DEFAULT_IGNORED_FILES
+    return (
+        name.endswith(DEFAULT_IGNORED_SUFFIXES)
+        or name in DEFAULT_IGNORED_FILES
+        or name.startswith(EDITOR_LOCK_PREFIXES)
+        or name.startswith(APPLE_DOUBLE_PREFIX)
+        or (len(name) > 2 and name[0] == name[-1] == "#")  # Emacs's auto-save `#notes.org#`
+    )
 
 
 def _load_spec(ignore_file: Path) -> pathspec.GitIgnoreSpec | None:
@@ -389,6 +411,8 @@ def _scan_dir(
         try:
             is_link = entry.is_symlink()
             if is_link and not follow_symlinks:
+                if passed is not None:  # a link to a file out of the tree is never read: say so
+                    passed[SYMLINK] = passed.get(SYMLINK, 0) + 1
                 continue
             is_dir = entry.is_dir()
         except OSError as exc:

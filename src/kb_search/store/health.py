@@ -54,11 +54,11 @@ _BY_CHUNKER = "(substr(d.chunking, 1, ?) = ?) = ?"
 
 def chunk_texts_for_quality(
     conn: Connection, chunker: str, by_current: bool
-) -> Iterator[tuple[str, bool, str, int | None, int | None, int | None]]:
-    """(text, is_code, rel_path, line_start, line_end, page) of the chunks of documents with
+) -> Iterator[tuple[str, str, str, int | None, int | None, int | None]]:
+    """(text, doc_type, rel_path, line_start, line_end, page) of the chunks of documents with
     more than one chunk, chunked by `chunker` (by_current) or by another version."""
     yield from conn.execute(
-        "SELECT c.text, d.doc_type = 'code', d.rel_path, c.line_start, c.line_end, c.page_start"
+        "SELECT c.text, d.doc_type, d.rel_path, c.line_start, c.line_end, c.page_start"
         " FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.chunk_count > 1"
         f" AND {_BY_CHUNKER}",
         (len(chunker), chunker, int(by_current)),
