@@ -24,8 +24,8 @@ from __future__ import annotations
 import re
 
 from kb_search.search.results import Candidate
-from kb_search.shingles import ShingleIndex, shingles
-from kb_search.store import retrieval
+from kb_search.shingles import ShingleIndex, Shingles, containment, shingles
+from kb_search.store import copies, retrieval
 from kb_search.store.db import Connection
 
 DEFAULT_PER_FILE = 3
@@ -41,6 +41,11 @@ COPY_DEPTH = 30  # candidates compared for copies (CPU: ~2 ms a query, docs/sear
 # Share of the smaller chunk's word shingles the other holds, from which it is a copy
 # (measured on PDF/HTML pairs and on different documents: docs/search.md, "Copies").
 SAME_TEXT = 0.7
+# The same between two documents that hold each other's text (store/copies.py): a passage of
+# an AsciiDoc page and of the HTML rendered from it differ by markup and generated words.
+GROUPED_SAME_TEXT = 0.5
+# Share of one document's text (its sketch) in another from which the two are copies.
+DOCUMENT_SHARE = 0.7
 # ...counting the chunks beside the other (another format cuts the same text elsewhere), when
 # this share is in the other chunk itself: the two overlap, not merely lie side by side.
 OVERLAP = 0.2
@@ -223,9 +228,16 @@ def _places(conn: Connection, ids: list[int]) -> dict[int, tuple[int, str | None
     return retrieval.chunk_places(conn, ids)
 
 
-def group_copies(conn: Connection, candidates: list[Candidate]) -> list[Candidate]:
+def group_copies(
+    conn: Connection, candidates: list[Candidate], per_file: int = 0
+) -> list[Candidate]:
     """Candidates without the copies of a higher-ranked candidate of another document; each
-    kept candidate lists the chunk ids of its copies in `copies`, best-ranked first."""
+    kept candidate lists the chunk ids of its copies in `copies`, best-ranked first. Between
+    documents that hold each other's text (`store/copies.py`) the bar is GROUPED_SAME_TEXT,
+    and a chunk of the lower-ranked document that copies no result above it gives its place
+    to the chunk of the higher-ranked document that holds its text, when that one is among
+    the candidates below and that document has fewer than `per_file` (0: no cap) results
+    above: the results come from the best-ranked copy of a document."""
     head = candidates[:COPY_DEPTH]
     if len(head) < 2:
         return candidates
@@ -233,23 +245,28 @@ def group_copies(conn: Connection, candidates: list[Candidate]) -> list[Candidat
     texts = retrieval.chunk_texts(conn, ids)
     windows = retrieval.chunk_windows(conn, ids)
     places = _places(conn, ids)
+    doc_of = {i: places[i][0] for i in ids if i in places and i in texts}
+    related = _related_documents(conn, set(doc_of.values()))
+    own = {i: shingles(texts[i][0]) for i in doc_of}
     index, beside = ShingleIndex(), ShingleIndex()  # kept chunks; the same with neighbours
     kept: list[tuple[Candidate, int]] = []  # by their number in both indexes
     out: list[Candidate] = []
-    for candidate in head:
-        row, place = texts.get(candidate.chunk_id), places.get(candidate.chunk_id)
-        if row is None or place is None:  # deleted meanwhile: hydrate skips it
+    taken: set[int] = set()  # chunks that took the place of a copy above them
+    for position, candidate in enumerate(head):
+        if candidate.chunk_id in taken:
+            continue
+        if candidate.chunk_id not in doc_of:  # deleted meanwhile: hydrate skips it
             out.append(candidate)
             continue
-        own, doc = shingles(row[0]), place[0]
-        direct, widened = index.containments(own), beside.containments(own)
+        doc = doc_of[candidate.chunk_id]
+        direct = index.containments(own[candidate.chunk_id])
+        widened = beside.containments(own[candidate.chunk_id])
         original = next(
             (
                 k
                 for n, (k, d) in enumerate(kept)
                 if d != doc
-                and max(direct.get(n, 0.0), widened.get(n, 0.0)) >= SAME_TEXT
-                and direct.get(n, 0.0) >= OVERLAP
+                and _same_text(direct.get(n, 0.0), widened.get(n, 0.0), (doc, d) in related)
             ),
             None,
         )
@@ -257,11 +274,68 @@ def group_copies(conn: Connection, candidates: list[Candidate]) -> list[Candidat
             original.copies.append(candidate.chunk_id)
             candidate.cut_by.append(f"copy: chunk {original.chunk_id} holds the same text")
             continue
-        index.add(own)
-        beside.add(shingles(windows.get(candidate.chunk_id, row[0])))
-        kept.append((candidate, doc))
+        shown = [d for _, d in kept]
+        better = {
+            d for d in shown if (doc, d) in related and not 0 < per_file <= shown.count(d)
+        }
+        below = head[position + 1 :]
+        stand_in = _holder_below(candidate, below, better, doc_of, own, windows, taken)
+        if stand_in is not None:
+            taken.add(stand_in.chunk_id)
+            stand_in.score = max(stand_in.score, candidate.score)
+            stand_in.copies.append(candidate.chunk_id)
+            candidate.cut_by.append(
+                f"copy: chunk {stand_in.chunk_id} of a better-ranked copy of its document"
+                " holds the same text"
+            )
+            candidate = stand_in
+        index.add(own[candidate.chunk_id])
+        beside.add(shingles(windows.get(candidate.chunk_id, texts[candidate.chunk_id][0])))
+        kept.append((candidate, doc_of[candidate.chunk_id]))
         out.append(candidate)
-    return out + candidates[COPY_DEPTH:]
+    rest = [c for c in candidates[COPY_DEPTH:] if c.chunk_id not in taken]
+    return out + rest
+
+
+def _same_text(direct: float, widened: float, grouped: bool) -> bool:
+    """A chunk holds the text of another (SAME_TEXT of it, alone or with the chunks beside
+    it, overlapping by OVERLAP); GROUPED_SAME_TEXT between documents known to be copies."""
+    bar = GROUPED_SAME_TEXT if grouped else SAME_TEXT
+    return max(direct, widened) >= bar and direct >= OVERLAP
+
+
+def _related_documents(conn: Connection, docs: set[int]) -> set[tuple[int, int]]:
+    """Ordered pairs of these documents where one holds DOCUMENT_SHARE of the other's text."""
+    shares = copies.shares_among(conn, docs)
+    return {
+        pair
+        for (a, b), share in shares.items()
+        if share >= DOCUMENT_SHARE
+        for pair in ((a, b), (b, a))
+    }
+
+
+def _holder_below(
+    candidate: Candidate,
+    below: list[Candidate],
+    docs: set[int],
+    doc_of: dict[int, int],
+    own: dict[int, Shingles],
+    windows: dict[int, str],
+    taken: set[int],
+) -> Candidate | None:
+    """The first candidate below, of one of `docs`, whose chunk holds the candidate's text."""
+    if not docs:
+        return None
+    text = own[candidate.chunk_id]
+    for other in below:
+        if other.chunk_id in taken or doc_of.get(other.chunk_id) not in docs:
+            continue
+        direct = containment(text, own[other.chunk_id])
+        widened = containment(text, shingles(windows.get(other.chunk_id, "")))
+        if _same_text(direct, widened, True):
+            return other
+    return None
 
 
 SCORE_STEP = 0.001  # the smallest difference a compact answer's 3-digit scores show

@@ -1,0 +1,99 @@
+"""Documents that hold each other's text: a guide as PDF and as HTML, an AsciiDoc page and the
+page rendered from it, a book and one of its chapters.
+
+Each document written keeps its sketch (`shingles.sketch`), and the pairs it forms with the
+documents already indexed are recorded in the same transaction: `share` is the part of the
+document's sketch that the other's holds (an estimate of how much of its text is in the
+other), kept from RECORDED_SHARE up. Search reads the pairs among its candidates' documents
+(`search/shaping.py`, "Copies"). A hash that more than COMMON_HASH documents hold (a licence
+header, a navigation line, a template's boilerplate) is not counted: it says nothing of which
+documents are copies, and counting it would cost a pass over every document that holds it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from kb_search.store.db import Connection, rows_in
+
+RECORDED_SHARE = 0.5
+MIN_SKETCH = 8  # hashes: a document this short (a stub, a heading) is never called a copy
+COMMON_HASH = 32  # documents: a hash held by more is boilerplate, not counted
+
+
+def record(conn: Connection, document_id: int, hashes: Sequence[int]) -> None:
+    """Store a document's sketch and its pairs with the other documents (inside the write
+    transaction of the document; a document written again first loses its old ones)."""
+    forget(conn, document_id)
+    conn.executemany(
+        "INSERT OR IGNORE INTO document_sketches(hash, document_id) VALUES (?, ?)",
+        ((h, document_id) for h in hashes),
+    )
+    conn.execute("UPDATE documents SET sketched = 1 WHERE id = ?", (document_id,))
+    if len(hashes) < MIN_SKETCH:
+        return
+    shared: dict[int, int] = {}
+    for h in hashes:
+        holders = conn.execute(
+            "SELECT document_id FROM document_sketches WHERE hash = ? LIMIT ?",
+            (h, COMMON_HASH + 2),
+        ).fetchall()
+        if len(holders) > COMMON_HASH + 1:  # itself and more than COMMON_HASH others
+            continue
+        for (other,) in holders:
+            if other != document_id:
+                shared[other] = shared.get(other, 0) + 1
+    size = len(hashes)
+    pairs = []
+    for other, count in shared.items():
+        if count < RECORDED_SHARE * MIN_SKETCH:
+            continue
+        other_size = _sketch_size(conn, other)
+        if other_size < MIN_SKETCH:
+            continue
+        if count / size >= RECORDED_SHARE:
+            pairs.append((document_id, other, count / size))
+        if count / other_size >= RECORDED_SHARE:
+            pairs.append((other, document_id, count / other_size))
+    conn.executemany(
+        "INSERT OR REPLACE INTO document_copies(document_id, other_id, share) VALUES (?, ?, ?)",
+        pairs,
+    )
+
+
+def forget(conn: Connection, document_id: int) -> None:
+    """A document's sketch and pairs out (before it is written again)."""
+    conn.execute(
+        "DELETE FROM document_copies WHERE document_id = ? OR other_id = ?",
+        (document_id, document_id),
+    )
+    conn.execute("DELETE FROM document_sketches WHERE document_id = ?", (document_id,))
+
+
+def _sketch_size(conn: Connection, document_id: int) -> int:
+    sql = "SELECT count(*) FROM document_sketches WHERE document_id = ?"
+    return int(conn.execute(sql, (document_id,)).fetchone()[0])
+
+
+def shares_among(conn: Connection, ids: Iterable[int]) -> dict[tuple[int, int], float]:
+    """(document, other) -> the share of the document's text the other holds, for the pairs
+    of these documents that were recorded."""
+    wanted = sorted(set(ids))
+    if len(wanted) < 2:
+        return {}
+    sql = "SELECT document_id, other_id, share FROM document_copies WHERE document_id IN ({marks})"
+    keep = set(wanted)
+    return {(a, b): share for a, b, share in rows_in(conn, sql, wanted) if b in keep}
+
+
+def unsketched(conn: Connection, limit: int) -> list[int]:
+    """Documents written before sketches were kept (at most `limit`)."""
+    sql = "SELECT id FROM documents WHERE sketched = 0 ORDER BY id LIMIT ?"
+    return [row[0] for row in conn.execute(sql, (limit,))]
+
+
+def stored_text(conn: Connection, document_id: int) -> str:
+    """A document's chunk texts in order (what its sketch is made of)."""
+    sql = "SELECT text FROM chunks WHERE document_id = ? ORDER BY chunk_index"
+    return "\n".join(row[0] for row in conn.execute(sql, (document_id,)))
+
