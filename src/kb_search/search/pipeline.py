@@ -383,7 +383,7 @@ def search(
         candidates = promote_definitions(conn, candidates, identifier_terms(prepared))
     candidates = demote_navigation(conn, candidates)
     candidates = diversify(conn, candidates, options.per_file, options.files)
-    grouped = group_copies(conn, candidates, 1 if options.files else options.per_file)
+    grouped = group_copies(conn, candidates, options.per_file, options.files)
     passing = above_min_score(grouped, options)
     key = search_key(conn, prepared, options) if options.cursor or options.max_tokens else ""
     offset = read_cursor(options.cursor, key) if options.cursor else 0

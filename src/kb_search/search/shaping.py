@@ -229,7 +229,7 @@ def _places(conn: Connection, ids: list[int]) -> dict[int, tuple[int, str | None
 
 
 def group_copies(
-    conn: Connection, candidates: list[Candidate], per_file: int = 0
+    conn: Connection, candidates: list[Candidate], per_file: int = 0, files: bool = False
 ) -> list[Candidate]:
     """Candidates without the copies of a higher-ranked candidate of another document; each
     kept candidate lists the chunk ids of its copies in `copies`, best-ranked first. Between
@@ -237,16 +237,19 @@ def group_copies(
     and a chunk of the lower-ranked document that copies no result above it gives its place
     to the chunk of the higher-ranked document that holds its text, when that one is among
     the candidates below and that document has fewer than `per_file` (0: no cap) results
-    above: the results come from the best-ranked copy of a document."""
+    above: the results come from the best-ranked copy of a document. `files` (one result a
+    file): a document whose text a document above holds is that one's copy."""
     head = candidates[:COPY_DEPTH]
     if len(head) < 2:
         return candidates
+    cap = 1 if files else per_file
     ids = [c.chunk_id for c in head]
     texts = retrieval.chunk_texts(conn, ids)
     windows = retrieval.chunk_windows(conn, ids)
     places = _places(conn, ids)
     doc_of = {i: places[i][0] for i in ids if i in places and i in texts}
-    related = _related_documents(conn, set(doc_of.values()))
+    shares = copies.shares_among(conn, set(doc_of.values()))
+    related = _related(shares)
     own = {i: shingles(texts[i][0]) for i in doc_of}
     index, beside = ShingleIndex(), ShingleIndex()  # kept chunks; the same with neighbours
     kept: list[tuple[Candidate, int]] = []  # by their number in both indexes
@@ -274,9 +277,16 @@ def group_copies(
             original.copies.append(candidate.chunk_id)
             candidate.cut_by.append(f"copy: chunk {original.chunk_id} holds the same text")
             continue
+        holder = files and next(
+            (k for k, d in kept if shares.get((doc, d), 0.0) >= DOCUMENT_SHARE), None
+        )
+        if holder:
+            holder.copies.append(candidate.chunk_id)
+            candidate.cut_by.append(f"copy: the document of chunk {holder.chunk_id} holds its text")
+            continue
         shown = [d for _, d in kept]
         better = {
-            d for d in shown if (doc, d) in related and not 0 < per_file <= shown.count(d)
+            d for d in shown if (doc, d) in related and not 0 < cap <= shown.count(d)
         }
         below = head[position + 1 :]
         stand_in = _holder_below(candidate, below, better, doc_of, own, windows, taken)
@@ -304,9 +314,9 @@ def _same_text(direct: float, widened: float, grouped: bool) -> bool:
     return max(direct, widened) >= bar and direct >= OVERLAP
 
 
-def _related_documents(conn: Connection, docs: set[int]) -> set[tuple[int, int]]:
-    """Ordered pairs of these documents where one holds DOCUMENT_SHARE of the other's text."""
-    shares = copies.shares_among(conn, docs)
+def _related(shares: dict[tuple[int, int], float]) -> set[tuple[int, int]]:
+    """Both orders of the pairs of documents where one holds DOCUMENT_SHARE of the other's
+    text."""
     return {
         pair
         for (a, b), share in shares.items()

@@ -3,20 +3,25 @@ page rendered from it, a book and one of its chapters.
 
 Each document written keeps its sketch (`shingles.sketch`), and the pairs it forms with the
 documents already indexed are recorded in the same transaction: `share` is the part of the
-document's sketch that the other's holds (an estimate of how much of its text is in the
-other), kept from RECORDED_SHARE up. Search reads the pairs among its candidates' documents
-(`search/shaping.py`, "Copies"). A hash that more than COMMON_HASH documents hold (a licence
-header, a navigation line, a template's boilerplate) is not counted: it says nothing of which
-documents are copies, and counting it would cost a pass over every document that holds it.
+document's text that the other holds, kept from RECORDED_SHARE up. The sketches find the
+pairs; a pair they find is measured on the two documents' whole texts. Search reads the pairs
+among its candidates' documents (`search/shaping.py`, "Copies"). A hash that more than
+COMMON_HASH documents hold (a licence header, a navigation line, a template's boilerplate) is
+not counted: it says nothing of which documents are copies, and counting it would cost a pass
+over every document that holds it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from kb_search.shingles import shingles
 from kb_search.store.db import Connection, rows_in
 
 RECORDED_SHARE = 0.5
+# A pair whose sketches share this much of the smaller one is measured on the whole texts (the
+# sketch of a short document holds a few dozen hashes: its estimate is only a first cut).
+ESTIMATED_SHARE = 0.3
 MIN_SKETCH = 8  # hashes: a document this short (a stub, a heading) is never called a copy
 COMMON_HASH = 32  # documents: a hash held by more is boilerplate, not counted
 
@@ -43,18 +48,21 @@ def record(conn: Connection, document_id: int, hashes: Sequence[int]) -> None:
         for (other,) in holders:
             if other != document_id:
                 shared[other] = shared.get(other, 0) + 1
-    size = len(hashes)
+    size, mine = len(hashes), None
     pairs = []
     for other, count in shared.items():
-        if count < RECORDED_SHARE * MIN_SKETCH:
-            continue
         other_size = _sketch_size(conn, other)
-        if other_size < MIN_SKETCH:
+        if other_size < MIN_SKETCH or count / min(size, other_size) < ESTIMATED_SHARE:
             continue
-        if count / size >= RECORDED_SHARE:
-            pairs.append((document_id, other, count / size))
-        if count / other_size >= RECORDED_SHARE:
-            pairs.append((other, document_id, count / other_size))
+        mine = mine or shingles(stored_text(conn, document_id))
+        theirs = shingles(stored_text(conn, other))
+        common = len(mine & theirs)
+        for a, b, share in (
+            (document_id, other, common / max(len(mine), 1)),
+            (other, document_id, common / max(len(theirs), 1)),
+        ):
+            if share >= RECORDED_SHARE:
+                pairs.append((a, b, share))
     conn.executemany(
         "INSERT OR REPLACE INTO document_copies(document_id, other_id, share) VALUES (?, ?, ?)",
         pairs,
