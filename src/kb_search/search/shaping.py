@@ -16,7 +16,9 @@
   it) already holds (the same guide as PDF and as HTML, a file vendored twice) leaves the
   ranking; the chunk kept names it in `copies` (the result's `also_at`). Only the first
   COPY_DEPTH candidates are compared, each with those ranked above it, so a top 3 stays the
-  prefix of a top 10.
+  prefix of a top 10. Between documents that are copies of each other (`store/copies.py`)
+  the bar is lower, and a chunk of the lower-ranked copy gives its place to the better copy's
+  chunk of the same text when that one is among the COPY_DEPTH.
 """
 
 from __future__ import annotations
