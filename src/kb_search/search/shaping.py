@@ -344,6 +344,8 @@ def _holder_below(
         if other.chunk_id in taken or doc_of.get(other.chunk_id) not in docs:
             continue
         direct = containment(text, own[other.chunk_id])
+        if direct < OVERLAP:
+            continue
         widened = containment(text, shingles(windows.get(other.chunk_id, "")))
         if _same_text(direct, widened, True):
             return other

@@ -4,7 +4,8 @@ page rendered from it, a book and one of its chapters.
 Each document written keeps its sketch (`shingles.sketch`), and the pairs it forms with the
 documents already indexed are recorded in the same transaction: `share` is the part of the
 document's text that the other holds, kept from RECORDED_SHARE up. The sketches find the
-pairs; a pair they find is measured on the two documents' whole texts. Search reads the pairs
+pairs; a pair they find is measured on the two documents' whole texts when a sketch is too
+short to tell. Search reads the pairs
 among its candidates' documents (`search/shaping.py`, "Copies"). A hash that more than
 COMMON_HASH documents hold (a licence header, a navigation line, a template's boilerplate) is
 not counted: it says nothing of which documents are copies, and counting it would cost a pass
@@ -15,15 +16,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from kb_search.shingles import shingles
+from kb_search.shingles import Shingles, shingles
 from kb_search.store.db import Connection, rows_in
 
 RECORDED_SHARE = 0.5
 # A pair whose sketches share this much of the smaller one is measured on the whole texts (the
 # sketch of a short document holds a few dozen hashes: its estimate is only a first cut).
 ESTIMATED_SHARE = 0.3
+# A sketch this long (about 500 shingles) estimates a share within a few hundredths; a pair
+# with a shorter one is measured on the whole texts.
+RELIABLE_SKETCH = 64
+RECENT_TEXTS = 4  # documents' shingles kept for the next measurement
 MIN_SKETCH = 8  # hashes: a document this short (a stub, a heading) is never called a copy
 COMMON_HASH = 32  # documents: a hash held by more is boilerplate, not counted
+_recent: dict[tuple[int, object], Shingles] = {}
 
 
 def record(conn: Connection, document_id: int, hashes: Sequence[int]) -> None:
@@ -48,25 +54,42 @@ def record(conn: Connection, document_id: int, hashes: Sequence[int]) -> None:
         for (other,) in holders:
             if other != document_id:
                 shared[other] = shared.get(other, 0) + 1
-    size, mine = len(hashes), None
+    size = len(hashes)
     pairs = []
     for other, count in shared.items():
         other_size = _sketch_size(conn, other)
         if other_size < MIN_SKETCH or count / min(size, other_size) < ESTIMATED_SHARE:
             continue
-        mine = mine or shingles(stored_text(conn, document_id))
-        theirs = shingles(stored_text(conn, other))
-        common = len(mine & theirs)
-        for a, b, share in (
-            (document_id, other, common / max(len(mine), 1)),
-            (other, document_id, common / max(len(theirs), 1)),
-        ):
+        if min(size, other_size) >= RELIABLE_SKETCH:
+            mine, theirs = count / size, count / other_size
+        else:
+            mine, theirs = _measured(conn, document_id, other)
+        for a, b, share in ((document_id, other, mine), (other, document_id, theirs)):
             if share >= RECORDED_SHARE:
                 pairs.append((a, b, share))
     conn.executemany(
         "INSERT OR REPLACE INTO document_copies(document_id, other_id, share) VALUES (?, ?, ?)",
         pairs,
     )
+
+
+def _measured(conn: Connection, document_id: int, other: int) -> tuple[float, float]:
+    """The share of each document's shingles the other holds, from their stored texts."""
+    mine, theirs = _shingles_of(conn, document_id), _shingles_of(conn, other)
+    common = len(mine & theirs)
+    return common / max(len(mine), 1), common / max(len(theirs), 1)
+
+
+def _shingles_of(conn: Connection, document_id: int) -> Shingles:
+    """A document's shingles; the last few are kept, keyed by the time the document was
+    written and its content (many short pages are measured against the one book that holds them)."""
+    sql = "SELECT indexed_at, content_hash FROM documents WHERE id = ?"
+    key = (document_id, conn.execute(sql, (document_id,)).fetchone())
+    if key not in _recent:
+        if len(_recent) >= RECENT_TEXTS:
+            _recent.pop(next(iter(_recent)))
+        _recent[key] = shingles(stored_text(conn, document_id))
+    return _recent[key]
 
 
 def forget(conn: Connection, document_id: int) -> None:
