@@ -46,8 +46,7 @@ SAME_TEXT = 0.7
 # The same between two documents that hold each other's text (store/copies.py): a passage of
 # an AsciiDoc page and of the HTML rendered from it differ by markup and generated words.
 GROUPED_SAME_TEXT = 0.5
-# Share of one document's text (its sketch) in another from which the two are copies.
-DOCUMENT_SHARE = 0.7
+DOCUMENT_SHARE = copies.COPY_SHARE  # of one document's text in another: the two are copies
 # ...counting the chunks beside the other (another format cuts the same text elsewhere), when
 # this share is in the other chunk itself: the two overlap, not merely lie side by side.
 OVERLAP = 0.2

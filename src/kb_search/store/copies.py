@@ -20,6 +20,9 @@ from kb_search.shingles import Shingles, shingles
 from kb_search.store.db import Connection, rows_in
 
 RECORDED_SHARE = 0.5
+# Share of one document's text in another from which the two are copies of one document (a
+# guide in two formats, a chapter in its book): what search groups by (search/shaping.py).
+COPY_SHARE = 0.7
 # A pair whose sketches share this much of the smaller one is measured on the whole texts (the
 # sketch of a short document holds a few dozen hashes: its estimate is only a first cut).
 ESTIMATED_SHARE = 0.3
@@ -128,3 +131,9 @@ def stored_text(conn: Connection, document_id: int) -> str:
     sql = "SELECT text FROM chunks WHERE document_id = ? ORDER BY chunk_index"
     return "\n".join(row[0] for row in conn.execute(sql, (document_id,)))
 
+
+
+def copied_documents(conn: Connection) -> int:
+    """Documents whose text (COPY_SHARE of it) another document holds."""
+    sql = "SELECT count(DISTINCT document_id) FROM document_copies WHERE share >= ?"
+    return int(conn.execute(sql, (COPY_SHARE,)).fetchone()[0])
