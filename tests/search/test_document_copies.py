@@ -117,6 +117,19 @@ def test_the_better_copy_takes_no_more_places_than_the_file_cap(conn):
     assert out[1].copies == [markdown[3]]  # the same passage, still grouped chunk by chunk
 
 
+def test_a_chunk_that_only_touches_the_passage_does_not_stand_in_for_it(conn):
+    """The better copy's chunk is shown instead of the passage only when it holds half of it
+    (a guard: the passage stays a result when the better copy cuts it elsewhere)."""
+    markdown = chunk_ids(conn, add(conn, "/docs/guide.md", GUIDE))
+    start = " ".join(GUIDE[3].split()[:15])
+    recut = [*GUIDE[:3], f"{start} {section(777)}", *GUIDE[4:]]
+    html = chunk_ids(conn, add(conn, "/docs/guide.html", [f"Home {t}" for t in recut], "html"))
+    ranked = candidates([(html[0], 1.0), (markdown[3], 0.9), (html[3], 0.5)])
+    out = group_copies(conn, ranked, per_file=3)
+    assert [c.chunk_id for c in out] == [html[0], markdown[3], html[3]]
+    assert out[1].copies == []
+
+
 def test_a_passage_another_format_rewords_is_a_copy_only_between_paired_documents(conn):
     """An AsciiDoc page and the HTML rendered from it: a passage whose markup and generated
     words make 40% of its shingles differ (git-rebase's options: .64-.68 on the real pair).
