@@ -117,6 +117,22 @@ def test_the_better_copy_takes_no_more_places_than_the_file_cap(conn):
     assert out[1].copies == [markdown[3]]  # the same passage, still grouped chunk by chunk
 
 
+def test_a_chunk_cut_across_two_results_of_the_better_copy_is_their_copy(conn):
+    """The PostgreSQL COPY page as HTML and as a text dump: the text's chunk starts in one
+    HTML result, runs through the section between and ends in the next result; it overlaps
+    each result by under 20%, so the chunk rule kept it (old code: a slot of its own). The two
+    results hold it together, with the section between them beside them."""
+    markdown = chunk_ids(conn, add(conn, "/docs/guide.md", GUIDE))
+    tail, head = GUIDE[3].split()[-11:], GUIDE[5].split()[:11]
+    straddle = " ".join([*tail, *GUIDE[4].split(), *head])
+    recut = [*GUIDE[:3], " ".join(GUIDE[3].split()[:-11]), straddle, *GUIDE[6:]]
+    text = chunk_ids(conn, add(conn, "/docs/guide.txt", recut, "text"))
+    ranked = candidates([(markdown[3], 1.0), (markdown[5], 0.9), (text[4], 0.8)])
+    out = group_copies(conn, ranked, per_file=3)
+    assert [c.chunk_id for c in out] == [markdown[3], markdown[5]]
+    assert out[0].copies == [text[4]]
+
+
 def test_a_chunk_that_only_touches_the_passage_does_not_stand_in_for_it(conn):
     """The better copy's chunk is shown instead of the passage only when it holds half of it
     (a guard: the passage stays a result when the better copy cuts it elsewhere)."""

@@ -261,6 +261,7 @@ def group_copies(
     kept: list[tuple[Candidate, int]] = []  # by their number in both indexes
     out: list[Candidate] = []
     taken: set[int] = set()  # chunks that took the place of a copy above them
+    shown: dict[int, Shown] = {}  # the kept chunks of each document
     for position, candidate in enumerate(head):
         if candidate.chunk_id in taken:
             continue
@@ -279,6 +280,8 @@ def group_copies(
             ),
             None,
         )
+        if original is None:
+            original = _covered(own[candidate.chunk_id], doc, related, shown)
         if original is not None:
             original.copies.append(candidate.chunk_id)
             candidate.cut_by.append(f"copy: chunk {original.chunk_id} holds the same text")
@@ -290,9 +293,8 @@ def group_copies(
             holder.copies.append(candidate.chunk_id)
             candidate.cut_by.append(f"copy: the document of chunk {holder.chunk_id} holds its text")
             continue
-        shown = [d for _, d in kept]
         better = {
-            d for d in shown if (doc, d) in related and not 0 < cap <= shown.count(d)
+            d for d, place in shown.items() if (doc, d) in related and not 0 < cap <= len(place)
         }
         below = head[position + 1 :]
         stand_in = _holder_below(candidate, below, better, doc_of, own, taken)
@@ -305,12 +307,52 @@ def group_copies(
                 " holds the same text"
             )
             candidate = stand_in
+        around = shingles(windows.get(candidate.chunk_id, texts[candidate.chunk_id][0]))
         index.add(own[candidate.chunk_id])
-        beside.add(shingles(windows.get(candidate.chunk_id, texts[candidate.chunk_id][0])))
+        beside.add(around)
         kept.append((candidate, doc_of[candidate.chunk_id]))
+        shown.setdefault(doc_of[candidate.chunk_id], Shown()).add(
+            candidate, own[candidate.chunk_id], around
+        )
         out.append(candidate)
     rest = [c for c in candidates[COPY_DEPTH:] if c.chunk_id not in taken]
     return out + rest
+
+
+class Shown:
+    """The chunks of one document kept so far: their text, and with the chunks beside them."""
+
+    def __init__(self) -> None:
+        self.chunks: list[tuple[Candidate, Shingles]] = []
+        self.text: set[tuple[str, ...]] = set()
+        self.around: set[tuple[str, ...]] = set()
+
+    def __len__(self) -> int:
+        return len(self.chunks)
+
+    def add(self, candidate: Candidate, text: Shingles, around: Shingles) -> None:
+        self.chunks.append((candidate, text))
+        self.text |= text
+        self.around |= around
+
+
+def _covered(
+    text: Shingles, doc: int, related: set[tuple[int, int]], shown: dict[int, Shown]
+) -> Candidate | None:
+    """The kept chunk that overlaps most a chunk whose text the kept chunks of a copy of its
+    document hold together (GROUPED_SAME_TEXT of it with the chunks beside them, OVERLAP in
+    the chunks themselves): another format cut the passage across several of them."""
+    if len(text) < MIN_SHINGLES:
+        return None
+    for other, place in shown.items():
+        if (doc, other) not in related:
+            continue
+        if len(text & place.text) < OVERLAP * len(text):
+            continue
+        if len(text & place.around) < GROUPED_SAME_TEXT * len(text):
+            continue
+        return max(place.chunks, key=lambda chunk: len(text & chunk[1]))[0]
+    return None
 
 
 def _same_text(direct: float, widened: float, grouped: bool) -> bool:
