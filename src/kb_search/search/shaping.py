@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 
 from kb_search.search.results import Candidate
-from kb_search.shingles import MIN_SHINGLES, ShingleIndex, Shingles, shingles
+from kb_search.shingles import MIN_SHINGLES, ShingleIndex, Shingles, containment, shingles
 from kb_search.store import copies, retrieval
 from kb_search.store.db import Connection
 
@@ -52,6 +52,11 @@ GROUPED_SAME_TEXT = 0.5
 # 24 at 0.3: docs/search.md, "Documents that are copies").
 STAND_IN_SHARE = 0.5
 DOCUMENT_SHARE = copies.COPY_SHARE  # of one document's text in another: the two are copies
+# A result's copy in the other format of its document, when no candidate named it, is looked
+# for at the same relative place: this share of that document's chunks each side, from
+# MIN_NAME_SPAN to MAX_NAME_SPAN chunks (formats cut a document into different numbers of chunks).
+NAME_SPAN = 0.05
+MIN_NAME_SPAN, MAX_NAME_SPAN = 6, 15
 # ...counting the chunks beside the other (another format cuts the same text elsewhere), when
 # this share is in the other chunk itself: the two overlap, not merely lie side by side.
 OVERLAP = 0.2
@@ -353,6 +358,45 @@ def _covered(
             continue
         return max(place.chunks, key=lambda chunk: len(text & chunk[1]))[0]
     return None
+
+
+def name_copies(conn: Connection, shown: list[Candidate]) -> list[Candidate]:
+    """Each shown candidate whose document is one document in two formats (`store/copies.py`)
+    names the other format's chunk of the same text in `copies`, when no candidate of that
+    document did: it is looked for at the same relative place in the other document, within
+    NAME_SPAN of its chunks (from MIN_NAME_SPAN to MAX_NAME_SPAN)."""
+    ids = [c.chunk_id for c in shown]
+    positions = retrieval.chunk_positions(conn, ids)
+    same = copies.same_documents(conn, {p[0] for p in positions.values()})
+    if not same:
+        return shown
+    texts = retrieval.chunk_texts(conn, ids)
+    owners = retrieval.chunk_owners(conn, [i for c in shown for i in c.copies])
+    for candidate in shown:
+        doc, index, count = positions.get(candidate.chunk_id, (None, 0, 0))
+        named = {owners.get(i) for i in candidate.copies}
+        others = [(o, n) for o, n in same.get(doc, []) if o not in named and n > 0]
+        if not others or candidate.chunk_id not in texts:
+            continue
+        text = shingles(texts[candidate.chunk_id][0])
+        for other, other_count in others:
+            match = _chunk_holding(conn, text, other, index / max(count, 1), other_count)
+            if match is not None and match not in ids:
+                candidate.copies.append(match)
+    return shown
+
+
+def _chunk_holding(
+    conn: Connection, text: Shingles, document_id: int, place: float, count: int
+) -> int | None:
+    """The chunk of the document, around `place` (0..1 of its chunks), that holds SAME_TEXT of
+    the text (or is held by it), best first."""
+    span = min(MAX_NAME_SPAN, max(MIN_NAME_SPAN, round(count * NAME_SPAN)))
+    centre = round(place * count)
+    rows = retrieval.chunks_between(conn, document_id, centre - span, centre + span)
+    scored = [(containment(text, shingles(row_text)), chunk_id) for chunk_id, row_text in rows]
+    best = max(scored, default=(0.0, None))
+    return best[1] if best[0] >= SAME_TEXT else None
 
 
 def _same_text(direct: float, widened: float, grouped: bool) -> bool:

@@ -120,6 +120,22 @@ def shares_among(conn: Connection, ids: Iterable[int]) -> dict[tuple[int, int], 
     return {(a, b): share for a, b, share in rows_in(conn, sql, wanted) if b in keep}
 
 
+def same_documents(conn: Connection, ids: Iterable[int]) -> dict[int, list[tuple[int, int]]]:
+    """document -> [(other, its chunk count)] for each other document that holds COPY_SHARE
+    of its text while it holds as much of the other's: one document in two formats."""
+    wanted = sorted(set(ids))
+    sql = (
+        "SELECT a.document_id, a.other_id, d.chunk_count FROM document_copies a"
+        " JOIN document_copies b ON b.document_id = a.other_id AND b.other_id = a.document_id"
+        " JOIN documents d ON d.id = a.other_id"
+        " WHERE a.share >= ? AND b.share >= ? AND a.document_id IN ({marks})"
+    )
+    found: dict[int, list[tuple[int, int]]] = {}
+    for doc, other, count in rows_in(conn, sql, wanted, (COPY_SHARE, COPY_SHARE)):
+        found.setdefault(doc, []).append((other, count))
+    return found
+
+
 def unsketched(conn: Connection, limit: int) -> list[int]:
     """Documents written before sketches were kept (at most `limit`)."""
     sql = "SELECT id FROM documents WHERE sketched = 0 ORDER BY id LIMIT ?"
