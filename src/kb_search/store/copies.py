@@ -4,8 +4,8 @@ page rendered from it, a book and one of its chapters.
 Each document written keeps its sketch (`shingles.sketch`), and the pairs it forms with the
 documents already indexed are recorded in the same transaction: `share` is the part of the
 document's text that the other holds, kept from RECORDED_SHARE up. The sketches find the
-pairs; a pair they find is measured on the two documents' whole texts when a sketch is too
-short to tell. Search reads the pairs
+pairs, and at the end of each `kb add`/`kb sync` every pair is measured again on the
+hashes that few documents hold (`settle`). Search reads the pairs
 among its candidates' documents (`search/shaping.py`, "Copies"). A hash that more than
 COMMON_HASH documents hold (a licence header, a navigation line, a template's boilerplate) is
 not counted: it says nothing of which documents are copies, and counting it would cost a pass
@@ -16,23 +16,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from kb_search.shingles import Shingles, shingles
-from kb_search.store.db import Connection, rows_in
+from kb_search.store.db import Connection, get_meta, rows_in, set_meta
 
 RECORDED_SHARE = 0.5
 # Share of one document's text in another from which the two are copies of one document (a
 # guide in two formats, a chapter in its book): what search groups by (search/shaping.py).
 COPY_SHARE = 0.7
-# A pair whose sketches share this much of the smaller one is measured on the whole texts (the
-# sketch of a short document holds a few dozen hashes: its estimate is only a first cut).
-ESTIMATED_SHARE = 0.3
-# A sketch this long (about 500 shingles) estimates a share within a few hundredths; a pair
-# with a shorter one is measured on the whole texts.
-RELIABLE_SKETCH = 64
-RECENT_TEXTS = 4  # documents' shingles kept for the next measurement
 MIN_SKETCH = 8  # hashes: a document this short (a stub, a heading) is never called a copy
-COMMON_HASH = 32  # documents: a hash held by more is boilerplate, not counted
-_recent: dict[tuple[int, object], Shingles] = {}
+COMMON_HASH = 32  # documents: a hash held by more is not counted when a document is written
+# ...and when the pairs are settled, a hash held by more than this many documents: a block that
+# many pages share (a command reference's inherited flags, a template) is not what makes two
+# documents one (a guide in three formats holds its hashes three times).
+RARE_HASH = 8
+SETTLED = "copies_settled"  # meta key: the state of the documents when pairs were last settled
 
 
 def record(conn: Connection, document_id: int, hashes: Sequence[int]) -> None:
@@ -61,38 +57,18 @@ def record(conn: Connection, document_id: int, hashes: Sequence[int]) -> None:
     pairs = []
     for other, count in shared.items():
         other_size = _sketch_size(conn, other)
-        if other_size < MIN_SKETCH or count / min(size, other_size) < ESTIMATED_SHARE:
+        if other_size < MIN_SKETCH:
             continue
-        if min(size, other_size) >= RELIABLE_SKETCH:
-            mine, theirs = count / size, count / other_size
-        else:
-            mine, theirs = _measured(conn, document_id, other)
-        for a, b, share in ((document_id, other, mine), (other, document_id, theirs)):
+        for a, b, share in (
+            (document_id, other, count / size),
+            (other, document_id, count / other_size),
+        ):
             if share >= RECORDED_SHARE:
                 pairs.append((a, b, share))
     conn.executemany(
         "INSERT OR REPLACE INTO document_copies(document_id, other_id, share) VALUES (?, ?, ?)",
         pairs,
     )
-
-
-def _measured(conn: Connection, document_id: int, other: int) -> tuple[float, float]:
-    """The share of each document's shingles the other holds, from their stored texts."""
-    mine, theirs = _shingles_of(conn, document_id), _shingles_of(conn, other)
-    common = len(mine & theirs)
-    return common / max(len(mine), 1), common / max(len(theirs), 1)
-
-
-def _shingles_of(conn: Connection, document_id: int) -> Shingles:
-    """A document's shingles; the last few are kept, keyed by the time the document was
-    written and its content (many short pages are measured against the one book that holds them)."""
-    sql = "SELECT indexed_at, content_hash FROM documents WHERE id = ?"
-    key = (document_id, conn.execute(sql, (document_id,)).fetchone())
-    if key not in _recent:
-        if len(_recent) >= RECENT_TEXTS:
-            _recent.pop(next(iter(_recent)))
-        _recent[key] = shingles(stored_text(conn, document_id))
-    return _recent[key]
 
 
 def forget(conn: Connection, document_id: int) -> None:
@@ -134,6 +110,48 @@ def same_documents(conn: Connection, ids: Iterable[int]) -> dict[int, list[tuple
     for doc, other, count in rows_in(conn, sql, wanted, (COPY_SHARE, COPY_SHARE)):
         found.setdefault(doc, []).append((other, count))
     return found
+
+
+def settle(conn: Connection) -> int:
+    """Measure every recorded pair again on the hashes that at most RARE_HASH documents hold
+    now (a document written early in a run saw few holders of a shared block); a pair under
+    RECORDED_SHARE both ways leaves. Nothing is done when no document was written or removed
+    since the last time. Returns the pairs (both ways) kept. Call inside a transaction."""
+    row = conn.execute("SELECT count(*), max(indexed_at) FROM documents").fetchone()
+    state = f"{row[0]}:{row[1]}"
+    if get_meta(conn, SETTLED) == state:
+        return -1
+    sql = (
+        "SELECT DISTINCT min(document_id, other_id), max(document_id, other_id)"
+        " FROM document_copies"
+    )
+    rare: dict[int, set[int]] = {}
+    kept = []
+    for a, b in conn.execute(sql).fetchall():
+        for doc in (a, b):
+            if doc not in rare:
+                rare[doc] = _rare_hashes(conn, doc)
+        common = len(rare[a] & rare[b])
+        for one, other in ((a, b), (b, a)):
+            size = len(rare[one])
+            share = common / size if size >= MIN_SKETCH else 0.0
+            if share >= RECORDED_SHARE:
+                kept.append((one, other, share))
+    conn.execute("DELETE FROM document_copies")
+    conn.executemany(
+        "INSERT INTO document_copies(document_id, other_id, share) VALUES (?, ?, ?)", kept
+    )
+    set_meta(conn, SETTLED, state)
+    return len(kept)
+
+
+def _rare_hashes(conn: Connection, document_id: int) -> set[int]:
+    sql = (
+        "SELECT s.hash FROM document_sketches s WHERE s.document_id = ? AND"
+        " (SELECT count(*) FROM (SELECT 1 FROM document_sketches x WHERE x.hash = s.hash"
+        " LIMIT ?)) <= ?"
+    )
+    return {row[0] for row in conn.execute(sql, (document_id, RARE_HASH + 1, RARE_HASH))}
 
 
 def unsketched(conn: Connection, limit: int) -> list[int]:
