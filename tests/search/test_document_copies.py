@@ -219,3 +219,16 @@ def test_a_result_names_its_other_format_when_no_candidate_did(conn):
     named = candidates([(markdown[7], 1.0)])
     named[0].copies.append(html[7])
     assert name_copies(conn, named)[0].copies == [html[7]]  # named once
+
+
+def test_two_pages_that_share_most_of_their_text_under_other_names_are_not_copies(conn):
+    """Argo CD's `argocd app create` and `argocd app set` pages: their own usage line, then the
+    same long list of flags (each holds 80-95% of the other). Old code grouped them (the
+    `--files` answer named `app set` under `app create`); two formats of one document share a
+    file stem or a title, and a part is much smaller than what holds it."""
+    flags = section(700, 200)
+    create = add(conn, "/cmd/argocd_app_create.md", [section(701, 25), flags])
+    update = add(conn, "/cmd/argocd_app_set.md", [section(702, 25), flags])
+    assert copies.shares_among(conn, [create, update]) == {}
+    again = add(conn, "/site/argocd_app_set.html", [section(702, 25), flags], "html")
+    assert set(copies.shares_among(conn, [update, again])) == {(update, again), (again, update)}

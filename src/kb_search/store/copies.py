@@ -15,6 +15,7 @@ over every document that holds it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from pathlib import PurePath
 
 from kb_search.store.db import Connection, get_meta, rows_in, set_meta
 
@@ -28,6 +29,7 @@ COMMON_HASH = 32  # documents: a hash held by more is not counted when a documen
 # many pages share (a command reference's inherited flags, a template) is not what makes two
 # documents one (a guide in three formats holds its hashes three times).
 RARE_HASH = 8
+PART_RATIO = 3  # sketch sizes: a document this many times larger can hold the other as a part
 SETTLED = "copies_settled"  # meta key: the state of the documents when pairs were last settled
 
 
@@ -86,12 +88,15 @@ def _sketch_size(conn: Connection, document_id: int) -> int:
 
 
 def shares_among(conn: Connection, ids: Iterable[int]) -> dict[tuple[int, int], float]:
-    """(document, other) -> the share of the document's text the other holds, for the pairs
-    of these documents that were recorded."""
+    """(document, other) -> the share of the document's text the other holds, for the
+    documents among these that are copies of another among them (`settle`)."""
     wanted = sorted(set(ids))
     if len(wanted) < 2:
         return {}
-    sql = "SELECT document_id, other_id, share FROM document_copies WHERE document_id IN ({marks})"
+    sql = (
+        "SELECT document_id, other_id, share FROM document_copies"
+        " WHERE copy = 1 AND document_id IN ({marks})"
+    )
     keep = set(wanted)
     return {(a, b): share for a, b, share in rows_in(conn, sql, wanted) if b in keep}
 
@@ -104,7 +109,8 @@ def same_documents(conn: Connection, ids: Iterable[int]) -> dict[int, list[tuple
         "SELECT a.document_id, a.other_id, d.chunk_count FROM document_copies a"
         " JOIN document_copies b ON b.document_id = a.other_id AND b.other_id = a.document_id"
         " JOIN documents d ON d.id = a.other_id"
-        " WHERE a.share >= ? AND b.share >= ? AND a.document_id IN ({marks})"
+        " WHERE a.copy = 1 AND b.copy = 1 AND a.share >= ? AND b.share >= ?"
+        " AND a.document_id IN ({marks})"
     )
     found: dict[int, list[tuple[int, int]]] = {}
     for doc, other, count in rows_in(conn, sql, wanted, (COPY_SHARE, COPY_SHARE)):
@@ -115,8 +121,13 @@ def same_documents(conn: Connection, ids: Iterable[int]) -> dict[int, list[tuple
 def settle(conn: Connection) -> int:
     """Measure every recorded pair again on the hashes that at most RARE_HASH documents hold
     now (a document written early in a run saw few holders of a shared block); a pair under
-    RECORDED_SHARE both ways leaves. Nothing is done when no document was written or removed
-    since the last time. Returns the pairs (both ways) kept. Call inside a transaction."""
+    RECORDED_SHARE both ways leaves. A document is a copy of the other (`copy`, what search
+    groups by) when it holds COPY_SHARE of it and either the other holds as much of it and
+    the two have one name (a file stem or a title: one document in two formats), or the other
+    is PART_RATIO times its size (a chapter in its book). Two pages of a command reference
+    that share their flags, or upgrade notes of consecutive versions, are neither. Nothing is
+    done when no document was written or removed since the last time. Returns the pairs (both
+    ways) kept. Call inside a transaction."""
     row = conn.execute("SELECT count(*), max(indexed_at) FROM documents").fetchone()
     state = f"{row[0]}:{row[1]}"
     if get_meta(conn, SETTLED) == state:
@@ -132,17 +143,35 @@ def settle(conn: Connection) -> int:
             if doc not in rare:
                 rare[doc] = _rare_hashes(conn, doc)
         common = len(rare[a] & rare[b])
+        shares = {
+            doc: common / len(rare[doc]) if len(rare[doc]) >= MIN_SKETCH else 0.0 for doc in (a, b)
+        }
+        names = _names(conn, (a, b))
         for one, other in ((a, b), (b, a)):
-            size = len(rare[one])
-            share = common / size if size >= MIN_SKETCH else 0.0
-            if share >= RECORDED_SHARE:
-                kept.append((one, other, share))
+            if shares[one] < RECORDED_SHARE:
+                continue
+            copy = shares[one] >= COPY_SHARE and (
+                (shares[other] >= COPY_SHARE and bool(names[one] & names[other]))
+                or _sketch_size(conn, other) >= PART_RATIO * _sketch_size(conn, one)
+            )
+            kept.append((one, other, shares[one], int(copy)))
     conn.execute("DELETE FROM document_copies")
     conn.executemany(
-        "INSERT INTO document_copies(document_id, other_id, share) VALUES (?, ?, ?)", kept
+        "INSERT INTO document_copies(document_id, other_id, share, copy) VALUES (?, ?, ?, ?)",
+        kept,
     )
     set_meta(conn, SETTLED, state)
     return len(kept)
+
+
+def _names(conn: Connection, ids: tuple[int, int]) -> dict[int, set[str]]:
+    """A document's names: its file stem (before the first dot) and its title, lower-cased."""
+    sql = "SELECT id, path, title FROM documents WHERE id IN (?, ?)"
+    names: dict[int, set[str]] = {doc: set() for doc in ids}
+    for doc, path, title in conn.execute(sql, ids):
+        stem = PurePath(path).name.split(".")[0].lower()
+        names[doc] = {n for n in (stem, (title or "").strip().lower()) if n}
+    return names
 
 
 def _rare_hashes(conn: Connection, document_id: int) -> set[int]:
@@ -168,6 +197,6 @@ def stored_text(conn: Connection, document_id: int) -> str:
 
 
 def copied_documents(conn: Connection) -> int:
-    """Documents whose text (COPY_SHARE of it) another document holds."""
-    sql = "SELECT count(DISTINCT document_id) FROM document_copies WHERE share >= ?"
-    return int(conn.execute(sql, (COPY_SHARE,)).fetchone()[0])
+    """Documents that are a copy of another (`settle`)."""
+    sql = "SELECT count(DISTINCT document_id) FROM document_copies WHERE copy = 1"
+    return int(conn.execute(sql).fetchone()[0])

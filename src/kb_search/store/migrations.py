@@ -146,7 +146,8 @@ MIGRATION_9 = ("ALTER TABLE chunks ADD COLUMN cited_page INTEGER",)
 
 # Documents that hold each other's text (a guide as PDF and as HTML, a book and one of its
 # chapters): each document's sketch (shingles.sketch: a fixed sample of its word-shingle hashes)
-# and, per pair that shares at least half of one's sketch, that share (store/copies.py). A
+# and, per pair that shares at least half of one's sketch, that share and whether the document
+# is a copy of the other (store/copies.py: one document in two formats, or a part of it). A
 # document written before this migration has `sketched` 0 until `kb add`/`kb sync` fills it in.
 MIGRATION_10 = (
     """CREATE TABLE document_sketches (
@@ -159,6 +160,7 @@ MIGRATION_10 = (
         document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
         other_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
         share REAL NOT NULL,
+        copy INTEGER NOT NULL DEFAULT 0,
         PRIMARY KEY (document_id, other_id)
     ) WITHOUT ROWID""",
     "CREATE INDEX document_copies_other ON document_copies(other_id)",
