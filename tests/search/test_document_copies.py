@@ -232,3 +232,16 @@ def test_two_pages_that_share_most_of_their_text_under_other_names_are_not_copie
     assert copies.shares_among(conn, [create, update]) == {}
     again = add(conn, "/site/argocd_app_set.html", [section(702, 25), flags], "html")
     assert set(copies.shares_among(conn, [update, again])) == {(update, again), (again, update)}
+
+
+def test_upgrade_notes_of_consecutive_versions_are_not_copies(conn):
+    """Argo CD's upgrade notes `2.8-2.9.md` and `2.9-2.10.md` share most of their text; their
+    names are not one name (a stem is the name without its format's extension, not the part
+    before the first dot: old code read both as `2`). The guide's `.txt.gz` is its `.pdf`."""
+    shared = section(800, 150)
+    first = add(conn, "/upgrading/2.8-2.9.md", [section(801, 20), shared])
+    second = add(conn, "/upgrading/2.9-2.10.md", [section(802, 20), shared])
+    assert copies.shares_among(conn, [first, second]) == {}
+    text = add(conn, "/guide/maint-guide.en.txt.gz", GUIDE, "text")
+    pdf = add(conn, "/guide/maint-guide.en.pdf", GUIDE, "pdf")
+    assert len(copies.shares_among(conn, [text, pdf])) == 2

@@ -30,6 +30,7 @@ COMMON_HASH = 32  # documents: a hash held by more is not counted when a documen
 # documents one (a guide in three formats holds its hashes three times).
 RARE_HASH = 8
 PART_RATIO = 3  # sketch sizes: a document this many times larger can hold the other as a part
+COMPRESSED = (".gz", ".bz2", ".xz")  # what formats/compressed.py reads through
 SETTLED = "copies_settled"  # meta key: the state of the documents when pairs were last settled
 
 
@@ -165,13 +166,21 @@ def settle(conn: Connection) -> int:
 
 
 def _names(conn: Connection, ids: tuple[int, int]) -> dict[int, set[str]]:
-    """A document's names: its file stem (before the first dot) and its title, lower-cased."""
+    """A document's names: its file stem and its title, lower-cased."""
     sql = "SELECT id, path, title FROM documents WHERE id IN (?, ?)"
     names: dict[int, set[str]] = {doc: set() for doc in ids}
     for doc, path, title in conn.execute(sql, ids):
-        stem = PurePath(path).name.split(".")[0].lower()
-        names[doc] = {n for n in (stem, (title or "").strip().lower()) if n}
+        names[doc] = {n for n in (_stem(path), (title or "").strip().lower()) if n}
     return names
+
+
+def _stem(path: str) -> str:
+    """The file name without its format's extension (`maint-guide.en.txt.gz` and
+    `maint-guide.en.pdf` are both `maint-guide.en`; `2.8-2.9.md` is `2.8-2.9`)."""
+    name = PurePath(path).name.lower()
+    for packed in COMPRESSED:
+        name = name.removesuffix(packed)
+    return name.rsplit(".", 1)[0] if "." in name else name
 
 
 def _rare_hashes(conn: Connection, document_id: int) -> set[int]:
