@@ -58,8 +58,10 @@ def record(conn: Connection, document_id: int, hashes: Sequence[int]) -> None:
                 shared[other] = shared.get(other, 0) + 1
     size = len(hashes)
     pairs = []
-    for other, count in shared.items():
-        other_size = _sketch_size(conn, other)
+    likely = [other for other, count in shared.items() if count >= RECORDED_SHARE * MIN_SKETCH]
+    sizes = _sketch_sizes(conn, likely)
+    for other in likely:
+        count, other_size = shared[other], sizes.get(other, 0)
         if other_size < MIN_SKETCH:
             continue
         for a, b, share in (
@@ -81,6 +83,14 @@ def forget(conn: Connection, document_id: int) -> None:
         (document_id, document_id),
     )
     conn.execute("DELETE FROM document_sketches WHERE document_id = ?", (document_id,))
+
+
+def _sketch_sizes(conn: Connection, ids: list[int]) -> dict[int, int]:
+    sql = (
+        "SELECT document_id, count(*) FROM document_sketches WHERE document_id IN ({marks})"
+        " GROUP BY document_id"
+    )
+    return dict(rows_in(conn, sql, ids))
 
 
 def _sketch_size(conn: Connection, document_id: int) -> int:
