@@ -285,7 +285,7 @@ def group_copies(
             ),
             None,
         )
-        if original is None:
+        if original is None and related:
             original = _covered(own[candidate.chunk_id], doc, related, shown)
         if original is not None:
             original.copies.append(candidate.chunk_id)
@@ -316,9 +316,10 @@ def group_copies(
         index.add(own[candidate.chunk_id])
         beside.add(around)
         kept.append((candidate, doc_of[candidate.chunk_id]))
-        shown.setdefault(doc_of[candidate.chunk_id], Shown()).add(
-            candidate, own[candidate.chunk_id], around
-        )
+        if related:  # what the rules between copies read
+            shown.setdefault(doc_of[candidate.chunk_id], Shown()).add(
+                candidate, own[candidate.chunk_id], around
+            )
         out.append(candidate)
     rest = [c for c in candidates[COPY_DEPTH:] if c.chunk_id not in taken]
     return out + rest
