@@ -6,23 +6,42 @@ drop out, and a passage cut at other chunk boundaries keeps most of its shingles
 `containment` is the share of the smaller text's shingles that the larger one holds: near 1
 for the same passage in a PDF and in its HTML chapter, low for two texts that only share
 phrases (measured in docs/search.md, "Copies").
+
+A whole document is compared by its `sketch`: the hashes of the shingles that fall in one
+SKETCH_RATE-th of the hash space. The same shingle always hashes alike, so two documents'
+sketches share about one in SKETCH_RATE of their common shingles, and the shared share of the
+smaller sketch estimates the containment of the whole texts (a book and its chapters as well
+as a guide in two formats) from a fixed, small fraction of the words.
 """
 
 from __future__ import annotations
 
 import re
+import zlib
 
 SHINGLE_WORDS = 3
 MIN_SHINGLES = 8  # a text shorter than this (a heading, a one-liner) is never called a copy
 _WORD = re.compile(r"\w+")
 
 Shingles = frozenset[tuple[str, ...]]
+SKETCH_RATE = 8  # one shingle hash in this many is kept in a document's sketch
 
 
 def shingles(text: str) -> Shingles:
     """The text's runs of SHINGLE_WORDS words."""
     words = _WORD.findall(text.lower())
     return frozenset(zip(*(words[i:] for i in range(SHINGLE_WORDS))))
+
+
+def sketch(text: str) -> list[int]:
+    """The text's shingle hashes (CRC-32 of the words joined by a space) that are multiples of
+    SKETCH_RATE, each once, sorted."""
+    words = _WORD.findall(text.lower())
+    hashes = {
+        zlib.crc32(" ".join(words[i : i + SHINGLE_WORDS]).encode())
+        for i in range(len(words) - SHINGLE_WORDS + 1)
+    }
+    return sorted(h for h in hashes if h % SKETCH_RATE == 0)
 
 
 def containment(a: Shingles, b: Shingles) -> float:

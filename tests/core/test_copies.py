@@ -178,3 +178,21 @@ def test_a_long_also_at_path_wraps_under_its_result(kb, environment, tmp_path):
     block = lines[start : lines.index("", start)]
     assert len(block) > 1  # the path wrapped
     assert all(line.startswith("   ") for line in block), block
+
+
+def test_stats_count_the_documents_another_holds_and_files_mode_lists_the_guide_once(kb, tmp_path):
+    """Old code: `kb stats` said nothing of copies. `--files` lists the guide once, naming the
+    other format (a guard: here the chunk rule already did it; tests/search/
+    test_document_copies.py has the case only the document pairs catch)."""
+    page, pdf = write_guide(tmp_path / "docs")
+    (tmp_path / "docs" / "club-notes.md").write_text(NEIGHBOUR, encoding="utf-8")
+    kb("add", str(tmp_path / "docs"))
+    assert kb.json("stats")["copied_documents"] == 2  # the PDF and the HTML hold each other
+    assert "Copies: 2 documents another holds" in kb("stats", "--format", "human").stdout
+    for query in (QUERY, "orchard frost lime wash grafting scion"):
+        data = kb.json("search", query, "--files", "--mode", "lexical")
+        paths = [r["source"]["path"] for r in data["results"]]
+        guides = [p for p in paths if Path(p).stem == "orchard-guide"]
+        assert len(guides) == 1, paths
+        first = next(r for r in data["results"] if r["source"]["path"] == guides[0])
+        assert {c["path"] for c in first["also_at"]} == {str(page), str(pdf)} - {guides[0]}

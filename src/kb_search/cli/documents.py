@@ -194,9 +194,15 @@ def stats(app: App, fmt: str | None) -> None:
             f"\nTags: {info['tags']}\nModel: {printable(info['model'] or 'none')}"
             f"\nDB: {printable(info['db_path'])} ({size})"
             + (f"\nOCR: {waiting} scanned pages wait" if (waiting := ocr_pages(info)) else "")
+            + (f"\nCopies: {copied} documents another holds" if (copied := _copied(info)) else "")
         ) + (f"\nNote: {printable(note)}" if (note := info["paths_here"]["note"]) else "")
 
     app.emit(info, fmt, human)
+
+
+def _copied(info: dict) -> int:
+    """Documents whose text another holds (search names them in `also_at`)."""
+    return int(info.get("copied_documents") or 0)
 
 
 def ocr_pages(info: dict) -> int:

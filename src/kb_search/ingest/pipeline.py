@@ -20,6 +20,7 @@ from kb_search.ingest.executor import AddOptions, Candidate, Executor, LocalExec
 from kb_search.ingest.left_out import left_out_now, remove_left_out
 from kb_search.ingest.ocr_phase import read_queued_scans
 from kb_search.ingest.roots import deepest_root, file_settings, remember_roots
+from kb_search.ingest.sketches import update_copies
 from kb_search.ingest.speeds import recall, remember_parse
 from kb_search.ingest.summary import UNSUPPORTED_LISTED, AddSummary, ErrorLog, Failure
 from kb_search.ingest.walk import IGNORE_FILE, Found, IgnoreRules, WalkError, walk
@@ -152,6 +153,7 @@ def add_paths(
     )
     summary.keyword_seconds = time.perf_counter() - started
     read_queued_scans(conn, options, summary, log, vectors, progress, queued_since=began)
+    update_copies(conn)
     summary.embedded += embed_pending(conn, vectors, progress)
     summary.seconds = time.perf_counter() - started
     return summary

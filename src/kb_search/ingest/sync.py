@@ -34,6 +34,7 @@ from kb_search.ingest.left_out import IGNORED, remove_left_out, under
 from kb_search.ingest.ocr_phase import read_queued_scans
 from kb_search.ingest.pipeline import ingest_files
 from kb_search.ingest.roots import deepest_root, root_change
+from kb_search.ingest.sketches import update_copies
 from kb_search.ingest.summary import (
     AddSummary,
     ErrorLog,
@@ -463,6 +464,7 @@ def sync(
         summary.rechunked += _rechunked(conn, todo.rechunk, current)
     summary.keyword_seconds = time.perf_counter() - started
     _read_scans(conn, options, summary, log, vectors, progress)
+    update_copies(conn)
     if embed:
         summary.embedded += embed_pending(conn, vectors, progress)
     summary.seconds = time.perf_counter() - started

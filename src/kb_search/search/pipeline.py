@@ -55,6 +55,7 @@ from kb_search.search.shaping import (
     diversify,
     group_copies,
     identifiers,
+    name_copies,
     promote_definitions,
 )
 from kb_search.store.chunk_filter import ChunkFilter
@@ -383,11 +384,11 @@ def search(
         candidates = promote_definitions(conn, candidates, identifier_terms(prepared))
     candidates = demote_navigation(conn, candidates)
     candidates = diversify(conn, candidates, options.per_file, options.files)
-    grouped = group_copies(conn, candidates)
+    grouped = group_copies(conn, candidates, options.per_file, options.files)
     passing = above_min_score(grouped, options)
     key = search_key(conn, prepared, options) if options.cursor or options.max_tokens else ""
     offset = read_cursor(options.cursor, key) if options.cursor else 0
-    top = page_from(passing, offset, options)
+    top = name_copies(conn, page_from(passing, offset, options))
     if trace is not None:
         record_trace(trace, prepared, legs, candidates, grouped, passing, top, options)
     dropped = min(options.top, len(candidates)) - len(passing[: options.top])

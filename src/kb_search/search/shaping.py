@@ -16,7 +16,9 @@
   it) already holds (the same guide as PDF and as HTML, a file vendored twice) leaves the
   ranking; the chunk kept names it in `copies` (the result's `also_at`). Only the first
   COPY_DEPTH candidates are compared, each with those ranked above it, so a top 3 stays the
-  prefix of a top 10.
+  prefix of a top 10. Between documents that are copies of each other (`store/copies.py`)
+  the bar is lower, and a chunk of the lower-ranked copy gives its place to the better copy's
+  chunk of the same text when that one is among the COPY_DEPTH.
 """
 
 from __future__ import annotations
@@ -24,8 +26,8 @@ from __future__ import annotations
 import re
 
 from kb_search.search.results import Candidate
-from kb_search.shingles import ShingleIndex, shingles
-from kb_search.store import retrieval
+from kb_search.shingles import MIN_SHINGLES, ShingleIndex, Shingles, containment, shingles
+from kb_search.store import copies, retrieval
 from kb_search.store.db import Connection
 
 DEFAULT_PER_FILE = 3
@@ -41,6 +43,20 @@ COPY_DEPTH = 30  # candidates compared for copies (CPU: ~2 ms a query, docs/sear
 # Share of the smaller chunk's word shingles the other holds, from which it is a copy
 # (measured on PDF/HTML pairs and on different documents: docs/search.md, "Copies").
 SAME_TEXT = 0.7
+# The same between two documents that hold each other's text (store/copies.py): a passage of
+# an AsciiDoc page and of the HTML rendered from it differ by markup and generated words.
+GROUPED_SAME_TEXT = 0.5
+# Share of a chunk's text that the better copy's chunk shown in its place must hold: half, as
+# another format cuts a passage elsewhere and the rest lies beside it (32 queries over git
+# pages and the maint-guide in 2-3 formats kept 31 results of a second copy at 0.7, 27 at 0.5,
+# 24 at 0.3: docs/search.md, "Documents that are copies").
+STAND_IN_SHARE = 0.5
+DOCUMENT_SHARE = copies.COPY_SHARE  # of one document's text in another: the two are copies
+# A result's copy in the other format of its document, when no candidate named it, is looked
+# for at the same relative place: this share of that document's chunks each side, from
+# MIN_NAME_SPAN to MAX_NAME_SPAN chunks (formats cut a document into different numbers of chunks).
+NAME_SPAN = 0.05
+MIN_NAME_SPAN, MAX_NAME_SPAN = 6, 15
 # ...counting the chunks beside the other (another format cuts the same text elsewhere), when
 # this share is in the other chunk itself: the two overlap, not merely lie side by side.
 OVERLAP = 0.2
@@ -223,45 +239,206 @@ def _places(conn: Connection, ids: list[int]) -> dict[int, tuple[int, str | None
     return retrieval.chunk_places(conn, ids)
 
 
-def group_copies(conn: Connection, candidates: list[Candidate]) -> list[Candidate]:
+def group_copies(
+    conn: Connection, candidates: list[Candidate], per_file: int = 0, files: bool = False
+) -> list[Candidate]:
     """Candidates without the copies of a higher-ranked candidate of another document; each
-    kept candidate lists the chunk ids of its copies in `copies`, best-ranked first."""
+    kept candidate lists the chunk ids of its copies in `copies`, best-ranked first. Between
+    documents that hold each other's text (`store/copies.py`) the bar is GROUPED_SAME_TEXT,
+    and a chunk of the lower-ranked document that copies no result above it gives its place
+    to the chunk of the higher-ranked document that holds its text, when that one is among
+    the candidates below and that document has fewer than `per_file` (0: no cap) results
+    above: the results come from the best-ranked copy of a document. `files` (one result a
+    file): a document whose text a document above holds is that one's copy."""
     head = candidates[:COPY_DEPTH]
     if len(head) < 2:
         return candidates
+    cap = 1 if files else per_file
     ids = [c.chunk_id for c in head]
     texts = retrieval.chunk_texts(conn, ids)
     windows = retrieval.chunk_windows(conn, ids)
     places = _places(conn, ids)
+    doc_of = {i: places[i][0] for i in ids if i in places and i in texts}
+    shares = copies.shares_among(conn, set(doc_of.values()))
+    related = _related(shares)
+    own = {i: shingles(texts[i][0]) for i in doc_of}
     index, beside = ShingleIndex(), ShingleIndex()  # kept chunks; the same with neighbours
     kept: list[tuple[Candidate, int]] = []  # by their number in both indexes
     out: list[Candidate] = []
-    for candidate in head:
-        row, place = texts.get(candidate.chunk_id), places.get(candidate.chunk_id)
-        if row is None or place is None:  # deleted meanwhile: hydrate skips it
+    taken: set[int] = set()  # chunks that took the place of a copy above them
+    shown: dict[int, Shown] = {}  # the kept chunks of each document
+    for position, candidate in enumerate(head):
+        if candidate.chunk_id in taken:
+            continue
+        if candidate.chunk_id not in doc_of:  # deleted meanwhile: hydrate skips it
             out.append(candidate)
             continue
-        own, doc = shingles(row[0]), place[0]
-        direct, widened = index.containments(own), beside.containments(own)
+        doc = doc_of[candidate.chunk_id]
+        direct = index.containments(own[candidate.chunk_id])
+        widened = beside.containments(own[candidate.chunk_id])
         original = next(
             (
                 k
                 for n, (k, d) in enumerate(kept)
                 if d != doc
-                and max(direct.get(n, 0.0), widened.get(n, 0.0)) >= SAME_TEXT
-                and direct.get(n, 0.0) >= OVERLAP
+                and _same_text(direct.get(n, 0.0), widened.get(n, 0.0), (doc, d) in related)
             ),
             None,
         )
+        if original is None and related:
+            original = _covered(own[candidate.chunk_id], doc, related, shown)
         if original is not None:
             original.copies.append(candidate.chunk_id)
             candidate.cut_by.append(f"copy: chunk {original.chunk_id} holds the same text")
             continue
-        index.add(own)
-        beside.add(shingles(windows.get(candidate.chunk_id, row[0])))
-        kept.append((candidate, doc))
+        holder = files and next(
+            (k for k, d in kept if shares.get((doc, d), 0.0) >= DOCUMENT_SHARE), None
+        )
+        if holder:
+            holder.copies.append(candidate.chunk_id)
+            candidate.cut_by.append(f"copy: the document of chunk {holder.chunk_id} holds its text")
+            continue
+        better = {
+            d for d, place in shown.items() if (doc, d) in related and not 0 < cap <= len(place)
+        }
+        below = head[position + 1 :]
+        stand_in = _holder_below(candidate, below, better, doc_of, own, taken)
+        if stand_in is not None:
+            taken.add(stand_in.chunk_id)
+            stand_in.score = max(stand_in.score, candidate.score)
+            stand_in.copies.append(candidate.chunk_id)
+            candidate.cut_by.append(
+                f"copy: chunk {stand_in.chunk_id} of a better-ranked copy of its document"
+                " holds the same text"
+            )
+            candidate = stand_in
+        around = shingles(windows.get(candidate.chunk_id, texts[candidate.chunk_id][0]))
+        index.add(own[candidate.chunk_id])
+        beside.add(around)
+        kept.append((candidate, doc_of[candidate.chunk_id]))
+        if related:  # what the rules between copies read
+            shown.setdefault(doc_of[candidate.chunk_id], Shown()).add(
+                candidate, own[candidate.chunk_id], around
+            )
         out.append(candidate)
-    return out + candidates[COPY_DEPTH:]
+    rest = [c for c in candidates[COPY_DEPTH:] if c.chunk_id not in taken]
+    return out + rest
+
+
+class Shown:
+    """The chunks of one document kept so far: their text, and with the chunks beside them."""
+
+    def __init__(self) -> None:
+        self.chunks: list[tuple[Candidate, Shingles]] = []
+        self.text: set[tuple[str, ...]] = set()
+        self.around: set[tuple[str, ...]] = set()
+
+    def __len__(self) -> int:
+        return len(self.chunks)
+
+    def add(self, candidate: Candidate, text: Shingles, around: Shingles) -> None:
+        self.chunks.append((candidate, text))
+        self.text |= text
+        self.around |= around
+
+
+def _covered(
+    text: Shingles, doc: int, related: set[tuple[int, int]], shown: dict[int, Shown]
+) -> Candidate | None:
+    """The kept chunk that overlaps most a chunk whose text the kept chunks of a copy of its
+    document hold together (GROUPED_SAME_TEXT of it with the chunks beside them, OVERLAP in
+    the chunks themselves): another format cut the passage across several of them."""
+    if len(text) < MIN_SHINGLES:
+        return None
+    for other, place in shown.items():
+        if (doc, other) not in related:
+            continue
+        if len(text & place.text) < OVERLAP * len(text):
+            continue
+        if len(text & place.around) < GROUPED_SAME_TEXT * len(text):
+            continue
+        return max(place.chunks, key=lambda chunk: len(text & chunk[1]))[0]
+    return None
+
+
+def name_copies(conn: Connection, shown: list[Candidate]) -> list[Candidate]:
+    """Each shown candidate whose document is one document in two formats (`store/copies.py`)
+    names the other format's chunk of the same text in `copies`, when no candidate of that
+    document did: it is looked for at the same relative place in the other document, within
+    NAME_SPAN of its chunks (from MIN_NAME_SPAN to MAX_NAME_SPAN)."""
+    ids = [c.chunk_id for c in shown]
+    positions = retrieval.chunk_positions(conn, ids)
+    same = copies.same_documents(conn, {p[0] for p in positions.values()})
+    if not same:
+        return shown
+    texts = retrieval.chunk_texts(conn, ids)
+    owners = retrieval.chunk_owners(conn, [i for c in shown for i in c.copies])
+    for candidate in shown:
+        doc, index, count = positions.get(candidate.chunk_id, (None, 0, 0))
+        named = {owners.get(i) for i in candidate.copies}
+        others = [(o, n) for o, n in same.get(doc, []) if o not in named and n > 0]
+        if not others or candidate.chunk_id not in texts:
+            continue
+        text = shingles(texts[candidate.chunk_id][0])
+        for other, other_count in others:
+            match = _chunk_holding(conn, text, other, index / max(count, 1), other_count)
+            if match is not None and match not in ids:
+                candidate.copies.append(match)
+    return shown
+
+
+def _chunk_holding(
+    conn: Connection, text: Shingles, document_id: int, place: float, count: int
+) -> int | None:
+    """The chunk of the document, around `place` (0..1 of its chunks), that holds SAME_TEXT of
+    the text (or is held by it), best first."""
+    span = min(MAX_NAME_SPAN, max(MIN_NAME_SPAN, round(count * NAME_SPAN)))
+    centre = round(place * count)
+    rows = retrieval.chunks_between(conn, document_id, centre - span, centre + span)
+    scored = [(containment(text, shingles(row_text)), chunk_id) for chunk_id, row_text in rows]
+    best = max(scored, default=(0.0, None))
+    return best[1] if best[0] >= SAME_TEXT else None
+
+
+def _same_text(direct: float, widened: float, grouped: bool) -> bool:
+    """A chunk holds the text of another (SAME_TEXT of it, alone or with the chunks beside
+    it, overlapping by OVERLAP); GROUPED_SAME_TEXT between documents known to be copies."""
+    bar = GROUPED_SAME_TEXT if grouped else SAME_TEXT
+    return max(direct, widened) >= bar and direct >= OVERLAP
+
+
+def _related(shares: dict[tuple[int, int], float]) -> set[tuple[int, int]]:
+    """Both orders of the pairs of documents where one holds DOCUMENT_SHARE of the other's
+    text."""
+    return {
+        pair
+        for (a, b), share in shares.items()
+        if share >= DOCUMENT_SHARE
+        for pair in ((a, b), (b, a))
+    }
+
+
+def _holder_below(
+    candidate: Candidate,
+    below: list[Candidate],
+    docs: set[int],
+    doc_of: dict[int, int],
+    own: dict[int, Shingles],
+    taken: set[int],
+) -> Candidate | None:
+    """The first candidate below, of one of `docs`, whose chunk holds STAND_IN_SHARE of the
+    candidate's text (it is shown instead, so it must hold the passage, not only touch it)."""
+    if not docs:
+        return None
+    text = own[candidate.chunk_id]
+    if len(text) < MIN_SHINGLES:
+        return None
+    for other in below:
+        if other.chunk_id in taken or doc_of.get(other.chunk_id) not in docs:
+            continue
+        if len(text & own[other.chunk_id]) >= STAND_IN_SHARE * len(text):
+            return other
+    return None
 
 
 SCORE_STEP = 0.001  # the smallest difference a compact answer's 3-digit scores show

@@ -11,6 +11,8 @@ from pathlib import PurePath
 from kb_search.cjk import has_cjk
 from kb_search.parsed import ParsedChunk, ParsedDocument
 from kb_search.sanitize import valid_text
+from kb_search.shingles import sketch
+from kb_search.store import copies
 from kb_search.store.db import Connection, transaction
 from kb_search.store.ocr_queue import QUEUED_KEY, queue_row, unqueue_row
 from kb_search.store.records import DocumentRecord
@@ -145,6 +147,7 @@ def write_document(
             ).lastrowid
         chunk_ids = _insert_chunks(conn, document_id, parsed)
         _fts_insert(conn, document_id)
+        copies.record(conn, document_id, sketch("\n".join(c.text for c in parsed.chunks)))
         for table, blobs in (vectors or {}).items():
             insert_vectors(conn, table, chunk_ids, blobs)
         set_tags(conn, document_id, parsed.tags, "frontmatter")

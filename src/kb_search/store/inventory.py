@@ -11,6 +11,7 @@ from typing import Any
 from kb_search.errors import NotFound  # noqa: F401 - re-exported
 from kb_search.sanitize import SQLITE_MAX_INT, valid_text
 from kb_search.store import vectors as tables
+from kb_search.store.copies import copied_documents
 from kb_search.store.db import Connection, get_meta
 from kb_search.store.ocr_queue import waiting_pages
 from kb_search.store.records import StoredChunk, document_chunks, document_tags
@@ -280,6 +281,9 @@ def stats(conn: Connection, db_path: Path | None = None) -> dict[str, Any]:
         "schema_version": int(get_meta(conn, "schema_version") or 0),
         "paths_here": paths_here(conn).to_dict(),
         "ocr_waiting": dict(zip(("pages", "files"), waiting_pages(conn))),
+        # documents whose text another document holds (a guide in two formats): search shows
+        # one of them, naming the others in `also_at`
+        "copied_documents": copied_documents(conn),
     }
 
 

@@ -144,6 +144,29 @@ MIGRATION_8 = (
 # the first (a heading at the foot of a page, a section's title slide). NULL: page_start.
 MIGRATION_9 = ("ALTER TABLE chunks ADD COLUMN cited_page INTEGER",)
 
+# Documents that hold each other's text (a guide as PDF and as HTML, a book and one of its
+# chapters): each document's sketch (shingles.sketch: a fixed sample of its word-shingle hashes)
+# and, per pair that shares at least half of one's sketch, that share and whether the document
+# is a copy of the other (store/copies.py: one document in two formats, or a part of it). A
+# document written before this migration has `sketched` 0 until `kb add`/`kb sync` fills it in.
+MIGRATION_10 = (
+    """CREATE TABLE document_sketches (
+        hash INTEGER NOT NULL,
+        document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+        PRIMARY KEY (hash, document_id)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX document_sketches_document ON document_sketches(document_id)",
+    """CREATE TABLE document_copies (
+        document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+        other_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+        share REAL NOT NULL,
+        copy INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (document_id, other_id)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX document_copies_other ON document_copies(other_id)",
+    "ALTER TABLE documents ADD COLUMN sketched INTEGER NOT NULL DEFAULT 0",
+)
+
 MIGRATIONS: list[tuple[str, ...]] = [
     MIGRATION_1,
     MIGRATION_2,
@@ -152,4 +175,5 @@ MIGRATIONS: list[tuple[str, ...]] = [
     MIGRATION_7,
     MIGRATION_8,
     MIGRATION_9,
+    MIGRATION_10,
 ]

@@ -140,6 +140,24 @@ def chunk_places(conn: Connection, ids: Sequence[int]) -> dict[int, tuple[int, A
     return {r[0]: (r[1], r[2], r[3]) for r in rows_in(conn, sql, ids)}
 
 
+def chunk_positions(conn: Connection, ids: Sequence[int]) -> dict[int, tuple[int, int, int]]:
+    """id -> (document_id, chunk_index, the document's chunk count)."""
+    sql = (
+        "SELECT c.id, c.document_id, c.chunk_index, d.chunk_count FROM chunks c"
+        " JOIN documents d ON d.id = c.document_id WHERE c.id IN ({marks})"
+    )
+    return {r[0]: (r[1], r[2], r[3]) for r in rows_in(conn, sql, ids)}
+
+
+def chunks_between(conn: Connection, document_id: int, first: int, last: int) -> list[tuple]:
+    """(id, text) of a document's chunks with chunk_index first..last, in order."""
+    sql = (
+        "SELECT id, text FROM chunks WHERE document_id = ? AND chunk_index BETWEEN ? AND ?"
+        " ORDER BY chunk_index"
+    )
+    return conn.execute(sql, (document_id, first, last)).fetchall()
+
+
 def navigation_chunks(conn: Connection, ids: Sequence[int]) -> set[int]:
     """The ids among `ids` of chunks marked as navigation (contents, indexes)."""
     sql = "SELECT id FROM chunks WHERE navigation = 1 AND id IN ({marks})"
