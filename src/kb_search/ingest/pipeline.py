@@ -21,7 +21,13 @@ from kb_search.ingest.left_out import left_out_now, remove_left_out
 from kb_search.ingest.ocr_phase import read_queued_scans
 from kb_search.ingest.roots import deepest_root, file_settings, remember_roots
 from kb_search.ingest.speeds import recall, remember_parse
-from kb_search.ingest.summary import UNSUPPORTED_LISTED, AddSummary, ErrorLog, Failure
+from kb_search.ingest.summary import (
+    UNSUPPORTED_LISTED,
+    AddSummary,
+    ErrorLog,
+    Failure,
+    counted_on_stop,
+)
 from kb_search.ingest.walk import IGNORE_FILE, Found, IgnoreRules, WalkError, walk
 from kb_search.ingest.workers import Outcome
 from kb_search.parsed import IngestError, ParsedDocument
@@ -112,49 +118,50 @@ def add_paths(
     `executor` parses (and may embed); the local process pool by default."""
     started, began = time.perf_counter(), time.time()
     summary = AddSummary()
-    dirs = [p for p in paths if Path(p).expanduser().is_dir()]
-    remember_roots(conn, dirs, options.tags, options.doc_type, named=paths)
-    found = candidates(paths, options, load_roots(conn))
-    leaving = _left_out_now(conn, dirs, found, chunking_fingerprint(options))
-    remove_left_out(conn, leaving, summary.excluded)
-    unsupported = [p for p in found.unsupported if path_text(p) not in leaving]
-    summary.unsupported = len(unsupported)
-    summary.unsupported_files = [str(p) for p in unsupported[:UNSUPPORTED_LISTED]]
-    for path in unsupported:
-        kind = found.unsupported_kinds[path]
-        summary.unsupported_kinds[kind] = summary.unsupported_kinds.get(kind, 0) + 1
-    summary.left_out = found.left_out
-    summary.not_walked = found.not_walked
-    for _, reason in leaving.values():  # counted once: as leaving the index
-        _count_off(summary.left_out, reason)
-    for path, reason in found.judged.items():
-        # indexed by an earlier `--include-generated`, it stays: already indexed, not left out
-        if reason in summary.left_out and path not in leaving and document_id_at(conn, path):
+    with counted_on_stop(conn, summary, vectors):
+        dirs = [p for p in paths if Path(p).expanduser().is_dir()]
+        remember_roots(conn, dirs, options.tags, options.doc_type, named=paths)
+        found = candidates(paths, options, load_roots(conn))
+        leaving = _left_out_now(conn, dirs, found, chunking_fingerprint(options))
+        remove_left_out(conn, leaving, summary.excluded)
+        unsupported = [p for p in found.unsupported if path_text(p) not in leaving]
+        summary.unsupported = len(unsupported)
+        summary.unsupported_files = [str(p) for p in unsupported[:UNSUPPORTED_LISTED]]
+        for path in unsupported:
+            kind = found.unsupported_kinds[path]
+            summary.unsupported_kinds[kind] = summary.unsupported_kinds.get(kind, 0) + 1
+        summary.left_out = found.left_out
+        summary.not_walked = found.not_walked
+        for _, reason in leaving.values():  # counted once: as leaving the index
             _count_off(summary.left_out, reason)
-            summary.skipped += 1
-    log = error_log or ErrorLog(None)
-    for failure in found.failures:
-        summary.failed.append(failure)
-        log.write(failure)
-    summary.notes += parser_notes(found.found)
-    progress = progress or NoProgress()
-    progress.start(len(found.found), "files")
-    ingest_files(
-        conn,
-        found.found,
-        options,
-        summary,
-        log,
-        vectors,
-        progress,
-        explicit=found.explicit,
-        executor=executor,
-    )
-    summary.keyword_seconds = time.perf_counter() - started
-    read_queued_scans(conn, options, summary, log, vectors, progress, queued_since=began)
-    summary.embedded += embed_pending(conn, vectors, progress)
-    summary.seconds = time.perf_counter() - started
-    return summary
+        for path, reason in found.judged.items():
+            # indexed by an earlier `--include-generated`, it stays: already indexed, not left out
+            if reason in summary.left_out and path not in leaving and document_id_at(conn, path):
+                _count_off(summary.left_out, reason)
+                summary.skipped += 1
+        log = error_log or ErrorLog(None)
+        for failure in found.failures:
+            summary.failed.append(failure)
+            log.write(failure)
+        summary.notes += parser_notes(found.found)
+        progress = progress or NoProgress()
+        progress.start(len(found.found), "files")
+        ingest_files(
+            conn,
+            found.found,
+            options,
+            summary,
+            log,
+            vectors,
+            progress,
+            explicit=found.explicit,
+            executor=executor,
+        )
+        summary.keyword_seconds = time.perf_counter() - started
+        read_queued_scans(conn, options, summary, log, vectors, progress, queued_since=began)
+        embed_pending(conn, vectors, progress, summary)
+        summary.seconds = time.perf_counter() - started
+        return summary
 
 
 def _count_off(counts: dict[str, int], reason: str) -> None:
@@ -346,9 +353,9 @@ def ingest_files(
         outcomes = executor.parse(todo, dispatched)
     try:
         _write_outcomes(outcomes, todo, in_flight, writer, run, renamed)
-        summary.embedded += alongside.embedded
         remember_parse(conn, run.units, time.monotonic() - started)
     finally:
+        summary.embedded += alongside.embedded
         outcomes.close()  # stops the parser processes now, also on Ctrl-C
 
 

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kb_search.errors import RunInterrupted
 from kb_search.sanitize import log_field
 from kb_search.text import plural
 
 if TYPE_CHECKING:
+    from kb_search.ingest.executor import VectorSource
     from kb_search.store.db import Connection
 
 ERROR_LOG = "ingest-errors.log"
@@ -315,3 +318,29 @@ def with_closing_notes(summary: Any, log: ErrorLog, conn: Connection, ocr_mode: 
     if note := unread_note(conn, ocr_mode):
         summary.notes.append(note)
     return summary
+
+
+@contextmanager
+def counted_on_stop(
+    conn: Connection, summary: Any, vectors: VectorSource | None
+) -> Iterator[None]:
+    """Ctrl-C inside: raised again as `RunInterrupted` with the run's `summary` so far and how
+    much of the index is embedded now, so the face can say what was done and what is left."""
+    try:
+        yield
+    except RunInterrupted:
+        raise
+    except KeyboardInterrupt as stop:
+        chunks, embedded = embedded_now(conn, vectors)
+        raise RunInterrupted(summary, chunks, embedded) from stop
+
+
+def embedded_now(conn: Connection, vectors: VectorSource | None) -> tuple[int, int | None]:
+    """(chunks in the index, how many have a vector of the writing model; None without one)."""
+    from kb_search.store.inventory import chunk_count
+
+    chunks = chunk_count(conn)
+    tried = getattr(vectors, "loaded", False)
+    if vectors is None or (tried and not getattr(vectors, "model_loaded", True)):
+        return chunks, None  # no model: lexical only
+    return chunks, chunks - vectors.pending(conn)

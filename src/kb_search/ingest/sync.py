@@ -38,6 +38,7 @@ from kb_search.ingest.summary import (
     AddSummary,
     ErrorLog,
     Failure,
+    counted_on_stop,
     dropped_parts,
     empty_parts,
     excluded_parts,
@@ -440,33 +441,34 @@ def sync(
     """
     started = time.perf_counter()
     summary = SyncSummary()
-    progress = progress or NoProgress()
-    log = error_log or ErrorLog(None)
-    rows = load_rows(conn)
-    result = scan(conn, paths, rows, options.follow_symlinks, summary)
-    summary.ignored += result.ignored
-    for failure in summary.failed:
-        log.write(failure)
-    current = chunking_fingerprint(options)
-    todo = plan(rows, result, summary, options.include_generated, current)
-    todo.changed = _drop_touched(conn, todo.changed, rows, summary, current)
-    _forget_vanished(conn, result)
-    steps = len(todo.renames) + len(todo.vanished) + len(todo.excluded)
-    progress.start(steps + len(todo.changed) + len(todo.new) + len(todo.rechunk))
-    left, retitled = _apply_renames(conn, todo.renames, summary, progress)
-    _apply_deletes(conn, todo.vanished, summary, progress)
-    _apply_exclusions(conn, todo.excluded, rows, summary, progress)
-    to_ingest = todo.changed + todo.new + left + todo.rechunk
-    if to_ingest:
-        counted = retitled | {item.path for item in todo.rechunk}
-        _ingest(conn, to_ingest, options, summary, log, vectors, progress, executor, counted)
-        summary.rechunked += _rechunked(conn, todo.rechunk, current)
-    summary.keyword_seconds = time.perf_counter() - started
-    _read_scans(conn, options, summary, log, vectors, progress)
-    if embed:
-        summary.embedded += embed_pending(conn, vectors, progress)
-    summary.seconds = time.perf_counter() - started
-    return summary
+    with counted_on_stop(conn, summary, vectors):
+        progress = progress or NoProgress()
+        log = error_log or ErrorLog(None)
+        rows = load_rows(conn)
+        result = scan(conn, paths, rows, options.follow_symlinks, summary)
+        summary.ignored += result.ignored
+        for failure in summary.failed:
+            log.write(failure)
+        current = chunking_fingerprint(options)
+        todo = plan(rows, result, summary, options.include_generated, current)
+        todo.changed = _drop_touched(conn, todo.changed, rows, summary, current)
+        _forget_vanished(conn, result)
+        steps = len(todo.renames) + len(todo.vanished) + len(todo.excluded)
+        progress.start(steps + len(todo.changed) + len(todo.new) + len(todo.rechunk))
+        left, retitled = _apply_renames(conn, todo.renames, summary, progress)
+        _apply_deletes(conn, todo.vanished, summary, progress)
+        _apply_exclusions(conn, todo.excluded, rows, summary, progress)
+        to_ingest = todo.changed + todo.new + left + todo.rechunk
+        if to_ingest:
+            counted = retitled | {item.path for item in todo.rechunk}
+            _ingest(conn, to_ingest, options, summary, log, vectors, progress, executor, counted)
+            summary.rechunked += _rechunked(conn, todo.rechunk, current)
+        summary.keyword_seconds = time.perf_counter() - started
+        _read_scans(conn, options, summary, log, vectors, progress)
+        if embed:
+            embed_pending(conn, vectors, progress, summary)
+        summary.seconds = time.perf_counter() - started
+        return summary
 
 
 def _read_scans(
@@ -597,9 +599,15 @@ def _ingest(
     renamed: set[Path] | frozenset[Path] = frozenset(),
 ) -> None:
     added = AddSummary()
-    ingest_files(
-        conn, found, options, added, log, vectors, progress, executor=executor, renamed=renamed
-    )
+    try:
+        ingest_files(
+            conn, found, options, added, log, vectors, progress, executor=executor, renamed=renamed
+        )
+    finally:  # also what an interrupted run did
+        _count_in(summary, added)
+
+
+def _count_in(summary: SyncSummary, added: AddSummary) -> None:
     summary.added += added.added
     summary.updated += added.updated
     summary.rechunked += added.rechunked  # touched as well: new mtime, same bytes
