@@ -116,52 +116,65 @@ def add_paths(
 ) -> AddSummary:
     """Ingest files and directories. Each file commits on its own, so a rerun resumes.
     `executor` parses (and may embed); the local process pool by default."""
-    started, began = time.perf_counter(), time.time()
     summary = AddSummary()
     with counted_on_stop(conn, summary, vectors):
-        dirs = [p for p in paths if Path(p).expanduser().is_dir()]
-        remember_roots(conn, dirs, options.tags, options.doc_type, named=paths)
-        found = candidates(paths, options, load_roots(conn))
-        leaving = _left_out_now(conn, dirs, found, chunking_fingerprint(options))
-        remove_left_out(conn, leaving, summary.excluded)
-        unsupported = [p for p in found.unsupported if path_text(p) not in leaving]
-        summary.unsupported = len(unsupported)
-        summary.unsupported_files = [str(p) for p in unsupported[:UNSUPPORTED_LISTED]]
-        for path in unsupported:
-            kind = found.unsupported_kinds[path]
-            summary.unsupported_kinds[kind] = summary.unsupported_kinds.get(kind, 0) + 1
-        summary.left_out = found.left_out
-        summary.not_walked = found.not_walked
-        for _, reason in leaving.values():  # counted once: as leaving the index
+        _add(conn, paths, options, summary, error_log, vectors, progress, executor)
+    return summary
+
+
+def _add(
+    conn: Connection,
+    paths: list[Path],
+    options: AddOptions,
+    summary: AddSummary,
+    error_log: ErrorLog | None,
+    vectors: VectorSource | None,
+    progress: Progress | None,
+    executor: Executor | None,
+) -> None:
+    started, began = time.perf_counter(), time.time()
+    dirs = [p for p in paths if Path(p).expanduser().is_dir()]
+    remember_roots(conn, dirs, options.tags, options.doc_type, named=paths)
+    found = candidates(paths, options, load_roots(conn))
+    leaving = _left_out_now(conn, dirs, found, chunking_fingerprint(options))
+    remove_left_out(conn, leaving, summary.excluded)
+    unsupported = [p for p in found.unsupported if path_text(p) not in leaving]
+    summary.unsupported = len(unsupported)
+    summary.unsupported_files = [str(p) for p in unsupported[:UNSUPPORTED_LISTED]]
+    for path in unsupported:
+        kind = found.unsupported_kinds[path]
+        summary.unsupported_kinds[kind] = summary.unsupported_kinds.get(kind, 0) + 1
+    summary.left_out = found.left_out
+    summary.not_walked = found.not_walked
+    for _, reason in leaving.values():  # counted once: as leaving the index
+        _count_off(summary.left_out, reason)
+    for path, reason in found.judged.items():
+        # indexed by an earlier `--include-generated`, it stays: already indexed, not left out
+        if reason in summary.left_out and path not in leaving and document_id_at(conn, path):
             _count_off(summary.left_out, reason)
-        for path, reason in found.judged.items():
-            # indexed by an earlier `--include-generated`, it stays: already indexed, not left out
-            if reason in summary.left_out and path not in leaving and document_id_at(conn, path):
-                _count_off(summary.left_out, reason)
-                summary.skipped += 1
-        log = error_log or ErrorLog(None)
-        for failure in found.failures:
-            summary.failed.append(failure)
-            log.write(failure)
-        summary.notes += parser_notes(found.found)
-        progress = progress or NoProgress()
-        progress.start(len(found.found), "files")
-        ingest_files(
-            conn,
-            found.found,
-            options,
-            summary,
-            log,
-            vectors,
-            progress,
-            explicit=found.explicit,
-            executor=executor,
-        )
-        summary.keyword_seconds = time.perf_counter() - started
-        read_queued_scans(conn, options, summary, log, vectors, progress, queued_since=began)
-        embed_pending(conn, vectors, progress, summary)
-        summary.seconds = time.perf_counter() - started
-        return summary
+            summary.skipped += 1
+    log = error_log or ErrorLog(None)
+    for failure in found.failures:
+        summary.failed.append(failure)
+        log.write(failure)
+    summary.notes += parser_notes(found.found)
+    progress = progress or NoProgress()
+    progress.start(len(found.found), "files")
+    ingest_files(
+        conn,
+        found.found,
+        options,
+        summary,
+        log,
+        vectors,
+        progress,
+        explicit=found.explicit,
+        executor=executor,
+    )
+    summary.keyword_seconds = time.perf_counter() - started
+    read_queued_scans(conn, options, summary, log, vectors, progress, queued_since=began)
+    embed_pending(conn, vectors, progress, summary)
+    summary.seconds = time.perf_counter() - started
 
 
 def _count_off(counts: dict[str, int], reason: str) -> None:

@@ -439,36 +439,53 @@ def sync(
     Pass a `models.writing.LazyVectors` as `vectors` so that a sync with nothing to embed never
     loads the embedding model.
     """
-    started = time.perf_counter()
     summary = SyncSummary()
     with counted_on_stop(conn, summary, vectors):
-        progress = progress or NoProgress()
-        log = error_log or ErrorLog(None)
-        rows = load_rows(conn)
-        result = scan(conn, paths, rows, options.follow_symlinks, summary)
-        summary.ignored += result.ignored
-        for failure in summary.failed:
-            log.write(failure)
-        current = chunking_fingerprint(options)
-        todo = plan(rows, result, summary, options.include_generated, current)
-        todo.changed = _drop_touched(conn, todo.changed, rows, summary, current)
-        _forget_vanished(conn, result)
-        steps = len(todo.renames) + len(todo.vanished) + len(todo.excluded)
-        progress.start(steps + len(todo.changed) + len(todo.new) + len(todo.rechunk))
-        left, retitled = _apply_renames(conn, todo.renames, summary, progress)
-        _apply_deletes(conn, todo.vanished, summary, progress)
-        _apply_exclusions(conn, todo.excluded, rows, summary, progress)
-        to_ingest = todo.changed + todo.new + left + todo.rechunk
-        if to_ingest:
-            counted = retitled | {item.path for item in todo.rechunk}
+        _sync(conn, paths, options, summary, vectors, error_log, progress, executor, embed)
+    return summary
+
+
+def _sync(
+    conn: Connection,
+    paths: list[Path] | None,
+    options: AddOptions,
+    summary: SyncSummary,
+    vectors: VectorSource | None,
+    error_log: ErrorLog | None,
+    progress: Progress | None,
+    executor: Executor | None,
+    embed: bool,
+) -> None:
+    started = time.perf_counter()
+    progress = progress or NoProgress()
+    log = error_log or ErrorLog(None)
+    rows = load_rows(conn)
+    result = scan(conn, paths, rows, options.follow_symlinks, summary)
+    summary.ignored += result.ignored
+    for failure in summary.failed:
+        log.write(failure)
+    current = chunking_fingerprint(options)
+    todo = plan(rows, result, summary, options.include_generated, current)
+    todo.changed = _drop_touched(conn, todo.changed, rows, summary, current)
+    _forget_vanished(conn, result)
+    steps = len(todo.renames) + len(todo.vanished) + len(todo.excluded)
+    progress.start(steps + len(todo.changed) + len(todo.new) + len(todo.rechunk))
+    left, retitled = _apply_renames(conn, todo.renames, summary, progress)
+    _apply_deletes(conn, todo.vanished, summary, progress)
+    _apply_exclusions(conn, todo.excluded, rows, summary, progress)
+    to_ingest = todo.changed + todo.new + left + todo.rechunk
+    if to_ingest:
+        counted = retitled | {item.path for item in todo.rechunk}
+        try:
             _ingest(conn, to_ingest, options, summary, log, vectors, progress, executor, counted)
-            summary.rechunked += _rechunked(conn, todo.rechunk, current)
-        summary.keyword_seconds = time.perf_counter() - started
-        _read_scans(conn, options, summary, log, vectors, progress)
-        if embed:
-            embed_pending(conn, vectors, progress, summary)
-        summary.seconds = time.perf_counter() - started
-        return summary
+        finally:
+            summary.renamed += _reread(conn, retitled)
+        summary.rechunked += _rechunked(conn, todo.rechunk, current)
+    summary.keyword_seconds = time.perf_counter() - started
+    _read_scans(conn, options, summary, log, vectors, progress)
+    if embed:
+        embed_pending(conn, vectors, progress, summary)
+    summary.seconds = time.perf_counter() - started
 
 
 def _read_scans(
@@ -528,7 +545,9 @@ def _apply_renames(
 ) -> tuple[list[Found], set[Path]]:
     """Move documents in place; returns the files that must be ingested after all (those
     another writer took, those whose title was their old file name and those whose extension
-    changed) and the paths of the latter two: renamed, and counted so, not as updated."""
+    changed) and the paths of the latter two: renamed once read again (`_reread`), never
+    updated; one that then fails or is empty is counted so, its document removed (dropped),
+    as an edit that leaves a file unreadable is."""
     left = []
     retitled = set()
     for old_path, row, item in renames:
@@ -542,14 +561,24 @@ def _apply_renames(
             item.mtime,
             reparse=Path(old_path).suffix.lower() != item.path.suffix.lower(),
         )
-        if moved:
+        if moved == "moved":
             summary.renamed += 1
             progress.advance(1)
-        if moved != "moved":
-            left.append(item)
+        else:
+            left.append(item)  # read again: one step of the ingest
         if moved == "retitled":
             retitled.add(item.path)
     return left, retitled
+
+
+def _reread(conn: Connection, paths: set[Path]) -> int:
+    """How many of the renamed files read again are indexed now (a document read whole has
+    its content hash again; `move_document` cleared it)."""
+    done = 0
+    for path in paths:
+        state = document_state(conn, path_text(path))
+        done += state is not None and bool(state[1])
+    return done
 
 
 def _apply_deletes(
