@@ -72,13 +72,7 @@ class AddSummary:
         parts += left_out_parts(self.known_failures, self.removed, "--retry-failed")
         parts += dropped_parts(self.dropped)
         parts += empty_parts(self.empty)
-        if self.unsupported:
-            first = self.unsupported_files[0] if self.unsupported_files else ""
-            named = f" (first: {show(first)})" if first else ""
-            kinds = unsupported_kinds_part(self.unsupported_kinds)
-            parts.append(
-                f"{plural(self.unsupported, 'file')} of unsupported types ignored{kinds}{named}"
-            )
+        parts += unsupported_parts(self, show)
         parts += generated_parts(self.left_out)
         parts += not_walked_parts(self.not_walked)
         parts += excluded_parts(self.excluded)
@@ -151,6 +145,26 @@ _KIND_WORDS = {
         "settings files holding passwords or tokens",
     ),
 }
+
+
+def unsupported_parts(summary: Any, show: Callable[[str], str]) -> list[str]:
+    """"3 files of unsupported types ignored: 2 binary, 1 hidden settings file (first: PATH)":
+    new files kb does not read, in `kb add`, `kb sync` and `kb watch` alike (a summary's
+    `unsupported`, `unsupported_kinds`, `unsupported_files`)."""
+    if not summary.unsupported:
+        return []
+    first = summary.unsupported_files[0] if summary.unsupported_files else ""
+    named = f" (first: {show(first)})" if first else ""
+    kinds = unsupported_kinds_part(summary.unsupported_kinds)
+    return [f"{plural(summary.unsupported, 'file')} of unsupported types ignored{kinds}{named}"]
+
+
+def count_unsupported(summary: Any, path: str, kind: str) -> None:
+    """One more file of no type kb reads in `summary` (its kind; the first few by path)."""
+    summary.unsupported += 1
+    summary.unsupported_kinds[kind] = summary.unsupported_kinds.get(kind, 0) + 1
+    if len(summary.unsupported_files) < UNSUPPORTED_LISTED:
+        summary.unsupported_files.append(path)
 
 
 def unsupported_kinds_part(kinds: dict[str, int]) -> str:

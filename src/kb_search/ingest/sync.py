@@ -38,6 +38,7 @@ from kb_search.ingest.summary import (
     AddSummary,
     ErrorLog,
     Failure,
+    count_unsupported,
     counted_on_stop,
     dropped_parts,
     empty_parts,
@@ -48,6 +49,7 @@ from kb_search.ingest.summary import (
     leftover_parts,
     ocr_parts,
     rechunked_parts,
+    unsupported_parts,
 )
 from kb_search.ingest.walk import Found, IgnoreRules, WalkError, rel_path_for, walk_tree
 from kb_search.progress import NoProgress, Progress
@@ -119,6 +121,10 @@ class SyncSummary:
     model_loaded: bool = False  # whether this run loaded the embedding model
     # New generated files left out, by reason (`formats/generated.py`)
     left_out: dict[str, int] = field(default_factory=dict)
+    # New files of no type kb reads (also counted in `ignored`), as `kb add` counts them
+    unsupported: int = 0
+    unsupported_files: list[str] = field(default_factory=list)  # the first few, by path
+    unsupported_kinds: dict[str, int] = field(default_factory=dict)
 
     @property
     def changed(self) -> int:
@@ -127,15 +133,28 @@ class SyncSummary:
 
     def line(self, show: Callable[[str], str] = str) -> str:
         """One line for a person; `show` turns a stored path into the one to print."""
-        parts = [
+        counts = (
             f"Synced: {self.added} added, {self.updated} updated, {self.renamed} renamed, "
-            f"{self.deleted} deleted, {self.unchanged} unchanged",
+            f"{self.deleted} deleted, {self.unchanged} unchanged"
+        )
+        parts = [counts, *self.outcome_parts(show), *leftover_parts(self.embedded, self.chunks)]
+        return ". ".join(parts) + "."
+
+    def outcome_parts(
+        self, show: Callable[[str], str] = str, zero_failed: bool = True
+    ) -> list[str]:
+        """What happened besides the counts of added, updated, renamed and deleted files, in
+        the words `kb add` uses for the same outcome (`kb watch`'s batch lines say them too);
+        "0 failed" unless `zero_failed` is False."""
+        failed = [failed_part(self.failed, show)] if self.failed or zero_failed else []
+        parts = [
             *rechunked_parts(self.rechunked),
-            failed_part(self.failed, show),
+            *failed,
             *left_out_parts(self.known_failures, self.removed, "`kb sync --retry-failed`"),
             *dropped_parts(self.dropped),
             *excluded_parts(self.excluded),
             *empty_parts(self.empty),
+            *unsupported_parts(self, show),
         ]
         if self.missing_roots:
             first = show(self.missing_roots[0])
@@ -145,10 +164,7 @@ class SyncSummary:
             )
         if self.unfollowed_roots:
             parts.append(unfollowed_part(self.unfollowed_roots, show))
-        parts += generated_parts(self.left_out)
-        parts += ocr_parts(self.ocr_pages)
-        parts += leftover_parts(self.embedded, self.chunks)
-        return ". ".join(parts) + "."
+        return parts + generated_parts(self.left_out) + ocr_parts(self.ocr_pages)
 
     def to_dict(self) -> dict:
         return {
@@ -159,6 +175,9 @@ class SyncSummary:
             "unchanged": self.unchanged,
             "ignored": self.ignored,
             "left_out": dict(sorted(self.left_out.items())),
+            "unsupported": self.unsupported,
+            "unsupported_files": self.unsupported_files,
+            "unsupported_kinds": dict(sorted(self.unsupported_kinds.items())),
             "empty": self.empty,
             "failed": [f.__dict__ for f in self.failed],
             "known_failures": self.known_failures,
@@ -340,7 +359,7 @@ def plan(
     """What to do with each file: new, changed, re-chunked, excluded, vanished or renamed.
     `chunking` is today's fingerprint: a document chunked otherwise is judged and read again
     (None: never, as the caller cannot say)."""
-    from kb_search.formats.registry import classify
+    from kb_search.formats.registry import UNSUPPORTED, classify
     from kb_search.formats.secrets import is_settings_file
 
     todo = Plan()
@@ -351,6 +370,7 @@ def plan(
             verdict = classify(item.path, include_generated, root=item.root)
             if verdict.format is None:
                 summary.ignored += 1
+                count_unsupported(summary, str(item.path), verdict.kind or UNSUPPORTED)
             elif verdict.left_out is not None:
                 left_out = summary.left_out
                 left_out[verdict.left_out] = left_out.get(verdict.left_out, 0) + 1
