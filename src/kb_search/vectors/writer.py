@@ -76,11 +76,14 @@ def embed_chunks(
 
 
 # What a stop (Ctrl-C, kill -9, a crash) while embedding loses at most: the vectors embedded
-# since the last commit, kept for at most this many chunks or this many seconds. The model
-# still sorts `FILL_BATCH` chunks by length at a time, so batches pad no more than before;
-# a commit costs ~1 ms against ~1 s for a batch of 16 on a CPU.
+# since the last commit, held for at most `SAVE_S` seconds, and on a CPU (a batch of 16 takes
+# ~1 s) at most `SAVE_CHUNKS` chunks. A model that embeds 64 chunks in less than
+# `SAVE_GAP_S` (a GPU) saves at most that often, so commits never cost it more than a few
+# milliseconds a second. The model still sorts `FILL_BATCH` chunks by length at a time, so
+# batches pad no more than before.
 SAVE_CHUNKS = 64
 SAVE_S = 2.0
+SAVE_GAP_S = 0.5
 
 
 def _embed_batch(
@@ -109,7 +112,8 @@ def _embed_batch(
 
 
 class _Saver:
-    """Vectors embedded and not yet saved, and when to save them (`SAVE_CHUNKS`, `SAVE_S`)."""
+    """Vectors embedded and not yet saved, and when to save them (`SAVE_CHUNKS`, `SAVE_S`,
+    `SAVE_GAP_S`)."""
 
     def __init__(
         self, conn: Connection, table: str, hashes: dict[str, str], counted: _Counted
@@ -125,7 +129,8 @@ class _Saver:
         self.counted.report(report)
 
     def due(self) -> bool:
-        return len(self.rows) >= SAVE_CHUNKS or time.monotonic() - self.since >= SAVE_S
+        held = time.monotonic() - self.since
+        return held >= SAVE_S or (len(self.rows) >= SAVE_CHUNKS and held >= SAVE_GAP_S)
 
     def save(self) -> None:
         rows, self.rows = self.rows, []
