@@ -132,9 +132,8 @@ def sync_paths(
     executor: str | None = None,
     ray_address: str | None = None,
     include_generated: bool = False,
-    fmt: str | None = None,
 ) -> Any:
-    with reported_on_stop(app, fmt), app.progress("Syncing") as progress:
+    with app.progress("Syncing") as progress:
         return app.kb().sync(
             paths,
             workers=workers,
@@ -174,16 +173,11 @@ def sync(
       kb sync
       kb sync ~/notes/projects
     """
-    summary = sync_paths(
-        app,
-        list(paths) or None,
-        workers,
-        retry_failed,
-        executor,
-        ray_address,
-        include_generated,
-        fmt,
-    )
+    chosen = list(paths) or None
+    with reported_on_stop(app, fmt):
+        summary = sync_paths(
+            app, chosen, workers, retry_failed, executor, ray_address, include_generated
+        )
     _report(app, summary, fmt)
 
 
