@@ -58,8 +58,9 @@ def embed_chunks(
 ) -> int:
     """Give these chunks their vectors: identical texts embedded once, stored vectors of
     identical texts reused. The model runs outside the lock, and what it has embedded is saved
-    as it goes, a transaction each `SAVE_CHUNKS` chunks or `SAVE_S` seconds, whichever first
-    (an embedder that cannot hand over part of its work saves all of it at the end); only
+    as it goes, a transaction each `SAVE_CHUNKS` chunks or `SAVE_S` seconds, whichever first,
+    at most every `SAVE_GAP_S` (an embedder that cannot hand over part of its work saves all
+    of it at the end); only
     chunks whose text is still what was embedded are written (a re-ingest in between may have
     reused their ids). Returns how many chunks got a vector."""
     batch = embedding_texts(conn, ids)
