@@ -83,3 +83,15 @@ class ExportError(KbError):
 
 class HookError(KbError):
     """A git hook that cannot be installed or removed."""
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C during `kb add` or `kb sync`, with what the run had done when it stopped:
+    `summary` (its counts so far: every document counted is written whole) and the index's
+    `chunks` and how many of them have a vector now (`embedded`; None: no model)."""
+
+    def __init__(self, summary: object, chunks: int, embedded: int | None) -> None:
+        super().__init__()
+        self.summary = summary
+        self.chunks = chunks
+        self.embedded = embedded

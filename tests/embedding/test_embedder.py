@@ -81,6 +81,24 @@ def test_progress_reports_every_text(embedder: Embedder) -> None:
     assert max(seen) <= 4
 
 
+def test_passage_batches_hand_over_each_batch_as_embed_passages_embeds_it(
+    embedder: Embedder, reference: dict
+) -> None:
+    """The parts a caller saves as they come are the batches `embed_passages` runs: the same
+    vectors, each text once, at most `batch_size` at a time, shortest first in a window."""
+    texts = reference["sentences"] * 3
+    whole = embedder.embed_passages(texts, batch_size=4)
+    batches = list(embedder.passage_batches(texts, batch_size=4))
+    seen = [i for idx, _ in batches for i in idx]
+    assert sorted(seen) == list(range(len(texts))) and max(len(i) for i, _ in batches) <= 4
+    for idx, vectors in batches:
+        np.testing.assert_allclose(vectors, whole[idx], atol=1e-6)
+    # one sort window (16 batches of 4): the short texts first, as embed_passages runs them
+    cap = embedder.max_content_tokens  # longer texts are truncated to the same length
+    lengths = [[min(embedder.count_tokens(texts[i]), cap) for i in idx] for idx, _ in batches]
+    assert all(max(a) <= min(b) for a, b in zip(lengths, lengths[1:]))
+
+
 def test_empty_inputs(embedder: Embedder, reference: dict) -> None:
     assert embedder.embed_passages([]).shape == (0, 384)
     empty = embedder.embed_passages([""])[0]

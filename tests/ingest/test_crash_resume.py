@@ -181,3 +181,88 @@ def test_sigkill_mid_batch_then_resume(tmp_path, model_cache, monkeypatch):
     cmd, env = kb_cmd(data_dir, "search", "token239x1", "--mode", "lexical", "--format", "json")
     hit = json.loads(subprocess.run(cmd, env=env, capture_output=True, text=True).stdout)
     assert hit["results"][0]["source"]["title"] == "Note 239"
+
+
+SAVED_PART = 64  # vectors/writer.SAVE_CHUNKS: what waits for a commit at most
+
+
+def add_stopped_after_saves(data_dir, corpus, sig, saves: int = 3):
+    """Start `kb add CORPUS`, watch the vectors it saves (every count the DB shows), and send
+    `sig` once `saves` parts were saved. Returns (the counts seen, the process's stdout and
+    stderr, its exit status)."""
+    cmd, env = kb_cmd(data_dir, "add", str(corpus), "--format", "json")
+    proc = subprocess.Popen(
+        cmd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        # as at a terminal: SIGINT raises KeyboardInterrupt (a runner in the background may
+        # have handed it down ignored)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    seen = [0]
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and proc.poll() is None:
+        _, vectors = vector_state(data_dir / "kb.db")
+        if vectors != seen[-1]:
+            seen.append(vectors)
+        if len(seen) > saves:
+            proc.send_signal(sig)
+            break
+        time.sleep(0.01)
+    out, err = proc.communicate(timeout=120)
+    assert len(seen) > saves, f"ended before {saves} saves: {seen} {err[-2000:]}"
+    return seen, out, err, proc.returncode
+
+
+def saved_in_small_parts(seen: list[int]) -> None:
+    """The vectors reached the DB a small part at a time: the first part and (nearly) every
+    step between two counts seen are at most `SAVED_PART` (the old code saved 256 at once)."""
+    steps = [b - a for a, b in zip(seen, seen[1:])]
+    assert 0 < seen[1] <= SAVED_PART, seen
+    assert sorted(steps)[len(steps) // 2] <= SAVED_PART, seen
+
+
+def test_kill_9_while_embedding_loses_at_most_the_part_not_saved(
+    tmp_path, model_cache, monkeypatch
+):
+    monkeypatch.setenv("KB_TEST_MODEL_CACHE", str(model_cache))
+    corpus = tmp_path / "corpus"
+    make_long_corpus(corpus)
+    data_dir = tmp_path / "data"
+    seen, _, _, status = add_stopped_after_saves(data_dir, corpus, signal.SIGKILL)
+    assert status == -signal.SIGKILL
+    saved_in_small_parts(seen)
+    chunks, kept = vector_state(data_dir / "kb.db")
+    assert seen[-1] <= kept < chunks  # every part seen saved is kept
+
+    rerun, summary = run_json(data_dir, "add", str(corpus))
+    assert rerun.returncode == 0, rerun.stderr
+    assert summary["embedded"] == chunks - kept and summary["skipped"] == N_FILES
+    assert vector_state(data_dir / "kb.db") == (chunks, chunks)
+
+
+def test_ctrl_c_while_embedding_keeps_what_was_saved_and_says_so(
+    tmp_path, model_cache, monkeypatch
+):
+    monkeypatch.setenv("KB_TEST_MODEL_CACHE", str(model_cache))
+    corpus = tmp_path / "corpus"
+    make_long_corpus(corpus)
+    data_dir = tmp_path / "data"
+    seen, out, err, status = add_stopped_after_saves(data_dir, corpus, signal.SIGINT)
+    assert status == 130 and "Traceback" not in err, err
+    saved_in_small_parts(seen)
+    chunks, kept = vector_state(data_dir / "kb.db")
+    assert seen[-1] <= kept < chunks
+    assert err.strip().splitlines()[-1] == (
+        f"Interrupted: {N_FILES} of {N_FILES} files read, {kept} of {chunks} chunks embedded;"
+        " rerun to resume."
+    )
+    done = json.loads(out)
+    assert done["interrupted"] and done["added"] == N_FILES and done["embedded"] == kept
+
+    rerun, summary = run_json(data_dir, "add", str(corpus))
+    assert rerun.returncode == 0, rerun.stderr
+    assert summary["embedded"] == chunks - kept
+    assert vector_state(data_dir / "kb.db") == (chunks, chunks)

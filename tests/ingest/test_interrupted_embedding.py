@@ -1,11 +1,14 @@
 """Ctrl-C in the embedding phase: the count the interruption reports is what the index keeps.
 
-Vectors are written a window (`vectors.writer.FILL_BATCH` chunks) per transaction; the model
-reports its progress within a window, so a window stopped half way had been counted as
-embedded although none of its vectors was saved."""
+An embedder that hands over a window (`vectors.writer.FILL_BATCH` chunks) at once, as a remote
+model's client does, has its vectors saved at the window's end; it reports its progress within
+the window, so a window stopped half way had been counted as embedded although none of its
+vectors was saved. (The local model hands over each batch:
+tests/vectors/test_saved_as_embedded.py.)"""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -89,6 +92,8 @@ def test_the_interrupted_line_says_how_many_chunks_kept_their_vectors(kb, enviro
     kept = next(iter(stats["vectors"].values()))["vectors"]
     assert kept == FILL_BATCH < stats["chunks"]
     assert result.stderr.strip().splitlines()[-1] == (
-        f"Interrupted after 30/30 files, {kept}/{stats['chunks']} chunks embedded;"
+        f"Interrupted: 30 of 30 files read, {kept} of {stats['chunks']} chunks embedded;"
         " rerun to resume."
     )
+    done = json.loads(result.stdout)  # what was done before the stop, as a run's summary
+    assert done["interrupted"] and done["added"] == 30 and done["embedded"] == kept

@@ -128,8 +128,22 @@ class App:
         self.progress_view.interrupted = interrupted
         return self.progress_view
 
-    def interrupted(self) -> Interrupted:
+    def interrupted(self, stop: KeyboardInterrupt | None = None) -> Interrupted:
+        """The line for Ctrl-C: where the job was; for `kb add`/`kb sync` (the core's
+        `RunInterrupted`) what is done and what is left, "Interrupted: 37 of 184 files read,
+        1,204 of 3,310 chunks embedded; rerun to resume."."""
+        from kb_search.errors import RunInterrupted
+
         view = self.progress_view
+        if isinstance(stop, RunInterrupted):
+            done = []
+            if view is not None and view.started is not None and view.total:
+                done.append(f"{view.done:,} of {view.total:,} {view.unit} read")
+            if stop.chunks and stop.embedded is not None:
+                done.append(f"{stop.embedded:,} of {stop.chunks:,} chunks embedded")
+            what = ", ".join(done)
+            then = view.interrupted if view is not None else "rerun to resume"
+            return Interrupted(f"Interrupted: {what}; {then}." if what else f"Interrupted; {then}.")
         if view is None or view.started is None:
             return Interrupted("Interrupted.")
         return Interrupted(f"Interrupted after {view.position()}; {view.interrupted}.")
@@ -189,8 +203,8 @@ def common_options(fn: Callable) -> Callable:
             return fn(app, **kwargs)
         except KbError as exc:
             raise UserError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from exc
-        except KeyboardInterrupt:
-            raise (app.interrupted() if app else Interrupted("Interrupted.")) from None
+        except KeyboardInterrupt as stop:
+            raise (app.interrupted(stop) if app else Interrupted("Interrupted.")) from None
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except Exception as exc:

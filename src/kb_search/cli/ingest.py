@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import click
 
 from kb_search.cli.app import FORMATS, App, UserError, common_options
+from kb_search.errors import RunInterrupted
 from kb_search.executor_choice import ExecutorChoice
 from kb_search.sanitize import printable
 from kb_search.text import OCR_NOTE_PREFIX, plural
@@ -44,10 +47,13 @@ def executor_choice(app: App, executor: str | None, ray_address: str | None) -> 
     return ExecutorChoice.configured(app.config, executor, address=ray_address)
 
 
-def _report(app: App, summary: Any, fmt: str | None) -> None:
-    """The summary line (human) or object (JSON); where the failures are logged."""
+def _report(app: App, summary: Any, fmt: str | None, interrupted: bool = False) -> None:
+    """The summary line (human) or object (JSON, with `interrupted` after Ctrl-C: the counts
+    of what was done before it); where the failures are logged."""
     human = app.output_format(fmt) == "human"
     data = summary.to_dict() | {"summary": summary.line()}
+    if interrupted:
+        data["interrupted"] = True
     app.emit(data, fmt, lambda: printable(summary.line(app.show_path)))
     if summary.failed and human:
         click.echo(f"Details of the failures: {printable(app.kb().error_log)}", err=True)
@@ -91,7 +97,7 @@ def add(
       kb add report.pdf --type paper
       kb add ~/papers --executor ray --address auto
     """
-    with app.progress("Indexing") as progress:
+    with reported_on_stop(app, fmt), app.progress("Indexing") as progress:
         summary = app.kb().add(
             paths,
             tags=tags,
@@ -105,6 +111,17 @@ def add(
     _report(app, summary, fmt)
     if reason := summary.nothing_added(app.show_path):
         raise UserError(reason)
+
+
+@contextlib.contextmanager
+def reported_on_stop(app: App, fmt: str | None) -> Iterator[None]:
+    """Ctrl-C in `kb add`/`kb sync`: the summary of what was done before it (failures and
+    files left out included), then the one line of what is left (`App.interrupted`)."""
+    try:
+        yield
+    except RunInterrupted as stop:  # the progress line (entered after this) is closed
+        _report(app, stop.summary, fmt, interrupted=True)
+        raise
 
 
 def sync_paths(
@@ -156,9 +173,11 @@ def sync(
       kb sync
       kb sync ~/notes/projects
     """
-    summary = sync_paths(
-        app, list(paths) or None, workers, retry_failed, executor, ray_address, include_generated
-    )
+    chosen = list(paths) or None
+    with reported_on_stop(app, fmt):
+        summary = sync_paths(
+            app, chosen, workers, retry_failed, executor, ray_address, include_generated
+        )
     _report(app, summary, fmt)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -111,6 +111,15 @@ class Embedder:
         prefix = self.info.passage_prefix
         return self._embed([prefix + t for t in texts], batch_size, progress)
 
+    def passage_batches(
+        self, texts: Sequence[str], batch_size: int = 16
+    ) -> Iterator[tuple[list[int], np.ndarray]]:
+        """The vectors of `texts` a batch at a time, as each is embedded: (the batch's
+        positions in `texts`, their vectors). The batches are those of `embed_passages` (the
+        same length-sorted windows), so a caller can save each part as it comes."""
+        prefix = self.info.passage_prefix
+        return self._batches([prefix + t for t in texts], batch_size)
+
     def _count_tokenizer(self) -> Tokenizer:
         if self._counter is None:
             self._counter = _load_tokenizer(self.info.tokenizer_path, None)
@@ -120,16 +129,23 @@ class Embedder:
         self, texts: list[str], batch_size: int, progress: Callable[[int], None] | None
     ) -> np.ndarray:
         out = np.empty((len(texts), self.dim), dtype=np.float32)
-        window = max(1, batch_size) * _SORT_WINDOW_BATCHES
+        for idx, vectors in self._batches(texts, batch_size):
+            out[idx] = vectors
+            if progress is not None:
+                progress(len(idx))
+        return out
+
+    def _batches(
+        self, texts: list[str], batch_size: int
+    ) -> Iterator[tuple[list[int], np.ndarray]]:
+        batch_size = max(1, batch_size)
+        window = batch_size * _SORT_WINDOW_BATCHES
         for start in range(0, len(texts), window):
             encodings = self._tokenizer.encode_batch(texts[start : start + window])
             order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
             for b in range(0, len(order), batch_size):
                 idx = order[b : b + batch_size]
-                out[[start + i for i in idx]] = self._run([encodings[i] for i in idx])
-                if progress is not None:
-                    progress(len(idx))
-        return out
+                yield [start + i for i in idx], self._run([encodings[i] for i in idx])
 
     def _run(self, encodings: list[Encoding]) -> np.ndarray:
         feed = padded_feed(encodings, self._pad_id)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from kb_search.errors import EndpointError
 from kb_search.ingest.executor import VectorSource
@@ -26,19 +27,26 @@ from kb_search.store.documents import (
 )
 
 
-def embed_pending(conn: Connection, vectors: VectorSource | None, progress: Progress) -> int:
-    """The embedding phase: every chunk without a vector of the writing model gets one, a
-    batch per transaction (also chunks an earlier, interrupted run left). Returns how many.
-    Its speed is remembered for the next run's estimate (`ingest/speeds.py`)."""
+def embed_pending(
+    conn: Connection, vectors: VectorSource | None, progress: Progress, summary: Any
+) -> None:
+    """The embedding phase: every chunk without a vector of the writing model gets one,
+    saved as the model hands them over (also chunks an earlier, interrupted run left), counted
+    into `summary.embedded` as they are (an interrupted run's summary says how many). Its
+    speed is remembered for the next run's estimate (`ingest/speeds.py`)."""
     if vectors is None or vectors.pending(conn) == 0:
-        return 0
+        return
+
+    def embedded(n: int) -> None:  # n < 0: chunks counted of a part not saved after all
+        summary.embedded += n
+        progress.embedded(n)
+
     progress.current("embedding")
     try:
         vectors.fill(conn, limit=0)  # loads the model: not part of the embedding speed
         started = time.monotonic()
-        done = vectors.fill(conn, progress.embedding, progress.embedded)
+        done = vectors.fill(conn, progress.embedding, embedded)
         remember_embed(conn, getattr(vectors, "model", None), done, time.monotonic() - started)
-        return done
     except EndpointError as exc:
         raise EndpointError(
             f"{exc} (every document is written and keyword-searchable; run the same command"

@@ -22,7 +22,13 @@ from kb_search.ingest.ocr_phase import read_queued_scans
 from kb_search.ingest.roots import deepest_root, file_settings, remember_roots
 from kb_search.ingest.sketches import update_copies
 from kb_search.ingest.speeds import recall, remember_parse
-from kb_search.ingest.summary import UNSUPPORTED_LISTED, AddSummary, ErrorLog, Failure
+from kb_search.ingest.summary import (
+    UNSUPPORTED_LISTED,
+    AddSummary,
+    ErrorLog,
+    Failure,
+    counted_on_stop,
+)
 from kb_search.ingest.walk import IGNORE_FILE, Found, IgnoreRules, WalkError, walk
 from kb_search.ingest.workers import Outcome
 from kb_search.parsed import IngestError, ParsedDocument
@@ -111,8 +117,23 @@ def add_paths(
 ) -> AddSummary:
     """Ingest files and directories. Each file commits on its own, so a rerun resumes.
     `executor` parses (and may embed); the local process pool by default."""
-    started, began = time.perf_counter(), time.time()
     summary = AddSummary()
+    with counted_on_stop(conn, summary, vectors):
+        _add(conn, paths, options, summary, error_log, vectors, progress, executor)
+    return summary
+
+
+def _add(
+    conn: Connection,
+    paths: list[Path],
+    options: AddOptions,
+    summary: AddSummary,
+    error_log: ErrorLog | None,
+    vectors: VectorSource | None,
+    progress: Progress | None,
+    executor: Executor | None,
+) -> None:
+    started, began = time.perf_counter(), time.time()
     dirs = [p for p in paths if Path(p).expanduser().is_dir()]
     remember_roots(conn, dirs, options.tags, options.doc_type, named=paths)
     found = candidates(paths, options, load_roots(conn))
@@ -154,9 +175,8 @@ def add_paths(
     summary.keyword_seconds = time.perf_counter() - started
     read_queued_scans(conn, options, summary, log, vectors, progress, queued_since=began)
     update_copies(conn)
-    summary.embedded += embed_pending(conn, vectors, progress)
+    embed_pending(conn, vectors, progress, summary)
     summary.seconds = time.perf_counter() - started
-    return summary
 
 
 def _count_off(counts: dict[str, int], reason: str) -> None:
@@ -348,9 +368,9 @@ def ingest_files(
         outcomes = executor.parse(todo, dispatched)
     try:
         _write_outcomes(outcomes, todo, in_flight, writer, run, renamed)
-        summary.embedded += alongside.embedded
         remember_parse(conn, run.units, time.monotonic() - started)
     finally:
+        summary.embedded += alongside.embedded
         outcomes.close()  # stops the parser processes now, also on Ctrl-C
 
 

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kb_search.errors import RunInterrupted
 from kb_search.sanitize import log_field
 from kb_search.text import plural
 
 if TYPE_CHECKING:
+    from kb_search.ingest.executor import VectorSource
     from kb_search.store.db import Connection
 
 ERROR_LOG = "ingest-errors.log"
@@ -69,13 +72,7 @@ class AddSummary:
         parts += left_out_parts(self.known_failures, self.removed, "--retry-failed")
         parts += dropped_parts(self.dropped)
         parts += empty_parts(self.empty)
-        if self.unsupported:
-            first = self.unsupported_files[0] if self.unsupported_files else ""
-            named = f" (first: {show(first)})" if first else ""
-            kinds = unsupported_kinds_part(self.unsupported_kinds)
-            parts.append(
-                f"{plural(self.unsupported, 'file')} of unsupported types ignored{kinds}{named}"
-            )
+        parts += unsupported_parts(self, show)
         parts += generated_parts(self.left_out)
         parts += not_walked_parts(self.not_walked)
         parts += excluded_parts(self.excluded)
@@ -148,6 +145,26 @@ _KIND_WORDS = {
         "settings files holding passwords or tokens",
     ),
 }
+
+
+def unsupported_parts(summary: Any, show: Callable[[str], str]) -> list[str]:
+    """"3 files of unsupported types ignored: 2 binary, 1 hidden settings file (first: PATH)":
+    new files kb does not read, in `kb add`, `kb sync` and `kb watch` alike (a summary's
+    `unsupported`, `unsupported_kinds`, `unsupported_files`)."""
+    if not summary.unsupported:
+        return []
+    first = summary.unsupported_files[0] if summary.unsupported_files else ""
+    named = f" (first: {show(first)})" if first else ""
+    kinds = unsupported_kinds_part(summary.unsupported_kinds)
+    return [f"{plural(summary.unsupported, 'file')} of unsupported types ignored{kinds}{named}"]
+
+
+def count_unsupported(summary: Any, path: str, kind: str) -> None:
+    """One more file of no type kb reads in `summary` (its kind; the first few by path)."""
+    summary.unsupported += 1
+    summary.unsupported_kinds[kind] = summary.unsupported_kinds.get(kind, 0) + 1
+    if len(summary.unsupported_files) < UNSUPPORTED_LISTED:
+        summary.unsupported_files.append(path)
 
 
 def unsupported_kinds_part(kinds: dict[str, int]) -> str:
@@ -315,3 +332,29 @@ def with_closing_notes(summary: Any, log: ErrorLog, conn: Connection, ocr_mode: 
     if note := unread_note(conn, ocr_mode):
         summary.notes.append(note)
     return summary
+
+
+@contextmanager
+def counted_on_stop(
+    conn: Connection, summary: Any, vectors: VectorSource | None
+) -> Iterator[None]:
+    """Ctrl-C inside: raised again as `RunInterrupted` with the run's `summary` so far and how
+    much of the index is embedded now, so the face can say what was done and what is left."""
+    try:
+        yield
+    except RunInterrupted:
+        raise
+    except KeyboardInterrupt as stop:
+        chunks, embedded = embedded_now(conn, vectors)
+        raise RunInterrupted(summary, chunks, embedded) from stop
+
+
+def embedded_now(conn: Connection, vectors: VectorSource | None) -> tuple[int, int | None]:
+    """(chunks in the index, how many have a vector of the writing model; None without one)."""
+    from kb_search.store.inventory import chunk_count
+
+    chunks = chunk_count(conn)
+    tried = getattr(vectors, "loaded", False)
+    if vectors is None or (tried and not getattr(vectors, "model_loaded", True)):
+        return chunks, None  # no model: lexical only
+    return chunks, chunks - vectors.pending(conn)

@@ -39,6 +39,8 @@ from kb_search.ingest.summary import (
     AddSummary,
     ErrorLog,
     Failure,
+    count_unsupported,
+    counted_on_stop,
     dropped_parts,
     empty_parts,
     excluded_parts,
@@ -48,6 +50,7 @@ from kb_search.ingest.summary import (
     leftover_parts,
     ocr_parts,
     rechunked_parts,
+    unsupported_parts,
 )
 from kb_search.ingest.walk import Found, IgnoreRules, WalkError, rel_path_for, walk_tree
 from kb_search.progress import NoProgress, Progress
@@ -119,6 +122,10 @@ class SyncSummary:
     model_loaded: bool = False  # whether this run loaded the embedding model
     # New generated files left out, by reason (`formats/generated.py`)
     left_out: dict[str, int] = field(default_factory=dict)
+    # New files of no type kb reads (also counted in `ignored`), as `kb add` counts them
+    unsupported: int = 0
+    unsupported_files: list[str] = field(default_factory=list)  # the first few, by path
+    unsupported_kinds: dict[str, int] = field(default_factory=dict)
 
     @property
     def changed(self) -> int:
@@ -127,15 +134,28 @@ class SyncSummary:
 
     def line(self, show: Callable[[str], str] = str) -> str:
         """One line for a person; `show` turns a stored path into the one to print."""
-        parts = [
+        counts = (
             f"Synced: {self.added} added, {self.updated} updated, {self.renamed} renamed, "
-            f"{self.deleted} deleted, {self.unchanged} unchanged",
+            f"{self.deleted} deleted, {self.unchanged} unchanged"
+        )
+        parts = [counts, *self.outcome_parts(show), *leftover_parts(self.embedded, self.chunks)]
+        return ". ".join(parts) + "."
+
+    def outcome_parts(
+        self, show: Callable[[str], str] = str, zero_failed: bool = True
+    ) -> list[str]:
+        """What happened besides the counts of added, updated, renamed and deleted files, in
+        the words `kb add` uses for the same outcome (`kb watch`'s batch lines say them too);
+        "0 failed" unless `zero_failed` is False."""
+        failed = [failed_part(self.failed, show)] if self.failed or zero_failed else []
+        parts = [
             *rechunked_parts(self.rechunked),
-            failed_part(self.failed, show),
+            *failed,
             *left_out_parts(self.known_failures, self.removed, "`kb sync --retry-failed`"),
             *dropped_parts(self.dropped),
             *excluded_parts(self.excluded),
             *empty_parts(self.empty),
+            *unsupported_parts(self, show),
         ]
         if self.missing_roots:
             first = show(self.missing_roots[0])
@@ -145,10 +165,7 @@ class SyncSummary:
             )
         if self.unfollowed_roots:
             parts.append(unfollowed_part(self.unfollowed_roots, show))
-        parts += generated_parts(self.left_out)
-        parts += ocr_parts(self.ocr_pages)
-        parts += leftover_parts(self.embedded, self.chunks)
-        return ". ".join(parts) + "."
+        return parts + generated_parts(self.left_out) + ocr_parts(self.ocr_pages)
 
     def to_dict(self) -> dict:
         return {
@@ -159,6 +176,9 @@ class SyncSummary:
             "unchanged": self.unchanged,
             "ignored": self.ignored,
             "left_out": dict(sorted(self.left_out.items())),
+            "unsupported": self.unsupported,
+            "unsupported_files": self.unsupported_files,
+            "unsupported_kinds": dict(sorted(self.unsupported_kinds.items())),
             "empty": self.empty,
             "failed": [f.__dict__ for f in self.failed],
             "known_failures": self.known_failures,
@@ -340,7 +360,7 @@ def plan(
     """What to do with each file: new, changed, re-chunked, excluded, vanished or renamed.
     `chunking` is today's fingerprint: a document chunked otherwise is judged and read again
     (None: never, as the caller cannot say)."""
-    from kb_search.formats.registry import classify
+    from kb_search.formats.registry import UNSUPPORTED, classify
     from kb_search.formats.secrets import is_settings_file
 
     todo = Plan()
@@ -351,6 +371,7 @@ def plan(
             verdict = classify(item.path, include_generated, root=item.root)
             if verdict.format is None:
                 summary.ignored += 1
+                count_unsupported(summary, str(item.path), verdict.kind or UNSUPPORTED)
             elif verdict.left_out is not None:
                 left_out = summary.left_out
                 left_out[verdict.left_out] = left_out.get(verdict.left_out, 0) + 1
@@ -439,8 +460,24 @@ def sync(
     Pass a `models.writing.LazyVectors` as `vectors` so that a sync with nothing to embed never
     loads the embedding model.
     """
-    started = time.perf_counter()
     summary = SyncSummary()
+    with counted_on_stop(conn, summary, vectors):
+        _sync(conn, paths, options, summary, vectors, error_log, progress, executor, embed)
+    return summary
+
+
+def _sync(
+    conn: Connection,
+    paths: list[Path] | None,
+    options: AddOptions,
+    summary: SyncSummary,
+    vectors: VectorSource | None,
+    error_log: ErrorLog | None,
+    progress: Progress | None,
+    executor: Executor | None,
+    embed: bool,
+) -> None:
+    started = time.perf_counter()
     progress = progress or NoProgress()
     log = error_log or ErrorLog(None)
     rows = load_rows(conn)
@@ -460,15 +497,17 @@ def sync(
     to_ingest = todo.changed + todo.new + left + todo.rechunk
     if to_ingest:
         counted = retitled | {item.path for item in todo.rechunk}
-        _ingest(conn, to_ingest, options, summary, log, vectors, progress, executor, counted)
+        try:
+            _ingest(conn, to_ingest, options, summary, log, vectors, progress, executor, counted)
+        finally:
+            summary.renamed += _reread(conn, retitled)
         summary.rechunked += _rechunked(conn, todo.rechunk, current)
     summary.keyword_seconds = time.perf_counter() - started
     _read_scans(conn, options, summary, log, vectors, progress)
     update_copies(conn)
     if embed:
-        summary.embedded += embed_pending(conn, vectors, progress)
+        embed_pending(conn, vectors, progress, summary)
     summary.seconds = time.perf_counter() - started
-    return summary
 
 
 def _read_scans(
@@ -528,7 +567,9 @@ def _apply_renames(
 ) -> tuple[list[Found], set[Path]]:
     """Move documents in place; returns the files that must be ingested after all (those
     another writer took, those whose title was their old file name and those whose extension
-    changed) and the paths of the latter two: renamed, and counted so, not as updated."""
+    changed) and the paths of the latter two: renamed once read again (`_reread`), never
+    updated; one that then fails or is empty is counted so, its document removed (dropped),
+    as an edit that leaves a file unreadable is."""
     left = []
     retitled = set()
     for old_path, row, item in renames:
@@ -542,14 +583,24 @@ def _apply_renames(
             item.mtime,
             reparse=Path(old_path).suffix.lower() != item.path.suffix.lower(),
         )
-        if moved:
+        if moved == "moved":
             summary.renamed += 1
             progress.advance(1)
-        if moved != "moved":
-            left.append(item)
+        else:
+            left.append(item)  # read again: one step of the ingest
         if moved == "retitled":
             retitled.add(item.path)
     return left, retitled
+
+
+def _reread(conn: Connection, paths: set[Path]) -> int:
+    """How many of the renamed files read again are indexed now (a document read whole has
+    its content hash again; `move_document` cleared it)."""
+    done = 0
+    for path in paths:
+        state = document_state(conn, path_text(path))
+        done += state is not None and bool(state[1])
+    return done
 
 
 def _apply_deletes(
@@ -599,9 +650,15 @@ def _ingest(
     renamed: set[Path] | frozenset[Path] = frozenset(),
 ) -> None:
     added = AddSummary()
-    ingest_files(
-        conn, found, options, added, log, vectors, progress, executor=executor, renamed=renamed
-    )
+    try:
+        ingest_files(
+            conn, found, options, added, log, vectors, progress, executor=executor, renamed=renamed
+        )
+    finally:  # also what an interrupted run did
+        _count_in(summary, added)
+
+
+def _count_in(summary: SyncSummary, added: AddSummary) -> None:
     summary.added += added.added
     summary.updated += added.updated
     summary.rechunked += added.rechunked  # touched as well: new mtime, same bytes

@@ -32,7 +32,7 @@ from pathlib import Path
 from kb_search.errors import KbError, SyncError, UserInputError
 from kb_search.ingest.roots import deepest_root, root_change
 from kb_search.ingest.summary import Failure
-from kb_search.ingest.sync import SyncSummary, unfollowed_part
+from kb_search.ingest.sync import SyncSummary
 from kb_search.ingest.walk import GIT_IGNORE_FILE, IGNORE_FILE, IgnoreRules
 from kb_search.sanitize import path_text
 from kb_search.store.db import Connection, DatabaseError
@@ -102,7 +102,9 @@ class WatchBatch:
         return bool(s.changed or s.failed or s.unfollowed_roots or s.embedded)
 
     def line(self, show: Callable[[str], str] = str) -> str:
-        """`12:04:31 1 updated, 1 renamed: notes/a.md (0.08 s)`: one line per batch."""
+        """`12:04:31 1 updated, 1 renamed: notes/a.md (0.08 s)`: one line per batch; what else
+        happened as `kb sync` says it (`12:04:31 1 added; 1 empty file skipped (nothing to
+        index): notes/a.md and 1 more (0.08 s)`)."""
         s = self.summary
         counts = [
             f"{n} {word}"
@@ -111,20 +113,13 @@ class WatchBatch:
                 (s.updated, "updated"),
                 (s.renamed, "renamed"),
                 (s.deleted, "deleted"),
-                (s.dropped, "dropped (no text now)"),
-                (s.rechunked, "re-chunked"),
-                *((n, f"left the index ({reason})") for reason, n in sorted(s.excluded.items())),
             )
             if n
         ]
-        if s.embedded and not counts:  # chunks an interrupted run left without vectors
+        parts = s.outcome_parts(show, zero_failed=False)  # in `kb sync`'s words
+        if s.embedded and not counts and not parts:  # chunks an interrupted run left
             counts.append(f"{s.embedded} chunks embedded")
-        if s.failed:
-            first = s.failed[0]
-            counts.append(f"{len(s.failed)} failed (first: {show(first.path)}: {first.reason})")
-        if s.unfollowed_roots:
-            counts.append(unfollowed_part(s.unfollowed_roots, show))
-        what = ", ".join(counts) or "no changes"
+        what = "; ".join([", ".join(counts)] * bool(counts) + parts) or "no changes"
         where = ""
         if not self.initial and self.paths:
             more = len(self.paths) - 1

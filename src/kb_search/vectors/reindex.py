@@ -42,7 +42,7 @@ class ReindexSummary:
 
     def line(self) -> str:
         text = (
-            f"Embedded {self.embedded} chunks with {self.model}"
+            f"Embedded {plural(self.embedded, 'chunk')} with {self.model}"
             f" ({self.already_present} already had vectors) in {self.seconds:.1f} s."
         )
         if self.switched_from:

@@ -121,3 +121,24 @@ def test_an_add_of_a_folder_whose_files_are_all_generated_exits_1(kb, tmp_path):
         " (--include-generated indexes them)"
     )
     assert kb("add", str(built), "--include-generated", ok=False).exit_code == 0
+
+
+def test_a_rename_to_a_type_that_fails_to_read_is_a_failure_not_a_rename(kb, tmp_path):
+    """`notes.md` -> `notes.pdf` (still Markdown inside): the document cannot follow its file.
+    Old code: "1 renamed, 1 failed, 1 dropped" for one file. Now it reads as an edit that
+    leaves a file unreadable: the file failed, and its document left the index (dropped)."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "notes.md").write_text("# Herons\n\nHerons fish in the shallows at dawn.\n")
+    (notes / "keep.md").write_text("# Keep\n\nUnrelated.\n")
+    kb.json("add", str(notes))
+    os.replace(notes / "notes.md", notes / "notes.pdf")
+    summary = kb.json("sync")
+    counts = [summary[k] for k in ("added", "updated", "renamed", "deleted", "dropped")]
+    assert counts == [0, 0, 0, 0, 1] and len(summary["failed"]) == 1, summary
+    assert summary["failed"][0]["path"].endswith("notes.pdf")
+    assert summary["failed"][0]["reason"].endswith("(its indexed text was removed)")
+    assert summary["summary"].startswith("Synced: 0 added, 0 updated, 0 renamed, 0 deleted")
+    assert kb.json("search", "herons", "--mode", "lexical")["results"] == []
+    again = kb.json("sync")  # nothing changed since: the failure is remembered, no more
+    assert (again["dropped"], again["failed"], again["known_failures"]) == (0, [], 1)
