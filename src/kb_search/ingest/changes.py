@@ -54,6 +54,10 @@ KNOWN_EMPTY = "known empty"  # empty before and unchanged since: not a failure
 # 11: plain text without a terminal's escape codes and overstrikes (grotty's manuals), scripts
 #     read as text titled by their name, reST fields (`:orphan:`) no title, a README titled by
 #     its HTML banner, Debian and release-headed change logs by package and file (issue 32).
+#     PDF: a short column beside a long one judged where both run; a wrapped contents entry's
+#     first line, an author after initials, a figure's large label no headings; a justified
+#     line with wide word spaces no table row; titles from a man page's name line and
+#     wrapped after a comma (issue 37).
 CHUNKER_VERSION = 11
 # The last version whose change reached plain-text chunks (`formats/text.parse_text`), the
 # cut BEIR corpora go through: their cached eval indexes (evaluate/beir.py) outlive other bumps.

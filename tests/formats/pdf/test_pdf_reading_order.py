@@ -153,6 +153,15 @@ def multicol_sections() -> tuple[list, list[str]]:
     return draws, reference
 
 
+def short_column_beside_a_long_one() -> tuple[list, list[str]]:
+    """A newsletter's last page: the right column holds a few lines at its top (headings of
+    empty sections, a reference), the left one runs down the page; the white strip between
+    them stays open to the foot, where the short column's text is a small share of the rows."""
+    left, right = lines("le", 45, per_line=7), lines("ri", 6, per_line=6)
+    draws = [*column(72, 80, left), *column(310, 80, right), (520, 800, "2", "Helvetica", 7)]
+    return draws, [*left, *right]
+
+
 PAGES = [
     paper_first_page,
     figure_between_columns,
@@ -163,6 +172,7 @@ PAGES = [
     newspaper,
     multicol_sections,
     prose_beside_a_list,
+    short_column_beside_a_long_one,
 ]
 
 
@@ -178,7 +188,8 @@ def mixed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[list[str
 def test_page_order_on_mixed_layouts(mixed, page: int) -> None:
     """Fails on the old code for the manual page with margin notes (read across the columns)
     and for multicol sections (every section's left column, then every right one), and for
-    prose beside a list (its short lines read as a table's cells, across); the other
+    prose beside a list (its short lines read as a table's cells, across), and for a short
+    column beside a long one (its top read across both); the other
     layouts guard what the old code already read right."""
     path, references = mixed
     assert score(references[page - 1], page_text(path, page)) >= 0.9

@@ -13,7 +13,9 @@
 - a date ('4. Februar 2006', 'Imprimé le 13 avril 2009'): it dates the document, it heads
   nothing;
 - a numbered mark in brackets ('[Green 2]', '[OA 1]', '[3]'): the label of a margin note or
-  a reviewer's comment, set bold beside the text it marks.
+  a reviewer's comment, set bold beside the text it marks;
+- a name after its initials ('C. D. Biemesderfer4,5'): an author under a paper's title, whose
+  first initial would pass for an appendix's letter.
 
 Bold marks a heading only where the body is not bold itself: a book set in a heavy face (or
 whose fonts all report bold) would make each of its short lines a heading.
@@ -48,6 +50,7 @@ DATE_IN_LINE_RE = re.compile(
     r"|\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{4})\b",
     re.I,
 )
+INITIALS_NAME_RE = re.compile(r"^(?:[A-Z]\.\s?){2,}\s*[A-Z][^\W\d_]+")
 NOTE_MARK_RE = re.compile(r"^\[[^\[\]]{0,24}?\d{1,4}\]$")
 DATE_LEAD_MAX_WORDS = 5  # 'Dernière mise à jour le': a few words that lead to the date
 BOLD_BODY_SHARE = 0.5  # bold this share of the body's prose: bold is the body's weight
@@ -62,7 +65,7 @@ def cannot_be_heading(text: str) -> bool:
     text = text.strip()
     if BULLET_RE.match(text) or (FIELD_RE.match(text) and not RELEASE_RE.match(text)):
         return True
-    if NOTE_MARK_RE.match(text):
+    if NOTE_MARK_RE.match(text) or INITIALS_NAME_RE.match(text):
         return True
     if SENTENCE_END_RE.search(text) and not text.isupper():
         return True

@@ -40,6 +40,8 @@ CHAPTER_WORD_RE = re.compile(
 # What a line's key leaves out: every character but those str.isalnum() keeps (a pattern's
 # word characters are those and '_'), removed in one pass rather than one call per character.
 NOT_ALNUM_RE = re.compile(r"[\W_]+")
+# A table of contents' entry: a title, leaders and its page ('Usage . . . . 12').
+TOC_ENTRY_RE = re.compile(r"[^\W\d_]\s*(\.\s*){3,}\d{1,4}$")
 
 
 @dataclass
@@ -90,8 +92,8 @@ def apply_outline(pages: list[Page], entries: list[Entry]) -> bool:
         # running head) must not pass for the bookmark '5 Usage'
         unnumbered = [e for e in candidates if e.key == e.bare]
         wrapping: Entry | None = None
-        for line in page.lines:
-            if line.cells >= TABLE_CELLS:
+        for line, below in zip(page.lines, [*page.lines[1:], None]):
+            if line.cells >= TABLE_CELLS or opens_contents_entry(line, below):
                 wrapping = None
                 continue
             key = _key(line.text)
@@ -129,6 +131,20 @@ def apply_outline(pages: list[Page], entries: list[Entry]) -> bool:
             line.heading_level = level
             index += 1
     return True
+
+
+def opens_contents_entry(line: Line, below: Line | None) -> bool:
+    """The first line of a contents entry wrapped in its column ('Providing copy and show
+    functions for' over 'environments . . . 1'): the next line of its block, close below,
+    goes on with a hanging indent and ends in leaders and a page. The entry names a section
+    elsewhere (the bookmark's own line is further on); its first line heads nothing."""
+    return (
+        below is not None
+        and below.block == line.block
+        and 0 < below.y0 - line.y1 <= line.size
+        and below.x0 > line.x0 + 0.5 * line.size
+        and TOC_ENTRY_RE.search(below.text) is not None
+    )
 
 
 def _unlisted_heading(line: Line, page_size: float) -> bool:

@@ -64,6 +64,9 @@ MIN_LISTING_LINES = 4
 LISTING_NUMBER_RE = re.compile(r"^(\d{1,5})(?:\s|$)")
 # A fragment of dots this many of its type's heights tall: a rule drawn in dots, not a line.
 RULE_LINES = 3.0
+# A justified line's word spaces: the widest at most this many times the narrowest (a full stop
+# stretches the space after it).
+JUSTIFIED_GAPS = 1.6
 
 # Text this many page widths off the page is far off it: read last. Text just off it (a
 # beamer overlay's hidden block two widths away) keeps its place among the rest.
@@ -520,10 +523,37 @@ def _band_gutter(
             _columns_are_prose(band_rows, gutter, memo)
             or _code_beside_output(band, gutter)
             or _index_columns(band_rows, gutter, memo)
+            or _columns_are_prose(_while_both_sides(band_rows, gutter), gutter, memo)
         )
         if columns and not _labelled_rows(band, gutter) and not _one_listing(band, gutter):
             return gutter
     return None
+
+
+def _while_both_sides(rows: list[list[Frag]], gutter: float) -> list[list[Frag]]:
+    """The band's rows down to the last one with text on both sides of the gutter, when body
+    text runs on below it on one side: a short column (a few headings and a reference beside
+    the top of a long one, a newsletter's last page) leaves the white strip open down to the
+    page's foot, and judged over all those rows its share of the band's text is too small for
+    a column: the page would be read across at its top. Notes in smaller type under both
+    columns (parallel texts' footnotes) are no column running on, and remarks in a margin
+    narrower than the text no column: [] then."""
+    both = [
+        k
+        for k, row in enumerate(rows)
+        if any(f.x1 <= gutter for f in row) and any(f.x0 >= gutter for f in row)
+    ]
+    if not both or both[-1] + 1 >= len(rows):
+        return []
+    head, tail = rows[: both[-1] + 1], rows[both[-1] + 1 :]
+    sides = [[f for row in head for f in row if (f.x1 <= gutter) == on_left] for on_left in (1, 0)]
+    widths = [max(f.x1 for f in side) - min(f.x0 for f in side) for side in sides]
+    if min(widths) < NARROW_SIDE * max(widths):  # remarks or a ruler in the margin
+        return []
+    body = statistics.median(f.size for row in head for f in row)
+    if statistics.median(f.size for row in tail for f in row) < FOOT_SIZE_RATIO * body:
+        return []
+    return head
 
 
 def _one_listing(band: list[Frag], gutter: float) -> bool:
@@ -843,6 +873,9 @@ def _leads_its_column(title: Frag, text: list[Frag], line: float) -> bool:
 def _block_lines(block: list[Frag], page: int, block_no: int) -> list[Line]:
     rows = text_rows(block)
     lines = [_row_to_line(row, page, block_no) for row in rows]
+    for k, line in enumerate(lines):
+        if line.cells >= TABLE_CELLS and _justified(line, lines[max(k - 1, 0) : k + 2], rows[k]):
+            lines[k] = _row_to_line(rows[k], page, block_no, words=True)
     for start, end in _numbered_listings(lines):
         for k in range(start, end):
             lines[k] = _row_to_line(rows[k], page, block_no, listing=True)
@@ -870,7 +903,31 @@ def _numbered_listings(lines: list[Line]) -> list[tuple[int, int]]:
     return runs
 
 
-def _row_to_line(row: list[Frag], page: int, block_no: int, listing: bool = False) -> Line:
+def _justified(line: Line, around: list[Line], row: list[Frag]) -> bool:
+    """A short line of a justified paragraph, its word spaces stretched wide enough to part
+    its words ('The  package  works  by  redefining  the'): one word a fragment, the white
+    between them about even, and a line of one piece above or below it with the same left
+    and right edges. A table's cells are seldom single words spaced evenly to the margins of
+    the text beside them."""
+    if any(" " in f.text.strip() for f in row):
+        return False
+    gaps = [b.x0 - a.x1 for a, b in zip(row, row[1:])]
+    if min(gaps) <= 0 or max(gaps) > JUSTIFIED_GAPS * min(gaps):
+        return False
+    edge = max(line.size, 1.0)
+    return any(
+        other is not line
+        and other.cells == 1
+        and not other.mono
+        and abs(other.x0 - line.x0) <= edge
+        and abs(other.x1 - line.x1) <= edge
+        for other in around
+    )
+
+
+def _row_to_line(
+    row: list[Frag], page: int, block_no: int, listing: bool = False, words: bool = False
+) -> Line:
     row.sort(key=lambda f: f.x0)
     # a listing's line numbers may be set in another font
     code = [f for f in row if not f.text.strip().isdigit()]
@@ -878,7 +935,7 @@ def _row_to_line(row: list[Frag], page: int, block_no: int, listing: bool = Fals
     if mono:  # a line of code keeps its inner spacing: 'x = 1    # comment'
         text = _spaced(row)
     else:
-        sep = " | " if len(row) >= TABLE_CELLS else " "
+        sep = " | " if len(row) >= TABLE_CELLS and not words else " "
         text = re.sub(r"[ \t]+", " ", sep.join(f.text.strip() for f in row)).strip()
     main = max(row, key=lambda f: len(f.text))
     return Line(
@@ -891,7 +948,7 @@ def _row_to_line(row: list[Frag], page: int, block_no: int, listing: bool = Fals
         size=main.size,
         bold=all(f.bold for f in row),
         block=block_no,
-        cells=1 if mono else len(row),
+        cells=1 if mono or words else len(row),
         mono=mono,
     )
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import statistics
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import pairwise
 from pathlib import Path
 
@@ -21,7 +21,7 @@ from kb_search.formats.pdf import front as front
 from kb_search.formats.pdf.furniture import PAGE_NUMBER_RE
 from kb_search.formats.pdf.heading_checks import cannot_be_heading, demote_out_of_rank
 from kb_search.formats.pdf.layout import TABLE_CELLS, Line, Page
-from kb_search.formats.pdf.outline import Entry, apply_outline
+from kb_search.formats.pdf.outline import TOC_ENTRY_RE, Entry, apply_outline, opens_contents_entry
 from kb_search.formats.pdf.slides import frame_starts, mark_frame_titles
 from kb_search.parsed import ChunkSettings
 
@@ -46,8 +46,6 @@ BOX_LABEL_RE = re.compile(
     r"|info|information|see also|nb)\W*$",
     re.I,
 )
-# A table of contents' entry: a title, dot leaders, its page ('2.1 Package Options . . . 2').
-TOC_ENTRY_RE = re.compile(r"[^\W\d_]\s*(\.\s*){3,}\d{1,4}$")
 # A bibliography entry: '[12] A. Author, ...', '[Knu84] Knuth ...'.
 BIBLIOGRAPHY_RE = re.compile(r"^\[\w{1,12}\+?\]\s")
 # A subsection's number ('B.1', '4.2.1') and a section's ('10', 'B', '4.2').
@@ -80,6 +78,8 @@ CHAPTER_LABEL_RE = re.compile(r"^(chapter|part|book|lecture|unit)\s+(\d+|[ivxlc]
 # Words a wrapped title line can end on: the title goes on below ('... for', '... and').
 OPEN_ENDINGS = frozenset({"a", "an", "and", "for", "in", "of", "on", "or", "the", "to", "with"})
 LETTERS_RE = re.compile(r"[^\W\d_]+")
+# A manual page's name line: the command (or several, comma-separated), a dash, what it is.
+MAN_NAME_RE = re.compile(r"^[^\s,]+(,\s*[^\s,]+)*\s+[-\u2212\u2013\u2014]\s+\S")
 # A table of contents' dot leaders ('Options . . . . . . 4', or one '.' per cell when the dots
 # were read as a table row): a reader sees a gap to the page number, not fifty full stops.
 # Dot leaders ('Intro . . . . 5', '| . . . |'). One way to split a run of blanks (the bar
@@ -253,21 +253,58 @@ def choose_title(
     if meta_title and _meaningful_title(meta_title, path):
         return meta_title
     first = next((p for p in pages if p.lines), None)
-    if first is not None:
-        top = _above_first_section(sorted(first.lines, key=lambda ln: ln.y0)[:15])
-        prose = _paragraph_lines(top)
-        named = [ln for ln in top if _could_name_document(ln) and id(ln) not in prose]
-        big = [ln for ln in named if _set_large(ln, body)]
-        if big:
-            # glyph-box sizes are noisy: of the lines set in the largest size, the topmost
-            largest = max(ln.size for ln in big)
-            return _title_lines(top, next(ln for ln in big if ln.size >= 0.92 * largest))
-        sizes = _heading_sizes(pages, body)
-        for line in named:
-            if heading_level(line, body, sizes) is not None:
-                return _unmarked(line.text)[:200]
+    title = _page_title(first, pages, body) if first is not None else ""
+    if title:
+        return title
     entry = _outline_title(outline or [])
     return entry or path.stem
+
+
+def _page_title(page: Page, pages: list[Page], body: float) -> str:
+    """The title atop one page, '' when none of its lines can be."""
+    lines = sorted(page.lines, key=lambda ln: ln.y0)
+    man = _manual_page_name(lines[:15])
+    if man:
+        return man
+    top = _above_first_section(lines[:15])
+    prose = _paragraph_lines(top)
+    named = [ln for ln in top if _could_name_document(ln) and id(ln) not in prose]
+    big = [ln for ln in named if _set_large(ln, body)]
+    if big:
+        # glyph-box sizes are noisy: of the lines set in the largest size, the topmost
+        largest = max(ln.size for ln in big)
+        return _title_lines(top, next(ln for ln in big if ln.size >= 0.92 * largest))
+    sizes = _heading_sizes(pages, body)
+    for index, line in enumerate(named):
+        if heading_level(line, body, sizes) is not None:
+            return _unmarked(line.text)[:200]
+        below = named[index + 1] if index + 1 < len(named) else None
+        if below is not None and _wrapped_at_comma(line, below, body, sizes):
+            return _unmarked(f"{line.text} {below.text}")[:200]
+    return ""
+
+
+def _manual_page_name(top: list[Line]) -> str:
+    """A manual page's name line ('bash − GNU Bourne-Again SHell' under 'NAME'): its title.
+    The 'NAME' heading above it is the first section's, in the title's place."""
+    for line, below in zip(top, top[1:]):
+        if line.text.strip() == "NAME" and MAN_NAME_RE.match(below.text):
+            return below.text.strip()[:200]
+    return ""
+
+
+def _wrapped_at_comma(line: Line, below: Line, body: float, sizes: list[float]) -> bool:
+    """A title in heading type wrapped after a comma ('COLLAPSED CORES IN GLOBULAR CLUSTERS,'
+    over 'GAUGE-BOSON COUPLINGS, AND AASTEX EXAMPLES'): the first line ends as no heading
+    does, the next goes on close under it in its type."""
+    return (
+        line.text.endswith(",")
+        and heading_level(replace(line, text=line.text[:-1]), body, sizes) is not None
+        and heading_level(below, body, sizes) is not None
+        and below.block == line.block
+        and abs(below.size - line.size) <= 0.05 * line.size
+        and 0 <= below.y0 - line.y1 <= 0.8 * line.size
+    )
 
 
 def _paragraph_lines(top: list[Line]) -> set[int]:
@@ -403,6 +440,8 @@ def paragraphs(
             _demote_crowded(page.lines, body_size)
             _demote_long_heading_runs(page.lines, body_size)
             _join_wrapped_headings(page.lines, body_size)
+            _demote_wrapped_contents_entries(page.lines)
+            _demote_figure_labels(page.lines)
         demote_out_of_rank(pages)
     frame_level, starts = 0, set()
     if slides:
@@ -611,6 +650,33 @@ def _join_wrapped_headings(lines: list[Line], body_size: float) -> None:
             and not cannot_be_heading(line.text)
         ):
             line.heading_level = prev.heading_level
+
+
+def _demote_wrapped_contents_entries(lines: list[Line]) -> None:
+    """A contents entry's first line, wrapped in its column, heads nothing (a bold or larger
+    entry would head the entries after it)."""
+    for line, below in zip(lines, lines[1:]):
+        if below.heading_level is None and opens_contents_entry(line, below):
+            line.heading_level = None
+
+
+def _demote_figure_labels(lines: list[Line]) -> None:
+    """A line set large near rows of cells in its own type, a line or two above or below it in
+    its block, is one more row of a figure (a plot's axis label and a glyph, '4 bc', between
+    the axis's other figures): a heading is followed by text, and a table's rows are set in
+    body type, not in the heading's."""
+    for index, line in enumerate(lines):
+        if line.heading_level is None:
+            continue
+        neighbours = lines[max(index - 2, 0) : index] + lines[index + 1 : index + 3]
+        if any(
+            other.block == line.block
+            and other.cells >= TABLE_CELLS
+            and abs(other.size - line.size) <= 0.05 * line.size
+            and min(abs(other.y0 - line.y1), abs(line.y0 - other.y1)) <= 3 * line.size
+            for other in neighbours
+        ):
+            line.heading_level = None
 
 
 def _hyphen_wrapped(upper: Line, lower: Line) -> bool:
