@@ -51,7 +51,11 @@ KNOWN_EMPTY = "known empty"  # empty before and unchanged since: not a failure
 #     side-by-side paragraphs, landscape books no slide decks, heads and titles measured by
 #     line boxes, foreign 'Contents' headings, margin labels no headings; a chunk that spans
 #     pages cites the page holding most of its text (`cited_page`, migration 9) (issue 37).
-CHUNKER_VERSION = 10
+# 11: PDF titles beside a contents box, after a colon, stacked in two sizes or wrapped after a
+#     German or French word; UTF-8 Title fields read as PDFDocEncoding repaired, Title fields
+#     with TeX source set aside; slide decks at screen size, and a deck's sidebar of sections
+#     dropped (issue 37).
+CHUNKER_VERSION = 11
 # The last version whose change reached plain-text chunks (`formats/text.parse_text`), the
 # cut BEIR corpora go through: their cached eval indexes (evaluate/beir.py) outlive other bumps.
 TEXT_CHUNKER_VERSION = 3
