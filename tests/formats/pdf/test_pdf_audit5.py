@@ -168,3 +168,19 @@ def test_a_dense_deck_exported_at_screen_size_is_a_deck(tmp_path: Path) -> None:
         chunks = [c for c in doc.chunks if f"left{i}x" in c.text or f"right{i}x" in c.text]
         assert chunks and all(c.heading == f"Common Specials {i}" for c in chunks), i
         assert all(c.page_start == c.page_end == i + 1 for c in chunks)
+
+
+def test_a_letters_e_mail_line_heads_nothing(tmp_path: Path) -> None:
+    """cv's ApplicationLetter: the addressee's 'E-Mail: application@employer.com', set larger
+    than the letter's text, headed every chunk of the letter."""
+    page: PageSpec = [
+        (72, 60, "Philipp Maier", "Helvetica", 16),
+        (72, 140, "Employer Research", "Helvetica", 10),
+        (72, 153, "London", "Helvetica", 10),
+        (72, 170, "E-Mail: application@employer.com", "Helvetica", 13.5),
+        (72, 290, "Application for a position", "Helvetica-Bold", 11),
+    ]
+    page += body(lines_of(words(200, "letter")), top=320, size=10)
+    doc = parse_pdf(write_pdf(tmp_path / "letter.pdf", [page]), SETTINGS)
+    assert all("@" not in (c.heading or "") for c in doc.chunks)
+    assert any("letter0" in c.text for c in doc.chunks)

@@ -13,7 +13,9 @@
 - a date ('4. Februar 2006', 'Imprimé le 13 avril 2009'): it dates the document, it heads
   nothing;
 - a numbered mark in brackets ('[Green 2]', '[OA 1]', '[3]'): the label of a margin note or
-  a reviewer's comment, set bold beside the text it marks.
+  a reviewer's comment, set bold beside the text it marks;
+- a line with an e-mail address in it ('E-Mail: application@employer.com' in a letter's
+  sender block, an author and the address beside the name): it says whom to write to.
 
 Bold marks a heading only where the body is not bold itself: a book set in a heavy face (or
 whose fonts all report bold) would make each of its short lines a heading.
@@ -25,7 +27,7 @@ import re
 import statistics
 from collections import defaultdict
 
-from kb_search.formats.pdf.front import MONTHS
+from kb_search.formats.pdf.front import EMAIL_RE, MONTHS
 from kb_search.formats.pdf.layout import Line, Page
 
 BULLET_RE = re.compile(
@@ -66,7 +68,7 @@ def cannot_be_heading(text: str) -> bool:
         return True
     if SENTENCE_END_RE.search(text) and not text.isupper():
         return True
-    if is_date_line(text):
+    if is_date_line(text) or EMAIL_RE.search(text):
         return True
     long = len(text.split()) >= INTRO_MIN_WORDS
     return text.endswith(":") and long and not SECTION_LABEL_RE.match(text)
