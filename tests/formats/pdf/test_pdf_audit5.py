@@ -184,3 +184,16 @@ def test_a_letters_e_mail_line_heads_nothing(tmp_path: Path) -> None:
     doc = parse_pdf(write_pdf(tmp_path / "letter.pdf", [page]), SETTINGS)
     assert all("@" not in (c.heading or "") for c in doc.chunks)
     assert any("letter0" in c.text for c in doc.chunks)
+
+
+def test_a_two_ideograph_heading_names_the_document(tmp_path: Path) -> None:
+    """hitreport's scan-statement: '声 明' (a statement), set larger atop the page, is its
+    title; three letters in a row were needed, and the file name was taken."""
+    from reportlab.pdfbase import pdfmetrics
+    from reportlab.pdfbase.cidfonts import UnicodeCIDFont
+
+    pdfmetrics.registerFont(UnicodeCIDFont("STSong-Light"))
+    page: PageSpec = [(270, 150, "声 明", "STSong-Light", 15)]
+    line = "本人郑重声明所呈交的学位论文是本人在导师指导下独立进行研究"
+    page += [(90, 200 + 20 * i, line, "STSong-Light", 12) for i in range(4)]
+    assert parse_pdf(write_pdf(tmp_path / "statement.pdf", [page]), SETTINGS).title == "声 明"

@@ -89,6 +89,7 @@ OPEN_ENDINGS = frozenset(
 # A subtitle after a title line that ends on a colon is set this share of its size at least
 SUBTITLE_SIZE = 0.7
 LETTERS_RE = re.compile(r"[^\W\d_]+")
+CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 # A table of contents' dot leaders ('Options . . . . . . 4', or one '.' per cell when the dots
 # were read as a table row): a reader sees a gap to the page number, not fifty full stops.
 # Dot leaders ('Intro . . . . 5', '| . . . |'). One way to split a run of blanks (the bar
@@ -352,7 +353,8 @@ def _could_name_document(line: Line) -> bool:
         len(text) <= 150
         and line.cells < TABLE_CELLS
         and _wordy(text)
-        and re.search(r"[^\W\d_]{3}", text) is not None  # '1st', '~70%' are figures
+        # '1st', '~70%' are figures; two ideographs make a word ('声 明', letter-spaced)
+        and (re.search(r"[^\W\d_]{3}", text) is not None or len(CJK_RE.findall(text)) >= 2)
         and not NUMBERED_HEADING_RE.match(text)  # '4 Conclusions' heads a section
         and not PAGE_NUMBER_RE.match(text)
         and not front.is_front_matter(text)
