@@ -4,6 +4,7 @@ rebuilds one case in typographic terms and fails on the code before its fix."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -197,3 +198,31 @@ def test_a_two_ideograph_heading_names_the_document(tmp_path: Path) -> None:
     line = "本人郑重声明所呈交的学位论文是本人在导师指导下独立进行研究"
     page += [(90, 200 + 20 * i, line, "STSong-Light", 12) for i in range(4)]
     assert parse_pdf(write_pdf(tmp_path / "statement.pdf", [page]), SETTINGS).title == "声 明"
+
+
+def test_glyphs_of_latexs_picture_fonts_are_no_text(tmp_path: Path) -> None:
+    """elzcards-examples: the corners a picture draws with LaTeX's circle font (its arcs are
+    the font's 's' and 'r') were read as 's s' and 'r r', and headed the cards' chunks."""
+    from pdf_samples import write_objects
+
+    lines = lines_of(words(120, "card"))
+    text = b"".join(b"(%s) Tj 0 -14 Td " % line.encode() for line in lines)
+    content = (
+        b"BT /F2 10 Tf 100 760 Td (s) Tj 200 0 Td (s) Tj ET "
+        b"BT /F1 10 Tf 72 700 Td " + text + b"ET "
+        b"BT /F2 10 Tf 100 400 Td (r) Tj 200 0 Td (r) Tj ET"
+    )
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R /F2 6 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /ABCDEF+LCIRCLE10 >>",
+    ]
+    doc = parse_pdf(write_objects(tmp_path / "cards.pdf", objects), SETTINGS)
+    text_read = " ".join(c.text for c in doc.chunks)
+    assert "card0" in text_read and "card112" in text_read
+    assert re.search(r"(?<!\w)(s s|r r)(?!\w)", text_read) is None
+    assert all(c.heading in (None, "") for c in doc.chunks)
