@@ -374,7 +374,9 @@ def _title_lines(top: list[Line], largest: Line) -> str:
         gap = lines[0].y0 - line.y1
         # a one-word line is the end of a title set in two sizes ('EXPDLIST – an Expanded
         # description' over a larger 'Environment'), not the whole of it
+        # (and set near its size: authors' names above a title are set far smaller)
         one_word = len(lines) == 1 and len(largest.text.split()) == 1
+        one_word = one_word and line.size >= 0.6 * largest.size
         leads = _open_ended(line) or (one_word and not CHAPTER_LABEL_RE.match(line.text))
         if not (leads and line.size >= 0.5 * largest.size and _could_name_document(line)):
             break
