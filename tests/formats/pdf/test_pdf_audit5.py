@@ -74,6 +74,9 @@ def test_a_one_word_title_line_is_the_end_of_the_line_above(tmp_path: Path) -> N
         (180, 235, "Rainer Hulse and Wolfgang Kaspar", "Times-Roman", 11),
     ]
     assert title_of(tmp_path, page) == "EXPDLIST - an Expanded description Environment"
+    page += body(lines_of(words(150, "w")), top=400, size=10)
+    doc = parse_pdf(write_pdf(tmp_path / "again.pdf", [page]), SETTINGS)
+    assert all(c.heading is None for c in doc.chunks)  # the title's lines and authors head none
 
 
 def test_a_german_title_wrapped_after_von_goes_on(tmp_path: Path) -> None:

@@ -550,7 +550,12 @@ def _part_of_title(text: str, title: str) -> bool:
     """The title's own lines on page 1 (marks and all, or one of its wrapped lines): they
     name the document, not a section, so they head no chain."""
     key, title_key = _letters_key(_unmarked(text)), _letters_key(title)
-    return key == title_key or (len(key) >= 0.3 * len(title_key) and key in title_key)
+    if key == title_key:
+        return True
+    # a short line that begins or ends the title is one of its lines ('Environment' under
+    # 'EXPDLIST – an Expanded description')
+    edge = len(key) >= 4 and (title_key.startswith(key) or title_key.endswith(key))
+    return key in title_key and (len(key) >= 0.3 * len(title_key) or edge)
 
 
 def _byline(line: Line) -> bool:
