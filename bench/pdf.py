@@ -45,7 +45,8 @@ FOOTNOTE_END_RE = re.compile(r"[*\u2217\u2020\u2021\u21e4]\s*$")
 def title_flag(title: str) -> str:
     """Why a title looks wrong (e-mail, affiliation, date, no words, too long, cut at a colon
     or an open word, mojibake, TeX source, a footnote mark), or ''."""
-    letters = sum(ch.isalpha() for ch in title)
+    # an ideograph is a word's worth of letters ('声明', a statement)
+    letters = sum(3 if "\u4e00" <= ch <= "\u9fff" else ch.isalpha() for ch in title)
     checks = (
         ("e-mail", EMAIL_RE.search(title)),
         ("affiliation", AFFILIATION_RE.search(title)),

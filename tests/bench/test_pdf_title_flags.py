@@ -17,6 +17,8 @@ from bench.pdf import title_flag
         ("The TEXshade package", ""),
         ("Documentation for colortab: Shading and coloring TEX tables", ""),
         ("Le dahut - Pr\u00e9cis de zoologie", ""),
+        ("\u58f0 \u660e", ""),
+        ("2b", "no words"),
     ],
 )
 def test_title_flags(title: str, why: str) -> None:
