@@ -35,17 +35,28 @@ DATE_RE = re.compile(
     r"\d{4}\W*$|^\W*\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}\W*$",
     re.I,
 )
+# A title cut at its line break: it ends on a colon or on a word that leads into more.
+UNFINISHED_RE = re.compile(r"(:|\s(a|an|and|for|in|of|on|or|the|to|with|von|und|de|du))\s*$", re.I)
+MOJIBAKE_RE = re.compile("[\u00c2\u00c3][\u0080-\u00bf\u2018-\u2022\u20ac\u0152\u0153]")
+TEX_SOURCE_RE = re.compile(r"\[-?\d*\.?\d+\s?(pt|ex|em|mm|cm)\]|\\[A-Za-z]{2,}")
+FOOTNOTE_END_RE = re.compile(r"[*\u2217\u2020\u2021\u21e4]\s*$")
 
 
 def title_flag(title: str) -> str:
-    """Why a title looks wrong (e-mail, affiliation, date, no words, too long), or ''."""
-    letters = sum(ch.isalpha() for ch in title)
+    """Why a title looks wrong (e-mail, affiliation, date, no words, too long, cut at a colon
+    or an open word, mojibake, TeX source, a footnote mark), or ''."""
+    # an ideograph is a word's worth of letters ('声明', a statement)
+    letters = sum(3 if "\u4e00" <= ch <= "\u9fff" else ch.isalpha() for ch in title)
     checks = (
         ("e-mail", EMAIL_RE.search(title)),
         ("affiliation", AFFILIATION_RE.search(title)),
         ("date", DATE_RE.match(title)),
         ("no words", letters < 3),
         ("too long", len(title.split()) > 30),
+        ("cut short", UNFINISHED_RE.search(title)),
+        ("mojibake", MOJIBAKE_RE.search(title)),
+        ("TeX source", TEX_SOURCE_RE.search(title)),
+        ("footnote mark", FOOTNOTE_END_RE.search(title)),
     )
     return next((why for why, hit in checks if hit), "")
 

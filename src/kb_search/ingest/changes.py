@@ -58,6 +58,10 @@ KNOWN_EMPTY = "known empty"  # empty before and unchanged since: not a failure
 #     first line, an author after initials, a figure's large label no headings; a justified
 #     line with wide word spaces no table row; titles from a man page's name line and
 #     wrapped after a comma (issue 37).
+#     PDF titles beside a contents box, after a colon, stacked in two sizes or wrapped after a
+#     German or French word; UTF-8 Title fields read as PDFDocEncoding repaired, Title fields
+#     with TeX source set aside; slide decks at screen size, and a deck's sidebar of sections
+#     dropped (issue 37).
 CHUNKER_VERSION = 11
 # The last version whose change reached plain-text chunks (`formats/text.parse_text`), the
 # cut BEIR corpora go through: their cached eval indexes (evaluate/beir.py) outlive other bumps.

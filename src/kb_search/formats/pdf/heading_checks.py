@@ -16,6 +16,8 @@
   a reviewer's comment, set bold beside the text it marks;
 - a name after its initials ('C. D. Biemesderfer4,5'): an author under a paper's title, whose
   first initial would pass for an appendix's letter.
+- a line with an e-mail address in it ('E-Mail: application@employer.com' in a letter's
+  sender block, an author and the address beside the name): it says whom to write to.
 
 Bold marks a heading only where the body is not bold itself: a book set in a heavy face (or
 whose fonts all report bold) would make each of its short lines a heading.
@@ -27,7 +29,7 @@ import re
 import statistics
 from collections import defaultdict
 
-from kb_search.formats.pdf.front import MONTHS
+from kb_search.formats.pdf.front import EMAIL_RE, MONTHS
 from kb_search.formats.pdf.layout import Line, Page
 
 BULLET_RE = re.compile(
@@ -69,7 +71,7 @@ def cannot_be_heading(text: str) -> bool:
         return True
     if SENTENCE_END_RE.search(text) and not text.isupper():
         return True
-    if is_date_line(text):
+    if is_date_line(text) or EMAIL_RE.search(text):
         return True
     long = len(text.split()) >= INTRO_MIN_WORDS
     return text.endswith(":") and long and not SECTION_LABEL_RE.match(text)

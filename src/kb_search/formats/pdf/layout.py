@@ -39,6 +39,8 @@ LEADER_RE = re.compile(r"^[\s.\u00b7\u2024\u2026]*$")
 # 'Bold'. A subset prefix ('ABCDEF+') may come first.
 TEX_BOLD_RE = re.compile(r"(^|\+)(cm|sf|ec|tc)\w*bx", re.I)
 FIXED_PITCH_FLAG = 1  # PDF font descriptor flag bit 1
+# LaTeX's picture-mode fonts: their glyphs are slopes and arcs of lines and circles
+PICTURE_FONT_RE = re.compile(r"^(line|linew|lcircle|lcirclew)10$", re.I)
 # Fixed-pitch fonts that do not set the flag: TeX's typewriter faces and the usual code fonts.
 MONO_NAME_RE = re.compile(
     r"(^|\+)(cmtt|sftt|ectt|cmsltt|lmmono|txtt|pcrr|ucrr|fvmr|beramono)|mono|courier|consol"
@@ -134,7 +136,8 @@ class _View:
 def _read(page: pdfium.PdfPage, view: _View, glyphs: PageGlyphs | None) -> list[Frag]:
     textpage = page.get_textpage()
     try:
-        return list(_fragments(textpage, view, glyphs))
+        # a run in LaTeX's picture fonts drew a line or a circle: its 'letters' are no text
+        return [f for f in _fragments(textpage, view, glyphs) if f.text]
     finally:
         textpage.close()
 
@@ -382,12 +385,15 @@ def _make_frag(
     vertical: bool = False,
 ) -> Frag:
     text = "".join(chars).translate(LIGATURES)
-    bold, mono = styles.style(first)
+    bold, mono, drawing = styles.style(first)
     if last != first:
-        last_bold, last_mono = styles.style(last)
+        last_bold, last_mono, last_drawing = styles.style(last)
         # a listing's line number may lead in another font: the middle and the end decide
         mid_mono = styles.mono((first + last) // 2)
         bold, mono = bold and last_bold, mid_mono and last_mono
+        drawing = drawing and last_drawing
+    if drawing:
+        text = ""  # strokes of a picture in LaTeX's picture fonts, dropped by `_read`
     # the median glyph height, not the run's box: one tall '{' or '(' must not make an e-mail
     # line the largest text on the page
     size = statistics.median(heights)
@@ -395,23 +401,24 @@ def _make_frag(
 
 
 class _FontStyles:
-    """(bold, fixed-pitch) of a page's characters' fonts, from their weight, flags and name:
-    what a font's name and flags tell is worked out once per page, not for each fragment."""
+    """(bold, fixed-pitch, picture font) of a page's characters' fonts, from their weight,
+    flags and name: what a font's name and flags tell is worked out once per page, not for
+    each fragment."""
 
     def __init__(self, textpage: pdfium.PdfTextPage) -> None:
         self._raw = textpage.raw
-        self._named: dict[tuple[str, int], tuple[bool, bool]] = {}
+        self._named: dict[tuple[str, int], tuple[bool, bool, bool]] = {}
 
-    def style(self, index: int) -> tuple[bool, bool]:
-        bold, mono = self._by_name(index)
-        if pdfium_c.FPDFText_GetFontWeight(self._raw, index) >= 600:
-            return True, mono
-        return bold, mono
+    def style(self, index: int) -> tuple[bool, bool, bool]:
+        found = self._by_name(index)
+        if not found[0] and pdfium_c.FPDFText_GetFontWeight(self._raw, index) >= 600:
+            return True, found[1], found[2]
+        return found
 
     def mono(self, index: int) -> bool:
         return self._by_name(index)[1]
 
-    def _by_name(self, index: int) -> tuple[bool, bool]:
+    def _by_name(self, index: int) -> tuple[bool, bool, bool]:
         key = font_info(self._raw, index)
         found = self._named.get(key)
         if found is None:
@@ -419,9 +426,12 @@ class _FontStyles:
         return found
 
 
-def _named_style(name: str, flags: int) -> tuple[bool, bool]:
-    """(bold, fixed-pitch) as a font's name and descriptor flags say."""
+def _named_style(name: str, flags: int) -> tuple[bool, bool, bool]:
+    """(bold, fixed-pitch, picture font) as a font's name and descriptor flags say. LaTeX's
+    picture fonts (line10, lcircle10 and their wide kin) map slopes and arcs of lines and
+    circles to letters: their glyphs are drawing, not text."""
+    picture = PICTURE_FONT_RE.match(name.split("+", 1)[-1]) is not None
     name = name.lower()
     mono = bool(flags & FIXED_PITCH_FLAG) or MONO_NAME_RE.search(name) is not None
     bold = any(w in name for w in ("bold", "black", "heavy", "semibold", "demi"))
-    return bold or TEX_BOLD_RE.search(name) is not None, mono
+    return bold or TEX_BOLD_RE.search(name) is not None, mono, picture

@@ -52,6 +52,19 @@ MAX_ACCENT_RUNS = 500  # lone accents set back on their letters, per page
 LETTER_CONTEXT = 3  # letters before an accented one that tell which of its kind it is
 LETTER_REACH = 64  # characters, in the page's order, between an accent and its letter at most
 PAGE_OBJECT_RE = re.compile(rb"/Type\s*/Page(?!s)")
+# The characters PDFDocEncoding gives the bytes 0x80-0xA0 (the rest of its upper half is
+# Latin-1's), by the byte: a UTF-8 sequence read as that encoding shows them.
+PDFDOC_BYTES = {
+    ch: 0x80 + i
+    for i, ch in enumerate(
+        "\u2022\u2020\u2021\u2026\u2014\u2013\u0192\u2044\u2039\u203a\u2212\u2030\u201e\u201c"
+        "\u201d\u2018\u2019\u201a\u2122\ufb01\ufb02\u0141\u0152\u0160\u0178\u017d\u0131\u0142"
+        "\u0153\u0161\u017e\ufffd\u20ac"
+    )
+}
+# A UTF-8 lead byte of a Latin letter (0xC2-0xC5) read as 'Â', 'Ã', 'Ä' or 'Å', then a byte
+# that continues it: how UTF-8 read as PDFDocEncoding or Latin-1 looks
+MOJIBAKE_RE = re.compile("[\u00c2-\u00c5][\u00a0-\u00bf" + "".join(PDFDOC_BYTES) + "]")
 PDF_DATE_RE = re.compile(
     r"^(D:)?(\d{4})(\d\d)?(\d\d)?(\d\d)?(\d\d)?(\d\d)?([Zz+\-])?(\d\d)?'?(\d\d)?"
 )
@@ -97,9 +110,11 @@ def parse_pdf(
     deck = slides.is_slide_deck(pages, body_size)
     if deck:
         slides.drop_off_page(pages)
-    furniture.remove_headers_footers(pages, keep=slides.frame_titles(pages) if deck else None)
+    frame_titles = slides.frame_titles(pages) if deck else None
+    furniture.remove_headers_footers(pages, keep=frame_titles)
     if deck:
         slides.merge_overlays(pages)
+        slides.drop_navigation(pages, keep=frame_titles or set())
     title = structure.choose_title(metadata.get("title"), pages, body_size, path, outline)
     paras = structure.paragraphs(pages, body_size, title, outline, slides=deck)
     structure.fix_page_break_hyphens(paras)
@@ -197,7 +212,20 @@ def _metadata(doc: pdfium.PdfDocument) -> dict:
 
 
 def _clean_meta(value: str) -> str:
-    return re.sub(r"\s+", " ", value.replace("\x00", "")).strip()
+    return re.sub(r"\s+", " ", _undo_mojibake(value.replace("\x00", ""))).strip()
+
+
+def _undo_mojibake(value: str) -> str:
+    """A field written as UTF-8 bytes without a byte order mark is read as PDFDocEncoding:
+    'PrÃ©cis' for 'Précis'. Read back as the bytes it was and decoded as UTF-8, when that is
+    what it was (the bytes are valid UTF-8, which text in that encoding seldom is)."""
+    if not MOJIBAKE_RE.search(value):
+        return value
+    try:
+        raw = bytes(PDFDOC_BYTES.get(ch, ord(ch)) for ch in value)
+        return raw.decode("utf-8")
+    except (ValueError, UnicodeDecodeError):  # a character beyond one byte: no mojibake
+        return value
 
 
 def _pdf_date(value: str) -> str:

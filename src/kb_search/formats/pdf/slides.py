@@ -5,21 +5,27 @@ largest line near its top, in the size the deck sets its frame titles in) heads 
 though it repeats on the slide's overlay pages like a running head. An overlay page whose every
 line the next page shows again is merged into that page, so a slide built up in five steps is
 one passage, not five near-copies. A chunk never holds two frames with different titles: each
-frame starts one, and a section slide before a frame is that frame's parent.
+frame starts one, and a section slide before a frame is that frame's parent. What the deck
+repeats at one place on most slides (a sidebar or headline listing the sections, the talk's
+title in the footline) is navigation, not any slide's text.
 """
 
 from __future__ import annotations
 
 import re
 import statistics
-from collections import Counter
+from collections import Counter, defaultdict
 
 from kb_search.formats.pdf.layout import Line, Page
 
 NUMBERED_RE = re.compile(r"^\(?\d{1,2}(\.\d{1,2})*[.)]?\s+\S")  # '1. Statement', '2 Results'
 LANDSCAPE = 1.2  # width / height of a slide (4:3 is 1.33, 16:9 is 1.78)
-MAX_WIDTH = 1000.0  # points: wider pages are drawings or posters
+# points: wider pages are drawings or posters (a deck exported at screen size, 1024 x 768
+# pixels as points, is not)
+MAX_WIDTH = 1100.0
 MAX_LINES = 30  # a slide's median number of lines
+# ... or this many in type set for the screen: a dense talk's slides with a sidebar of sections
+SCREEN_MAX_LINES = 45
 TITLE_ZONE = 0.3  # share of the page height, from its top, where a frame title sits
 TITLE_MAX_WORDS = 12
 OFF_PAGE = 2.0  # points beyond the page's edge a line must lie to be off the page
@@ -28,6 +34,10 @@ SLOT_SIZE = 0.08  # a frame title is set within this share of the deck's frame-t
 # page height (beamer's 11pt on a 273pt page is 0.04); a landscape book's is about half that.
 SCREEN_TYPE = 0.035
 TITLE_OVER_BODY = 1.05  # a frame title is set larger than the body by at least this much
+NAVIGATION_SHARE = 0.2  # of the slides with text: a sidebar line on this many is navigation
+NAVIGATION_MIN_SLIDES = 3
+SIDEBAR_SHARE = 0.3  # of the slide's width: a sidebar lies in this band at its left or right
+BAR_SHARE = 0.12  # of the slide's height: the headline and footline lie in this band
 
 
 def is_slide_deck(pages: list[Page], body_size: float = 0.0) -> bool:
@@ -40,10 +50,12 @@ def is_slide_deck(pages: list[Page], body_size: float = 0.0) -> bool:
     wide = [p for p in with_text if p.width / p.height >= LANDSCAPE and p.width <= MAX_WIDTH]
     if len(wide) < 0.6 * len(with_text):
         return False
-    if statistics.median(len(p.lines) for p in with_text) > MAX_LINES:
-        return False
     height = statistics.median(p.height for p in with_text)
-    if body_size <= 0 or body_size >= SCREEN_TYPE * height:
+    screen = body_size > 0 and body_size >= SCREEN_TYPE * height
+    most = SCREEN_MAX_LINES if screen else MAX_LINES
+    if statistics.median(len(p.lines) for p in with_text) > most:
+        return False
+    if body_size <= 0 or screen:
         return True
     slot = title_size(pages)
     return slot is not None and slot >= TITLE_OVER_BODY * body_size
@@ -107,6 +119,42 @@ def merge_overlays(pages: list[Page]) -> None:
         later = {ln.text for ln in following.lines}
         if all(ln.text in later for ln in page.lines):
             page.lines = []
+
+
+def drop_navigation(pages: list[Page], keep: set[int]) -> None:
+    """Drop the lines a deck shows in a sidebar at the same place, with the same text, on a
+    fifth of its slides or more (three at least; a section's sidebar lists its own
+    subsections), after overlays are merged: the sidebar's list of sections and subsections,
+    each of which would otherwise head the text beside it. Frame
+    titles (`keep`, by id) stay. The headline and footline are left to the running heads' rules
+    (a headline's section names are what a deck's bookmarks are matched to)."""
+    shown = [p for p in pages if p.lines]
+    slides: dict[tuple[str, int, int], set[int]] = defaultdict(set)
+    for page in shown:
+        for line in page.lines:
+            if _in_sidebar(line, page):
+                slides[_place(line)].add(page.number)
+    needed = max(NAVIGATION_MIN_SLIDES, NAVIGATION_SHARE * len(shown))
+    for page in shown:
+        drop = {
+            id(ln)
+            for ln in page.lines
+            if len(slides.get(_place(ln), ())) >= needed and id(ln) not in keep
+        }
+        if drop and len(drop) < len(page.lines):
+            page.lines = [ln for ln in page.lines if id(ln) not in drop]
+
+
+def _place(line: Line) -> tuple[str, int, int]:
+    return line.text, round(line.x0), round(line.y0)
+
+
+def _in_sidebar(line: Line, page: Page) -> bool:
+    """In a band down the left or right of the slide, below the headline and above the
+    footline."""
+    side = line.x1 <= SIDEBAR_SHARE * page.width or line.x0 >= (1 - SIDEBAR_SHARE) * page.width
+    edge = BAR_SHARE * page.height
+    return side and line.y0 >= edge and line.y1 <= page.height - edge
 
 
 def mark_frame_titles(pages: list[Page], title: str) -> int:

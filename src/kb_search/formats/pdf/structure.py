@@ -64,9 +64,11 @@ PARAGRAPH_MIN_LINES = 5  # lines of one size at one pitch: a paragraph, not a ti
 SIDE_BY_SIDE_MIN_WORDS = 4  # authors or affiliations side by side, in words
 # A footnote mark after a title ('... in LaTeX ∗', 'A Study†'): the note, not the title's.
 # From the start of a trailing run of marks and spaces only: no nested repeat (linear time).
+# '\u21e4' is the asterisk of a symbol font whose ToUnicode map names it wrongly (texshade's
+# 'The TEXshade package⇤'): no title ends on an arrow to a bar.
 FOOTNOTE_MARK_RE = re.compile(
-    r"(?<![\s*\u2217\u2020\u2021\u00a7\u00b6])[\s*\u2217\u2020\u2021\u00a7\u00b6]*"
-    r"[*\u2217\u2020\u2021\u00a7\u00b6]\s*$"
+    r"(?<![\s*\u2217\u2020\u2021\u00a7\u00b6\u21e4])[\s*\u2217\u2020\u2021\u00a7\u00b6\u21e4]*"
+    r"[*\u2217\u2020\u2021\u00a7\u00b6\u21e4]\s*$"
 )
 # The same marks glued to a word inside a title that goes on ('The dramatist package∗ User Guide').
 # Or before a dash or colon that goes on ('substr.sty∗—Substring Functions').
@@ -75,11 +77,19 @@ INNER_MARK_RE = re.compile(
 )
 # A chapter label a title goes on from ('Chapter 1' above 'What is Earth Science?').
 CHAPTER_LABEL_RE = re.compile(r"^(chapter|part|book|lecture|unit)\s+(\d+|[ivxlc]+|[a-z])\.?$", re.I)
-# Words a wrapped title line can end on: the title goes on below ('... for', '... and').
-OPEN_ENDINGS = frozenset({"a", "an", "and", "for", "in", "of", "on", "or", "the", "to", "with"})
+# Words a wrapped title line can end on: the title goes on below ('... for', '... and'), in
+# English, German, French and Spanish ('Erweiterungen von', 'Manuel de').
+OPEN_ENDINGS = frozenset(
+    {"a", "an", "and", "for", "in", "of", "on", "or", "the", "to", "with"}
+    | {"von", "und", "für", "mit", "der", "die", "das", "des", "zum", "zur"}
+    | {"de", "du", "et", "la", "le", "les", "pour", "avec", "del", "para", "con", "y"}
+)
+# A subtitle after a title line that ends on a colon is set this share of its size at least
+SUBTITLE_SIZE = 0.7
 LETTERS_RE = re.compile(r"[^\W\d_]+")
 # A manual page's name line: the command (or several, comma-separated), a dash, what it is.
 MAN_NAME_RE = re.compile(r"^[^\s,]+(,\s*[^\s,]+)*\s+[-\u2212\u2013\u2014]\s+\S")
+CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 # A table of contents' dot leaders ('Options . . . . . . 4', or one '.' per cell when the dots
 # were read as a table row): a reader sees a gap to the page number, not fifty full stops.
 # Dot leaders ('Intro . . . . 5', '| . . . |'). One way to split a run of blanks (the bar
@@ -97,6 +107,11 @@ MEANINGLESS_TITLE_RE = re.compile(
 # A TeX length left at the head of a Title field ('=1exfamilytree package v3.1', from a
 # line break with its space, '\\\\[1ex]', in the title): no title starts with '='.
 TEX_LENGTH_LEAD_RE = re.compile(r"^=-?\d{0,3}(\.\d{1,3})?(pt|ex|em|mm|cm|in|bp|pc)\s*")
+# TeX source inside a Title field: a line break's length ('easyformat [.5em] _the_ manual',
+# from '\\\\[.5em]') or a control word ('\LaTeX'). Page 1 shows the title as typeset.
+TEX_IN_TITLE_RE = re.compile(
+    r"\[-?\d{0,3}(\.\d{1,3})?\s?(pt|ex|em|mm|cm|in|bp|pc)\]|\\[A-Za-z@]{2,}"
+)
 # An identifier, not a name: one 'word' joined by underscores ('905_Precinct_NoOU'), an
 # underscore inside it (`_identifier`). Not `\w+(_\w+)+`: `\w` holds `_`, and that nesting
 # took exponential time on a metadata title such as 'a_a_a_..._a!' (40 pairs: hours).
@@ -375,7 +390,8 @@ def _could_name_document(line: Line) -> bool:
         len(text) <= 150
         and line.cells < TABLE_CELLS
         and _wordy(text)
-        and re.search(r"[^\W\d_]{3}", text) is not None  # '1st', '~70%' are figures
+        # '1st', '~70%' are figures; two ideographs make a word ('声 明', letter-spaced)
+        and (re.search(r"[^\W\d_]{3}", text) is not None or len(CJK_RE.findall(text)) >= 2)
         and not NUMBERED_HEADING_RE.match(text)  # '4 Conclusions' heads a section
         and not PAGE_NUMBER_RE.match(text)
         and not front.is_front_matter(text)
@@ -385,21 +401,61 @@ def _could_name_document(line: Line) -> bool:
 
 def _title_lines(top: list[Line], largest: Line) -> str:
     """The largest line on page 1 plus the lines it wraps onto (same block and size, close;
-    farther when the line above ends on 'for' or is a chapter label)."""
+    farther when the line above ends on 'for' or is a chapter label; a subtitle in smaller
+    type after a colon), and the lines above it that lead into it ('PRACTICAL USE OF' over
+    'SPECIAL COMMANDS'). Only lines under or over the title count: a contents box or an
+    abstract beside it is no part of it."""
+    index = top.index(largest)
     lines = [largest]
-    following = [ln for ln in top[top.index(largest) + 1 :] if ln.block == largest.block]
-    for line in following[:2]:
-        prev = lines[-1]
-        words = prev.text.split()
-        goes_on = words[-1].lower() in OPEN_ENDINGS or CHAPTER_LABEL_RE.match(prev.text)
-        same = abs(line.size - prev.size) <= (0.12 if goes_on else 0.05) * prev.size
-        gap = line.y0 - prev.y1
-        if not same or gap > (3.0 if goes_on else 0.8) * prev.size:
+    for line in reversed([ln for ln in top[:index] if _stacked(ln, largest)][-2:]):
+        gap = lines[0].y0 - line.y1
+        # a one-word line is the end of a title set in two sizes ('EXPDLIST – an Expanded
+        # description' over a larger 'Environment'), not the whole of it
+        # (and set near its size: authors' names above a title are set far smaller)
+        one_word = len(lines) == 1 and len(largest.text.split()) == 1
+        one_word = one_word and line.size >= 0.6 * largest.size
+        leads = _open_ended(line) or (one_word and not CHAPTER_LABEL_RE.match(line.text))
+        if not (leads and line.size >= 0.5 * largest.size and _could_name_document(line)):
             break
-        if not _could_name_document(line) and not goes_on:
+        if gap > line.size:
+            break
+        lines.insert(0, line)
+    following = [ln for ln in top[index + 1 :] if _stacked(ln, largest)]
+    for line in following[:3]:
+        prev = lines[-1]
+        # a connecting word on a line of its own ('IN' between 'COMMANDS' and 'DVIPDFMx')
+        # carries the title on in the type of the line before it
+        ref = lines[-2] if len(lines) > 1 and _connector(prev) else prev
+        goes_on = _open_ended(prev) or CHAPTER_LABEL_RE.match(prev.text) is not None
+        subtitle = prev.text.rstrip().endswith(":") and _could_name_document(line)
+        if subtitle:
+            same = SUBTITLE_SIZE * prev.size <= line.size <= 1.05 * prev.size
+        else:
+            tolerance = 0.15 if goes_on else 0.05
+            same = abs(line.size - ref.size) <= tolerance * ref.size or _connector(line)
+        gap = line.y0 - prev.y1
+        if not same or gap > (3.0 if goes_on or subtitle else 0.8) * prev.size:
+            break
+        if not (_could_name_document(line) or goes_on or _connector(line)):
             break
         lines.append(line)
     return _unmarked(" ".join(ln.text for ln in lines))[:200]
+
+
+def _stacked(line: Line, title: Line) -> bool:
+    """In the title's block and under or over it (their extents across the page overlap)."""
+    return line.block == title.block and line.x0 < title.x1 and title.x0 < line.x1
+
+
+def _open_ended(line: Line) -> bool:
+    words = line.text.split()
+    return bool(words) and words[-1].lower() in OPEN_ENDINGS
+
+
+def _connector(line: Line) -> bool:
+    """A line of connecting words alone ('IN', 'and the')."""
+    words = line.text.lower().split()
+    return bool(words) and len(words) <= 2 and all(w in OPEN_ENDINGS for w in words)
 
 
 def _identifier(text: str) -> bool:
@@ -412,6 +468,7 @@ def _meaningful_title(title: str, path: Path) -> bool:
         return False
     return not (
         MEANINGLESS_TITLE_RE.match(t)
+        or TEX_IN_TITLE_RE.search(t)
         or _identifier(t)
         or t.lower() == path.stem.lower()
         or front.is_default_title(t)
@@ -532,7 +589,12 @@ def _part_of_title(text: str, title: str) -> bool:
     """The title's own lines on page 1 (marks and all, or one of its wrapped lines): they
     name the document, not a section, so they head no chain."""
     key, title_key = _letters_key(_unmarked(text)), _letters_key(title)
-    return key == title_key or (len(key) >= 0.3 * len(title_key) and key in title_key)
+    if key == title_key:
+        return True
+    # a short line that begins or ends the title is one of its lines ('Environment' under
+    # 'EXPDLIST – an Expanded description')
+    edge = len(key) >= 4 and (title_key.startswith(key) or title_key.endswith(key))
+    return key in title_key and (len(key) >= 0.3 * len(title_key) or edge)
 
 
 def _byline(line: Line) -> bool:
