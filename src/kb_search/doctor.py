@@ -320,11 +320,17 @@ def _vectors_in_sync(conn: Connection) -> str:
 
 def _ocr_queue(conn: Connection) -> str:
     """Scanned PDF pages queued for OCR: read after the text by `kb add`/`kb sync`, so some
-    wait only when a run was stopped, or when the OCR engine is gone or OCR is off."""
+    wait only when a run was stopped, or when the OCR engine is gone or OCR is off; without
+    an engine, also the pages each file's parse left unread."""
     from kb_search.formats.pdf.ocr import OCR_INSTALL_HINT, engine_installed
+    from kb_search.ingest.ocr_notice import unread_files
     from kb_search.store.ocr_queue import waiting_pages
 
-    pages, files = waiting_pages(conn)
+    if engine_installed() is None:  # also the pages read without an engine (each run names
+        unread = unread_files(conn)  # only its own files)
+        pages, files = sum(f.count for f in unread), len(unread)
+    else:
+        pages, files = waiting_pages(conn)
     if not pages:
         return "no scanned PDF page waits for OCR"
     what = f"{plural(pages, 'scanned PDF page')} in {plural(files, 'file')} wait for OCR"

@@ -500,6 +500,7 @@ class KnowledgeBase:
         from kb_search.ingest.summary import ErrorLog, with_closing_notes
 
         log = ErrorLog(self.error_log)
+        began = time.time()
         writing = self.models.for_writing(conn)
         options = replace(options, tokenizer_path=writing.tokenizer_path)
         summary = run(
@@ -510,7 +511,7 @@ class KnowledgeBase:
             executor=self.models.executor(conn, options),
         )
         summary.model_loaded = writing.vectors.model_loaded
-        return with_closing_notes(summary, log, conn, options.ocr)
+        return with_closing_notes(summary, log, conn, options.ocr, since=began)
 
     def watch(
         self,

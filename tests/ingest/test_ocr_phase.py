@@ -141,7 +141,7 @@ def test_pages_wait_in_the_queue_without_an_engine_and_doctor_counts_them(
     assert queue(db_path) == {"mixed.pdf": 1}
     assert "no OCR engine is installed" in synced["failed"][0]["reason"]
     (note,) = [n for n in synced["notes"] if n.startswith("OCR: ")]
-    assert "2 scanned PDF pages in 2 files left unread" in note
+    assert "2 scanned PDF pages in 2 files left unread" in note  # the one read, the one queued
 
 
 def test_a_changed_file_leaves_the_queue_with_its_old_entry(

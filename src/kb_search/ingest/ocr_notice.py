@@ -1,10 +1,11 @@
-"""One line per run about scanned PDF pages that no OCR engine read.
+"""One line about scanned PDF pages that no OCR engine read, naming each file once.
 
 Each PDF says which of its pages it could not read (``ocr_skipped_pages`` in its metadata, or a
 failure "no text layer on N pages and no OCR engine is installed", or pages queued for OCR
-while an engine was installed, `store.ocr_queue`); this adds them up over the
-index so that `kb add` / `kb sync` say once what to install, not once per file, and names the
-files and pages so that a person can check they are scans.
+while an engine was installed, `store.ocr_queue`). A `kb add` / `kb sync` adds up the files it
+read itself, so that it says once what to install, not once per file, and names the files and
+pages so that a person can check they are scans; a later run of other files (or of none)
+says nothing of them, but of pages still queued for OCR, which each run tries to read. `kb doctor` counts them over the whole index (`unread_files(conn)`).
 """
 
 from __future__ import annotations
@@ -36,26 +37,29 @@ class Unread:
         return f"{PurePath(self.path).name} ({where})"
 
 
-def unread_files(conn: Any) -> list[Unread]:
-    """The files of the index with pages left unread for want of an OCR engine, by path."""
+def unread_files(conn: Any, since: float | None = None) -> list[Unread]:
+    """The files of the index with pages left unread for want of an OCR engine, by path: of
+    the files read without one, only those a run that began at `since` (time.time()) wrote
+    or failed; every file queued for OCR (each run tries to read them)."""
     out = []
-    for path, metadata in metadata_with(conn, "ocr_skipped_pages"):
+    for path, metadata in metadata_with(conn, "ocr_skipped_pages", since):
         skipped = [int(p) for p in metadata.get("ocr_skipped_pages") or [] if str(p).isdigit()]
         if skipped:
             out.append(Unread(path, skipped, len(skipped)))
-    for path, reason in failure_reasons(conn, "no OCR engine"):
+    for path, reason in failure_reasons(conn, "no OCR engine", since):
         m = FAILED_PAGES_RE.search(reason)
         out.append(Unread(path, [], int(m.group(1)) if m else 1))
-    # queued for OCR while an engine was installed, and it is gone since
+    # queued for OCR while an engine was installed, and it is gone since: every run tries them
     out += [Unread(s.record.rel_path, [], s.pages) for s in queued_scans(conn)]
     return out
 
 
-def unread_note(conn: Any, ocr_mode: str) -> str | None:
-    """The line to show, or None when every page was read or OCR is off or installed."""
+def unread_note(conn: Any, ocr_mode: str, since: float | None = None) -> str | None:
+    """The line to show for the files a run that began at `since` read, or None when every
+    page was read or OCR is off or installed."""
     if ocr_mode == "never" or ocr.engine_installed() is not None:
         return None
-    files = unread_files(conn)
+    files = unread_files(conn, since)
     if not files:
         return None
     pages = sum(f.count for f in files)

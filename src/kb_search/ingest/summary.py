@@ -322,14 +322,17 @@ def ocr_parts(pages: int) -> list[str]:
     return [f"{plural(pages, 'scanned page')} read by OCR after the text"] if pages else []
 
 
-def with_closing_notes(summary: Any, log: ErrorLog, conn: Connection, ocr_mode: str) -> Any:
+def with_closing_notes(
+    summary: Any, log: ErrorLog, conn: Connection, ocr_mode: str, since: float | None = None
+) -> Any:
     """What a run's summary says once it is over: an error log it could not write, and the
-    scanned pages no OCR engine read (once per run, with what to install)."""
+    scanned pages no OCR engine read in the files it read (begun at `since`, time.time()),
+    in one line with what to install."""
     from kb_search.ingest.ocr_notice import unread_note
 
     if log.problem:
         summary.notes.append(f"{log.problem}; the failures are in this summary only")
-    if note := unread_note(conn, ocr_mode):
+    if note := unread_note(conn, ocr_mode, since):
         summary.notes.append(note)
     return summary
 

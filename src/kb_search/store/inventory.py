@@ -323,12 +323,15 @@ def counts(conn: Connection) -> tuple[int, int]:
     ).fetchone()
 
 
-def metadata_with(conn: Connection, key: str) -> list[tuple[str, dict[str, Any]]]:
+def metadata_with(
+    conn: Connection, key: str, since: float | None = None
+) -> list[tuple[str, dict[str, Any]]]:
     """(path relative to its root, metadata) of documents whose metadata holds `key` (e.g.
-    ocr_skipped_pages), by path."""
+    ocr_skipped_pages), by path; only those written at `since` (time.time()) or later."""
     rows = conn.execute(
-        "SELECT rel_path, metadata FROM documents WHERE instr(metadata, ?) > 0 ORDER BY rel_path",
-        (json.dumps(key),),
+        "SELECT rel_path, metadata FROM documents WHERE instr(metadata, ?) > 0"
+        " AND indexed_at >= ? ORDER BY rel_path",
+        (json.dumps(key), since if since is not None else float("-inf")),
     ).fetchall()
     return [(rel, json.loads(raw or "{}")) for rel, raw in rows]
 

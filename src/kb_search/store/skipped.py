@@ -127,12 +127,15 @@ def _tag_list(text: str | None) -> list[str]:
     return [str(t) for t in value] if isinstance(value, list) else []
 
 
-def failure_reasons(conn: Connection, containing: str) -> list[tuple[str, str]]:
-    """(path, reason) of remembered failures whose reason mentions `containing`, by path."""
+def failure_reasons(
+    conn: Connection, containing: str, since: float | None = None
+) -> list[tuple[str, str]]:
+    """(path, reason) of remembered failures whose reason mentions `containing`, by path;
+    only those recorded at `since` (time.time()) or later."""
     rows = conn.execute(
         "SELECT path, reason FROM skipped_files WHERE kind = 'failed' AND instr(reason, ?) > 0"
-        " ORDER BY path",
-        (containing,),
+        " AND recorded_at >= ? ORDER BY path",
+        (containing, since if since is not None else float("-inf")),
     )
     return [(row[0], row[1]) for row in rows.fetchall()]
 
