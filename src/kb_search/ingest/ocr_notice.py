@@ -4,8 +4,9 @@ Each PDF says which of its pages it could not read (``ocr_skipped_pages`` in its
 failure "no text layer on N pages and no OCR engine is installed", or pages queued for OCR
 while an engine was installed, `store.ocr_queue`). A `kb add` / `kb sync` adds up the files it
 read itself, so that it says once what to install, not once per file, and names the files and
-pages so that a person can check they are scans; a later run of other files (or of none)
-says nothing of them, but of pages still queued for OCR, which each run tries to read. `kb doctor` counts them over the whole index (`unread_files(conn)`).
+pages so that a person can check they are scans. A later run of other files (or of none) says
+nothing of them, but of pages still queued for OCR, which each run tries to read. `kb doctor`
+counts them over the whole index (`unread_files(conn)`).
 """
 
 from __future__ import annotations
