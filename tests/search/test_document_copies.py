@@ -245,3 +245,26 @@ def test_upgrade_notes_of_consecutive_versions_are_not_copies(conn):
     text = add(conn, "/guide/maint-guide.en.txt.gz", GUIDE, "text")
     pdf = add(conn, "/guide/maint-guide.en.pdf", GUIDE, "pdf")
     assert len(copies.shares_among(conn, [text, pdf])) == 2
+
+
+def test_a_large_documents_sketch_costs_its_sketch_not_a_list_of_its_words():
+    """Old code: the sketch of a 2 MB text held every word and every shingle hash (about 25
+    times the text: 1.3 GB for a 50 MB book); now about the sketch itself."""
+    import tracemalloc
+    import zlib
+
+    from kb_search.shingles import SKETCH_RATE, sketch
+
+    text = " ".join(section(seed, 2000) for seed in range(140))  # ~1.7 MB
+    tracemalloc.start()
+    try:
+        hashes = sketch(text)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 5 * len(text), peak
+    sample = "One two three, Four five six SEVEN eight nine ten eleven twelve."
+    words = sample.lower().replace(",", "").replace(".", "").split()
+    every = {zlib.crc32(" ".join(words[i : i + 3]).encode()) for i in range(len(words) - 2)}
+    assert sketch(sample) == sorted(h for h in every if h % SKETCH_RATE == 0)
+    assert len(hashes) > 1000
