@@ -59,9 +59,11 @@ def record(conn: Connection, document_id: int, hashes: Sequence[int]) -> None:
     size = len(hashes)
     pairs = []
     likely = [other for other, count in shared.items() if count >= RECORDED_SHARE * MIN_SKETCH]
-    sizes = _sketch_sizes(conn, likely)
     for other in likely:
-        count, other_size = shared[other], sizes.get(other, 0)
+        count = shared[other]
+        # counted no further than its share could reach RECORDED_SHARE: a book's sketch is
+        # not counted whole again for each of its thousand chapters written after it
+        other_size = _sketch_size(conn, other, limit=int(count / RECORDED_SHARE) + 1)
         if other_size < MIN_SKETCH:
             continue
         for a, b, share in (
@@ -85,17 +87,12 @@ def forget(conn: Connection, document_id: int) -> None:
     conn.execute("DELETE FROM document_sketches WHERE document_id = ?", (document_id,))
 
 
-def _sketch_sizes(conn: Connection, ids: list[int]) -> dict[int, int]:
+def _sketch_size(conn: Connection, document_id: int, limit: int = -1) -> int:
+    """How many hashes a document's sketch holds, counted up to `limit` (-1: all)."""
     sql = (
-        "SELECT document_id, count(*) FROM document_sketches WHERE document_id IN ({marks})"
-        " GROUP BY document_id"
+        "SELECT count(*) FROM (SELECT 1 FROM document_sketches WHERE document_id = ? LIMIT ?)"
     )
-    return dict(rows_in(conn, sql, ids))
-
-
-def _sketch_size(conn: Connection, document_id: int) -> int:
-    sql = "SELECT count(*) FROM document_sketches WHERE document_id = ?"
-    return int(conn.execute(sql, (document_id,)).fetchone()[0])
+    return int(conn.execute(sql, (document_id, limit)).fetchone()[0])
 
 
 def shares_among(conn: Connection, ids: Iterable[int]) -> dict[tuple[int, int], float]:
@@ -148,11 +145,13 @@ def settle(conn: Connection) -> int:
         " FROM document_copies"
     )
     rare: dict[int, set[int]] = {}
+    sizes: dict[int, int] = {}  # each document's sketch counted once, not once per pair
     kept = []
     for a, b in conn.execute(sql).fetchall():
         for doc in (a, b):
             if doc not in rare:
                 rare[doc] = _rare_hashes(conn, doc)
+                sizes[doc] = _sketch_size(conn, doc)
         common = len(rare[a] & rare[b])
         shares = {
             doc: common / len(rare[doc]) if len(rare[doc]) >= MIN_SKETCH else 0.0 for doc in (a, b)
@@ -163,7 +162,7 @@ def settle(conn: Connection) -> int:
                 continue
             copy = shares[one] >= COPY_SHARE and (
                 (shares[other] >= COPY_SHARE and bool(names[one] & names[other]))
-                or _sketch_size(conn, other) >= PART_RATIO * _sketch_size(conn, one)
+                or sizes[other] >= PART_RATIO * sizes[one]
             )
             kept.append((one, other, shares[one], int(copy)))
     conn.execute("DELETE FROM document_copies")
