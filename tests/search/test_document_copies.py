@@ -303,3 +303,19 @@ def add_without_settling(conn, path: str, texts: list[str]) -> int:
     document_id = write_document(conn, record, parsed)
     assert document_id is not None
     return document_id
+
+
+def test_two_versions_of_a_manual_with_one_chapter_rewritten_are_two_documents(conn):
+    """`v1/guide.md` and `v2/guide.md`, one section of eight rewritten: both hold ~.9 of the
+    other under one name. Old code: marked one document in two formats, so the old version's
+    section (what only it says) gave its place to, or was folded under, the new version's. A
+    file copied twice, and the same guide in another format, still are one document."""
+    rewritten = [*GUIDE[:5], reworded(GUIDE[5], 0.2, seed=3), *GUIDE[6:]]
+    old = add(conn, "/docs/v1/guide.md", GUIDE)
+    new = add(conn, "/docs/v2/guide.md", rewritten)
+    assert copies.same_documents(conn, [old, new]) == {}
+    assert copies.shares_among(conn, [old, new]) == {}
+    twice = add(conn, "/vendor/docs/guide.md", GUIDE)
+    html = add(conn, "/docs/v1/guide.html", [f"Home {t}" for t in GUIDE], "html")
+    same = copies.same_documents(conn, [old, twice, html])
+    assert {other for other, _ in same[old]} == {twice, html}

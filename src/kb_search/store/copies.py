@@ -29,6 +29,9 @@ COMMON_HASH = 32  # documents: a hash held by more is not counted when a documen
 # many pages share (a command reference's inherited flags, a template) is not what makes two
 # documents one (a guide in three formats holds its hashes three times).
 RARE_HASH = 8
+# Share both ways from which two documents in one format with one name are the same text (a
+# file copied twice), not two versions of it: one rewritten chapter of ten leaves about .9.
+SAME_TEXT_SHARE = 0.98
 PART_RATIO = 3  # sketch sizes: a document this many times larger can hold the other as a part
 COMPRESSED = (".gz", ".bz2", ".xz")  # what formats/compressed.py reads through
 SETTLED = "copies_settled"  # meta key: the state of the documents when pairs were last settled
@@ -161,7 +164,7 @@ def settle(conn: Connection) -> int:
             if shares[one] < RECORDED_SHARE:
                 continue
             copy = shares[one] >= COPY_SHARE and (
-                (shares[other] >= COPY_SHARE and bool(names[one] & names[other]))
+                (shares[other] >= COPY_SHARE and _one_document(names, shares, one, other))
                 or sizes[other] >= PART_RATIO * sizes[one]
             )
             kept.append((one, other, shares[one], int(copy)))
@@ -174,22 +177,39 @@ def settle(conn: Connection) -> int:
     return len(kept)
 
 
-def _names(conn: Connection, ids: tuple[int, int]) -> dict[int, set[str]]:
-    """A document's names: its file stem and its title, lower-cased."""
+def _one_document(
+    names: dict[int, tuple[set[str], str]], shares: dict[int, float], one: int, other: int
+) -> bool:
+    """Two documents that hold each other's text and share a name are one document in two
+    formats (`guide.md`, `guide.html`). In one format they are two versions of it (`v1/guide.md`
+    and `v2/guide.md`, a chapter rewritten): each is its own document, unless their text is
+    the same (a file copied twice)."""
+    (one_names, one_format), (other_names, other_format) = names[one], names[other]
+    if not one_names & other_names:
+        return False
+    return one_format != other_format or min(shares[one], shares[other]) >= SAME_TEXT_SHARE
+
+
+def _names(conn: Connection, ids: tuple[int, int]) -> dict[int, tuple[set[str], str]]:
+    """A document's names (its file stem and its title, lower-cased) and its format (its file
+    name's extension)."""
     sql = "SELECT id, path, title FROM documents WHERE id IN (?, ?)"
-    names: dict[int, set[str]] = {doc: set() for doc in ids}
+    names: dict[int, tuple[set[str], str]] = {doc: (set(), "") for doc in ids}
     for doc, path, title in conn.execute(sql, ids):
-        names[doc] = {n for n in (_stem(path), (title or "").strip().lower()) if n}
+        stem, form = _stem_and_format(path)
+        names[doc] = ({n for n in (stem, (title or "").strip().lower()) if n}, form)
     return names
 
 
-def _stem(path: str) -> str:
-    """The file name without its format's extension (`maint-guide.en.txt.gz` and
-    `maint-guide.en.pdf` are both `maint-guide.en`; `2.8-2.9.md` is `2.8-2.9`)."""
+def _stem_and_format(path: str) -> tuple[str, str]:
+    """The file name without its format's extension, and that extension
+    (`maint-guide.en.txt.gz` and `maint-guide.en.pdf` are both `maint-guide.en`, as `txt` and
+    `pdf`; `2.8-2.9.md` is `2.8-2.9`)."""
     name = PurePath(path).name.lower()
     for packed in COMPRESSED:
         name = name.removesuffix(packed)
-    return name.rsplit(".", 1)[0] if "." in name else name
+    stem, dot, form = name.rpartition(".")
+    return (stem, form) if dot else (name, "")
 
 
 def _rare_hashes(conn: Connection, document_id: int) -> set[int]:
