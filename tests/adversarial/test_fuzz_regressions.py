@@ -122,4 +122,3 @@ def test_an_unknown_resource_uri_is_named_on_one_line(tmp_path: Path):
     with make_kb(tmp_path) as kb:
         message = anyio.run(main, build_server(kb))
     assert message.startswith("no resource kb://document/\\r\\x00: read kb://stats"), message
-
