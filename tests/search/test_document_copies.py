@@ -319,3 +319,17 @@ def test_two_versions_of_a_manual_with_one_chapter_rewritten_are_two_documents(c
     html = add(conn, "/docs/v1/guide.html", [f"Home {t}" for t in GUIDE], "html")
     same = copies.same_documents(conn, [old, twice, html])
     assert {other for other, _ in same[old]} == {twice, html}
+
+
+def test_a_pair_many_mirrors_hid_is_a_pair_again_once_they_go(conn):
+    """A guide as Markdown and HTML, then nine mirrors of its text: its hashes are no longer
+    rare, so settling leaves no pair. Old code: the guide's pair was deleted then, and when the
+    mirrors went it never came back (only writing one of the two again made it)."""
+    markdown = add(conn, "/docs/guide.md", GUIDE)
+    html = add(conn, "/docs/guide.html", [f"Home {t}" for t in GUIDE], "html")
+    mirrors = [add(conn, f"/mirror{n}/notes.txt", GUIDE, "text") for n in range(9)]
+    assert (markdown, html) not in copies.shares_among(conn, [markdown, html])
+    for mirror in mirrors:
+        delete_document(conn, mirror)
+    update_copies(conn)
+    assert (markdown, html) in copies.shares_among(conn, [markdown, html])

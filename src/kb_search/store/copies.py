@@ -132,7 +132,8 @@ def same_documents(conn: Connection, ids: Iterable[int]) -> dict[int, list[tuple
 def settle(conn: Connection) -> int:
     """Measure every recorded pair again on the hashes that at most RARE_HASH documents hold
     now (a document written early in a run saw few holders of a shared block); a pair under
-    RECORDED_SHARE both ways leaves. A document is a copy of the other (`copy`, what search
+    RECORDED_SHARE both ways stays only as a pair to measure again (`copy` 0, never read as a
+    pair). A document is a copy of the other (`copy`, what search
     groups by) when it holds COPY_SHARE of it and either the other holds as much of it and
     the two have one name (a file stem or a title: one document in two formats), or the other
     is PART_RATIO times its size (a chapter in its book). Two pages of a command reference
@@ -149,7 +150,7 @@ def settle(conn: Connection) -> int:
     )
     rare: dict[int, set[int]] = {}
     sizes: dict[int, int] = {}  # each document's sketch counted once, not once per pair
-    kept = []
+    kept, waiting = [], []
     for a, b in conn.execute(sql).fetchall():
         for doc in (a, b):
             if doc not in rare:
@@ -160,6 +161,11 @@ def settle(conn: Connection) -> int:
             doc: common / len(rare[doc]) if len(rare[doc]) >= MIN_SKETCH else 0.0 for doc in (a, b)
         }
         names = _names(conn, (a, b))
+        if max(shares.values()) < RECORDED_SHARE:
+            # no pair now, kept as one to measure again: the documents that made its hashes
+            # common (mirrors of a guide) may go, and nothing else would pair the two again
+            waiting.append((a, b, shares[a], 0))
+            continue
         for one, other in ((a, b), (b, a)):
             if shares[one] < RECORDED_SHARE:
                 continue
@@ -171,7 +177,7 @@ def settle(conn: Connection) -> int:
     conn.execute("DELETE FROM document_copies")
     conn.executemany(
         "INSERT INTO document_copies(document_id, other_id, share, copy) VALUES (?, ?, ?, ?)",
-        kept,
+        kept + waiting,
     )
     set_meta(conn, SETTLED, state)
     return len(kept)
