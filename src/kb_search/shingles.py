@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import zlib
+from collections import deque
 
 SHINGLE_WORDS = 3
 MIN_SHINGLES = 8  # a text shorter than this (a heading, a one-liner) is never called a copy
@@ -35,13 +36,17 @@ def shingles(text: str) -> Shingles:
 
 def sketch(text: str) -> list[int]:
     """The text's shingle hashes (CRC-32 of the words joined by a space) that are multiples of
-    SKETCH_RATE, each once, sorted."""
-    words = _WORD.findall(text.lower())
-    hashes = {
-        zlib.crc32(" ".join(words[i : i + SHINGLE_WORDS]).encode())
-        for i in range(len(words) - SHINGLE_WORDS + 1)
-    }
-    return sorted(h for h in hashes if h % SKETCH_RATE == 0)
+    SKETCH_RATE, each once, sorted. Read word by word: a book's text costs its sketch, not a
+    list of its words and a set of all its hashes (25 times the text)."""
+    window: deque[str] = deque(maxlen=SHINGLE_WORDS)
+    hashes = set()
+    for word in _WORD.finditer(text.lower()):
+        window.append(word[0])
+        if len(window) == SHINGLE_WORDS:
+            value = zlib.crc32(" ".join(window).encode())
+            if value % SKETCH_RATE == 0:
+                hashes.add(value)
+    return sorted(hashes)
 
 
 def containment(a: Shingles, b: Shingles) -> float:

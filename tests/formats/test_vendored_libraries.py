@@ -211,3 +211,18 @@ def test_code_in_a_deps_folder_is_vendored(tmp_path):
     assert classify(notes, root=project).left_out is None  # a document stays
     assert classify(own, root=project).left_out is None
     assert classify(bundled, root=bundled.parent).left_out is None  # added itself: read
+
+
+def test_a_file_right_in_a_deps_folder_is_the_projects_own(tmp_path):
+    """Redis's `deps/Makefile` and `deps/update-jemalloc.sh` are Redis's own, the glue that
+    builds and updates what it bundles (old code: left out as vendored libraries); a bundled
+    library lies in a folder of its own (`deps/jemalloc/`)."""
+    project = tmp_path / "redis"
+    make = write(project / "deps" / "Makefile", "all:\n\t$(MAKE) -C jemalloc\n")
+    update = write(project / "deps" / "update-jemalloc.sh", "#!/bin/sh\nVER=$1\n")
+    bundled = write(project / "deps" / "jemalloc" / "src" / "arena.c", "int arena(void);\n")
+    for own in (make, update):
+        assert classify(own, root=project).left_out is None
+        assert classify(own).left_out is None  # no root known: the nearest folders
+    assert classify(bundled, root=project).left_out == VENDORED
+    assert classify(bundled).left_out == VENDORED

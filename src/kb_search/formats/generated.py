@@ -79,6 +79,9 @@ VENDOR_FOLDERS = frozenset({
     "3rdparty", "deps",
 })  # fmt: skip
 VENDOR_DEPTH = 4
+# ...of which these hold each library in a folder of its own (`deps/jemalloc/src/arena.c`): a
+# file right in one is the project's own (Redis's `deps/Makefile` that builds them).
+LIBRARY_HOLDERS = frozenset({"deps"})
 # Scripts judged by their licence banner (a library's `/*! ... */`).
 BANNER_SUFFIXES = frozenset({".js", ".mjs", ".cjs", ".ts"})
 BANNER_CHARS = 2048  # the banner is the file's opening comment
@@ -132,8 +135,13 @@ def in_vendor_folder(path: Path, root: Path | None = None) -> bool:
     person added (adding `vendor/github.com/x/y` asks for its code; Go's vendored packages lie
     deep: `vendor/github.com/x/y/internal/z.go`). Without a root, the nearest few folders."""
     if root is not None and path.is_relative_to(root):
-        return any(part.lower() in VENDOR_FOLDERS for part in path.relative_to(root).parts[:-1])
-    return any(p.name.lower() in VENDOR_FOLDERS for p in list(path.parents)[:VENDOR_DEPTH])
+        folders = [part.lower() for part in path.relative_to(root).parts[:-1]]
+    else:
+        folders = [p.name.lower() for p in list(path.parents)[:VENDOR_DEPTH]][::-1]
+    return any(
+        name in VENDOR_FOLDERS and (name not in LIBRARY_HOLDERS or depth < len(folders) - 1)
+        for depth, name in enumerate(folders)
+    )
 
 
 def has_library_banner(head: bytes) -> bool:

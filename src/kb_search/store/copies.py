@@ -29,6 +29,9 @@ COMMON_HASH = 32  # documents: a hash held by more is not counted when a documen
 # many pages share (a command reference's inherited flags, a template) is not what makes two
 # documents one (a guide in three formats holds its hashes three times).
 RARE_HASH = 8
+# Share both ways from which two documents in one format with one name are the same text (a
+# file copied twice), not two versions of it: one rewritten chapter of ten leaves about .9.
+SAME_TEXT_SHARE = 0.98
 PART_RATIO = 3  # sketch sizes: a document this many times larger can hold the other as a part
 COMPRESSED = (".gz", ".bz2", ".xz")  # what formats/compressed.py reads through
 SETTLED = "copies_settled"  # meta key: the state of the documents when pairs were last settled
@@ -59,9 +62,11 @@ def record(conn: Connection, document_id: int, hashes: Sequence[int]) -> None:
     size = len(hashes)
     pairs = []
     likely = [other for other, count in shared.items() if count >= RECORDED_SHARE * MIN_SKETCH]
-    sizes = _sketch_sizes(conn, likely)
     for other in likely:
-        count, other_size = shared[other], sizes.get(other, 0)
+        count = shared[other]
+        # counted no further than its share could reach RECORDED_SHARE: a book's sketch is
+        # not counted whole again for each of its thousand chapters written after it
+        other_size = _sketch_size(conn, other, limit=int(count / RECORDED_SHARE) + 1)
         if other_size < MIN_SKETCH:
             continue
         for a, b, share in (
@@ -85,17 +90,12 @@ def forget(conn: Connection, document_id: int) -> None:
     conn.execute("DELETE FROM document_sketches WHERE document_id = ?", (document_id,))
 
 
-def _sketch_sizes(conn: Connection, ids: list[int]) -> dict[int, int]:
+def _sketch_size(conn: Connection, document_id: int, limit: int = -1) -> int:
+    """How many hashes a document's sketch holds, counted up to `limit` (-1: all)."""
     sql = (
-        "SELECT document_id, count(*) FROM document_sketches WHERE document_id IN ({marks})"
-        " GROUP BY document_id"
+        "SELECT count(*) FROM (SELECT 1 FROM document_sketches WHERE document_id = ? LIMIT ?)"
     )
-    return dict(rows_in(conn, sql, ids))
-
-
-def _sketch_size(conn: Connection, document_id: int) -> int:
-    sql = "SELECT count(*) FROM document_sketches WHERE document_id = ?"
-    return int(conn.execute(sql, (document_id,)).fetchone()[0])
+    return int(conn.execute(sql, (document_id, limit)).fetchone()[0])
 
 
 def shares_among(conn: Connection, ids: Iterable[int]) -> dict[tuple[int, int], float]:
@@ -132,7 +132,8 @@ def same_documents(conn: Connection, ids: Iterable[int]) -> dict[int, list[tuple
 def settle(conn: Connection) -> int:
     """Measure every recorded pair again on the hashes that at most RARE_HASH documents hold
     now (a document written early in a run saw few holders of a shared block); a pair under
-    RECORDED_SHARE both ways leaves. A document is a copy of the other (`copy`, what search
+    RECORDED_SHARE both ways stays only as a pair to measure again (`copy` 0, never read as a
+    pair). A document is a copy of the other (`copy`, what search
     groups by) when it holds COPY_SHARE of it and either the other holds as much of it and
     the two have one name (a file stem or a title: one document in two formats), or the other
     is PART_RATIO times its size (a chapter in its book). Two pages of a command reference
@@ -148,49 +149,73 @@ def settle(conn: Connection) -> int:
         " FROM document_copies"
     )
     rare: dict[int, set[int]] = {}
-    kept = []
+    sizes: dict[int, int] = {}  # each document's sketch counted once, not once per pair
+    kept, waiting = [], []
     for a, b in conn.execute(sql).fetchall():
         for doc in (a, b):
             if doc not in rare:
                 rare[doc] = _rare_hashes(conn, doc)
+                sizes[doc] = _sketch_size(conn, doc)
         common = len(rare[a] & rare[b])
         shares = {
             doc: common / len(rare[doc]) if len(rare[doc]) >= MIN_SKETCH else 0.0 for doc in (a, b)
         }
         names = _names(conn, (a, b))
+        if max(shares.values()) < RECORDED_SHARE:
+            # no pair now, kept as one to measure again: the documents that made its hashes
+            # common (mirrors of a guide) may go, and nothing else would pair the two again
+            waiting.append((a, b, shares[a], 0))
+            continue
         for one, other in ((a, b), (b, a)):
             if shares[one] < RECORDED_SHARE:
                 continue
             copy = shares[one] >= COPY_SHARE and (
-                (shares[other] >= COPY_SHARE and bool(names[one] & names[other]))
-                or _sketch_size(conn, other) >= PART_RATIO * _sketch_size(conn, one)
+                (shares[other] >= COPY_SHARE and _one_document(names, shares, one, other))
+                or sizes[other] >= PART_RATIO * sizes[one]
             )
             kept.append((one, other, shares[one], int(copy)))
     conn.execute("DELETE FROM document_copies")
     conn.executemany(
         "INSERT INTO document_copies(document_id, other_id, share, copy) VALUES (?, ?, ?, ?)",
-        kept,
+        kept + waiting,
     )
     set_meta(conn, SETTLED, state)
     return len(kept)
 
 
-def _names(conn: Connection, ids: tuple[int, int]) -> dict[int, set[str]]:
-    """A document's names: its file stem and its title, lower-cased."""
+def _one_document(
+    names: dict[int, tuple[set[str], str]], shares: dict[int, float], one: int, other: int
+) -> bool:
+    """Two documents that hold each other's text and share a name are one document in two
+    formats (`guide.md`, `guide.html`). In one format they are two versions of it (`v1/guide.md`
+    and `v2/guide.md`, a chapter rewritten): each is its own document, unless their text is
+    the same (a file copied twice)."""
+    (one_names, one_format), (other_names, other_format) = names[one], names[other]
+    if not one_names & other_names:
+        return False
+    return one_format != other_format or min(shares[one], shares[other]) >= SAME_TEXT_SHARE
+
+
+def _names(conn: Connection, ids: tuple[int, int]) -> dict[int, tuple[set[str], str]]:
+    """A document's names (its file stem and its title, lower-cased) and its format (its file
+    name's extension)."""
     sql = "SELECT id, path, title FROM documents WHERE id IN (?, ?)"
-    names: dict[int, set[str]] = {doc: set() for doc in ids}
+    names: dict[int, tuple[set[str], str]] = {doc: (set(), "") for doc in ids}
     for doc, path, title in conn.execute(sql, ids):
-        names[doc] = {n for n in (_stem(path), (title or "").strip().lower()) if n}
+        stem, form = _stem_and_format(path)
+        names[doc] = ({n for n in (stem, (title or "").strip().lower()) if n}, form)
     return names
 
 
-def _stem(path: str) -> str:
-    """The file name without its format's extension (`maint-guide.en.txt.gz` and
-    `maint-guide.en.pdf` are both `maint-guide.en`; `2.8-2.9.md` is `2.8-2.9`)."""
+def _stem_and_format(path: str) -> tuple[str, str]:
+    """The file name without its format's extension, and that extension
+    (`maint-guide.en.txt.gz` and `maint-guide.en.pdf` are both `maint-guide.en`, as `txt` and
+    `pdf`; `2.8-2.9.md` is `2.8-2.9`)."""
     name = PurePath(path).name.lower()
     for packed in COMPRESSED:
         name = name.removesuffix(packed)
-    return name.rsplit(".", 1)[0] if "." in name else name
+    stem, dot, form = name.rpartition(".")
+    return (stem, form) if dot else (name, "")
 
 
 def _rare_hashes(conn: Connection, document_id: int) -> set[int]:
