@@ -74,13 +74,13 @@ def test_unchanged_chunks_are_not_re_embedded(indexed, sample, monkeypatch):
     from kb_search.vectors import writer as vectors
 
     calls = []
-    original = vectors._embed
+    original = vectors._embedded  # every embedder's texts pass here (batched or at once)
 
-    def spy(embedder, texts, on_embedded):
+    def spy(embedder, texts, counted):
         calls.append(len(texts))
-        return original(embedder, texts, on_embedded)
+        return original(embedder, texts, counted)
 
-    monkeypatch.setattr(vectors, "_embed", spy)
+    monkeypatch.setattr(vectors, "_embedded", spy)
     doc = sample / "docs" / "git-admin.md"
     doc.write_text(
         doc.read_text() + "\n## Mirrors\n\nMirror repositories with `git clone --mirror`.\n"
