@@ -51,6 +51,8 @@ GROUPED_SAME_TEXT = 0.5
 # pages and the maint-guide in 2-3 formats kept 31 results of a second copy at 0.7, 27 at 0.5,
 # 24 at 0.3: docs/search.md, "Documents that are copies").
 STAND_IN_SHARE = 0.5
+# Chunks of a better copy read to find a stand-in that no candidate is (a book's first ones).
+STORED_CHUNKS = 5000
 DOCUMENT_SHARE = copies.COPY_SHARE  # of one document's text in another: the two are copies
 # A result's copy in the other format of its document, when no candidate named it, is looked
 # for at the same relative place: this share of that document's chunks each side, from
@@ -267,6 +269,7 @@ def group_copies(
     out: list[Candidate] = []
     taken: set[int] = set()  # chunks that took the place of a copy above them
     shown: dict[int, Shown] = {}  # the kept chunks of each document
+    stored = StoredChunks(conn)  # the better copies' chunks, when no candidate holds the text
     for position, candidate in enumerate(head):
         if candidate.chunk_id in taken:
             continue
@@ -303,6 +306,12 @@ def group_copies(
         }
         below = head[position + 1 :]
         stand_in = _holder_below(candidate, below, better, doc_of, own, taken)
+        if stand_in is None and better:
+            found = stored.holder(own[candidate.chunk_id], better, taken | set(doc_of))
+            if found is not None:  # a candidate below the compared ones, or found by no leg
+                later = (c for c in candidates[COPY_DEPTH:] if c.chunk_id == found)
+                stand_in = next(later, None) or Candidate(found, 0.0, {})
+                _know(conn, found, better, stored, texts, doc_of, own)
         if stand_in is not None:
             taken.add(stand_in.chunk_id)
             stand_in.score = max(stand_in.score, candidate.score)
@@ -312,6 +321,8 @@ def group_copies(
                 " holds the same text"
             )
             candidate = stand_in
+        if candidate.chunk_id not in windows:  # a stand-in read from its document
+            windows |= retrieval.chunk_windows(conn, [candidate.chunk_id])
         around = shingles(windows.get(candidate.chunk_id, texts[candidate.chunk_id][0]))
         index.add(own[candidate.chunk_id])
         beside.add(around)
@@ -323,6 +334,52 @@ def group_copies(
         out.append(candidate)
     rest = [c for c in candidates[COPY_DEPTH:] if c.chunk_id not in taken]
     return out + rest
+
+
+class StoredChunks:
+    """The chunks of the better copies of documents, read from the index once a query for
+    the results whose better copy has no candidate holding their text (at most
+    STORED_CHUNKS of a document)."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self.documents: dict[int, list[tuple[int, Shingles]]] = {}
+
+    def chunks(self, document_id: int) -> list[tuple[int, Shingles]]:
+        if document_id not in self.documents:
+            rows = retrieval.document_chunks(self.conn, document_id, STORED_CHUNKS)
+            self.documents[document_id] = [(i, shingles(t)) for i, t in rows]
+        return self.documents[document_id]
+
+    def holder(self, text: Shingles, docs: set[int], excluded: set[int]) -> int | None:
+        """The chunk of one of `docs` (not among `excluded`) that holds most of the text,
+        when it holds STAND_IN_SHARE of it."""
+        if len(text) < MIN_SHINGLES:
+            return None
+        best, best_id = STAND_IN_SHARE * len(text), None
+        for document_id in sorted(docs):
+            for chunk_id, chunk in self.chunks(document_id):
+                held = len(text & chunk)
+                if held >= best and chunk_id not in excluded:
+                    best, best_id = held + 1e-9, chunk_id
+        return best_id
+
+
+def _know(
+    conn: Connection,
+    chunk_id: int,
+    docs: set[int],
+    stored: StoredChunks,
+    texts: dict[int, tuple],
+    doc_of: dict[int, int],
+    own: dict[int, Shingles],
+) -> None:
+    """What group_copies reads of a candidate, for a stand-in read from its document."""
+    texts.update(retrieval.chunk_texts(conn, [chunk_id]))
+    for document_id in docs:
+        for other, text in stored.chunks(document_id):
+            if other == chunk_id:
+                doc_of[chunk_id], own[chunk_id] = document_id, text
 
 
 class Shown:
