@@ -156,6 +156,18 @@ def test_a_stand_in_read_from_the_index_is_the_candidate_ranked_below_not_a_seco
     assert len(out) == len(ranked) - 1
 
 
+def test_a_stand_in_counts_toward_its_documents_file_cap(conn):
+    """With two results a file, the better copy's stand-in is its second: its own chunk
+    ranked next moves below another file's close match (the cap), as if it had ranked so."""
+    markdown = chunk_ids(conn, add(conn, "/docs/guide.md", GUIDE))
+    html = chunk_ids(conn, add(conn, "/docs/guide.html", [f"Home {t}" for t in GUIDE], "html"))
+    other = chunk_ids(conn, add(conn, "/notes/other.md", [section(4444)]))[0]
+    ranked = candidates([(markdown[0], 1.0), (html[3], 0.9), (markdown[5], 0.8), (other, 0.75)])
+    out = group_copies(conn, ranked, per_file=2)
+    assert [c.chunk_id for c in out] == [markdown[0], markdown[3], other, markdown[5]]
+    assert out[3].cut_by and out[3].score <= out[2].score
+
+
 def test_the_passage_stays_when_the_better_copy_holds_it_nowhere(conn):
     """The lower copy's chunk whose text the better copy holds in no chunk (a passage only one
     format has) keeps its place."""

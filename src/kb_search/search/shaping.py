@@ -270,6 +270,8 @@ def group_copies(
     taken: set[int] = set()  # chunks that took the place of a copy above them
     shown: dict[int, Shown] = {}  # the kept chunks of each document
     stored = StoredChunks(conn)  # the better copies' chunks, when no candidate holds the text
+    stood_in: dict[int, int] = {}  # places each document took from its copies
+    moved: list[Candidate] = []  # over the file cap once stand-ins took places
     for position, candidate in enumerate(head):
         if candidate.chunk_id in taken:
             continue
@@ -301,6 +303,10 @@ def group_copies(
             holder.copies.append(candidate.chunk_id)
             candidate.cut_by.append(f"copy: the document of chunk {holder.chunk_id} holds its text")
             continue
+        if stood_in.get(doc) and _over_cap(candidate, cap, len(shown.get(doc, ()))):
+            candidate.cut_by.append(f"diversity: {cap} chunk(s) of this file rank above it")
+            moved.append(candidate)  # the places its copies' chunks gave it filled the cap
+            continue
         better = {
             d for d, place in shown.items() if (doc, d) in related and not 0 < cap <= len(place)
         }
@@ -321,6 +327,7 @@ def group_copies(
                 " holds the same text"
             )
             candidate = stand_in
+            stood_in[doc_of[stand_in.chunk_id]] = stood_in.get(doc_of[stand_in.chunk_id], 0) + 1
         if candidate.chunk_id not in windows:  # a stand-in read from its document
             windows |= retrieval.chunk_windows(conn, [candidate.chunk_id])
         around = shingles(windows.get(candidate.chunk_id, texts[candidate.chunk_id][0]))
@@ -333,7 +340,14 @@ def group_copies(
             )
         out.append(candidate)
     rest = [c for c in candidates[COPY_DEPTH:] if c.chunk_id not in taken]
-    return out + rest
+    return _merge(out, moved) + rest if moved else out + rest
+
+
+def _over_cap(candidate: Candidate, cap: int, shown: int) -> bool:
+    """The candidate passed the file cap (`diversify`) but its document has `cap` results
+    now (stand-ins for its copies' chunks); one the cap already moved down stays where it is."""
+    moved = any(reason.startswith("diversity:") for reason in candidate.cut_by)
+    return 0 < cap <= shown and not moved
 
 
 class StoredChunks:
