@@ -168,6 +168,19 @@ def test_a_stand_in_counts_toward_its_documents_file_cap(conn):
     assert out[3].cut_by and out[3].score <= out[2].score
 
 
+def test_a_chunk_the_cap_moved_below_stand_ins_still_groups_its_copy(conn):
+    """The lower copy's chunk of the moved passage is its copy, not a result of its own."""
+    markdown = chunk_ids(conn, add(conn, "/docs/guide.md", GUIDE))
+    html = chunk_ids(conn, add(conn, "/docs/guide.html", [f"Home {t}" for t in GUIDE], "html"))
+    other = chunk_ids(conn, add(conn, "/notes/other.md", [section(4444)]))[0]
+    ranked = candidates(
+        [(markdown[0], 1.0), (html[3], 0.9), (markdown[5], 0.8), (other, 0.75), (html[5], 0.7)]
+    )
+    out = group_copies(conn, ranked, per_file=2)
+    assert [c.chunk_id for c in out] == [markdown[0], markdown[3], other, markdown[5]]
+    assert out[3].copies == [html[5]]
+
+
 def test_the_passage_stays_when_the_better_copy_holds_it_nowhere(conn):
     """The lower copy's chunk whose text the better copy holds in no chunk (a passage only one
     format has) keeps its place."""
