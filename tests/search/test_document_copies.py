@@ -10,7 +10,7 @@ import random
 from kb_search.ingest.sketches import update_copies
 from kb_search.parsed import ParsedChunk, ParsedDocument
 from kb_search.search.results import Candidate
-from kb_search.search.shaping import group_copies, name_copies
+from kb_search.search.shaping import COPY_DEPTH, group_copies, name_copies
 from kb_search.store import copies
 from kb_search.store.documents import DocumentRecord, delete_document, write_document
 
@@ -120,6 +120,78 @@ def test_a_lower_copys_chunk_gives_its_place_to_the_better_copys_chunk(conn):
     assert [c.chunk_id for c in out] == [markdown[0], markdown[3]]
     assert out[0].copies == [html[0]] and out[1].copies == [html[3]]
     assert out[1].score == 0.9  # it takes the place, and the score, of the chunk it stands for
+
+
+def test_the_better_copys_chunk_stands_in_when_no_candidate_holds_the_passage(conn):
+    """The better copy's chunk of the passage was no candidate (neither leg ranked it in the
+    first COPY_DEPTH). Old code: the lower copy's chunk was a result of its own (a second copy
+    of the document in the top 5); now the better copy's chunk is read from the index and
+    shown in its place, naming it."""
+    markdown = chunk_ids(conn, add(conn, "/docs/guide.md", GUIDE))
+    html = chunk_ids(conn, add(conn, "/docs/guide.html", [f"Home {t}" for t in GUIDE], "html"))
+    ranked = candidates([(markdown[0], 1.0), (html[3], 0.9)])
+    out = group_copies(conn, ranked, per_file=3)
+    assert [c.chunk_id for c in out] == [markdown[0], markdown[3]]
+    assert out[1].copies == [html[3]] and out[1].score == 0.9
+    assert out[1].found_by == []  # no leg found it: its breakdown says so (null legs)
+
+
+def test_a_stand_in_read_from_the_index_is_the_candidate_ranked_below_not_a_second_result(conn):
+    """The better copy's chunk is a candidate, but below the COPY_DEPTH compared: it moves up
+    into the lower copy's place, with what the legs said of it, and is not listed twice."""
+    markdown = chunk_ids(conn, add(conn, "/docs/guide.md", GUIDE))
+    html = chunk_ids(conn, add(conn, "/docs/guide.html", [f"Home {t}" for t in GUIDE], "html"))
+    fillers = [add(conn, f"/other/{n}.md", [section(900 + n)]) for n in range(COPY_DEPTH)]
+    filler_chunks = [chunk_ids(conn, d)[0] for d in fillers]
+    ranked = candidates(
+        [(markdown[0], 1.0), (html[3], 0.9)]
+        + [(c, 0.8 - n * 0.01) for n, c in enumerate(filler_chunks)]
+        + [(markdown[3], 0.1)]
+    )
+    ranked[-1].breakdown = {"fts": 0.1, "fts_rank": 40}
+    out = group_copies(conn, ranked, per_file=3)
+    ids = [c.chunk_id for c in out]
+    assert ids[:2] == [markdown[0], markdown[3]] and ids.count(markdown[3]) == 1
+    assert html[3] not in ids and out[1].breakdown == {"fts": 0.1, "fts_rank": 40}
+    assert len(out) == len(ranked) - 1
+
+
+def test_a_stand_in_counts_toward_its_documents_file_cap(conn):
+    """With two results a file, the better copy's stand-in is its second: its own chunk
+    ranked next moves below another file's close match (the cap), as if it had ranked so."""
+    markdown = chunk_ids(conn, add(conn, "/docs/guide.md", GUIDE))
+    html = chunk_ids(conn, add(conn, "/docs/guide.html", [f"Home {t}" for t in GUIDE], "html"))
+    other = chunk_ids(conn, add(conn, "/notes/other.md", [section(4444)]))[0]
+    ranked = candidates([(markdown[0], 1.0), (html[3], 0.9), (markdown[5], 0.8), (other, 0.75)])
+    out = group_copies(conn, ranked, per_file=2)
+    assert [c.chunk_id for c in out] == [markdown[0], markdown[3], other, markdown[5]]
+    assert out[3].cut_by and out[3].score <= out[2].score
+
+
+def test_a_chunk_the_cap_moved_below_stand_ins_still_groups_its_copy(conn):
+    """The lower copy's chunk of the moved passage is its copy, not a result of its own."""
+    markdown = chunk_ids(conn, add(conn, "/docs/guide.md", GUIDE))
+    html = chunk_ids(conn, add(conn, "/docs/guide.html", [f"Home {t}" for t in GUIDE], "html"))
+    other = chunk_ids(conn, add(conn, "/notes/other.md", [section(4444)]))[0]
+    ranked = candidates(
+        [(markdown[0], 1.0), (html[3], 0.9), (markdown[5], 0.8), (other, 0.75), (html[5], 0.7)]
+    )
+    out = group_copies(conn, ranked, per_file=2)
+    assert [c.chunk_id for c in out] == [markdown[0], markdown[3], other, markdown[5]]
+    assert out[3].copies == [html[5]]
+
+
+def test_the_passage_stays_when_the_better_copy_holds_it_nowhere(conn):
+    """The lower copy's chunk whose text the better copy holds in no chunk (a passage only one
+    format has) keeps its place."""
+    markdown = chunk_ids(conn, add(conn, "/docs/guide.md", GUIDE))
+    extra = section(4321)
+    html = chunk_ids(
+        conn, add(conn, "/docs/guide.html", [f"Home {t}" for t in [*GUIDE, extra]], "html")
+    )
+    ranked = candidates([(markdown[0], 1.0), (html[8], 0.9)])
+    out = group_copies(conn, ranked, per_file=3)
+    assert [c.chunk_id for c in out] == [markdown[0], html[8]] and out[1].copies == []
 
 
 def test_the_better_copy_takes_no_more_places_than_the_file_cap(conn):

@@ -51,6 +51,9 @@ GROUPED_SAME_TEXT = 0.5
 # pages and the maint-guide in 2-3 formats kept 31 results of a second copy at 0.7, 27 at 0.5,
 # 24 at 0.3: docs/search.md, "Documents that are copies").
 STAND_IN_SHARE = 0.5
+# Chunks of a better copy read to find a stand-in that no candidate is (a book's first ones).
+STORED_CHUNKS = 5000
+PROBE_WORDS = 8  # ...of which only those holding half of a text's longest words are compared
 DOCUMENT_SHARE = copies.COPY_SHARE  # of one document's text in another: the two are copies
 # A result's copy in the other format of its document, when no candidate named it, is looked
 # for at the same relative place: this share of that document's chunks each side, from
@@ -267,6 +270,9 @@ def group_copies(
     out: list[Candidate] = []
     taken: set[int] = set()  # chunks that took the place of a copy above them
     shown: dict[int, Shown] = {}  # the kept chunks of each document
+    stored = StoredChunks(conn)  # the better copies' chunks, when no candidate holds the text
+    stood_in: dict[int, int] = {}  # places each document took from its copies
+    moved: list[Candidate] = []  # over the file cap once stand-ins took places
     for position, candidate in enumerate(head):
         if candidate.chunk_id in taken:
             continue
@@ -298,11 +304,20 @@ def group_copies(
             holder.copies.append(candidate.chunk_id)
             candidate.cut_by.append(f"copy: the document of chunk {holder.chunk_id} holds its text")
             continue
+        over = bool(stood_in.get(doc)) and _over_cap(candidate, cap, len(shown.get(doc, ())))
+        if over:  # the places its copies' chunks gave its document filled the cap
+            candidate.cut_by.append(f"diversity: {cap} chunk(s) of this file rank above it")
         better = {
             d for d, place in shown.items() if (doc, d) in related and not 0 < cap <= len(place)
         }
         below = head[position + 1 :]
-        stand_in = _holder_below(candidate, below, better, doc_of, own, taken)
+        stand_in = None if over else _holder_below(candidate, below, better, doc_of, own, taken)
+        if stand_in is None and better and not over:
+            found = stored.holder(own[candidate.chunk_id], better, taken | set(doc_of))
+            if found is not None:  # a candidate below the compared ones, or found by no leg
+                later = (c for c in candidates[COPY_DEPTH:] if c.chunk_id == found)
+                stand_in = next(later, None) or Candidate(found, 0.0, {})
+                _know(conn, found, better, stored, texts, doc_of, own)
         if stand_in is not None:
             taken.add(stand_in.chunk_id)
             stand_in.score = max(stand_in.score, candidate.score)
@@ -312,6 +327,9 @@ def group_copies(
                 " holds the same text"
             )
             candidate = stand_in
+            stood_in[doc_of[stand_in.chunk_id]] = stood_in.get(doc_of[stand_in.chunk_id], 0) + 1
+        if candidate.chunk_id not in windows:  # a stand-in read from its document
+            windows |= retrieval.chunk_windows(conn, [candidate.chunk_id])
         around = shingles(windows.get(candidate.chunk_id, texts[candidate.chunk_id][0]))
         index.add(own[candidate.chunk_id])
         beside.add(around)
@@ -320,9 +338,73 @@ def group_copies(
             shown.setdefault(doc_of[candidate.chunk_id], Shown()).add(
                 candidate, own[candidate.chunk_id], around
             )
-        out.append(candidate)
+        (moved if over else out).append(candidate)  # a moved one still groups its copies
     rest = [c for c in candidates[COPY_DEPTH:] if c.chunk_id not in taken]
-    return out + rest
+    return _merge(out, moved) + rest if moved else out + rest
+
+
+def _over_cap(candidate: Candidate, cap: int, shown: int) -> bool:
+    """The candidate passed the file cap (`diversify`) but its document has `cap` results
+    now (stand-ins for its copies' chunks); one the cap already moved down stays where it is."""
+    moved = any(reason.startswith("diversity:") for reason in candidate.cut_by)
+    return 0 < cap <= shown and not moved
+
+
+class StoredChunks:
+    """The chunks of the better copies of documents, read from the index once a query for
+    the results whose better copy has no candidate holding their text (at most
+    STORED_CHUNKS of a document). Only the chunks that hold half of a text's PROBE_WORDS
+    longest words are cut into shingles: a book's thousand chunks are not, each query."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self.documents: dict[int, list[tuple[int, str]]] = {}  # lower-cased texts
+        self.cut: dict[int, Shingles] = {}
+
+    def chunks(self, document_id: int) -> list[tuple[int, str]]:
+        if document_id not in self.documents:
+            rows = retrieval.document_chunks(self.conn, document_id, STORED_CHUNKS)
+            self.documents[document_id] = [(i, t.lower()) for i, t in rows]
+        return self.documents[document_id]
+
+    def shingles_of(self, chunk_id: int, text: str) -> Shingles:
+        if chunk_id not in self.cut:
+            self.cut[chunk_id] = shingles(text)
+        return self.cut[chunk_id]
+
+    def holder(self, text: Shingles, docs: set[int], excluded: set[int]) -> int | None:
+        """The chunk of one of `docs` (not among `excluded`) that holds most of the text,
+        when it holds STAND_IN_SHARE of it."""
+        if len(text) < MIN_SHINGLES:
+            return None
+        probe = sorted({w for run in text for w in run}, key=lambda w: (-len(w), w))
+        probe = probe[:PROBE_WORDS]
+        best, best_id = STAND_IN_SHARE * len(text), None
+        for document_id in sorted(docs):
+            for chunk_id, lowered in self.chunks(document_id):
+                if chunk_id in excluded or 2 * sum(w in lowered for w in probe) < len(probe):
+                    continue
+                held = len(text & self.shingles_of(chunk_id, lowered))
+                if held >= best:
+                    best, best_id = held + 1e-9, chunk_id
+        return best_id
+
+
+def _know(
+    conn: Connection,
+    chunk_id: int,
+    docs: set[int],
+    stored: StoredChunks,
+    texts: dict[int, tuple],
+    doc_of: dict[int, int],
+    own: dict[int, Shingles],
+) -> None:
+    """What group_copies reads of a candidate, for a stand-in read from its document."""
+    texts.update(retrieval.chunk_texts(conn, [chunk_id]))
+    for document_id in docs:
+        for other, text in stored.chunks(document_id):
+            if other == chunk_id:
+                doc_of[chunk_id], own[chunk_id] = document_id, stored.shingles_of(other, text)
 
 
 class Shown:
