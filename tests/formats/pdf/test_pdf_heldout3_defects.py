@@ -13,7 +13,7 @@ from reportlab.pdfgen.canvas import Canvas  # noqa: E402
 
 from kb_search.formats.pdf.parse import parse_pdf  # noqa: E402
 from kb_search.parsed import ChunkSettings  # noqa: E402
-from pdf_samples import HEIGHT, write_pdf  # noqa: E402
+from pdf_samples import HEIGHT, body, write_pdf  # noqa: E402
 
 SETTINGS = ChunkSettings()
 
@@ -69,9 +69,9 @@ def test_author_after_initials_heads_nothing(tmp_path: Path) -> None:
         (200, 110, "C. D. Biemesderfer4,5", "Helvetica", 10),
         (200, 124, "National Optical Astronomy Observatories, Tucson", "Helvetica", 10),
         (72, 150, "ABSTRACT", "Helvetica-Bold", 10),
-        *[(72, 165 + i * 13, t, "Helvetica", 10) for i, t in enumerate(lines("ab", 6))],
+        *body(lines("ab", 6), top=165, size=10),
         (72, 260, "1. INTRODUCTION", "Helvetica-Bold", 10),
-        *[(72, 275 + i * 13, t, "Helvetica", 10) for i, t in enumerate(lines("in", 12))],
+        *body(lines("in", 12), top=275, size=10),
     ]
     path = write_pdf(tmp_path / "paper.pdf", [draws], title="Collapsed Cores in Globular Clusters")
     doc = parse_pdf(path, SETTINGS)
@@ -82,22 +82,18 @@ def test_author_after_initials_heads_nothing(tmp_path: Path) -> None:
 def test_plot_label_in_a_figure_heads_nothing(tmp_path: Path) -> None:
     """Fails on the old code: a plot's axis figure beside a glyph ('4 bc'), set in the
     figure's large type, became the heading of the text after the figure."""
-    body = [(72, 100 + i * 13, t, "Helvetica", 10) for i, t in enumerate(lines("tx", 8))]
+    text = body(lines("tx", 8), top=100, size=10)
     figure = [(172, 210, "5", "Helvetica", 10), (172, 232, "4", "Helvetica", 22)]
     figure += [(200, 232, "bc", "Helvetica", 22), (172, 262, "3", "Helvetica", 10)]
     for row, (y, count) in enumerate(((292, 3), (322, 4))):
         figure.append((172, y, str(2 - row), "Helvetica", 22))
         figure += [(220 + 50 * k, y, "bc", "Helvetica", 22) for k in range(count)]
-    after = [(72, 360 + i * 13, t, "Helvetica", 10) for i, t in enumerate(lines("af", 20))]
-    draws = [(72, 70, "1 Examples", "Helvetica-Bold", 14), *body, *figure, *after]
+    after = body(lines("af", 20), top=360, size=10)
+    draws = [(72, 70, "1 Examples", "Helvetica-Bold", 14), *text, *figure, *after]
     path = write_pdf(tmp_path / "plot.pdf", [draws], title="Plots")
     doc = parse_pdf(path, SETTINGS)
     assert not any("bc" in (c.heading or "").split() for c in doc.chunks)
     assert {c.heading for c in doc.chunks if "af150" in c.text.split()} == {"1 Examples"}
-
-
-def _body(prefix: str, top: float, count: int = 20) -> list:
-    return [(72, top + i * 13, t, "Helvetica", 10) for i, t in enumerate(lines(prefix, count))]
 
 
 def test_manual_page_is_titled_by_its_name_line(tmp_path: Path) -> None:
@@ -110,9 +106,9 @@ def test_manual_page_is_titled_by_its_name_line(tmp_path: Path) -> None:
         (72, 80, "NAME", "Helvetica-Bold", 10),
         (100, 94, "bash \u2212 GNU Bourne-Again SHell", "Helvetica", 10),
         (72, 120, "SYNOPSIS", "Helvetica-Bold", 10),
-        *_body("sy", 134, 4),
+        *body(lines("sy", 4), top=134, size=10),
         (72, 200, "DESCRIPTION", "Helvetica-Bold", 10),
-        *_body("de", 214),
+        *body(lines("de", 20), top=214, size=10),
     ]
     path = write_pdf(tmp_path / "bash.pdf", [draws])
     assert parse_pdf(path, SETTINGS).title == "bash \u2212 GNU Bourne-Again SHell"
@@ -126,7 +122,7 @@ def test_title_wrapped_after_a_comma_is_whole(tmp_path: Path) -> None:
         (140, 92, "GAUGE-BOSON COUPLINGS, AND AASTEX EXAMPLES", "Helvetica", 10),
         (220, 110, "S. Djorgovski and Ivan King", "Helvetica", 8),
         (260, 140, "ABSTRACT", "Helvetica", 10),
-        *_body("ab", 156),
+        *body(lines("ab", 20), top=156, size=10),
     ]
     path = write_pdf(tmp_path / "apj.pdf", [draws])
     assert parse_pdf(path, SETTINGS).title == (
