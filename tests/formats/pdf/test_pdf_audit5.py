@@ -5,24 +5,22 @@ rebuilds one case in typographic terms and fails on the code before its fix."""
 from __future__ import annotations
 
 import re
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("reportlab")
 
+import test_pdf_titles  # noqa: E402
 from reportlab.pdfgen.canvas import Canvas  # noqa: E402
+from test_pdf_titles import SETTINGS  # noqa: E402
 
 from kb_search.formats.pdf.parse import parse_pdf  # noqa: E402
-from kb_search.parsed import ChunkSettings  # noqa: E402
 from pdf_samples import PageSpec, body, lines_of, words, write_pdf  # noqa: E402
 
-SETTINGS = ChunkSettings(max_tokens=200, min_tokens=40)
-
-
-def title_of(tmp_path: Path, page: PageSpec, title: str | None = None) -> str:
-    page = page + body(lines_of(words(150, "w")), top=400, size=10)
-    return parse_pdf(write_pdf(tmp_path / "doc.pdf", [page], title=title), SETTINGS).title
+# the title pages here run down to y 340: the body starts below them
+title_of = partial(test_pdf_titles.title_of, body_top=400)
 
 
 def test_a_title_beside_a_contents_box_keeps_its_second_line(tmp_path: Path) -> None:

@@ -19,8 +19,11 @@ from pdf_samples import HEIGHT, PageSpec, body, lines_of, words, write_pdf  # no
 SETTINGS = ChunkSettings(max_tokens=200, min_tokens=40)
 
 
-def title_of(tmp_path: Path, page: PageSpec, title: str | None = None) -> str:
-    page = page + body(lines_of(words(150, "w")), top=330, size=10)
+def title_of(
+    tmp_path: Path, page: PageSpec, title: str | None = None, body_top: float = 330
+) -> str:
+    """The title kb gives a one-page PDF of `page` over a body of text from `body_top` down."""
+    page = page + body(lines_of(words(150, "w")), top=body_top, size=10)
     return parse_pdf(write_pdf(tmp_path / "doc.pdf", [page], title=title), SETTINGS).title
 
 
