@@ -23,10 +23,10 @@ from kb_search.ingest.roots import deepest_root, file_settings, remember_roots
 from kb_search.ingest.sketches import update_copies
 from kb_search.ingest.speeds import recall, remember_parse
 from kb_search.ingest.summary import (
-    UNSUPPORTED_LISTED,
     AddSummary,
     ErrorLog,
     Failure,
+    count_unsupported,
     counted_on_stop,
 )
 from kb_search.ingest.walk import IGNORE_FILE, Found, IgnoreRules, WalkError, walk
@@ -140,11 +140,8 @@ def _add(
     leaving = _left_out_now(conn, dirs, found, chunking_fingerprint(options))
     remove_left_out(conn, leaving, summary.excluded)
     unsupported = [p for p in found.unsupported if path_text(p) not in leaving]
-    summary.unsupported = len(unsupported)
-    summary.unsupported_files = [str(p) for p in unsupported[:UNSUPPORTED_LISTED]]
     for path in unsupported:
-        kind = found.unsupported_kinds[path]
-        summary.unsupported_kinds[kind] = summary.unsupported_kinds.get(kind, 0) + 1
+        count_unsupported(summary, str(path), found.unsupported_kinds[path])
     summary.left_out = found.left_out
     summary.not_walked = found.not_walked
     for _, reason in leaving.values():  # counted once: as leaving the index
