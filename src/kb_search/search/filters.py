@@ -37,10 +37,10 @@ def check_filter_values(conn: Connection, filters: Filters) -> list[str]:
 def type_extension(value: str) -> str | None:
     """The extension a `--type` value names when it is no type kb stores but an extension kb
     reads (`rst`, `.adoc`, `md`, `yml`): `.rst`; None for a type (`pdf`, `markdown`)."""
-    from kb_search.formats.registry import FORMATS, SUPPORTED_EXTENSIONS
+    from kb_search.formats.registry import SUPPORTED_EXTENSIONS
 
     key = value.strip().lower()
-    if key in {fmt.doc_type for fmt in FORMATS}:
+    if key in _readable("type"):
         return None
     ext = "." + key.lstrip(".")
     return ext if ext in SUPPORTED_EXTENSIONS else None
