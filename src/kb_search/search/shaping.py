@@ -315,9 +315,11 @@ def group_copies(
         if stand_in is None and better and not over:
             found = stored.holder(own[candidate.chunk_id], better, taken | set(doc_of))
             if found is not None:  # a candidate below the compared ones, or found by no leg
-                later = (c for c in candidates[COPY_DEPTH:] if c.chunk_id == found)
-                stand_in = next(later, None) or Candidate(found, 0.0, {})
-                _know(conn, found, better, stored, texts, doc_of, own)
+                document_id, chunk_id = found
+                later = (c for c in candidates[COPY_DEPTH:] if c.chunk_id == chunk_id)
+                stand_in = next(later, None) or Candidate(chunk_id, 0.0, {})
+                texts.update(retrieval.chunk_texts(conn, [chunk_id]))
+                doc_of[chunk_id], own[chunk_id] = document_id, stored.cut[chunk_id]
         if stand_in is not None:
             taken.add(stand_in.chunk_id)
             stand_in.score = max(stand_in.score, candidate.score)
@@ -363,7 +365,7 @@ class StoredChunks:
 
     def chunks(self, document_id: int) -> list[tuple[int, str]]:
         if document_id not in self.documents:
-            rows = retrieval.document_chunks(self.conn, document_id, STORED_CHUNKS)
+            rows = retrieval.chunks_between(self.conn, document_id, 0, STORED_CHUNKS - 1)
             self.documents[document_id] = [(i, t.lower()) for i, t in rows]
         return self.documents[document_id]
 
@@ -372,39 +374,24 @@ class StoredChunks:
             self.cut[chunk_id] = shingles(text)
         return self.cut[chunk_id]
 
-    def holder(self, text: Shingles, docs: set[int], excluded: set[int]) -> int | None:
-        """The chunk of one of `docs` (not among `excluded`) that holds most of the text,
-        when it holds STAND_IN_SHARE of it."""
+    def holder(
+        self, text: Shingles, docs: set[int], excluded: set[int]
+    ) -> tuple[int, int] | None:
+        """(document, chunk) of the chunk of one of `docs` (not among `excluded`) that holds
+        most of the text, when it holds STAND_IN_SHARE of it (its shingles are in `cut`)."""
         if len(text) < MIN_SHINGLES:
             return None
         probe = sorted({w for run in text for w in run}, key=lambda w: (-len(w), w))
         probe = probe[:PROBE_WORDS]
-        best, best_id = STAND_IN_SHARE * len(text), None
+        best, found = STAND_IN_SHARE * len(text), None
         for document_id in sorted(docs):
             for chunk_id, lowered in self.chunks(document_id):
                 if chunk_id in excluded or 2 * sum(w in lowered for w in probe) < len(probe):
                     continue
                 held = len(text & self.shingles_of(chunk_id, lowered))
                 if held >= best:
-                    best, best_id = held + 1e-9, chunk_id
-        return best_id
-
-
-def _know(
-    conn: Connection,
-    chunk_id: int,
-    docs: set[int],
-    stored: StoredChunks,
-    texts: dict[int, tuple],
-    doc_of: dict[int, int],
-    own: dict[int, Shingles],
-) -> None:
-    """What group_copies reads of a candidate, for a stand-in read from its document."""
-    texts.update(retrieval.chunk_texts(conn, [chunk_id]))
-    for document_id in docs:
-        for other, text in stored.chunks(document_id):
-            if other == chunk_id:
-                doc_of[chunk_id], own[chunk_id] = document_id, stored.shingles_of(other, text)
+                    best, found = held + 1e-9, (document_id, chunk_id)
+        return found
 
 
 class Shown:

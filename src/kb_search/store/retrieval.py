@@ -158,12 +158,6 @@ def chunks_between(conn: Connection, document_id: int, first: int, last: int) ->
     return conn.execute(sql, (document_id, first, last)).fetchall()
 
 
-def document_chunks(conn: Connection, document_id: int, limit: int) -> list[tuple]:
-    """(id, text) of a document's first `limit` chunks, in order."""
-    sql = "SELECT id, text FROM chunks WHERE document_id = ? ORDER BY chunk_index LIMIT ?"
-    return conn.execute(sql, (document_id, limit)).fetchall()
-
-
 def navigation_chunks(conn: Connection, ids: Sequence[int]) -> set[int]:
     """The ids among `ids` of chunks marked as navigation (contents, indexes)."""
     sql = "SELECT id FROM chunks WHERE navigation = 1 AND id IN ({marks})"
