@@ -150,17 +150,18 @@ def settle(conn: Connection) -> int:
     )
     rare: dict[int, set[int]] = {}
     sizes: dict[int, int] = {}  # each document's sketch counted once, not once per pair
+    names: dict[int, tuple[set[str], str]] = {}  # ...and its names read once
     kept, waiting = [], []
     for a, b in conn.execute(sql).fetchall():
         for doc in (a, b):
             if doc not in rare:
                 rare[doc] = _rare_hashes(conn, doc)
                 sizes[doc] = _sketch_size(conn, doc)
+                names[doc] = _names(conn, doc)
         common = len(rare[a] & rare[b])
         shares = {
             doc: common / len(rare[doc]) if len(rare[doc]) >= MIN_SKETCH else 0.0 for doc in (a, b)
         }
-        names = _names(conn, (a, b))
         if max(shares.values()) < RECORDED_SHARE:
             # no pair now, kept as one to measure again: the documents that made its hashes
             # common (mirrors of a guide) may go, and nothing else would pair the two again
@@ -196,15 +197,14 @@ def _one_document(
     return one_format != other_format or min(shares[one], shares[other]) >= SAME_TEXT_SHARE
 
 
-def _names(conn: Connection, ids: tuple[int, int]) -> dict[int, tuple[set[str], str]]:
+def _names(conn: Connection, document_id: int) -> tuple[set[str], str]:
     """A document's names (its file stem and its title, lower-cased) and its format (its file
     name's extension)."""
-    sql = "SELECT id, path, title FROM documents WHERE id IN (?, ?)"
-    names: dict[int, tuple[set[str], str]] = {doc: (set(), "") for doc in ids}
-    for doc, path, title in conn.execute(sql, ids):
-        stem, form = _stem_and_format(path)
-        names[doc] = ({n for n in (stem, (title or "").strip().lower()) if n}, form)
-    return names
+    row = conn.execute("SELECT path, title FROM documents WHERE id = ?", (document_id,)).fetchone()
+    if row is None:
+        return set(), ""
+    stem, form = _stem_and_format(row[0])
+    return {n for n in (stem, (row[1] or "").strip().lower()) if n}, form
 
 
 def _stem_and_format(path: str) -> tuple[str, str]:
