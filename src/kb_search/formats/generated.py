@@ -249,13 +249,8 @@ def _holds(folder: Path, name: str) -> bool:
 def _in_sphinx_build(folder: Path) -> bool:
     for current in (folder, *list(folder.parents)[:3]):
         if current.name in SPHINX_COPIES:
-            return _has_search_index(current.parent)
+            return _holds(current.parent, "searchindex.js")
     return False
-
-
-@lru_cache(maxsize=256)
-def _has_search_index(folder: Path) -> bool:
-    return (folder / "searchindex.js").is_file()
 
 
 def is_minified(head: bytes, data: bool = False) -> bool:
@@ -355,6 +350,8 @@ def is_data_table(path: Path) -> bool:
     """A source file of DATA_TABLE_MIN_BYTES or more whose start, middle and end are each
     mostly rows of literals (numbers, strings, `true`/`null`) between brackets and commas."""
     try:
+        if path.stat().st_size < DATA_TABLE_MIN_BYTES:  # most code files: no open needed
+            return False
         with open_user_file(path) as handle:
             size = os.fstat(handle.fileno()).st_size
             if size < DATA_TABLE_MIN_BYTES:
