@@ -116,25 +116,33 @@ def passed_reason(name: str, is_dir: bool) -> str | None:
     if not _ignored_name(name, is_dir):
         return IGNORE_RULES
     if not is_dir:
-        os_file = name in DEFAULT_IGNORED_FILES or name.startswith(APPLE_DOUBLE_PREFIX)
-        return None if os_file else BUILD_FILE
+        return None if _os_file(name) else BUILD_FILE
     if name in VCS_DIRS:
         return VCS_FOLDER
-    if name in DEFAULT_IGNORED_DIRS or name.endswith(".egg-info"):
+    if _build_folder(name):
         return BUILD_FOLDER
     return HIDDEN_FOLDER
 
 
 def _ignored_name(name: str, is_dir: bool) -> bool:
     if is_dir:
-        return name in DEFAULT_IGNORED_DIRS or name.endswith(".egg-info") or name.startswith(".")
+        return _build_folder(name) or name.startswith(".")
     return (
         name.endswith(DEFAULT_IGNORED_SUFFIXES)
-        or name in DEFAULT_IGNORED_FILES
+        or _os_file(name)
         or name.startswith(EDITOR_LOCK_PREFIXES)
-        or name.startswith(APPLE_DOUBLE_PREFIX)
         or (len(name) > 2 and name[0] == name[-1] == "#")  # Emacs's auto-save `#notes.org#`
     )
+
+
+def _os_file(name: str) -> bool:
+    """A file no one would count as left out: an ignore file, or one the system leaves in
+    folders (`.DS_Store`, `desktop.ini`, macOS's `._x`)."""
+    return name in DEFAULT_IGNORED_FILES or name.startswith(APPLE_DOUBLE_PREFIX)
+
+
+def _build_folder(name: str) -> bool:
+    return name in DEFAULT_IGNORED_DIRS or name.endswith(".egg-info")
 
 
 def _load_spec(ignore_file: Path) -> pathspec.GitIgnoreSpec | None:
